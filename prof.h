@@ -1,5 +1,5 @@
 /* prof.h - v0.1 - a header-only profiler for C and C++ training engines.
-   Public domain / MIT (see LICENSE at the end of this file).
+   MIT licence (see the end of this file).
 
    Regions, steps, counters and instants recorded into per-thread buffers and
    written as Chrome Trace Event JSON in the shape PyTorch's profiler (Kineto)
@@ -194,7 +194,7 @@ struct prof__scope_guard {
 #define PROF__SCOPE_DECL(var, name) prof__scope_guard var(name)
 #else
 #define PROF__SCOPE_DECL(var, name) \
-    prof__scope var __attribute__((cleanup(prof__scope_end))) = prof__scope_begin(name)
+    prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin(name)
 #endif
 
 #define PROF__CAT2(a, b) a##b
@@ -244,3 +244,1132 @@ struct prof__scope_guard {
 
 #endif /* PROF__ENABLED */
 #endif /* PROF_H */
+
+/* ======================================================================== */
+/*  Implementation                                                          */
+/* ======================================================================== */
+#if PROF__ENABLED && defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
+#define PROF__IMPLEMENTED
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Strict -std=c11 hides the POSIX/Linux declarations we need, and prof.h must
+   not define _GNU_SOURCE behind the engine's back (its headers may already be
+   in). These redeclarations are compatible with glibc's and musl's. */
+#if !defined(__cplusplus)
+extern long syscall(long number, ...);
+#if !defined(CLOCK_MONOTONIC)
+extern int clock_gettime(int clock_id, struct timespec *tp);
+#endif
+#endif
+#define PROF__CLOCK_MONOTONIC 1 /* Linux ABI value */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    PROF__K_REGION = 0,  /* name, t0, t1 */
+    PROF__K_INSTANT,     /* name, t0 */
+    PROF__K_COUNTER,     /* name, t0, t1 = double bits */
+    PROF__K_ARG_INT,     /* name = key, t0 = when, t1 = value */
+    PROF__K_ARG_STR,     /* name = key, t0 = when, t1 = const char * */
+    PROF__K_STEP         /* t0, t1, aux = step number */
+};
+
+#define PROF__CHUNK_BYTES  65536u
+#define PROF__CHUNK_RECS   (PROF__CHUNK_BYTES / sizeof(prof__rec) - 1)
+#define PROF__STACK_MAX    256
+#define PROF__DEFAULT_MB   64
+#define PROF__DEFAULT_OUT  "prof_trace_{pid}.json"
+
+typedef struct prof__chunk {
+    struct prof__chunk *next;   /* set once by the producer, release */
+    char pad[sizeof(prof__rec) - sizeof(void *)];
+    prof__rec recs[PROF__CHUNK_RECS];
+} prof__chunk;
+
+typedef struct prof__frame { const char *name; uint64_t t0; } prof__frame;
+
+struct prof__tinfo { long tid; const char *name; };
+
+typedef struct prof__ev {               /* a record taken by the collector */
+    const char *name;
+    uint64_t t0, t1;
+    uint32_t kind, aux;
+    uint32_t th;                        /* index into prof__g.tinfo */
+} prof__ev;
+
+/* One per recording thread. Producer fields are touched only by the owner;
+   the collector reads published records and owns head/head_pos. */
+typedef struct prof__thread {
+    struct prof__thread *next;          /* registry, under prof__g.lock */
+    prof__chunk *head;                  /* collector: oldest live chunk */
+    uint32_t head_pos;                  /* collector: records taken from head */
+    prof__chunk *tail;                  /* producer: current chunk */
+    prof__rec *cur, *lim;               /* producer: slow-path view of tail */
+    uint64_t dropped;                   /* atomic */
+    const char *name;                   /* atomic */
+    int dead;                           /* atomic: the thread has exited */
+    long tid;
+    uint32_t idx;                       /* index into prof__g.tinfo, never reused */
+    int sp, overflow;                   /* PROF_BEGIN/END stack */
+    prof__frame stack[PROF__STACK_MAX];
+} prof__thread;
+
+/* Schedule actions, as torch.profiler.ProfilerAction. */
+enum { PROF__NONE, PROF__WARMUP, PROF__RECORD, PROF__RECORD_AND_SAVE };
+
+static struct {
+    pthread_mutex_t lock;
+    int inited, shut, fallback, quiet, disabled;
+    pthread_key_t key;
+    prof__thread *threads;
+    struct prof__tinfo *tinfo;          /* every thread ever seen: tid, name */
+    size_t ntinfo;
+    struct prof__ev *spill;             /* taken early: began after a cycle's end */
+    size_t nspill, spillcap;
+    prof__chunk *pool;
+    size_t chunks, chunks_max;
+    uint64_t dropped_dead;              /* drops of threads already freed */
+    uint64_t dropped_reported;
+    /* clock: ns = mono0 + (tick - tick0) * ns_per_tick */
+    uint64_t tick0;
+    int64_t mono0, wall0;
+    double ns_per_tick;
+    uint64_t fb_tsc0;                   /* fallback: TSC at init ...         */
+    double fb_ns_per_tsc;               /* ... and its last measured rate    */
+    /* schedule */
+    prof_schedule sched;
+    int has_sched;
+    int64_t step;
+    uint64_t step_t0;                   /* tick at which the current step began */
+    uint64_t win_t0;                    /* tick at which the recording window began */
+    int cycle;                          /* cycles saved so far */
+    char output[1024];
+    prof_stats stats;
+} prof__g = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, NULL, 0, 0, 0, 0,
+              0, 0, 0, 0.0, 0, 0.0, { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, 0, { 0 }, { 0, 0, 0 } };
+
+unsigned char prof__on = 1;             /* 1 before init: the first event inits */
+__thread prof__tls_t prof__tls;
+static __thread prof__thread *prof__self;
+
+static void prof__msg(const char *fmt, const char *a, const char *b) {
+    fputs("prof: ", stderr);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+}
+
+/* ---- clock --------------------------------------------------------------- */
+
+static int64_t prof__mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(PROF__CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t prof__ticks_clock(void) { return (uint64_t)prof__mono_ns(); }
+
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(PROF_NO_TSC)
+#define PROF__TICKS_ARE_NS 0
+#else
+#define PROF__TICKS_ARE_NS 1
+#endif
+
+/* A (tick, monotonic ns) pair read as close together as this CPU allows. */
+static void prof__clock_pair(uint64_t *tick, int64_t *mono) {
+    uint64_t best = (uint64_t)-1;
+    for (int i = 0; i < 7; i++) {
+        uint64_t a = prof__ticks();
+        int64_t m = prof__mono_ns();
+        uint64_t b = prof__ticks();
+        if (b - a < best) { best = b - a; *tick = a + (b - a) / 2; *mono = m; }
+    }
+}
+
+/* Whether rdtsc runs at a constant rate, in step on every core. */
+static int prof__tsc_invariant(void) {
+#if defined(__x86_64__) && !defined(PROF_NO_TSC)
+    uint32_t a, b, c, d;
+    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+    if (a >= 0x80000007u) {
+        __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+        if (d & (1u << 8)) return 1;
+    }
+    /* Hypervisors often hide the bit; the kernel's own choice is a good proxy. */
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    char buf[16] = { 0 };
+    if (f) { if (!fgets(buf, sizeof buf, f)) buf[0] = 0; fclose(f); }
+    return strncmp(buf, "tsc", 3) == 0;
+#else
+    return 1;
+#endif
+}
+
+/* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
+   so the calibration error stays below a few ns per ms. */
+static void prof__calibrate(void) {
+    if (PROF__TICKS_ARE_NS || prof__g.fallback) { prof__g.ns_per_tick = 1.0; return; }
+    uint64_t t; int64_t m;
+    do prof__clock_pair(&t, &m); while (m - prof__g.mono0 < 20000000);
+    prof__g.ns_per_tick = (double)(m - prof__g.mono0) / (double)(t - prof__g.tick0);
+}
+
+static int64_t prof__tick_ns(uint64_t tick) {
+    return prof__g.mono0 + (int64_t)((double)(int64_t)(tick - prof__g.tick0) * prof__g.ns_per_tick);
+}
+
+/* The current time in the units records store: ticks, or ns in fallback. */
+static uint64_t prof__now(void) {
+    return prof__g.fallback ? (uint64_t)prof__mono_ns() : prof__ticks();
+}
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static void prof__thread_exit(void *p) {
+    prof__thread *th = (prof__thread *)p;
+    if (prof__self == th) { prof__self = NULL; prof__tls.cur = prof__tls.end = NULL; }
+    __atomic_store_n(&th->dead, 1, __ATOMIC_RELEASE);
+}
+
+static void prof__init_locked(const prof_config *cfg);
+
+static prof__thread *prof__register(void) {
+    prof__thread *th = (prof__thread *)calloc(1, sizeof *th);
+    if (!th) return NULL;
+    th->tid = (long)syscall(SYS_gettid);
+    pthread_mutex_lock(&prof__g.lock);
+    if (!prof__g.inited) prof__init_locked(NULL);
+    struct prof__tinfo *ti = (struct prof__tinfo *)realloc(prof__g.tinfo, (prof__g.ntinfo + 1) * sizeof *ti);
+    if (!ti) { pthread_mutex_unlock(&prof__g.lock); free(th); return NULL; }
+    prof__g.tinfo = ti;
+    th->idx = (uint32_t)prof__g.ntinfo++;
+    ti[th->idx].tid = th->tid;
+    ti[th->idx].name = NULL;
+    th->next = prof__g.threads;
+    prof__g.threads = th;
+    pthread_mutex_unlock(&prof__g.lock);
+    pthread_setspecific(prof__g.key, th);
+    prof__self = th;
+    return th;
+}
+
+/* Hands the producer a fresh zeroed chunk, or NULL at the memory cap. */
+static int prof__refill(prof__thread *th) {
+    prof__chunk *c = NULL;
+    pthread_mutex_lock(&prof__g.lock);
+    if (prof__g.pool) {
+        c = prof__g.pool;
+        prof__g.pool = c->next;
+        c->next = NULL;
+    } else if (prof__g.chunks < prof__g.chunks_max && !prof__g.shut) {
+        c = (prof__chunk *)calloc(1, sizeof *c);
+        if (c) prof__g.chunks++;
+    }
+    pthread_mutex_unlock(&prof__g.lock);
+    if (!c) return 0;
+    if (th->tail) __atomic_store_n(&th->tail->next, c, __ATOMIC_RELEASE);
+    else __atomic_store_n(&th->head, c, __ATOMIC_RELEASE);
+    th->tail = c;
+    th->cur = c->recs;
+    th->lim = c->recs + PROF__CHUNK_RECS;
+    return 1;
+}
+
+/* A free record slot for the calling thread, or NULL when dropped. */
+static prof__rec *prof__slot(void) {
+    prof__thread *th = prof__self;
+    if (PROF__UNLIKELY(!th) && !(th = prof__register())) return NULL;
+    if (!prof__g.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (th->cur >= th->lim && !prof__refill(th)) {
+        __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
+        prof__tls.cur = prof__tls.end = NULL;
+        return NULL;
+    }
+    prof__rec *r = th->cur++;
+    /* In fallback mode the inline path never gets a window: every region goes
+       through prof__emit_slow, which re-times it on CLOCK_MONOTONIC. */
+    prof__tls.cur = prof__g.fallback ? NULL : th->cur;
+    prof__tls.end = prof__g.fallback ? NULL : th->lim;
+    return r;
+}
+
+static void prof__push(uint32_t kind, const char *name, uint64_t t0, uint64_t t1, uint32_t aux) {
+    prof__rec *r = prof__slot();
+    if (!r) return;
+    r->name = name;
+    r->t1 = t1;
+    r->kind = kind;
+    r->aux = aux;
+    __atomic_store_n(&r->t0, t0, __ATOMIC_RELEASE);
+}
+
+void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1) {
+    if (prof__g.fallback) {
+        /* Region timed by a TSC that is not invariant: place its end on
+           CLOCK_MONOTONIC and scale its length by the last calibration. */
+        int64_t end = prof__mono_ns();
+        double len = (double)(t1 - t0) * prof__g.fb_ns_per_tsc;
+        t1 = (uint64_t)end;
+        t0 = (uint64_t)(end - (int64_t)len);
+        if (!t0) t0 = 1;
+    }
+    prof__push(PROF__K_REGION, name, t0, t1, 0);
+}
+
+/* ---- public event functions ---------------------------------------------- */
+
+void prof_instant(const char *name) { prof__push(PROF__K_INSTANT, name, prof__now(), 0, 0); }
+
+void prof_counter(const char *name, double value) {
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    prof__push(PROF__K_COUNTER, name, prof__now(), bits, 0);
+}
+
+/* An argument belongs to the first region that closes after it on this thread
+   and began no later than it. Waiting for the clock to move on guarantees that
+   regions opened after the argument start strictly later. */
+static uint64_t prof__arg_time(void) {
+    uint64_t t = prof__now();
+    while (prof__now() == t) {}
+    return t;
+}
+
+void prof_arg_int(const char *key, int64_t value) {
+    prof__push(PROF__K_ARG_INT, key, prof__arg_time(), (uint64_t)value, 0);
+}
+
+void prof_arg_str(const char *key, const char *value) {
+    prof__push(PROF__K_ARG_STR, key, prof__arg_time(), (uint64_t)(uintptr_t)value, 0);
+}
+
+void prof_thread_name(const char *name) {
+    prof__thread *th = prof__self ? prof__self : prof__register();
+    if (th) __atomic_store_n(&th->name, name, __ATOMIC_RELEASE);
+}
+
+void prof_begin(const char *name) {
+    prof__thread *th = prof__self ? prof__self : prof__register();
+    if (!th) return;
+    if (th->sp == PROF__STACK_MAX) {           /* deeper than anyone reads */
+        th->overflow++;
+        __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    th->stack[th->sp].name = name;
+    th->stack[th->sp].t0 = prof__recording() ? prof__now() : 0;
+    th->sp++;
+}
+
+void prof_end(void) {
+    prof__thread *th = prof__self;
+    if (!th) return;
+    if (th->overflow) { th->overflow--; return; }
+    if (th->sp == 0) return;                    /* unmatched PROF_END: nothing open */
+    prof__frame f = th->stack[--th->sp];
+    if (f.t0) prof__push(PROF__K_REGION, f.name, f.t0, prof__now(), 0);
+}
+
+/* ---- schedule (torch.profiler.schedule) ---------------------------------- */
+
+static int prof__action(const prof_schedule *s, int64_t step) {
+    int64_t num = (int64_t)s->wait + s->warmup + s->active;
+    if (step < s->skip_first) return PROF__NONE;
+    step -= s->skip_first;
+    if (s->repeat > 0 && step / num >= s->repeat) return PROF__NONE;
+    int64_t m = step % num;
+    if (m < s->wait) return PROF__NONE;
+    if (m < s->wait + s->warmup) return PROF__WARMUP;
+    return m < num - 1 ? PROF__RECORD : PROF__RECORD_AND_SAVE;
+}
+
+static int prof__cur_action(void) {
+    return prof__g.has_sched ? prof__action(&prof__g.sched, prof__g.step) : PROF__RECORD;
+}
+
+/* ---- collection: records of every thread, taken without stopping them ---- */
+
+typedef struct prof__cycle {
+    prof__ev *ev;                       /* grouped by thread, each in record order */
+    size_t n, cap;
+    struct prof__tinfo *th;             /* snapshot of prof__g.tinfo */
+    size_t nth;
+    uint64_t dropped;                   /* lost to the cap since the last cycle */
+    int index;                          /* 1-based cycle number */
+    int oom;                            /* collection itself ran out of memory */
+} prof__cycle;
+
+static void prof__chunk_release(prof__chunk *c) {   /* under lock */
+    memset(c, 0, sizeof *c);
+    c->next = prof__g.pool;
+    prof__g.pool = c;
+}
+
+static void prof__ev_append(prof__ev **v, size_t *n, size_t *cap, const prof__ev *e, int *oom) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4096;
+        prof__ev *nv = (prof__ev *)realloc(*v, nc * sizeof *nv);
+        if (!nv) { *oom = 1; return; }
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = *e;
+}
+
+/* Sorts one taken record: into the cycle if it began in [t_from, t_to], into
+   the spill if it began later (another thread, already past the boundary),
+   else away. */
+static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint64_t t_to,
+                       prof__ev **spill, size_t *nspill, size_t *spillcap, int *oom) {
+    if (e->t0 > t_to) prof__ev_append(spill, nspill, spillcap, e, oom);
+    else if (cy && e->t0 >= t_from) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
+}
+
+/* Takes every published record of every thread, recycles drained chunks and
+   forgets threads that have exited. Caller holds the lock. */
+static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+    prof__ev *spill = NULL;
+    size_t nspill = 0, spillcap = 0;
+    int oom = 0;
+    for (size_t i = 0; i < prof__g.nspill; i++)
+        prof__take(cy, &prof__g.spill[i], t_from, t_to, &spill, &nspill, &spillcap, &oom);
+    free(prof__g.spill);
+
+    uint64_t dropped = prof__g.dropped_dead;
+    prof__thread **link = &prof__g.threads;
+    while (*link) {
+        prof__thread *th = *link;
+        int dead = __atomic_load_n(&th->dead, __ATOMIC_ACQUIRE);
+        prof__g.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+        prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
+        uint32_t pos = th->head_pos;
+        while (c) {
+            for (; pos < PROF__CHUNK_RECS; pos++) {
+                prof__rec *r = &c->recs[pos];
+                prof__ev e;
+                e.t0 = __atomic_load_n(&r->t0, __ATOMIC_ACQUIRE);
+                if (!e.t0) goto drained;
+                e.name = r->name;
+                e.t1 = r->t1;
+                e.kind = r->kind;
+                e.aux = r->aux;
+                e.th = th->idx;
+                prof__take(cy, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
+            }
+            prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
+            if (!next) break;               /* the producer still writes here */
+            __atomic_store_n(&th->head, next, __ATOMIC_RELEASE);
+            prof__chunk_release(c);
+            c = next;
+            pos = 0;
+        }
+    drained:
+        th->head_pos = pos;
+        dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+        if (dead) {                         /* nothing more will come from it */
+            prof__g.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+            for (c = th->head; c;) {
+                prof__chunk *next = c->next;
+                prof__chunk_release(c);
+                c = next;
+            }
+            *link = th->next;
+            free(th);
+        } else {
+            link = &th->next;
+        }
+    }
+    prof__g.spill = spill;
+    prof__g.nspill = nspill;
+    prof__g.spillcap = spillcap;
+    if (cy) {
+        if (oom) cy->oom = 1;
+        cy->dropped = dropped - prof__g.dropped_reported;
+        cy->th = (struct prof__tinfo *)malloc(prof__g.ntinfo * sizeof *cy->th + 1);
+        if (cy->th) memcpy(cy->th, prof__g.tinfo, prof__g.ntinfo * sizeof *cy->th);
+        cy->nth = cy->th ? prof__g.ntinfo : 0;
+        /* spilled events came first: restore per-thread record order */
+        if (cy->n > 1) {
+            /* stable counting sort by thread index */
+            size_t *cnt = (size_t *)calloc(prof__g.ntinfo + 1, sizeof *cnt);
+            prof__ev *sorted = (prof__ev *)malloc(cy->n * sizeof *sorted);
+            if (cnt && sorted) {
+                for (size_t i = 0; i < cy->n; i++) cnt[cy->ev[i].th + 1]++;
+                for (size_t t = 0; t < prof__g.ntinfo; t++) cnt[t + 1] += cnt[t];
+                for (size_t i = 0; i < cy->n; i++) sorted[cnt[cy->ev[i].th]++] = cy->ev[i];
+                free(cy->ev);
+                cy->ev = sorted;
+                cy->cap = cy->n;
+                sorted = NULL;
+            } else {
+                cy->oom = 1;
+            }
+            free(cnt);
+            free(sorted);
+        }
+    }
+    prof__g.dropped_reported = dropped;
+}
+
+static void prof__cycle_free(prof__cycle *cy) {
+    free(cy->ev);
+    free(cy->th);
+}
+
+/* ---- JSON writer ---------------------------------------------------------- */
+
+typedef struct prof__w {
+    FILE *f;
+    char *buf;
+    size_t n, cap;
+    int err;
+    /* escaped names, each escaped once: pointer -> [off, len) in arena */
+    const char **key;
+    uint32_t *off, *len;
+    size_t slots, used;
+    char *arena;
+    size_t an, acap;
+} prof__w;
+
+static void prof__w_flush(prof__w *w) {
+    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n) w->err = 1;
+    w->n = 0;
+}
+
+static void prof__w_put(prof__w *w, const char *s, size_t n) {
+    if (w->n + n > w->cap) {
+        prof__w_flush(w);
+        if (n > w->cap) { if (fwrite(s, 1, n, w->f) != n) w->err = 1; return; }
+    }
+    memcpy(w->buf + w->n, s, n);
+    w->n += n;
+}
+
+#define PROF__W_LIT(w, s) prof__w_put((w), (s), sizeof(s) - 1)
+
+static void prof__w_u64(prof__w *w, uint64_t v) {
+    char tmp[24];
+    int i = 24;
+    do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+    prof__w_put(w, tmp + i, (size_t)(24 - i));
+}
+
+static void prof__w_i64(prof__w *w, int64_t v) {
+    if (v < 0) { PROF__W_LIT(w, "-"); prof__w_u64(w, (uint64_t)0 - (uint64_t)v); }
+    else prof__w_u64(w, (uint64_t)v);
+}
+
+/* Nanoseconds as microseconds with 3 decimals: exact, and what Kineto writes. */
+static void prof__w_us(prof__w *w, int64_t ns) {
+    char tmp[32];
+    int i = 32;
+    uint64_t v;
+    if (ns < 0) { PROF__W_LIT(w, "-"); v = (uint64_t)0 - (uint64_t)ns; } else v = (uint64_t)ns;
+    uint32_t frac = (uint32_t)(v % 1000);
+    v /= 1000;
+    tmp[--i] = (char)('0' + frac % 10);
+    tmp[--i] = (char)('0' + frac / 10 % 10);
+    tmp[--i] = (char)('0' + frac / 100);
+    tmp[--i] = '.';
+    do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+    prof__w_put(w, tmp + i, (size_t)(32 - i));
+}
+
+static void prof__w_double(prof__w *w, double v) {
+    char tmp[40];
+    if (v != v || v - v != 0) { PROF__W_LIT(w, "null"); return; } /* NaN, inf */
+    int n = snprintf(tmp, sizeof tmp, "%.17g", v);
+    prof__w_put(w, tmp, (size_t)n);
+}
+
+static int prof__arena_grow(prof__w *w, size_t need) {
+    if (w->an + need <= w->acap) return 1;
+    size_t cap = w->acap ? w->acap : 4096;
+    while (cap < w->an + need) cap *= 2;
+    char *a = (char *)realloc(w->arena, cap);
+    if (!a) return 0;
+    w->arena = a;
+    w->acap = cap;
+    return 1;
+}
+
+/* Appends s as a JSON string (quotes included) to the arena. Any bytes give
+   valid JSON: control characters are escaped and invalid UTF-8 becomes U+FFFD. */
+static void prof__escape(prof__w *w, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+    size_t n = strlen((const char *)p);
+    if (!prof__arena_grow(w, n * 6 + 2)) { w->err = 1; return; }
+    char *o = w->arena + w->an;
+    *o++ = '"';
+    while (*p) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if (c == '"' || c == '\\') { *o++ = '\\'; *o++ = (char)c; }
+            else if (c < 0x20) {
+                *o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';
+                *o++ = hex[c >> 4]; *o++ = hex[c & 15];
+            } else *o++ = (char)c;
+            p++;
+            continue;
+        }
+        /* multi-byte: check length, continuation bytes, overlongs, surrogates */
+        int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+        int ok = len > 0 && c <= 0xF4;
+        for (int i = 1; ok && i < len; i++) ok = (p[i] & 0xC0) == 0x80;
+        if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
+        if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+        if (ok) { memcpy(o, p, (size_t)len); o += len; p += len; }
+        else { memcpy(o, "\xEF\xBF\xBD", 3); o += 3; p++; }
+    }
+    *o++ = '"';
+    w->an = (size_t)(o - w->arena);
+}
+
+static uint32_t prof__hash(const void *p) {
+    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32);
+}
+
+static int prof__names_grow(prof__w *w) {
+    size_t slots = w->slots ? w->slots * 2 : 1024;
+    const char **key = (const char **)calloc(slots, sizeof *key);
+    uint32_t *off = (uint32_t *)malloc(slots * sizeof *off);
+    uint32_t *len = (uint32_t *)malloc(slots * sizeof *len);
+    if (!key || !off || !len) { free(key); free(off); free(len); return 0; }
+    for (size_t i = 0; i < w->slots; i++) {
+        if (!w->key[i]) continue;
+        size_t j = prof__hash(w->key[i]) & (slots - 1);
+        while (key[j]) j = (j + 1) & (slots - 1);
+        key[j] = w->key[i]; off[j] = w->off[i]; len[j] = w->len[i];
+    }
+    free(w->key); free(w->off); free(w->len);
+    w->key = key; w->off = off; w->len = len;
+    w->slots = slots;
+    return 1;
+}
+
+/* Writes the string at p, escaping it the first time this pointer is seen. */
+static void prof__w_name(prof__w *w, const char *p) {
+    static const char null_key[] = "(null)";
+    const char *k = p ? p : null_key;
+    if (w->used * 2 >= w->slots && !prof__names_grow(w)) { w->err = 1; return; }
+    size_t j = prof__hash(k) & (w->slots - 1);
+    while (w->key[j] && w->key[j] != k) j = (j + 1) & (w->slots - 1);
+    if (!w->key[j]) {
+        size_t start = w->an;
+        prof__escape(w, p);
+        if (w->err) return;
+        w->key[j] = k;
+        w->off[j] = (uint32_t)start;
+        w->len[j] = (uint32_t)(w->an - start);
+        w->used++;
+    }
+    prof__w_put(w, w->arena + w->off[j], w->len[j]);
+}
+
+static void prof__w_free(prof__w *w) {
+    free(w->buf); free(w->key); free(w->off); free(w->len); free(w->arena);
+}
+
+
+/* A one-off string (path, process name): escaped, written, not cached. */
+static void prof__w_str(prof__w *w, const char *s) {
+    size_t start = w->an;
+    prof__escape(w, s);
+    if (w->err) return;
+    prof__w_put(w, w->arena + start, w->an - start);
+    w->an = start;
+}
+
+typedef struct prof__tw {               /* trace-writing context */
+    prof__w w;
+    const prof__cycle *cy;
+    int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
+    long pid;
+    int first;
+} prof__tw;
+
+static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns(tick) + t->shift; }
+
+/* Opens one event: separator, phase, category and name. */
+static void prof__ev_head(prof__tw *t, const char *ph_cat, size_t n, const char *name) {
+    if (!t->first) PROF__W_LIT(&t->w, ",\n");
+    t->first = 0;
+    prof__w_put(&t->w, ph_cat, n);
+    prof__w_name(&t->w, name);
+}
+
+#define PROF__EV_HEAD(t, lit, name) prof__ev_head((t), (lit), sizeof(lit) - 1, (name))
+
+static void prof__ev_where(prof__tw *t, long tid, uint64_t tick) {
+    PROF__W_LIT(&t->w, ",\"pid\":");
+    prof__w_i64(&t->w, t->pid);
+    PROF__W_LIT(&t->w, ",\"tid\":");
+    prof__w_i64(&t->w, tid);
+    PROF__W_LIT(&t->w, ",\"ts\":");
+    prof__w_us(&t->w, prof__ts(t, tick));
+}
+
+static void prof__meta(prof__tw *t, const char *what, long tid, const char *key, const char *sval, int64_t ival) {
+    if (!t->first) PROF__W_LIT(&t->w, ",\n");
+    t->first = 0;
+    PROF__W_LIT(&t->w, "{\"ph\":\"M\",\"name\":\"");
+    prof__w_put(&t->w, what, strlen(what));
+    PROF__W_LIT(&t->w, "\",\"pid\":");
+    prof__w_i64(&t->w, t->pid);
+    PROF__W_LIT(&t->w, ",\"tid\":");
+    prof__w_i64(&t->w, tid);
+    PROF__W_LIT(&t->w, ",\"ts\":0.000,\"args\":{\"");
+    prof__w_put(&t->w, key, strlen(key));
+    PROF__W_LIT(&t->w, "\":");
+    if (sval) prof__w_str(&t->w, sval); else prof__w_i64(&t->w, ival);
+    PROF__W_LIT(&t->w, "}}");
+}
+
+static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs) {
+    long tid = t->cy->th[e->th].tid;
+    if (e->kind == PROF__K_STEP) {
+        char name[40] = "ProfilerStep#";
+        size_t n = 13;
+        char tmp[24];
+        int i = 24;
+        uint64_t v = e->aux;
+        do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+        memcpy(name + n, tmp + i, (size_t)(24 - i));
+        name[n + (size_t)(24 - i)] = 0;
+        if (!t->first) PROF__W_LIT(&t->w, ",\n");
+        t->first = 0;
+        PROF__W_LIT(&t->w, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+        prof__w_str(&t->w, name);
+    } else {
+        PROF__EV_HEAD(t, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":", e->name);
+    }
+    prof__ev_where(t, tid, e->t0);
+    PROF__W_LIT(&t->w, ",\"dur\":");
+    /* both ends converted, so children end inside their parents exactly */
+    prof__w_us(&t->w, prof__ts(t, e->t1) - prof__ts(t, e->t0));
+    if (nargs) {
+        PROF__W_LIT(&t->w, ",\"args\":{");
+        for (size_t i = 0; i < nargs; i++) {
+            const prof__ev *a = &ev[args[i]];
+            if (i) PROF__W_LIT(&t->w, ",");
+            prof__w_name(&t->w, a->name);
+            PROF__W_LIT(&t->w, ":");
+            if (a->kind == PROF__K_ARG_INT) prof__w_i64(&t->w, (int64_t)a->t1);
+            else prof__w_name(&t->w, (const char *)(uintptr_t)a->t1);
+        }
+        PROF__W_LIT(&t->w, "}");
+    }
+    PROF__W_LIT(&t->w, "}");
+}
+
+static int prof__write_trace(const prof__cycle *cy, const char *path) {
+    prof__tw t;
+    memset(&t, 0, sizeof t);
+    t.cy = cy;
+    t.first = 1;
+    t.pid = (long)getpid();
+    /* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
+       just before init: small values keep the readers' doubles exact. */
+    int64_t base = prof__g.wall0 - prof__g.wall0 % 1000000000;
+    t.shift = prof__g.wall0 - base - prof__g.mono0;
+    t.w.f = fopen(path, "wb");
+    if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
+    t.w.cap = 1u << 20;
+    t.w.buf = (char *)malloc(t.w.cap);
+    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
+    if (!t.w.buf || !pend) t.w.err = 1;
+    prof__w *w = &t.w;
+
+    if (!w->err) {
+        PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+        PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+        prof__w_u64(w, (uint64_t)base);
+        PROF__W_LIT(w, ",\n  \"traceName\": ");
+        prof__w_str(w, path);
+        PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
+        prof__w_u64(w, cy->dropped);
+        PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
+
+        char comm[64] = "prof";
+        FILE *cf = fopen("/proc/self/comm", "r");
+        if (cf) {
+            if (fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
+            fclose(cf);
+        }
+        prof__meta(&t, "process_name", 0, "name", comm, 0);
+        prof__meta(&t, "process_labels", 0, "labels", "CPU", 0);
+        prof__meta(&t, "process_sort_index", 0, "sort_index", NULL, t.pid);
+        char *seen = (char *)calloc(cy->nth + 1, 1);
+        for (size_t i = 0; seen && i < cy->n; i++) {
+            uint32_t k = cy->ev[i].th;
+            if (seen[k]) continue;
+            seen[k] = 1;
+            char tn[64];
+            const char *name = cy->th[k].name;
+            if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
+            prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
+            prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
+        }
+        free(seen);
+
+        /* Events in record order per thread; arguments wait on a stack for the
+           region that owns them (see prof__arg_time). */
+        size_t np = 0;
+        for (size_t i = 0; i < cy->n && !w->err; i++) {
+            const prof__ev *e = &cy->ev[i];
+            if (i && e->th != cy->ev[i - 1].th) np = 0;
+            long tid = cy->th[e->th].tid;
+            switch (e->kind) {
+            case PROF__K_ARG_INT:
+            case PROF__K_ARG_STR:
+                pend[np++] = i;
+                break;
+            case PROF__K_REGION:
+            case PROF__K_STEP: {
+                size_t k = np;
+                if (e->kind == PROF__K_REGION)
+                    while (k > 0 && cy->ev[pend[k - 1]].t0 >= e->t0) k--;
+                prof__region(&t, e, cy->ev, pend + k, np - k);
+                np = k;
+                break;
+            }
+            case PROF__K_INSTANT:
+                PROF__EV_HEAD(&t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":", e->name);
+                prof__ev_where(&t, tid, e->t0);
+                PROF__W_LIT(w, "}");
+                break;
+            case PROF__K_COUNTER: {
+                double v;
+                memcpy(&v, &e->t1, sizeof v);
+                PROF__EV_HEAD(&t, "{\"ph\":\"C\",\"name\":", e->name);
+                prof__ev_where(&t, tid, e->t0);
+                PROF__W_LIT(w, ",\"args\":{");
+                prof__w_name(w, e->name);
+                PROF__W_LIT(w, ":");
+                prof__w_double(w, v);
+                PROF__W_LIT(w, "}}");
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        PROF__W_LIT(w, "\n  ]\n}\n");
+        prof__w_flush(w);
+    }
+    int ok = !w->err;
+    if (fclose(w->f) != 0) ok = 0;
+    if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
+    free(pend);
+    prof__w_free(w);
+    return ok;
+}
+
+/* ---- output paths ---------------------------------------------------------- */
+
+/* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
+   still gets one file per cycle: ".<cycle>" goes before the extension. */
+static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle) {
+    char ext_tmpl[1100];
+    if (prof__g.has_sched && !strstr(tmpl, "{cycle}")) {
+        const char *slash = strrchr(tmpl, '/');
+        const char *dot = strrchr(tmpl, '.');
+        if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
+        snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s.{cycle}%s", (int)(dot - tmpl), tmpl, dot);
+        tmpl = ext_tmpl;
+    }
+    size_t n = 0;
+    while (*tmpl && n + 1 < cap) {
+        long v = -1;
+        if (!strncmp(tmpl, "{pid}", 5)) { v = (long)getpid(); tmpl += 5; }
+        else if (!strncmp(tmpl, "{rank}", 6)) { v = 0; tmpl += 6; }
+        else if (!strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }
+        if (v >= 0) n += (size_t)snprintf(out + n, cap - n, "%ld", v);
+        else out[n++] = *tmpl++;
+        if (n >= cap) n = cap - 1;
+    }
+    out[n] = 0;
+}
+
+/* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
+static void prof__save_cycle(prof__cycle *cy) {
+    char path[1200];
+    if (cy->oom) prof__msg("out of memory while collecting cycle %s%s; the trace is incomplete", "", "");
+    prof__calibrate();
+    prof__expand_path(path, sizeof path, prof__g.output, cy->index);
+    if (cy->dropped) {
+        char d[64];
+        snprintf(d, sizeof d, "%llu", (unsigned long long)cy->dropped);
+        prof__msg("%s events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
+                  "raise it or record fewer steps%s", d, "");
+    }
+    int ok = prof__write_trace(cy, path);
+    pthread_mutex_lock(&prof__g.lock);
+    prof__g.stats.events += cy->n;
+    prof__g.stats.dropped += cy->dropped;
+    prof__g.stats.traces_written += ok ? 1 : 0;
+    pthread_mutex_unlock(&prof__g.lock);
+    if (ok && !prof__g.quiet) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", cy->n);
+        prof__msg("wrote %s (%s events)", path, n);
+    }
+}
+
+/* ---- environment and init ------------------------------------------------ */
+
+/* Parses a whole non-negative number; 0 if absent or malformed. */
+static int prof__parse_uint(const char *s, long *out) {
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+') return 0;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < 0 || v > 0x7fffffffL) return 0;
+    *out = v;
+    return 1;
+}
+
+/* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0. */
+static int prof__parse_schedule(const char *s, prof_schedule *out) {
+    prof_schedule r = { 0, 0, 0, 0, 0 };
+    char buf[256];
+    if (strlen(s) >= sizeof buf) return 0;
+    strcpy(buf, s);
+    for (char *tok = buf; tok && *tok;) {
+        char *comma = strchr(tok, ',');
+        if (comma) *comma = 0;
+        char *eq = strchr(tok, '=');
+        long v;
+        if (!eq || !prof__parse_uint(eq + 1, &v)) return 0;
+        *eq = 0;
+        if (!strcmp(tok, "skip_first")) r.skip_first = (int)v;
+        else if (!strcmp(tok, "wait")) r.wait = (int)v;
+        else if (!strcmp(tok, "warmup")) r.warmup = (int)v;
+        else if (!strcmp(tok, "active")) r.active = (int)v;
+        else if (!strcmp(tok, "repeat")) r.repeat = (int)v;
+        else return 0;
+        tok = comma ? comma + 1 : NULL;
+    }
+    if (r.active < 1) return 0;
+    *out = r;
+    return 1;
+}
+
+static void prof__atexit(void) { prof_shutdown(); }
+
+static void prof__init_locked(const prof_config *cfg) {
+    static const prof_config none = { NULL, 0, 0, 0, { 0, 0, 0, 0, 0 } };
+    if (!cfg) cfg = &none;
+    const char *out = cfg->output && *cfg->output ? cfg->output : PROF__DEFAULT_OUT;
+    long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
+    int disabled = cfg->disable != 0;
+    prof_schedule sched = cfg->schedule;
+    int has_sched = sched.active > 0;
+    if (has_sched && (sched.skip_first < 0 || sched.wait < 0 || sched.warmup < 0 || sched.repeat < 0)) {
+        prof__msg("prof_config.schedule has a negative field; recording without a schedule%s%s", "", "");
+        has_sched = 0;
+    }
+    prof__g.quiet = cfg->quiet != 0;
+
+    const char *e;
+    if ((e = getenv("PROF_OUTPUT")) && *e) out = e;
+    if ((e = getenv("PROF_BUFFER_MB")) && *e) {
+        long v;
+        if (prof__parse_uint(e, &v) && v > 0) mb = v;
+        else prof__msg("PROF_BUFFER_MB='%s' is not a whole number of MiB above 0; using %s", e,
+                       cfg->buffer_mb ? "the config's value" : "64");
+    }
+    if ((e = getenv("PROF_DISABLE")) && *e) {
+        if (!strcmp(e, "1")) disabled = 1;
+        else if (!strcmp(e, "0")) disabled = 0;
+        else prof__msg("PROF_DISABLE='%s' is not 0 or 1; ignoring it%s", e, "");
+    }
+    if ((e = getenv("PROF_SCHEDULE")) && *e) {
+        if (prof__parse_schedule(e, &sched)) has_sched = 1;
+        else prof__msg("PROF_SCHEDULE='%s' is not of the form "
+                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it%s", e, "");
+    }
+    snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
+    prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
+    if (!prof__g.chunks_max) prof__g.chunks_max = 1;
+    prof__g.disabled = disabled;
+    prof__g.sched = sched;
+    prof__g.has_sched = has_sched;
+
+    if (!prof__g.inited) {
+        const char *clk = getenv("PROF_CLOCK");
+        int force_mono = clk && !strcmp(clk, "monotonic");
+        if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
+            prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it%s", clk, "");
+        prof__g.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
+        if (prof__g.fallback && !force_mono)
+            prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC%s%s", "", "");
+        uint64_t t;
+        int64_t m;
+        prof__clock_pair(&t, &m);
+        if (prof__g.fallback) {
+            prof__g.fb_tsc0 = t;
+            prof__g.tick0 = (uint64_t)m;
+            /* a first rate for the TSC; refined at every step */
+            int64_t m1;
+            uint64_t t1;
+            do prof__clock_pair(&t1, &m1); while (m1 - m < 2000000);
+            prof__g.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
+        } else {
+            prof__g.tick0 = t;
+        }
+        prof__g.mono0 = m;
+        prof__g.ns_per_tick = 1.0;
+        struct timespec ts;
+        timespec_get(&ts, TIME_UTC);
+        prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        pthread_key_create(&prof__g.key, prof__thread_exit);
+        atexit(prof__atexit);
+        prof__g.win_t0 = prof__now();
+    }
+    prof__g.inited = 1;
+    prof__g.shut = 0;
+    prof__g.step = 0;
+    prof__g.step_t0 = prof__now();
+    if (has_sched) prof__g.win_t0 = prof__g.step_t0;
+    int act = prof__cur_action();
+    __atomic_store_n(&prof__on, (unsigned char)(!disabled && act != PROF__NONE), __ATOMIC_RELAXED);
+}
+
+void prof_init(const prof_config *cfg) {
+    pthread_mutex_lock(&prof__g.lock);
+    prof__init_locked(cfg);
+    pthread_mutex_unlock(&prof__g.lock);
+}
+
+static void prof__ensure_init(void) {
+    if (__atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&prof__g.lock);
+    if (!prof__g.inited) prof__init_locked(NULL);
+    pthread_mutex_unlock(&prof__g.lock);
+}
+
+/* ---- steps and cycles ------------------------------------------------------ */
+
+void prof_step(void) {
+    prof__ensure_init();
+    uint64_t now = prof__now();
+    pthread_mutex_lock(&prof__g.lock);
+    if (prof__g.shut) { pthread_mutex_unlock(&prof__g.lock); return; }
+    int64_t step = prof__g.step;
+    uint64_t step_t0 = prof__g.step_t0;
+    int prev = prof__cur_action();
+    prof__g.step = step + 1;
+    prof__g.step_t0 = now;
+    int next = prof__cur_action();
+    pthread_mutex_unlock(&prof__g.lock);
+
+    /* The step's own event, on the thread that steps, like Kineto's. */
+    if (!prof__g.disabled && prev >= PROF__RECORD)
+        prof__push(PROF__K_STEP, NULL, step_t0 ? step_t0 : 1, now, (uint32_t)step);
+
+    prof__cycle cy;
+    memset(&cy, 0, sizeof cy);
+    int save = 0;
+    pthread_mutex_lock(&prof__g.lock);
+    if (prof__g.fallback) {
+        uint64_t t; int64_t m;
+        prof__clock_pair(&t, &m);
+        if (t != prof__g.fb_tsc0) prof__g.fb_ns_per_tsc = (double)(m - prof__g.mono0) / (double)(t - prof__g.fb_tsc0);
+    }
+    if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
+        cy.index = ++prof__g.cycle;
+        prof__collect_locked(&cy, prof__g.win_t0, now);
+        save = 1;
+    }
+    if (next >= PROF__RECORD && prev != PROF__RECORD) {
+        if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
+        prof__g.win_t0 = now;
+    }
+    __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&prof__g.lock);
+    if (save) prof__save_cycle(&cy);
+    prof__cycle_free(&cy);
+}
+
+void prof_shutdown(void) {
+    pthread_mutex_lock(&prof__g.lock);
+    if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__g.lock); return; }
+    __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
+    prof__g.shut = 1;
+    prof__cycle cy;
+    memset(&cy, 0, sizeof cy);
+    int act = prof__cur_action();
+    int save = !prof__g.disabled && act >= PROF__RECORD;
+    if (save) {
+        cy.index = ++prof__g.cycle;
+        prof__collect_locked(&cy, prof__g.win_t0, prof__now());
+    } else {
+        prof__collect_locked(NULL, 0, 0);
+    }
+    /* Live threads keep their current chunk: a region open right now may still
+       close into it. Everything else goes back. */
+    while (prof__g.pool) {
+        prof__chunk *c = prof__g.pool;
+        prof__g.pool = c->next;
+        free(c);
+        prof__g.chunks--;
+    }
+    free(prof__g.spill);
+    prof__g.spill = NULL;
+    prof__g.nspill = prof__g.spillcap = 0;
+    pthread_mutex_unlock(&prof__g.lock);
+    if (save) prof__save_cycle(&cy);
+    prof__cycle_free(&cy);
+}
+
+void prof_get_stats(prof_stats *out) {
+    pthread_mutex_lock(&prof__g.lock);
+    *out = prof__g.stats;
+    uint64_t pending = prof__g.dropped_dead;
+    for (prof__thread *th = prof__g.threads; th; th = th->next)
+        pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+    out->dropped += pending - prof__g.dropped_reported;
+    pthread_mutex_unlock(&prof__g.lock);
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PROF_IMPLEMENTATION */
+
+/*
+MIT License
+
+Copyright (c) 2026 The prof.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies of
+the Software, and to permit persons to whom the Software is furnished to do so,
+subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS
+FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR
+COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER
+IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
+CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+*/
