@@ -329,7 +329,6 @@ typedef struct prof__thread {
 enum { PROF__NONE, PROF__WARMUP, PROF__RECORD, PROF__RECORD_AND_SAVE };
 
 static struct {
-    pthread_mutex_t lock;
     int inited, shut, fallback, quiet, disabled;
     pthread_key_t key;
     prof__thread *threads;
@@ -345,6 +344,7 @@ static struct {
     uint64_t tick0;
     int64_t mono0, wall0;
     double ns_per_tick;
+    uint64_t ns_per_tick_q32;           /* the same in 32.32 fixed point, for the writer */
     uint64_t fb_tsc0;                   /* fallback: TSC at init ...         */
     double fb_ns_per_tsc;               /* ... and its last measured rate    */
     /* schedule */
@@ -356,8 +356,8 @@ static struct {
     int cycle;                          /* cycles saved so far */
     char output[1024];
     prof_stats stats;
-} prof__g = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, NULL, 0, 0, NULL, 0, 0, 0, 0,
-              0, 0, 0, 0.0, 0, 0.0, { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, 0, { 0 }, { 0, 0, 0 } };
+} prof__g;                              /* zero is the state before init */
+static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
 
 unsigned char prof__on = 1;             /* 1 before init: the first event inits */
 __thread prof__tls_t prof__tls;
@@ -418,14 +418,22 @@ static int prof__tsc_invariant(void) {
 /* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
    so the calibration error stays below a few ns per ms. */
 static void prof__calibrate(void) {
-    if (PROF__TICKS_ARE_NS || prof__g.fallback) { prof__g.ns_per_tick = 1.0; return; }
-    uint64_t t; int64_t m;
-    do prof__clock_pair(&t, &m); while (m - prof__g.mono0 < 20000000);
-    prof__g.ns_per_tick = (double)(m - prof__g.mono0) / (double)(t - prof__g.tick0);
+    prof__g.ns_per_tick = 1.0;
+    if (!PROF__TICKS_ARE_NS && !prof__g.fallback) {
+        uint64_t t; int64_t m;
+        do prof__clock_pair(&t, &m); while (m - prof__g.mono0 < 20000000);
+        prof__g.ns_per_tick = (double)(m - prof__g.mono0) / (double)(t - prof__g.tick0);
+    }
+    prof__g.ns_per_tick_q32 = (uint64_t)(prof__g.ns_per_tick * 4294967296.0 + 0.5);
 }
 
 static int64_t prof__tick_ns(uint64_t tick) {
-    return prof__g.mono0 + (int64_t)((double)(int64_t)(tick - prof__g.tick0) * prof__g.ns_per_tick);
+    int64_t d = (int64_t)(tick - prof__g.tick0);
+#ifdef __SIZEOF_INT128__
+    return prof__g.mono0 + (int64_t)(((__int128)d * (__int128)prof__g.ns_per_tick_q32) >> 32);
+#else
+    return prof__g.mono0 + (int64_t)((double)d * prof__g.ns_per_tick);
+#endif
 }
 
 /* The current time in the units records store: ticks, or ns in fallback. */
@@ -447,17 +455,17 @@ static prof__thread *prof__register(void) {
     prof__thread *th = (prof__thread *)calloc(1, sizeof *th);
     if (!th) return NULL;
     th->tid = (long)syscall(SYS_gettid);
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
     struct prof__tinfo *ti = (struct prof__tinfo *)realloc(prof__g.tinfo, (prof__g.ntinfo + 1) * sizeof *ti);
-    if (!ti) { pthread_mutex_unlock(&prof__g.lock); free(th); return NULL; }
+    if (!ti) { pthread_mutex_unlock(&prof__lock); free(th); return NULL; }
     prof__g.tinfo = ti;
     th->idx = (uint32_t)prof__g.ntinfo++;
     ti[th->idx].tid = th->tid;
     ti[th->idx].name = NULL;
     th->next = prof__g.threads;
     prof__g.threads = th;
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
     pthread_setspecific(prof__g.key, th);
     prof__self = th;
     return th;
@@ -466,7 +474,7 @@ static prof__thread *prof__register(void) {
 /* Hands the producer a fresh zeroed chunk, or NULL at the memory cap. */
 static int prof__refill(prof__thread *th) {
     prof__chunk *c = NULL;
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     if (prof__g.pool) {
         c = prof__g.pool;
         prof__g.pool = c->next;
@@ -475,7 +483,7 @@ static int prof__refill(prof__thread *th) {
         c = (prof__chunk *)calloc(1, sizeof *c);
         if (c) prof__g.chunks++;
     }
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
     if (!c) return 0;
     if (th->tail) __atomic_store_n(&th->tail->next, c, __ATOMIC_RELEASE);
     else __atomic_store_n(&th->head, c, __ATOMIC_RELEASE);
@@ -609,21 +617,32 @@ typedef struct prof__cycle {
     int oom;                            /* collection itself ran out of memory */
 } prof__cycle;
 
+/* Back to the pool. Only kind, aux and t0 need clearing: t0 == 0 is what
+   marks a slot unwritten, and the inline path leaves kind at 0 (a region). */
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
-    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < PROF__CHUNK_RECS; i++) {
+        c->recs[i].kind = 0;
+        c->recs[i].aux = 0;
+        c->recs[i].t0 = 0;
+    }
     c->next = prof__g.pool;
     prof__g.pool = c;
 }
 
+/* Room for `more` events; 0 (and *oom set) when memory runs out. */
+static int prof__ev_reserve(prof__ev **v, size_t n, size_t *cap, size_t more, int *oom) {
+    if (n + more <= *cap) return 1;
+    size_t nc = *cap ? *cap : 4096;
+    while (nc < n + more) nc *= 2;
+    prof__ev *nv = (prof__ev *)realloc(*v, nc * sizeof *nv);
+    if (!nv) { *oom = 1; return 0; }
+    *v = nv;
+    *cap = nc;
+    return 1;
+}
+
 static void prof__ev_append(prof__ev **v, size_t *n, size_t *cap, const prof__ev *e, int *oom) {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 4096;
-        prof__ev *nv = (prof__ev *)realloc(*v, nc * sizeof *nv);
-        if (!nv) { *oom = 1; return; }
-        *v = nv;
-        *cap = nc;
-    }
-    (*v)[(*n)++] = *e;
+    if (prof__ev_reserve(v, *n, cap, 1, oom)) (*v)[(*n)++] = *e;
 }
 
 /* Sorts one taken record: into the cycle if it began in [t_from, t_to], into
@@ -637,13 +656,15 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
 
 /* Takes every published record of every thread, recycles drained chunks and
    forgets threads that have exited. Caller holds the lock. */
-static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+__attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     prof__ev *spill = NULL;
     size_t nspill = 0, spillcap = 0;
     int oom = 0;
+    prof__cycle *into = cy;             /* NULL once memory runs out */
     for (size_t i = 0; i < prof__g.nspill; i++)
         prof__take(cy, &prof__g.spill[i], t_from, t_to, &spill, &nspill, &spillcap, &oom);
     free(prof__g.spill);
+    int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
     uint64_t dropped = prof__g.dropped_dead;
     prof__thread **link = &prof__g.threads;
@@ -654,6 +675,7 @@ static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to
         prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
         uint32_t pos = th->head_pos;
         while (c) {
+            if (into && !prof__ev_reserve(&into->ev, into->n, &into->cap, PROF__CHUNK_RECS, &into->oom)) into = NULL;
             for (; pos < PROF__CHUNK_RECS; pos++) {
                 prof__rec *r = &c->recs[pos];
                 prof__ev e;
@@ -664,7 +686,8 @@ static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to
                 e.kind = r->kind;
                 e.aux = r->aux;
                 e.th = th->idx;
-                prof__take(cy, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
+                if (PROF__LIKELY(into && e.t0 >= t_from && e.t0 <= t_to)) into->ev[into->n++] = e;
+                else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
             prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
             if (!next) break;               /* the producer still writes here */
@@ -698,8 +721,8 @@ static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to
         cy->th = (struct prof__tinfo *)malloc(prof__g.ntinfo * sizeof *cy->th + 1);
         if (cy->th) memcpy(cy->th, prof__g.tinfo, prof__g.ntinfo * sizeof *cy->th);
         cy->nth = cy->th ? prof__g.ntinfo : 0;
-        /* spilled events came first: restore per-thread record order */
-        if (cy->n > 1) {
+        /* spilled events came first: regroup by thread, keeping record order */
+        if (from_spill) {
             /* stable counting sort by thread index */
             size_t *cnt = (size_t *)calloc(prof__g.ntinfo + 1, sizeof *cnt);
             prof__ev *sorted = (prof__ev *)malloc(cy->n * sizeof *sorted);
@@ -728,12 +751,18 @@ static void prof__cycle_free(prof__cycle *cy) {
 
 /* ---- JSON writer ---------------------------------------------------------- */
 
+/* Writes through a 1 MiB buffer with slack behind it, so an event's fixed-size
+   pieces are stored with whole-word copies and one space check per event. */
+#define PROF__WBUF  (1u << 20)
+#define PROF__INLINE static inline __attribute__((always_inline))
+#define PROF__SLACK 4096u
+
 typedef struct prof__w {
     FILE *f;
     char *buf;
-    size_t n, cap;
+    size_t n;
     int err;
-    /* escaped names, each escaped once: pointer -> [off, len) in arena */
+    /* escaped strings, each escaped once: pointer -> [off, off + len) of arena */
     const char **key;
     uint32_t *off, *len;
     size_t slots, used;
@@ -746,43 +775,65 @@ static void prof__w_flush(prof__w *w) {
     w->n = 0;
 }
 
+/* Room for need more bytes, plus the slack the word copies may overrun. */
+PROF__INLINE char *prof__w_room(prof__w *w, size_t need) {
+    if (w->n + need > PROF__WBUF) prof__w_flush(w);
+    return w->buf + w->n;
+}
+
 static void prof__w_put(prof__w *w, const char *s, size_t n) {
-    if (w->n + n > w->cap) {
-        prof__w_flush(w);
-        if (n > w->cap) { if (fwrite(s, 1, n, w->f) != n) w->err = 1; return; }
+    while (n) {
+        size_t k = n < PROF__WBUF ? n : PROF__WBUF;
+        memcpy(prof__w_room(w, k), s, k);
+        w->n += k;
+        s += k;
+        n -= k;
     }
-    memcpy(w->buf + w->n, s, n);
-    w->n += n;
 }
 
 #define PROF__W_LIT(w, s) prof__w_put((w), (s), sizeof(s) - 1)
 
-static void prof__w_u64(prof__w *w, uint64_t v) {
-    char tmp[24];
-    int i = 24;
-    do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
-    prof__w_put(w, tmp + i, (size_t)(24 - i));
+/* Copies n bytes in 16-byte words; both sides have slack behind them. */
+static char *prof__copy16(char *o, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i += 16) memcpy(o + i, s + i, 16);
+    return o + n;
 }
 
-static void prof__w_i64(prof__w *w, int64_t v) {
-    if (v < 0) { PROF__W_LIT(w, "-"); prof__w_u64(w, (uint64_t)0 - (uint64_t)v); }
-    else prof__w_u64(w, (uint64_t)v);
+static const char prof__dig2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, two at a time, into o (24 bytes of room). */
+static char *prof__fmt_u64(char *o, uint64_t v) {
+    char tmp[48];
+    char *e = tmp + 24, *p = e;
+    while (v >= 100) { p -= 2; memcpy(p, prof__dig2 + 2 * (v % 100), 2); v /= 100; }
+    if (v >= 10) { p -= 2; memcpy(p, prof__dig2 + 2 * v, 2); }
+    else *--p = (char)('0' + v);
+    memcpy(o, p, 24);                   /* fixed size: reads into tmp's upper half */
+    return o + (e - p);
+}
+
+static char *prof__fmt_i64(char *o, int64_t v) {
+    if (v < 0) { *o++ = '-'; return prof__fmt_u64(o, (uint64_t)0 - (uint64_t)v); }
+    return prof__fmt_u64(o, (uint64_t)v);
 }
 
 /* Nanoseconds as microseconds with 3 decimals: exact, and what Kineto writes. */
-static void prof__w_us(prof__w *w, int64_t ns) {
-    char tmp[32];
-    int i = 32;
-    uint64_t v;
-    if (ns < 0) { PROF__W_LIT(w, "-"); v = (uint64_t)0 - (uint64_t)ns; } else v = (uint64_t)ns;
+static char *prof__fmt_us(char *o, int64_t ns) {
+    uint64_t v = (uint64_t)ns;
+    if (ns < 0) { *o++ = '-'; v = (uint64_t)0 - v; }
     uint32_t frac = (uint32_t)(v % 1000);
-    v /= 1000;
-    tmp[--i] = (char)('0' + frac % 10);
-    tmp[--i] = (char)('0' + frac / 10 % 10);
-    tmp[--i] = (char)('0' + frac / 100);
-    tmp[--i] = '.';
-    do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
-    prof__w_put(w, tmp + i, (size_t)(32 - i));
+    o = prof__fmt_u64(o, v / 1000);
+    o[0] = '.';
+    o[1] = (char)('0' + frac / 100);
+    memcpy(o + 2, prof__dig2 + 2 * (frac % 100), 2);
+    return o + 4;
+}
+
+static void prof__w_i64(prof__w *w, int64_t v) {
+    w->n = (size_t)(prof__fmt_i64(prof__w_room(w, 32), v) - w->buf);
 }
 
 static void prof__w_double(prof__w *w, double v) {
@@ -793,6 +844,7 @@ static void prof__w_double(prof__w *w, double v) {
 }
 
 static int prof__arena_grow(prof__w *w, size_t need) {
+    need += 16;                         /* prof__copy16 reads past the end */
     if (w->an + need <= w->acap) return 1;
     size_t cap = w->acap ? w->acap : 4096;
     while (cap < w->an + need) cap *= 2;
@@ -859,29 +911,32 @@ static int prof__names_grow(prof__w *w) {
     return 1;
 }
 
-/* Writes the string at p, escaping it the first time this pointer is seen. */
-static void prof__w_name(prof__w *w, const char *p) {
+/* The escaped form of the string at p, escaped the first time p is seen:
+   names are pointers, and an engine has few distinct ones. */
+static const char *prof__name_ref(prof__w *w, const char *p, uint32_t *len) {
     static const char null_key[] = "(null)";
     const char *k = p ? p : null_key;
-    if (w->used * 2 >= w->slots && !prof__names_grow(w)) { w->err = 1; return; }
+    if (w->used * 2 >= w->slots && !prof__names_grow(w)) { w->err = 1; return NULL; }
     size_t j = prof__hash(k) & (w->slots - 1);
     while (w->key[j] && w->key[j] != k) j = (j + 1) & (w->slots - 1);
     if (!w->key[j]) {
         size_t start = w->an;
         prof__escape(w, p);
-        if (w->err) return;
+        if (w->err) return NULL;
         w->key[j] = k;
         w->off[j] = (uint32_t)start;
         w->len[j] = (uint32_t)(w->an - start);
         w->used++;
     }
-    prof__w_put(w, w->arena + w->off[j], w->len[j]);
+    *len = w->len[j];
+    return w->arena + w->off[j];
 }
 
-static void prof__w_free(prof__w *w) {
-    free(w->buf); free(w->key); free(w->off); free(w->len); free(w->arena);
+static void prof__w_name(prof__w *w, const char *p) {
+    uint32_t len;
+    const char *s = prof__name_ref(w, p, &len);
+    if (s) prof__w_put(w, s, len);
 }
-
 
 /* A one-off string (path, process name): escaped, written, not cached. */
 static void prof__w_str(prof__w *w, const char *s) {
@@ -892,39 +947,91 @@ static void prof__w_str(prof__w *w, const char *s) {
     w->an = start;
 }
 
+static void prof__w_free(prof__w *w) {
+    free(w->buf); free(w->key); free(w->off); free(w->len); free(w->arena);
+}
+
 typedef struct prof__tw {               /* trace-writing context */
     prof__w w;
     const prof__cycle *cy;
     int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
     long pid;
     int first;
+    char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
+    size_t wlen;
+    /* Timestamps of neighbouring events share their milliseconds: those
+       digits are formatted once, the rest come from a table of "000".."999". */
+    uint64_t ms;
+    char ms_str[48];
+    size_t ms_len;
+    char tab3[4 * 1000 + 4];
 } prof__tw;
 
 static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns(tick) + t->shift; }
 
-/* Opens one event: separator, phase, category and name. */
-static void prof__ev_head(prof__tw *t, const char *ph_cat, size_t n, const char *name) {
-    if (!t->first) PROF__W_LIT(&t->w, ",\n");
-    t->first = 0;
-    prof__w_put(&t->w, ph_cat, n);
-    prof__w_name(&t->w, name);
+/* v < 1000 without leading zeros; reads 4 bytes of the table. */
+PROF__INLINE char *prof__fmt_small(const prof__tw *t, char *o, uint32_t v) {
+    int skip = (v < 100) + (v < 10);
+    memcpy(o, t->tab3 + 4 * v + skip, 4);
+    return o + 3 - skip;
 }
 
-#define PROF__EV_HEAD(t, lit, name) prof__ev_head((t), (lit), sizeof(lit) - 1, (name))
+/* ".ddd" from the table */
+PROF__INLINE char *prof__fmt_frac(const prof__tw *t, char *o, uint32_t v) {
+    o[0] = '.';
+    memcpy(o + 1, t->tab3 + 4 * v, 4);
+    return o + 4;
+}
 
-static void prof__ev_where(prof__tw *t, long tid, uint64_t tick) {
-    PROF__W_LIT(&t->w, ",\"pid\":");
-    prof__w_i64(&t->w, t->pid);
-    PROF__W_LIT(&t->w, ",\"tid\":");
-    prof__w_i64(&t->w, tid);
-    PROF__W_LIT(&t->w, ",\"ts\":");
-    prof__w_us(&t->w, prof__ts(t, tick));
+/* A timestamp in microseconds with 3 decimals, as prof__fmt_us, faster. */
+PROF__INLINE char *prof__fmt_ts(prof__tw *t, char *o, int64_t ns) {
+    if (ns < 0) return prof__fmt_us(o, ns);
+    uint64_t ms = (uint64_t)ns / 1000000;
+    uint32_t rem = (uint32_t)((uint64_t)ns - ms * 1000000);
+    if (ms != t->ms) {
+        t->ms = ms;
+        t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
+    }
+    memcpy(o, t->ms_str, 24);
+    o += t->ms_len;
+    if (t->ms_len) { memcpy(o, t->tab3 + 4 * (rem / 1000), 4); o += 3; }
+    else o = prof__fmt_small(t, o, rem / 1000);
+    return prof__fmt_frac(t, o, rem % 1000);
+}
+
+/* A duration: almost always under a millisecond. */
+PROF__INLINE char *prof__fmt_dur(const prof__tw *t, char *o, int64_t ns) {
+    if (ns < 0 || ns >= 1000000) return prof__fmt_us(o, ns);
+    return prof__fmt_frac(t, prof__fmt_small(t, o, (uint32_t)ns / 1000), (uint32_t)ns % 1000);
+}
+
+static void prof__tw_thread(prof__tw *t, long tid) {
+    char *o = t->where;
+    memcpy(o, ",\"pid\":", 7);
+    o = prof__fmt_i64(o + 7, t->pid);
+    memcpy(o, ",\"tid\":", 7);
+    o = prof__fmt_i64(o + 7, tid);
+    memcpy(o, ",\"ts\":", 6);
+    t->wlen = (size_t)(o + 6 - t->where);
+}
+
+/* Opens one event: separator and the literal up to the name. */
+static void prof__ev_open(prof__tw *t, const char *lit, size_t n) {
+    if (!t->first) PROF__W_LIT(&t->w, ",");
+    t->first = 0;
+    prof__w_put(&t->w, lit, n);
+}
+
+#define PROF__EV_OPEN(t, lit) prof__ev_open((t), (lit), sizeof(lit) - 1)
+
+static void prof__ev_where(prof__tw *t, uint64_t tick) {
+    char *o = prof__w_room(&t->w, sizeof t->where + 32);
+    memcpy(o, t->where, sizeof t->where);
+    t->w.n = (size_t)(prof__fmt_us(o + t->wlen, prof__ts(t, tick)) - t->w.buf);
 }
 
 static void prof__meta(prof__tw *t, const char *what, long tid, const char *key, const char *sval, int64_t ival) {
-    if (!t->first) PROF__W_LIT(&t->w, ",\n");
-    t->first = 0;
-    PROF__W_LIT(&t->w, "{\"ph\":\"M\",\"name\":\"");
+    PROF__EV_OPEN(t, "{\"ph\":\"M\",\"name\":\"");
     prof__w_put(&t->w, what, strlen(what));
     PROF__W_LIT(&t->w, "\",\"pid\":");
     prof__w_i64(&t->w, t->pid);
@@ -937,28 +1044,50 @@ static void prof__meta(prof__tw *t, const char *what, long tid, const char *key,
     PROF__W_LIT(&t->w, "}}");
 }
 
+#define PROF__X_HEAD "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+
+/* The common case, a region without arguments: one space check, word copies. */
+PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
+    prof__w *w = &t->w;
+    const char *name;
+    uint32_t len;
+    size_t j = prof__hash(e->name) & (w->slots - 1);
+    if (PROF__LIKELY(w->key[j] == e->name && e->name)) {     /* seen before: most events */
+        name = w->arena + w->off[j];
+        len = w->len[j];
+    } else if (!(name = prof__name_ref(w, e->name, &len))) {
+        return;
+    }
+    char *o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
+    *o = ',';
+    o += !t->first;
+    t->first = 0;
+    memcpy(o, PROF__X_HEAD, sizeof PROF__X_HEAD);
+    o = prof__copy16(o + sizeof PROF__X_HEAD - 1, name, len);
+    memcpy(o, t->where, sizeof t->where);
+    int64_t t0 = prof__ts(t, e->t0), t1 = prof__ts(t, e->t1);
+    o = prof__fmt_ts(t, o + t->wlen, t0);
+    memcpy(o, ",\"dur\":", 8);
+    /* both ends converted, so children end inside their parents exactly */
+    o = prof__fmt_dur(t, o + 7, t1 - t0);
+    *o++ = '}';
+    t->w.n = (size_t)(o - t->w.buf);
+}
+
 static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs) {
-    long tid = t->cy->th[e->th].tid;
+    if (e->kind == PROF__K_REGION && !nargs) { prof__region_fast(t, e); return; }
+    PROF__EV_OPEN(t, PROF__X_HEAD);
     if (e->kind == PROF__K_STEP) {
         char name[40] = "ProfilerStep#";
-        size_t n = 13;
-        char tmp[24];
-        int i = 24;
-        uint64_t v = e->aux;
-        do { tmp[--i] = (char)('0' + v % 10); v /= 10; } while (v);
-        memcpy(name + n, tmp + i, (size_t)(24 - i));
-        name[n + (size_t)(24 - i)] = 0;
-        if (!t->first) PROF__W_LIT(&t->w, ",\n");
-        t->first = 0;
-        PROF__W_LIT(&t->w, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+        *prof__fmt_u64(name + 13, e->aux) = 0;
         prof__w_str(&t->w, name);
     } else {
-        PROF__EV_HEAD(t, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":", e->name);
+        prof__w_name(&t->w, e->name);
     }
-    prof__ev_where(t, tid, e->t0);
+    prof__ev_where(t, e->t0);
     PROF__W_LIT(&t->w, ",\"dur\":");
-    /* both ends converted, so children end inside their parents exactly */
-    prof__w_us(&t->w, prof__ts(t, e->t1) - prof__ts(t, e->t0));
+    char *o = prof__w_room(&t->w, 32);
+    t->w.n = (size_t)(prof__fmt_us(o, prof__ts(t, e->t1) - prof__ts(t, e->t0)) - t->w.buf);
     if (nargs) {
         PROF__W_LIT(&t->w, ",\"args\":{");
         for (size_t i = 0; i < nargs; i++) {
@@ -974,32 +1103,37 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
     PROF__W_LIT(&t->w, "}");
 }
 
-static int prof__write_trace(const prof__cycle *cy, const char *path) {
+__attribute__((noinline)) static int prof__write_trace(const prof__cycle *cy, const char *path) {
     prof__tw t;
     memset(&t, 0, sizeof t);
     t.cy = cy;
     t.first = 1;
     t.pid = (long)getpid();
+    t.ms = (uint64_t)-1;
+    for (int i = 0; i < 1000; i++) {
+        t.tab3[4 * i] = (char)('0' + i / 100);
+        t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
+        t.tab3[4 * i + 2] = (char)('0' + i % 10);
+    }
     /* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
        just before init: small values keep the readers' doubles exact. */
     int64_t base = prof__g.wall0 - prof__g.wall0 % 1000000000;
     t.shift = prof__g.wall0 - base - prof__g.mono0;
     t.w.f = fopen(path, "wb");
     if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
-    t.w.cap = 1u << 20;
-    t.w.buf = (char *)malloc(t.w.cap);
+    t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
-    if (!t.w.buf || !pend) t.w.err = 1;
+    if (!t.w.buf || !pend || !prof__names_grow(&t.w)) t.w.err = 1;
     prof__w *w = &t.w;
 
     if (!w->err) {
         PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
         PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-        prof__w_u64(w, (uint64_t)base);
+        prof__w_i64(w, base);
         PROF__W_LIT(w, ",\n  \"traceName\": ");
         prof__w_str(w, path);
         PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
-        prof__w_u64(w, cy->dropped);
+        prof__w_i64(w, (int64_t)cy->dropped);
         PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
         char comm[64] = "prof";
@@ -1011,26 +1145,26 @@ static int prof__write_trace(const prof__cycle *cy, const char *path) {
         prof__meta(&t, "process_name", 0, "name", comm, 0);
         prof__meta(&t, "process_labels", 0, "labels", "CPU", 0);
         prof__meta(&t, "process_sort_index", 0, "sort_index", NULL, t.pid);
-        char *seen = (char *)calloc(cy->nth + 1, 1);
-        for (size_t i = 0; seen && i < cy->n; i++) {
-            uint32_t k = cy->ev[i].th;
-            if (seen[k]) continue;
-            seen[k] = 1;
-            char tn[64];
-            const char *name = cy->th[k].name;
-            if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
-            prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
-            prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
-        }
-        free(seen);
 
-        /* Events in record order per thread; arguments wait on a stack for the
-           region that owns them (see prof__arg_time). */
+        /* Events come grouped by thread, each group in record order; arguments
+           wait on a stack for the region that owns them (see prof__arg_time). */
         size_t np = 0;
-        for (size_t i = 0; i < cy->n && !w->err; i++) {
+        for (size_t i = 0; i < cy->n; i++) {
             const prof__ev *e = &cy->ev[i];
-            if (i && e->th != cy->ev[i - 1].th) np = 0;
-            long tid = cy->th[e->th].tid;
+            if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
+                uint32_t k = e->th;
+                char tn[64];
+                const char *name = cy->th[k].name;
+                if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
+                prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
+                prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
+                prof__tw_thread(&t, cy->th[k].tid);
+                np = 0;
+            }
+            if (PROF__LIKELY(e->kind == PROF__K_REGION && !np)) {
+                prof__region_fast(&t, e);
+                continue;
+            }
             switch (e->kind) {
             case PROF__K_ARG_INT:
             case PROF__K_ARG_STR:
@@ -1046,15 +1180,17 @@ static int prof__write_trace(const prof__cycle *cy, const char *path) {
                 break;
             }
             case PROF__K_INSTANT:
-                PROF__EV_HEAD(&t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":", e->name);
-                prof__ev_where(&t, tid, e->t0);
+                PROF__EV_OPEN(&t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+                prof__w_name(w, e->name);
+                prof__ev_where(&t, e->t0);
                 PROF__W_LIT(w, "}");
                 break;
             case PROF__K_COUNTER: {
                 double v;
                 memcpy(&v, &e->t1, sizeof v);
-                PROF__EV_HEAD(&t, "{\"ph\":\"C\",\"name\":", e->name);
-                prof__ev_where(&t, tid, e->t0);
+                PROF__EV_OPEN(&t, "{\"ph\":\"C\",\"name\":");
+                prof__w_name(w, e->name);
+                prof__ev_where(&t, e->t0);
                 PROF__W_LIT(w, ",\"args\":{");
                 prof__w_name(w, e->name);
                 PROF__W_LIT(w, ":");
@@ -1116,11 +1252,11 @@ static void prof__save_cycle(prof__cycle *cy) {
                   "raise it or record fewer steps%s", d, "");
     }
     int ok = prof__write_trace(cy, path);
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     prof__g.stats.events += cy->n;
     prof__g.stats.dropped += cy->dropped;
     prof__g.stats.traces_written += ok ? 1 : 0;
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
     if (ok && !prof__g.quiet) {
         char n[32];
         snprintf(n, sizeof n, "%zu", cy->n);
@@ -1237,28 +1373,29 @@ static void prof__init_locked(const prof_config *cfg) {
         prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         pthread_key_create(&prof__g.key, prof__thread_exit);
         atexit(prof__atexit);
-        prof__g.win_t0 = prof__now();
     }
     prof__g.inited = 1;
     prof__g.shut = 0;
     prof__g.step = 0;
     prof__g.step_t0 = prof__now();
-    if (has_sched) prof__g.win_t0 = prof__g.step_t0;
+    /* Without a schedule the window is the whole run, events that began
+       before init (lazily, or before PROF_INIT) included. */
+    prof__g.win_t0 = has_sched ? prof__g.step_t0 : 1;
     int act = prof__cur_action();
     __atomic_store_n(&prof__on, (unsigned char)(!disabled && act != PROF__NONE), __ATOMIC_RELAXED);
 }
 
 void prof_init(const prof_config *cfg) {
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     prof__init_locked(cfg);
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
 }
 
 static void prof__ensure_init(void) {
     if (__atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE)) return;
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
 }
 
 /* ---- steps and cycles ------------------------------------------------------ */
@@ -1266,15 +1403,15 @@ static void prof__ensure_init(void) {
 void prof_step(void) {
     prof__ensure_init();
     uint64_t now = prof__now();
-    pthread_mutex_lock(&prof__g.lock);
-    if (prof__g.shut) { pthread_mutex_unlock(&prof__g.lock); return; }
+    pthread_mutex_lock(&prof__lock);
+    if (prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
     int64_t step = prof__g.step;
     uint64_t step_t0 = prof__g.step_t0;
     int prev = prof__cur_action();
     prof__g.step = step + 1;
     prof__g.step_t0 = now;
     int next = prof__cur_action();
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
 
     /* The step's own event, on the thread that steps, like Kineto's. */
     if (!prof__g.disabled && prev >= PROF__RECORD)
@@ -1283,7 +1420,7 @@ void prof_step(void) {
     prof__cycle cy;
     memset(&cy, 0, sizeof cy);
     int save = 0;
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     if (prof__g.fallback) {
         uint64_t t; int64_t m;
         prof__clock_pair(&t, &m);
@@ -1299,14 +1436,14 @@ void prof_step(void) {
         prof__g.win_t0 = now;
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
 }
 
 void prof_shutdown(void) {
-    pthread_mutex_lock(&prof__g.lock);
-    if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__g.lock); return; }
+    pthread_mutex_lock(&prof__lock);
+    if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
     __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
     prof__g.shut = 1;
     prof__cycle cy;
@@ -1330,19 +1467,19 @@ void prof_shutdown(void) {
     free(prof__g.spill);
     prof__g.spill = NULL;
     prof__g.nspill = prof__g.spillcap = 0;
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
 }
 
 void prof_get_stats(prof_stats *out) {
-    pthread_mutex_lock(&prof__g.lock);
+    pthread_mutex_lock(&prof__lock);
     *out = prof__g.stats;
     uint64_t pending = prof__g.dropped_dead;
     for (prof__thread *th = prof__g.threads; th; th = th->next)
         pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     out->dropped += pending - prof__g.dropped_reported;
-    pthread_mutex_unlock(&prof__g.lock);
+    pthread_mutex_unlock(&prof__lock);
 }
 
 #ifdef __cplusplus

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Runs one scenario of tests/scenarios.c and checks what it wrote.
+
+    run_case.py CASE BINARY
+
+Every trace is parsed back by Python's json (what TensorBoard's plugin and HTA
+use); each check states the exact behaviour expected of prof.h."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def run(binary, case, env=None, cwd=None):
+    full = dict(os.environ)
+    for k in list(full):
+        if k.startswith("PROF_"):
+            del full[k]
+    full.update(env or {})
+    p = subprocess.run([binary, case], cwd=cwd, env=full, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"{case} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    text = raw.decode("utf-8")  # strict: invalid UTF-8 would raise
+    d = json.loads(text)
+    for key in ("schemaVersion", "traceEvents", "baseTimeNanoseconds", "displayTimeUnit"):
+        check(key in d, f"top-level key {key} missing")
+    # Kineto's key order: traceEvents after the header keys.
+    keys = list(d)
+    check(keys.index("baseTimeNanoseconds") < keys.index("traceEvents"), "baseTimeNanoseconds after traceEvents")
+    for e in d["traceEvents"]:
+        check("ph" in e and "name" in e and "pid" in e and "tid" in e, f"event lacks ph/name/pid/tid: {e}")
+        if e["ph"] == "X":
+            check(e.get("cat"), f"X event without cat: {e}")
+            check(e["dur"] >= 0, f"negative duration: {e}")
+    # ts and dur carry exactly 3 decimals (nanoseconds in microseconds).
+    for m in re.finditer(rb'"(ts|dur)":(-?[0-9.]+)', raw):
+        check(re.fullmatch(rb"-?\d+\.\d{3}", m.group(2)), f"{m.group(1)} not written with 3 decimals: {m.group(2)}")
+    return d
+
+
+def xs(d, name=None):
+    return [e for e in d["traceEvents"] if e["ph"] == "X" and (name is None or e["name"] == name)]
+
+
+def contains(outer, inner):
+    return outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-9
+
+
+def case_regions(binary, tmp):
+    run(binary, "regions", {"PROF_OUTPUT": "trace_{pid}.json"}, tmp)
+    files = glob.glob(os.path.join(tmp, "trace_*.json"))
+    check(len(files) == 1 and re.search(r"trace_\d+\.json$", files[0]), f"{{pid}} not replaced: {files}")
+    d = load(files[0])
+    threads = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(sorted(threads.values()) == ["main", "worker-0", "worker-1", "worker-2", "worker-3"], f"thread names {threads}")
+    workers = [t for t, n in threads.items() if n.startswith("worker")]
+    for t in workers:
+        mine = [e for e in xs(d) if e["tid"] == t]
+        by = {}
+        for e in mine:
+            by.setdefault(e["name"], []).append(e)
+        counts = {k: len(v) for k, v in by.items()}
+        check(counts == {"outer": 100, "inner": 300, "leaf": 300, "explicit": 100}, f"thread {t} counts {counts}")
+        for e in mine:
+            check(e["cat"] == "user_annotation", f"cat {e['cat']}")
+        # every inner lies in exactly one outer, every leaf in exactly one inner
+        for child, parent in (("inner", "outer"), ("leaf", "inner"), ("explicit", "outer")):
+            for c in by[child]:
+                n = sum(1 for p in by[parent] if contains(p, c))
+                check(n == 1, f"{child} at {c['ts']} lies in {n} {parent} regions")
+        outers = sorted(by["outer"], key=lambda e: e["ts"])
+        for a, b in zip(outers, outers[1:]):
+            check(a["ts"] + a["dur"] <= b["ts"], "sibling outer regions overlap")
+    check(len(xs(d, "main_only")) == 1, "main_only missing")
+    check(all(e["pid"] == xs(d)[0]["pid"] for e in xs(d)), "one process, one pid")
+
+
+HOSTILE = [
+    'quote"back\\slash', "ctl\x01\x02\x1f\n\t\r", "lone\ufffdcontinuation", "overlong\ufffd\ufffd",
+    "surrogate\ufffd\ufffd\ufffd", "truncated\ufffd\ufffd", "too-big\ufffd\ufffd\ufffd\ufffd",
+    "utf8 \u00e9\u20ac\U0001f525", "",
+]
+
+
+def case_hostile(binary, tmp):
+    run(binary, "hostile", {"PROF_OUTPUT": "t.json"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    regions = xs(d)
+    check([e["name"] for e in regions] == HOSTILE + ["(null)"], f"names {[e['name'] for e in regions]}")
+    for e, want in zip(regions, HOSTILE):
+        check(e["args"] == {want: want}, f"args {e.get('args')} != {want!r}")
+    inst = [e for e in d["traceEvents"] if e["ph"] == "i"]
+    check([e["name"] for e in inst] == ['instant"\x7f'], f"instant {inst}")
+
+
+def case_counters(binary, tmp):
+    run(binary, "counters", {"PROF_OUTPUT": "t.json"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    cs = [(e["name"], e["args"][e["name"]]) for e in d["traceEvents"] if e["ph"] == "C"]
+    check(cs == [("loss", 2.5), ("loss", -0.125), ("lr", 1e-300), ("queue", 42), ("bad", None)], f"counters {cs}")
+    inst = [e for e in d["traceEvents"] if e["ph"] == "i"]
+    check(len(inst) == 2 and all(e["name"] == "checkpoint" and e["s"] == "t" for e in inst), f"instants {inst}")
+    ts = [e["ts"] for e in d["traceEvents"] if e["ph"] in "Ci"]
+    check(ts == sorted(ts), "counter/instant times out of order")
+
+
+def case_args(binary, tmp):
+    run(binary, "args", {"PROF_OUTPUT": "t.json"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    got = {e["name"]: e.get("args") for e in xs(d)}
+    want = {
+        "parent": {"before_child": 1, "after_child": -7},
+        "child": {"M": 64, "dtype": "f32", "flops": 1000},
+        "explicit": {"x": 3},
+        "no_args": None,
+    }
+    check(got == want, f"args {got}")
+
+
+def case_disable(binary, tmp):
+    p = run(binary, "regions", {"PROF_OUTPUT": "t.json", "PROF_DISABLE": "1"}, tmp)
+    check(not os.path.exists(os.path.join(tmp, "t.json")), "PROF_DISABLE=1 still wrote a trace")
+    check("prof:" not in p.stderr, f"PROF_DISABLE=1 printed: {p.stderr}")
+    p = run(binary, "regions", {"PROF_OUTPUT": "t.json", "PROF_DISABLE": "yes"}, tmp)
+    check("PROF_DISABLE='yes'" in p.stderr, f"malformed PROF_DISABLE not named: {p.stderr}")
+    check(os.path.exists(os.path.join(tmp, "t.json")), "malformed PROF_DISABLE stopped recording")
+
+
+def case_cap(binary, tmp):
+    p = run(binary, "cap", {"PROF_OUTPUT": "t.json", "PROF_BUFFER_MB": "1"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    kept = len(xs(d, "r"))
+    # 1 MiB holds 16 chunks of 2047 records
+    check(kept == 16 * 2047, f"kept {kept}")
+    check(d["prof_dropped_events"] == 100000 - kept, f"dropped {d['prof_dropped_events']}")
+    check(f"{100000 - kept} events dropped" in p.stderr, f"drop not reported: {p.stderr}")
+    check(f"events {kept} dropped {100000 - kept} traces 1" in p.stdout, f"stats: {p.stdout}")
+    p = run(binary, "cap", {"PROF_OUTPUT": "t.json", "PROF_BUFFER_MB": "lots"}, tmp)
+    check("PROF_BUFFER_MB='lots'" in p.stderr, f"malformed PROF_BUFFER_MB not named: {p.stderr}")
+    check("dropped 0 " in p.stdout, f"default cap dropped events: {p.stdout}")
+
+
+def case_unwritable(binary, tmp):
+    p = run(binary, "regions", {"PROF_OUTPUT": "/nonexistent-dir/sub/t.json"}, tmp)
+    lines = [l for l in p.stderr.splitlines() if "cannot write trace" in l]
+    check(len(lines) == 1 and "/nonexistent-dir/sub/t.json" in lines[0], f"stderr: {p.stderr}")
+
+
+def case_lazy(binary, tmp):
+    run(binary, "lazy", {"PROF_OUTPUT": "t.json"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    names = sorted(e["name"] for e in d["traceEvents"] if e["ph"] in "Xi")
+    check(names == ["before_anything", "instant", "lazy_thread"], f"lazy events {names}")
+
+
+def case_schedule(binary, tmp):
+    env = {"PROF_OUTPUT": "cycle_{cycle}.json", "PROF_SCHEDULE": "skip_first=3,wait=5,warmup=1,active=3,repeat=2"}
+    run(binary, "schedule", env, tmp)
+    files = sorted(os.listdir(tmp))
+    check(files == ["cycle_1.json", "cycle_2.json"], f"files {files}")
+    for f, steps in (("cycle_1.json", [9, 10, 11]), ("cycle_2.json", [18, 19, 20])):
+        d = load(os.path.join(tmp, f))
+        got = sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+        check(got == steps, f"{f} steps {got}")
+        check(len(xs(d, "step_work")) == 3, f"{f} step_work count")
+        counters = sorted(e["args"]["step"] for e in d["traceEvents"] if e["ph"] == "C")
+        check(counters == steps, f"{f} counters {counters}")
+        for st in xs(d):
+            if st["name"].startswith("ProfilerStep#"):
+                check(st["cat"] == "user_annotation", "step cat")
+                check(sum(1 for w in xs(d, "step_work") if contains(st, w)) == 1, "step_work outside its step")
+    # no {cycle}: one file per cycle all the same
+    run(binary, "schedule", {"PROF_OUTPUT": "plain.json", "PROF_SCHEDULE": "wait=1,active=2,repeat=3"}, tmp)
+    check(sorted(glob.glob(os.path.join(tmp, "plain*"))) == [os.path.join(tmp, f"plain.{i}.json") for i in (1, 2, 3)],
+          f"plain files {sorted(os.listdir(tmp))}")
+    p = run(binary, "schedule", {"PROF_OUTPUT": "bad.json", "PROF_SCHEDULE": "wait=x"}, tmp)
+    check("PROF_SCHEDULE='wait=x'" in p.stderr, f"malformed schedule not named: {p.stderr}")
+    check(os.path.exists(os.path.join(tmp, "bad.json")), "malformed schedule stopped recording")
+
+
+def case_cycles_threads(binary, tmp):
+    env = {"PROF_OUTPUT": "c{cycle}.json", "PROF_SCHEDULE": "wait=1,warmup=1,active=2"}
+    run(binary, "cycles_threads", env, tmp)
+    files = sorted(os.listdir(tmp))
+    # 12 steps in cycles of 4 (wait, warmup, 2 active): 3 cycles
+    check(files == ["c1.json", "c2.json", "c3.json"], f"files {files}")
+    for i, f in enumerate(files):
+        d = load(os.path.join(tmp, f))
+        steps = [e for e in xs(d) if e["name"].startswith("ProfilerStep#")]
+        check(sorted(int(e["name"][13:]) for e in steps) == [4 * i + 2, 4 * i + 3], f"{f} steps")
+        lo = min(e["ts"] for e in steps)
+        hi = max(e["ts"] + e["dur"] for e in steps)
+        busy = xs(d, "busy_region")
+        check(busy, f"{f}: no worker events")
+        check(all(lo <= e["ts"] <= hi for e in busy), f"{f}: worker event outside the window")
+
+
+def case_config(binary, tmp):
+    run(binary, "config", {}, tmp)
+    files = sorted(os.listdir(tmp))
+    check(files == ["from_config.1.json"], f"config files {files}")
+    d = load(os.path.join(tmp, files[0]))
+    check(sorted(e["name"] for e in xs(d)) == ["ProfilerStep#1", "ProfilerStep#2", "cfg_work", "cfg_work"],
+          f"config events {[e['name'] for e in xs(d)]}")
+    run(binary, "config", {"PROF_OUTPUT": "env.json", "PROF_SCHEDULE": "active=5"}, tmp)
+    check(os.path.exists(os.path.join(tmp, "env.1.json")), f"env did not override config: {os.listdir(tmp)}")
+
+
+def case_monotonic(binary, tmp):
+    run(binary, "regions", {"PROF_OUTPUT": "t.json", "PROF_CLOCK": "monotonic"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    check(len(xs(d, "outer")) == 400 and len(xs(d, "leaf")) == 1200, "monotonic clock lost events")
+
+
+def main():
+    case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
+    fn = globals().get("case_" + case)
+    if not fn:
+        fail(f"no case {case}")
+    with tempfile.TemporaryDirectory() as tmp:
+        fn(binary, tmp)
+    print(f"ok: {case}")
+
+
+if __name__ == "__main__":
+    main()

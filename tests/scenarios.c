@@ -1,0 +1,213 @@
+/* Scenario programs for the test suite: each writes a trace (or doesn't) the
+   way an engine would; tests/run_case.py runs one and checks what it wrote.
+   The same source is compiled as C11 and as C++17, so both PROF_SCOPE forms
+   (cleanup attribute, destructor) are exercised. */
+#define PROF_IMPLEMENTATION
+#include "prof.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define THREADS 4
+#define OUTER 100
+#define INNER 3
+
+static void leaf(void) { PROF_FUNCTION(); }
+
+static void *nested_worker(void *arg) {
+    static const char *names[THREADS] = { "worker-0", "worker-1", "worker-2", "worker-3" };
+    PROF_THREAD_NAME(names[(size_t)arg]);
+    for (int i = 0; i < OUTER; i++) {
+        PROF_SCOPE("outer");
+        for (int j = 0; j < INNER; j++) {
+            PROF_SCOPE("inner");
+            leaf();
+        }
+        PROF_BEGIN("explicit");
+        PROF_END();
+    }
+    return NULL;
+}
+
+/* 4 threads x 100 outer x (3 inner x 1 leaf + 1 explicit); the threads exit
+   before the trace is written. */
+static int regions(void) {
+    pthread_t t[THREADS];
+    PROF_INIT(NULL);
+    PROF_THREAD_NAME("main");
+    for (size_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, nested_worker, (void *)i);
+    for (size_t i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    { PROF_SCOPE("main_only"); }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* Names no JSON writer should trust. */
+static int hostile(void) {
+    static const char *names[] = {
+        "quote\"back\\slash",
+        "ctl\x01\x02\x1f\n\t\r",
+        ("lone\x80" "continuation"),
+        "overlong\xc0\xaf",
+        "surrogate\xed\xa0\x80",
+        "truncated\xe2\x82",
+        "too-big\xf4\x90\x80\x80",
+        "utf8 \xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5",
+        "",
+    };
+    PROF_INIT(NULL);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        PROF_SCOPE(names[i]);
+        PROF_ARG_STR(names[i], names[i]);
+    }
+    { PROF_SCOPE((const char *)NULL); }
+    PROF_INSTANT("instant\"\x7f");
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+static int counters(void) {
+    PROF_INIT(NULL);
+    PROF_COUNTER("loss", 2.5);
+    PROF_COUNTER("loss", -0.125);
+    PROF_COUNTER("lr", 1e-300);
+    PROF_COUNTER("queue", 42);
+    PROF_COUNTER("bad", strtod("nan", NULL));
+    PROF_INSTANT("checkpoint");
+    PROF_INSTANT("checkpoint");
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* An argument belongs to the innermost region open when it was attached. */
+static int args(void) {
+    PROF_INIT(NULL);
+    {
+        PROF_SCOPE("parent");
+        PROF_ARG_INT("before_child", 1);
+        {
+            PROF_SCOPE("child");
+            PROF_ARG_INT("M", 64);
+            PROF_ARG_STR("dtype", "f32");
+            PROF_FLOPS(1000);
+        }
+        PROF_ARG_INT("after_child", -7);
+        PROF_BEGIN("explicit");
+        PROF_ARG_INT("x", 3);
+        PROF_END();
+    }
+    {
+        PROF_SCOPE("no_args");
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* More regions than PROF_BUFFER_MB holds: the excess is counted, not lost silently. */
+static int cap(void) {
+    PROF_INIT(NULL);
+    for (int i = 0; i < 100000; i++) { PROF_SCOPE("r"); }
+    prof_stats st;
+    prof_get_stats(&st);
+    printf("dropped-before-write %llu\n", (unsigned long long)st.dropped);
+    PROF_SHUTDOWN();
+    prof_get_stats(&st);
+    printf("events %llu dropped %llu traces %llu\n", (unsigned long long)st.events,
+           (unsigned long long)st.dropped, (unsigned long long)st.traces_written);
+    return 0;
+}
+
+/* No PROF_INIT, no PROF_SHUTDOWN: the first macro starts the profiler and
+   exit() writes the trace. */
+static void *lazy_worker(void *arg) {
+    (void)arg;
+    PROF_SCOPE("lazy_thread");
+    return NULL;
+}
+
+static int lazy(void) {
+    pthread_t t;
+    { PROF_SCOPE("before_anything"); }
+    PROF_INSTANT("instant");
+    pthread_create(&t, NULL, lazy_worker, NULL);
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* torch.profiler.schedule over 40 steps, from PROF_SCHEDULE. */
+static int schedule(void) {
+    PROF_INIT(NULL);
+    for (int s = 0; s < 40; s++) {
+        {
+            PROF_SCOPE("step_work");
+            PROF_COUNTER("step", s);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* A worker thread keeps recording across cycle boundaries. */
+static int stop_worker;
+static unsigned long worker_iterations;
+
+static void *busy_worker(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("busy");
+    while (!__atomic_load_n(&stop_worker, __ATOMIC_RELAXED)) {
+        PROF_SCOPE("busy_region");
+        __atomic_fetch_add(&worker_iterations, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static int cycles_threads(void) {
+    pthread_t t;
+    PROF_INIT(NULL);
+    pthread_create(&t, NULL, busy_worker, NULL);
+    for (int s = 0; s < 12; s++) {
+        {
+            PROF_SCOPE("main_work");
+            /* each step lasts until the worker has recorded some regions */
+            unsigned long start = __atomic_load_n(&worker_iterations, __ATOMIC_RELAXED);
+            while (__atomic_load_n(&worker_iterations, __ATOMIC_RELAXED) < start + 100) {}
+        }
+        PROF_STEP();
+    }
+    __atomic_store_n(&stop_worker, 1, __ATOMIC_RELAXED);
+    pthread_join(t, NULL);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* Config from code; the environment overrides it. */
+static int config(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "from_config.json";
+    cfg.schedule.active = 2;
+    cfg.schedule.wait = 1;
+    cfg.schedule.repeat = 1;
+    PROF_INIT(&cfg);
+    for (int s = 0; s < 5; s++) {
+        { PROF_SCOPE("cfg_work"); }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static const struct { const char *name; int (*run)(void); } cases[] = {
+        { "regions", regions }, { "hostile", hostile }, { "counters", counters },
+        { "args", args },       { "cap", cap },         { "lazy", lazy },
+        { "schedule", schedule }, { "cycles_threads", cycles_threads }, { "config", config },
+    };
+    for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(argv[1], cases[i].name)) return cases[i].run();
+    fprintf(stderr, "usage: %s CASE\n", argv[0]);
+    return 2;
+}
