@@ -139,9 +139,9 @@ void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
 
 static inline uint64_t prof__ticks(void) {
 #if defined(__x86_64__) && !defined(PROF_NO_TSC)
-    uint32_t lo, hi;
+    uint64_t lo, hi;                    /* rdtsc clears the upper halves */
     __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
+    return (hi << 32) | lo;
 #elif defined(__aarch64__) && !defined(PROF_NO_TSC)
     uint64_t v;
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
@@ -471,7 +471,19 @@ static prof__thread *prof__register(void) {
     return th;
 }
 
-/* Hands the producer a fresh zeroed chunk, or NULL at the memory cap. */
+/* Marks every slot of a chunk unwritten. Only kind, aux and t0 need it:
+   t0 == 0 is what the collector reads, and the inline path leaves kind at 0
+   (a region). */
+static void prof__chunk_clear(prof__chunk *c) {
+    c->next = NULL;
+    for (size_t i = 0; i < PROF__CHUNK_RECS; i++) {
+        c->recs[i].kind = 0;
+        c->recs[i].aux = 0;
+        c->recs[i].t0 = 0;
+    }
+}
+
+/* Hands the producer a cleared chunk, or NULL at the memory cap. */
 static int prof__refill(prof__thread *th) {
     prof__chunk *c = NULL;
     pthread_mutex_lock(&prof__lock);
@@ -480,8 +492,11 @@ static int prof__refill(prof__thread *th) {
         prof__g.pool = c->next;
         c->next = NULL;
     } else if (prof__g.chunks < prof__g.chunks_max && !prof__g.shut) {
-        c = (prof__chunk *)calloc(1, sizeof *c);
-        if (c) prof__g.chunks++;
+        c = (prof__chunk *)malloc(sizeof *c);
+        if (c) {
+            prof__chunk_clear(c);
+            prof__g.chunks++;
+        }
     }
     pthread_mutex_unlock(&prof__lock);
     if (!c) return 0;
@@ -617,14 +632,8 @@ typedef struct prof__cycle {
     int oom;                            /* collection itself ran out of memory */
 } prof__cycle;
 
-/* Back to the pool. Only kind, aux and t0 need clearing: t0 == 0 is what
-   marks a slot unwritten, and the inline path leaves kind at 0 (a region). */
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
-    for (size_t i = 0; i < PROF__CHUNK_RECS; i++) {
-        c->recs[i].kind = 0;
-        c->recs[i].aux = 0;
-        c->recs[i].t0 = 0;
-    }
+    prof__chunk_clear(c);
     c->next = prof__g.pool;
     prof__g.pool = c;
 }
