@@ -230,6 +230,33 @@ def case_monotonic(binary, tmp):
     check(len(xs(d, "outer")) == 400 and len(xs(d, "leaf")) == 1200, "monotonic clock lost events")
 
 
+EXAMPLE_REGIONS = {
+    "make_datasets", "load_batch", "shuffle", "wait_free_slot", "loader_acquire", "forward", "linear1", "relu1",
+    "linear2", "relu2", "linear3", "loss", "backward", "linear3_bwd", "relu2_bwd", "linear2_bwd", "relu1_bwd",
+    "linear1_bwd", "optimizer_step", "matmul_nn", "matmul_nt", "matmul_tn", "evaluate",
+}
+
+
+def case_example(binary, tmp):
+    """The example training program: every region, step, thread and counter."""
+    full = dict(os.environ, PROF_OUTPUT="example.json")
+    full.pop("PROF_SCHEDULE", None)
+    p = subprocess.run([binary, "30"], cwd=tmp, env=full, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    d = load(os.path.join(tmp, "example.json"))
+    names = {e["name"] for e in xs(d)}
+    check(EXAMPLE_REGIONS <= names, f"regions missing: {sorted(EXAMPLE_REGIONS - names)}")
+    steps = sorted(int(e["name"][13:]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+    check(steps == list(range(30)), f"steps {steps}")
+    threads = {e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    check({"main", "dataloader"} <= threads, f"threads {threads}")
+    losses = [e for e in d["traceEvents"] if e["ph"] == "C" and e["name"] == "loss"]
+    check(len(losses) == 30, f"{len(losses)} loss samples")
+    mm = [e for e in xs(d) if e["name"].startswith("matmul")]
+    check(all({"M", "N", "K", "flops"} <= set(e.get("args", {})) for e in mm), "matmul without shape/flops")
+    check(d["prof_dropped_events"] == 0, "example dropped events")
+
+
 def main():
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
     fn = globals().get("case_" + case)
