@@ -76,6 +76,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -87,6 +88,10 @@ typedef struct prof_schedule {
     int skip_first, wait, warmup, active, repeat;
 } prof_schedule;
 
+/* One saved cycle, as the trace-ready handler sees it. */
+typedef struct prof__cycle prof_cycle;
+typedef void (*prof_trace_ready_fn)(const prof_cycle *cycle, void *user_data);
+
 /* Zero means default everywhere (sokol style):
        prof_config cfg = { .output = "run.json", .buffer_mb = 256 };
        PROF_INIT(&cfg);                                                     */
@@ -96,6 +101,10 @@ typedef struct prof_config {
     int           disable;    /* nonzero: record nothing                    */
     int           quiet;      /* nonzero: no informational lines on stderr  */
     prof_schedule schedule;
+    const char   *table;      /* print a table per cycle: "sort=self_cpu,rows=10" */
+    const char   *tb_dir;     /* also write <tb_dir>/<worker>.<ns>.pt.trace.json */
+    prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
+    void         *user_data;
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -116,6 +125,58 @@ void prof_end(void);
 void prof_arg_int(const char *key, int64_t value);
 void prof_arg_str(const char *key, const char *value);
 void prof_get_stats(prof_stats *out);
+
+/* ---- a saved cycle: events, the summary table, folded stacks ------------ */
+
+typedef enum prof_event_kind {
+    PROF_EVENT_REGION, PROF_EVENT_STEP, PROF_EVENT_INSTANT, PROF_EVENT_COUNTER
+} prof_event_kind;
+
+typedef struct prof_event {
+    prof_event_kind kind;
+    const char *name;         /* "ProfilerStep#N" for steps                 */
+    long        tid;
+    int64_t     ts_ns;        /* since baseTimeNanoseconds, as in the trace */
+    int64_t     dur_ns;       /* regions and steps                          */
+    double      value;        /* counters                                   */
+} prof_event;
+
+int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
+uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
+size_t   prof_cycle_event_count(const prof_cycle *c);
+/* Event i, for i < prof_cycle_event_count(); 0 for slots that hold a
+   region's argument rather than an event. */
+int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
+int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
+int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
+
+/* key_averages().table(): one row per region name, or per name and
+   arguments. Sorted descending (by name: ascending). */
+typedef enum prof_sort {
+    PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
+    PROF_SORT_CPU_MAX, PROF_SORT_CALLS, PROF_SORT_FLOPS, PROF_SORT_NAME
+} prof_sort;
+
+typedef struct prof_row {
+    const char *name;
+    const char *args;         /* "M=64, N=128" when grouped by arguments    */
+    uint64_t    calls;
+    int64_t     self_ns;      /* total minus time in child regions          */
+    int64_t     total_ns;
+    int64_t     min_ns, max_ns; /* of one call's total                      */
+    double      self_pct, total_pct; /* of the sum of all self times         */
+    int64_t     flops;        /* sum of PROF_FLOPS                          */
+} prof_row;
+
+typedef struct prof_table {
+    prof_row *rows;
+    size_t    n;
+    int64_t   self_sum_ns;
+} prof_table;
+
+int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out);
+void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
+void prof_table_free(prof_table *t);
 
 /* ---- hot path: inline, everything else is out of line ------------------ */
 
@@ -355,6 +416,12 @@ static struct {
     uint64_t win_t0;                    /* tick at which the recording window began */
     int cycle;                          /* cycles saved so far */
     char output[1024];
+    char tb_dir[1024];
+    prof_trace_ready_fn on_ready;
+    void *user_data;
+    long table_rows;                    /* -1: no table; 0: every row */
+    prof_sort table_sort;
+    int table_group;
     prof_stats stats;
 } prof__g;                              /* zero is the state before init */
 static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
@@ -966,6 +1033,8 @@ typedef struct prof__tw {               /* trace-writing context */
     int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
     long pid;
     int first;
+    const char *xhead;                  /* PROF__X_HEAD or PROF__X_HEAD_OP */
+    size_t xlen;
     char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
     size_t wlen;
     /* Timestamps of neighbouring events share their milliseconds: those
@@ -1054,6 +1123,9 @@ static void prof__meta(prof__tw *t, const char *what, long tid, const char *key,
 }
 
 #define PROF__X_HEAD "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+/* TensorBoard's operator view lists only "cpu_op" events: its copy of a
+   cycle files regions under that category (steps stay user_annotation). */
+#define PROF__X_HEAD_OP "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
 
 /* The common case, a region without arguments: one space check, word copies. */
 PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
@@ -1071,8 +1143,8 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     *o = ',';
     o += !t->first;
     t->first = 0;
-    memcpy(o, PROF__X_HEAD, sizeof PROF__X_HEAD);
-    o = prof__copy16(o + sizeof PROF__X_HEAD - 1, name, len);
+    memcpy(o, t->xhead, sizeof PROF__X_HEAD);
+    o = prof__copy16(o + t->xlen, name, len);
     memcpy(o, t->where, sizeof t->where);
     int64_t t0 = prof__ts(t, e->t0), t1 = prof__ts(t, e->t1);
     o = prof__fmt_ts(t, o + t->wlen, t0);
@@ -1085,18 +1157,23 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
 
 static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs) {
     if (e->kind == PROF__K_REGION && !nargs) { prof__region_fast(t, e); return; }
-    PROF__EV_OPEN(t, PROF__X_HEAD);
     if (e->kind == PROF__K_STEP) {
         char name[40] = "ProfilerStep#";
         *prof__fmt_u64(name + 13, e->aux) = 0;
+        PROF__EV_OPEN(t, PROF__X_HEAD);
         prof__w_str(&t->w, name);
     } else {
+        prof__ev_open(t, t->xhead, t->xlen);
         prof__w_name(&t->w, e->name);
     }
     prof__ev_where(t, e->t0);
     PROF__W_LIT(&t->w, ",\"dur\":");
     char *o = prof__w_room(&t->w, 32);
-    t->w.n = (size_t)(prof__fmt_us(o, prof__ts(t, e->t1) - prof__ts(t, e->t0)) - t->w.buf);
+    /* A step ends where the next begins; readers that add ts and dur in
+       floating point (TensorBoard) would see the two overlap by a rounding
+       error, so a step ends 1 ns early. */
+    int64_t dur = prof__ts(t, e->t1) - prof__ts(t, e->t0) - (e->kind == PROF__K_STEP);
+    t->w.n = (size_t)(prof__fmt_us(o, dur) - t->w.buf);
     if (nargs) {
         PROF__W_LIT(&t->w, ",\"args\":{");
         for (size_t i = 0; i < nargs; i++) {
@@ -1112,10 +1189,14 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
     PROF__W_LIT(&t->w, "}");
 }
 
-__attribute__((noinline)) static int prof__write_trace(const prof__cycle *cy, const char *path) {
+__attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops) {
+    /* both heads padded to the same size: the fast path copies a fixed size */
+    static const char op_head[sizeof PROF__X_HEAD] = PROF__X_HEAD_OP;
     prof__tw t;
     memset(&t, 0, sizeof t);
     t.cy = cy;
+    t.xhead = as_ops ? op_head : PROF__X_HEAD;
+    t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
     t.first = 1;
     t.pid = (long)getpid();
     t.ms = (uint64_t)-1;
@@ -1222,6 +1303,8 @@ __attribute__((noinline)) static int prof__write_trace(const prof__cycle *cy, co
     return ok;
 }
 
+static int prof__write_trace(const prof__cycle *cy, const char *path) { return prof__write_trace_as(cy, path, 0); }
+
 /* ---- output paths ---------------------------------------------------------- */
 
 /* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
@@ -1248,6 +1331,39 @@ static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle
     out[n] = 0;
 }
 
+/* mkdir -p; 0 and a message if the directory cannot be made. */
+static int prof__mkdirs(const char *dir) {
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            prof__msg("cannot create directory '%s': %s", buf, strerror(errno));
+            return 0;
+        }
+        if (!(*p = c)) return 1;
+    }
+}
+
+/* TensorBoard's layout, as torch.profiler.tensorboard_trace_handler writes
+   it: <dir>/<host>_<pid>.<time_ns>.pt.trace.json, one file per cycle. */
+static void prof__write_tb(const prof__cycle *cy) {
+    char host[256] = "host", path[1400];
+    FILE *f = fopen("/proc/sys/kernel/hostname", "r");
+    if (f) {
+        if (fgets(host, sizeof host, f)) host[strcspn(host, "\n")] = 0;
+        fclose(f);
+    }
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    if (!prof__mkdirs(prof__g.tb_dir)) return;
+    snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
+             (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    if (prof__write_trace_as(cy, path, 1) && !prof__g.quiet) prof__msg("wrote %s%s", path, "");
+}
+
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
     char path[1200];
@@ -1260,13 +1376,27 @@ static void prof__save_cycle(prof__cycle *cy) {
         prof__msg("%s events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps%s", d, "");
     }
-    int ok = prof__write_trace(cy, path);
+    int ok = 1;
+    if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
+    else ok = prof__write_trace(cy, path);
+    if (prof__g.tb_dir[0]) prof__write_tb(cy);
+#ifdef PROF__TABLE_READY
+    if (prof__g.table_rows >= 0) {
+        prof_table tab;
+        if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
+            printf("prof: cycle %d\n", cy->index);
+            prof_table_print(&tab, stdout, (size_t)prof__g.table_rows);
+            fflush(stdout);
+            prof_table_free(&tab);
+        }
+    }
+#endif
     pthread_mutex_lock(&prof__lock);
     prof__g.stats.events += cy->n;
     prof__g.stats.dropped += cy->dropped;
     prof__g.stats.traces_written += ok ? 1 : 0;
     pthread_mutex_unlock(&prof__lock);
-    if (ok && !prof__g.quiet) {
+    if (ok && !prof__g.quiet && !prof__g.on_ready) {
         char n[32];
         snprintf(n, sizeof n, "%zu", cy->n);
         prof__msg("wrote %s (%s events)", path, n);
@@ -1315,7 +1445,7 @@ static int prof__parse_schedule(const char *s, prof_schedule *out) {
 static void prof__atexit(void) { prof_shutdown(); }
 
 static void prof__init_locked(const prof_config *cfg) {
-    static const prof_config none = { NULL, 0, 0, 0, { 0, 0, 0, 0, 0 } };
+    static prof_config none;            /* all defaults */
     if (!cfg) cfg = &none;
     const char *out = cfg->output && *cfg->output ? cfg->output : PROF__DEFAULT_OUT;
     long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
@@ -1346,6 +1476,26 @@ static void prof__init_locked(const prof_config *cfg) {
         else prof__msg("PROF_SCHEDULE='%s' is not of the form "
                        "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it%s", e, "");
     }
+    const char *tb = cfg->tb_dir;
+    if ((e = getenv("PROF_TB_DIR")) && *e) tb = e;
+    snprintf(prof__g.tb_dir, sizeof prof__g.tb_dir, "%s", tb ? tb : "");
+    prof__g.on_ready = cfg->on_trace_ready;
+    prof__g.user_data = cfg->user_data;
+    const char *table = cfg->table;
+    if ((e = getenv("PROF_TABLE")) && *e) table = e;
+    prof__g.table_rows = -1;
+#ifdef PROF__TABLE_READY
+    if (table && *table) {
+        size_t rows = 0;
+        if (prof__parse_table_spec(table, &prof__g.table_sort, &rows, &prof__g.table_group))
+            prof__g.table_rows = (long)rows;
+        else
+            prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
+                      "calls|flops|name,rows=N[,group=args]; no table%s", table, "");
+    }
+#else
+    (void)table;
+#endif
     snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
     if (!prof__g.chunks_max) prof__g.chunks_max = 1;
