@@ -52,7 +52,11 @@
      PROF_BUFFER_MB  cap on recorder memory (default 64); beyond it events
                      are dropped, counted, reported and stored in the trace
      PROF_DISABLE    1: record nothing at run time
-     PROF_SCHEDULE, PROF_TABLE, PROF_TB_DIR: see README.md
+     PROF_SCHEDULE   skip_first=N,wait=N,warmup=N,active=N,repeat=N
+                     (torch.profiler.schedule); one trace per cycle
+     PROF_TABLE      print the summary table per cycle: sort=self_cpu,rows=10
+     PROF_TB_DIR     also write each cycle for TensorBoard's profiler plugin
+     PROF_STACKS     also write folded stacks (flamegraph.pl, speedscope)
 
    PLATFORMS  Linux with GCC or Clang, C99/C11 and C++11/17 (strict or gnu
    dialects). Timestamps: invariant TSC on x86-64, the generic timer on
@@ -103,6 +107,7 @@ typedef struct prof_config {
     prof_schedule schedule;
     const char   *table;      /* print a table per cycle: "sort=self_cpu,rows=10" */
     const char   *tb_dir;     /* also write <tb_dir>/<worker>.<ns>.pt.trace.json */
+    const char   *stacks;     /* also write folded stacks here (flamegraph.pl) */
     prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
     void         *user_data;
 } prof_config;
@@ -134,11 +139,11 @@ typedef enum prof_event_kind {
 
 typedef struct prof_event {
     prof_event_kind kind;
-    const char *name;         /* "ProfilerStep#N" for steps                 */
+    const char *name;         /* "ProfilerStep" for steps                   */
     long        tid;
     int64_t     ts_ns;        /* since baseTimeNanoseconds, as in the trace */
     int64_t     dur_ns;       /* regions and steps                          */
-    double      value;        /* counters                                   */
+    double      value;        /* counters; the step number N for steps      */
 } prof_event;
 
 int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
@@ -331,7 +336,8 @@ extern long syscall(long number, ...);
 extern int clock_gettime(int clock_id, struct timespec *tp);
 #endif
 #endif
-#define PROF__CLOCK_MONOTONIC 1 /* Linux ABI value */
+#define PROF__CLOCK_REALTIME  0 /* Linux ABI values */
+#define PROF__CLOCK_MONOTONIC 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -417,6 +423,7 @@ static struct {
     int cycle;                          /* cycles saved so far */
     char output[1024];
     char tb_dir[1024];
+    char stacks[1024];
     prof_trace_ready_fn on_ready;
     void *user_data;
     long table_rows;                    /* -1: no table; 0: every row */
@@ -1189,6 +1196,17 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
     PROF__W_LIT(&t->w, "}");
 }
 
+/* The waiting arguments pend[k..np) that belong to e, a region or step just
+   read in record order; returns k. An argument belongs to the first region
+   that closes after it on its thread and began no later than it; steps take
+   none. The caller drops pend[k..np) once it has used them. */
+static size_t prof__args_owned(const prof__ev *ev, const size_t *pend, size_t np, const prof__ev *e) {
+    size_t k = np;
+    if (e->kind == PROF__K_REGION)
+        while (k > 0 && ev[pend[k - 1]].t0 >= e->t0) k--;
+    return k;
+}
+
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops) {
     /* both heads padded to the same size: the fast path copies a fixed size */
     static const char op_head[sizeof PROF__X_HEAD] = PROF__X_HEAD_OP;
@@ -1262,9 +1280,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                 break;
             case PROF__K_REGION:
             case PROF__K_STEP: {
-                size_t k = np;
-                if (e->kind == PROF__K_REGION)
-                    while (k > 0 && cy->ev[pend[k - 1]].t0 >= e->t0) k--;
+                size_t k = prof__args_owned(cy->ev, pend, np, e);
                 prof__region(&t, e, cy->ev, pend + k, np - k);
                 np = k;
                 break;
@@ -1304,6 +1320,620 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
 }
 
 static int prof__write_trace(const prof__cycle *cy, const char *path) { return prof__write_trace_as(cy, path, 0); }
+
+/* ---- a saved cycle: events, summary table, folded stacks ------------------ */
+
+#define PROF__NO_PARENT   ((size_t)-1)
+
+/* ns since baseTimeNanoseconds = prof__tick_ns() + this, as the writer does. */
+static int64_t prof__trace_shift(void) {
+    int64_t base = prof__g.wall0 - prof__g.wall0 % 1000000000;
+    return prof__g.wall0 - base - prof__g.mono0;
+}
+
+int prof_cycle_index(const prof_cycle *c) { return c->index; }
+uint64_t prof_cycle_dropped(const prof_cycle *c) { return c->dropped; }
+size_t prof_cycle_event_count(const prof_cycle *c) { return c->n; }
+int prof_cycle_write_trace(const prof_cycle *c, const char *path) { return prof__write_trace(c, path); }
+
+/* A step comes back as name "ProfilerStep" with value = its number N (the
+   trace's "ProfilerStep#N"): a const cycle has nowhere to keep that string.
+   Durations are exact (the trace ends steps 1 ns early for TensorBoard). */
+int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
+    memset(out, 0, sizeof *out);
+    if (i >= c->n) return 0;
+    const prof__ev *e = &c->ev[i];
+    int64_t t0 = prof__tick_ns(e->t0);
+    out->name = e->name;
+    out->tid = e->th < c->nth ? c->th[e->th].tid : 0;
+    out->ts_ns = t0 + prof__trace_shift();
+    switch (e->kind) {
+    case PROF__K_REGION:
+        out->kind = PROF_EVENT_REGION;
+        out->dur_ns = prof__tick_ns(e->t1) - t0;
+        return 1;
+    case PROF__K_STEP:
+        out->kind = PROF_EVENT_STEP;
+        out->name = "ProfilerStep";
+        out->dur_ns = prof__tick_ns(e->t1) - t0;
+        out->value = (double)e->aux;
+        return 1;
+    case PROF__K_INSTANT:
+        out->kind = PROF_EVENT_INSTANT;
+        return 1;
+    case PROF__K_COUNTER:
+        out->kind = PROF_EVENT_COUNTER;
+        memcpy(&out->value, &e->t1, sizeof out->value);
+        return 1;
+    default:                            /* an argument, not an event */
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+}
+
+/* Room for need elements of size bytes at p: the (possibly moved) array, or
+   NULL with p untouched when memory runs out. */
+static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return p;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need) nc *= 2;
+    void *q = realloc(p, nc * size);
+    if (q) *cap = nc;
+    return q;
+}
+
+/* Walks a cycle's regions and steps thread by thread in record order. A
+   region is recorded when it ends, so its children come before it: the
+   finished regions not yet claimed wait on a stack, and those that began no
+   earlier than the region arriving are its direct children. */
+typedef struct prof__span { uint64_t t0; int64_t total; size_t idx; } prof__span;
+
+typedef struct prof__walk {
+    const prof__cycle *cy;
+    size_t i;                           /* next event */
+    prof__span *stk;
+    size_t sp, scap;
+    size_t *pend;                       /* arguments waiting for their region */
+    size_t np, pcap, keep;
+    size_t *parent;                     /* optional: enclosing region per event */
+    int oom;
+} prof__walk;
+
+typedef struct prof__wreg {             /* one region or step, complete */
+    const prof__ev *e;
+    size_t idx;
+    int64_t self_ns, total_ns;
+    const size_t *args;                 /* its arguments, indices into cy->ev */
+    size_t nargs;
+} prof__wreg;
+
+static int prof__walk_next(prof__walk *w, prof__wreg *out) {
+    const prof__cycle *cy = w->cy;
+    w->np = w->keep;                    /* the last region's arguments are used */
+    for (; w->i < cy->n; w->i++) {
+        size_t i = w->i;
+        const prof__ev *e = &cy->ev[i];
+        if (i && e->th != cy->ev[i - 1].th) w->sp = w->np = 0;
+        if (e->kind == PROF__K_ARG_INT || e->kind == PROF__K_ARG_STR) {
+            size_t *p = (size_t *)prof__grow(w->pend, &w->pcap, w->np + 1, sizeof *p);
+            if (!p) { w->oom = 1; return 0; }
+            w->pend = p;
+            w->pend[w->np++] = i;
+            continue;
+        }
+        if (e->kind != PROF__K_REGION && e->kind != PROF__K_STEP) continue;
+        prof__span *s = (prof__span *)prof__grow(w->stk, &w->scap, w->sp + 1, sizeof *s);
+        if (!s) { w->oom = 1; return 0; }
+        w->stk = s;
+        size_t k = prof__args_owned(cy->ev, w->pend, w->np, e);
+        int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0;
+        while (w->sp && w->stk[w->sp - 1].t0 >= e->t0) {
+            const prof__span *c = &w->stk[--w->sp];
+            kids += c->total;
+            if (w->parent) w->parent[c->idx] = i;
+        }
+        if (w->parent) w->parent[i] = PROF__NO_PARENT;
+        w->stk[w->sp].t0 = e->t0;
+        w->stk[w->sp].total = total;
+        w->stk[w->sp++].idx = i;
+        out->e = e;
+        out->idx = i;
+        out->total_ns = total;
+        out->self_ns = total - kids;
+        out->args = w->pend ? w->pend + k : NULL; /* no arguments seen yet: k == 0 */
+        out->nargs = w->np - k;
+        w->keep = k;
+        w->i = i + 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void prof__walk_free(prof__walk *w) { free(w->stk); free(w->pend); }
+
+/* torch's key_averages() files every ProfilerStep#N under one name. */
+static const char *prof__row_name(const prof__ev *e) {
+    if (e->kind == PROF__K_STEP) return "ProfilerStep*";
+    return e->name ? e->name : "(null)";
+}
+
+static uint64_t prof__fnv(uint64_t h, const char *s) {
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* A growable byte buffer of NUL-terminated strings, addressed by offset. */
+typedef struct prof__sbuf { char *p; size_t n, cap; } prof__sbuf;
+
+static int prof__sb_put(prof__sbuf *b, const char *s, size_t len) {
+    char *p = (char *)prof__grow(b->p, &b->cap, b->n + len + 1, 1);
+    if (!p) return 0;
+    b->p = p;
+    memcpy(p + b->n, s, len);
+    b->n += len;
+    p[b->n] = 0;                        /* terminated, not counted */
+    return 1;
+}
+
+/* "key=value, key=value" in attachment order; flops are summed, not shown. */
+static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs) {
+    b->n = 0;
+    if (!prof__sb_put(b, "", 0)) return 0;
+    for (size_t i = 0; i < nargs; i++) {
+        const prof__ev *a = &ev[args[i]];
+        const char *key = a->name ? a->name : "(null)", *val;
+        char num[32];
+        if (a->kind == PROF__K_ARG_INT) {
+            if (!strcmp(key, "flops")) continue;
+            snprintf(num, sizeof num, "%lld", (long long)(int64_t)a->t1);
+            val = num;
+        } else {
+            val = (const char *)(uintptr_t)a->t1;
+            if (!val) val = "(null)";
+        }
+        if ((b->n && !prof__sb_put(b, ", ", 2)) || !prof__sb_put(b, key, strlen(key)) ||
+            !prof__sb_put(b, "=", 1) || !prof__sb_put(b, val, strlen(val)))
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct prof__agg {              /* a row while the table is built */
+    uint64_t hash;
+    size_t name, args;                  /* offsets into the string buffer */
+    prof_row r;
+} prof__agg;
+
+static int prof__cmp_i64(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+/* Descending by the sort key (by name: ascending), then name, then args. */
+static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
+    int c = 0;
+    switch (s) {
+    case PROF_SORT_SELF_CPU:  c = prof__cmp_i64(b->self_ns, a->self_ns); break;
+    case PROF_SORT_CPU_TOTAL: c = prof__cmp_i64(b->total_ns, a->total_ns); break;
+    case PROF_SORT_CPU_MIN:   c = prof__cmp_i64(b->min_ns, a->min_ns); break;
+    case PROF_SORT_CPU_MAX:   c = prof__cmp_i64(b->max_ns, a->max_ns); break;
+    case PROF_SORT_FLOPS:     c = prof__cmp_i64(b->flops, a->flops); break;
+    case PROF_SORT_CALLS:     c = (b->calls > a->calls) - (b->calls < a->calls); break;
+    case PROF_SORT_CPU_AVG: { /* b->total / b->calls against a's, exactly */
+#ifdef __SIZEOF_INT128__
+        __int128 x = (__int128)b->total_ns * (__int128)a->calls, y = (__int128)a->total_ns * (__int128)b->calls;
+#else
+        double x = (double)b->total_ns * (double)a->calls, y = (double)a->total_ns * (double)b->calls;
+#endif
+        c = (x > y) - (x < y);
+        break;
+    }
+    default: break;
+    }
+    if (!c) c = strcmp(a->name, b->name);
+    if (!c) c = strcmp(a->args ? a->args : "", b->args ? b->args : "");
+    return c;
+}
+
+static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
+    if (n < 2) return;
+    size_t h = n / 2, i = 0, j = h, k = 0;
+    prof__row_sort(v, tmp, h, s);
+    prof__row_sort(v + h, tmp, n - h, s);
+    while (i < h && j < n) tmp[k++] = prof__row_cmp(&v[j], &v[i], s) < 0 ? v[j++] : v[i++];
+    while (i < h) tmp[k++] = v[i++];
+    memcpy(v, tmp, k * sizeof *v);      /* v[j..n) is in place already */
+}
+
+/* Rows and their strings live in one block: prof_table_free is one free(). */
+int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out) {
+    prof__walk w;
+    prof__wreg r;
+    prof__sbuf str = { NULL, 0, 0 }, key = { NULL, 0, 0 };
+    prof__agg *agg = NULL;
+    size_t nagg = 0, acap = 0, *slot = NULL, nslot = 0;
+    int ok = 1;
+    memset(out, 0, sizeof *out);
+    memset(&w, 0, sizeof w);
+    w.cy = c;
+    while (ok && prof__walk_next(&w, &r)) {
+        const char *name = prof__row_name(r.e);
+        int64_t flops = 0;
+        for (size_t i = 0; i < r.nargs; i++) {
+            const prof__ev *a = &c->ev[r.args[i]];
+            if (a->kind == PROF__K_ARG_INT && a->name && !strcmp(a->name, "flops")) flops += (int64_t)a->t1;
+        }
+        if (group_by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
+        uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
+        if (group_by_args) h = prof__fnv(h * 0x100000001b3ull, key.p); /* NUL between */
+        if (2 * (nagg + 1) > nslot) {   /* at most half full */
+            size_t ns = nslot ? 2 * nslot : 256;
+            size_t *sl = (size_t *)calloc(ns, sizeof *sl);
+            if (!sl) { ok = 0; break; }
+            for (size_t i = 0; i < nagg; i++) {
+                size_t j = (size_t)agg[i].hash & (ns - 1);
+                while (sl[j]) j = (j + 1) & (ns - 1);
+                sl[j] = i + 1;
+            }
+            free(slot);
+            slot = sl;
+            nslot = ns;
+        }
+        size_t j = (size_t)h & (nslot - 1);
+        prof__agg *g = NULL;
+        for (; slot[j]; j = (j + 1) & (nslot - 1)) {
+            prof__agg *x = &agg[slot[j] - 1];
+            if (x->hash == h && !strcmp(str.p + x->name, name) &&
+                (!group_by_args || !strcmp(str.p + x->args, key.p))) { g = x; break; }
+        }
+        if (!g) {
+            prof__agg *na = (prof__agg *)prof__grow(agg, &acap, nagg + 1, sizeof *na);
+            if (!na) { ok = 0; break; }
+            agg = na;
+            g = &agg[nagg];
+            memset(g, 0, sizeof *g);
+            g->hash = h;
+            g->name = str.n;
+            if (!prof__sb_put(&str, name, strlen(name) + 1)) { ok = 0; break; }
+            g->args = str.n;
+            if (group_by_args && !prof__sb_put(&str, key.p, key.n + 1)) { ok = 0; break; }
+            g->r.min_ns = r.total_ns;
+            g->r.max_ns = r.total_ns;
+            slot[j] = ++nagg;
+        }
+        g->r.calls++;
+        g->r.self_ns += r.self_ns;
+        g->r.total_ns += r.total_ns;
+        if (r.total_ns < g->r.min_ns) g->r.min_ns = r.total_ns;
+        if (r.total_ns > g->r.max_ns) g->r.max_ns = r.total_ns;
+        g->r.flops += flops;
+    }
+    if (w.oom) ok = 0;
+    prof__walk_free(&w);
+    free(slot);
+    free(key.p);
+
+    prof_row *rows = NULL, *tmp = NULL;
+    if (ok && nagg) {
+        rows = (prof_row *)malloc(nagg * sizeof *rows + str.n);
+        tmp = (prof_row *)malloc(nagg * sizeof *tmp);
+        ok = rows && tmp;
+    }
+    if (ok && nagg) {
+        char *s = (char *)(rows + nagg);
+        memcpy(s, str.p, str.n);
+        int64_t sum = 0;
+        for (size_t i = 0; i < nagg; i++) sum += agg[i].r.self_ns;
+        for (size_t i = 0; i < nagg; i++) {
+            rows[i] = agg[i].r;
+            rows[i].name = s + agg[i].name;
+            rows[i].args = group_by_args ? s + agg[i].args : NULL;
+            /* torch: both shares are of the sum of self times */
+            rows[i].self_pct = sum ? 100.0 * (double)rows[i].self_ns / (double)sum : 0.0;
+            rows[i].total_pct = sum ? 100.0 * (double)rows[i].total_ns / (double)sum : 0.0;
+        }
+        prof__row_sort(rows, tmp, nagg, sort);
+        out->rows = rows;
+        out->n = nagg;
+        out->self_sum_ns = sum;
+        rows = NULL;
+    }
+    free(rows);
+    free(tmp);
+    free(agg);
+    free(str.p);
+    return ok;
+}
+
+void prof_table_free(prof_table *t) {
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+/* torch's _format_time: microseconds below 1 ms, ms below 1 s, else s. */
+static void prof__fmt_time(char *o, size_t cap, double ns) {
+    if (ns >= 1e9) snprintf(o, cap, "%.3fs", ns / 1e9);
+    else if (ns >= 1e6) snprintf(o, cap, "%.3fms", ns / 1e6);
+    else snprintf(o, cap, "%.3fus", ns / 1e3);
+}
+
+static void prof__fmt_share(char *o, size_t cap, int64_t ns, int64_t sum) {
+    if (sum) snprintf(o, cap, "%.2f%%", 100.0 * (double)ns / (double)sum);
+    else snprintf(o, cap, "NaN");
+}
+
+/* torch cuts a name at max - 3 characters and adds "..."; never mid-UTF-8. */
+static const char *prof__cut(char *buf, const char *s, size_t max) {
+    size_t n = strlen(s), cut = max - 3;
+    if (n < cut) return s;
+    while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
+    memcpy(buf, s, cut);
+    memcpy(buf + cut, "...", 4);
+    return buf;
+}
+
+/* Laid out as torch's EventList.table(): columns right-aligned, two spaces
+   after each, widths 12 but Name (longest + 4, at most 55) and Args
+   (longest + 4, at most 80), which stands where torch puts Input Shapes. */
+void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
+    enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__COL_W = 12 };
+    static const char *const flop_units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
+    static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
+    if (!t || !t->n) return;
+    size_t nw = 0, aw = 0;
+    int64_t fmin = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const prof_row *r = &t->rows[i];
+        size_t n = strlen(r->name);
+        if (n > nw) nw = n;
+        if (r->args && (n = strlen(r->args)) > aw) aw = n;
+        if (r->flops > 0 && (!fmin || r->flops < fmin)) fmin = r->flops;
+    }
+    nw = nw + 4 < (size_t)PROF__NAME_W ? nw + 4 : (size_t)PROF__NAME_W;
+    int has_args = aw > 0;
+    aw = aw + 4 < (size_t)PROF__ARGS_W ? aw + 4 : (size_t)PROF__ARGS_W;
+    int unit = 0;                       /* torch scales FLOPs by the smallest */
+    for (int64_t v = fmin; v >= 1000 && unit < 5; v /= 1000) unit++;
+    char flops_head[16];
+    snprintf(flops_head, sizeof flops_head, "Total %s", flop_units[unit]);
+
+    const char *head[13] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                             "CPU time avg", "CPU min", "CPU max", "# of Calls" };
+    int width[13] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
+                      PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W };
+    int nc = 9;
+    if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
+    if (fmin) {
+        head[nc] = flops_head; width[nc++] = PROF__COL_W;
+        head[nc] = "GFLOPS"; width[nc++] = PROF__COL_W;
+    }
+    char rule[512];
+    size_t rl = 0;
+    for (int k = 0; k < nc; k++) {
+        for (int d = 0; d < width[k]; d++) rule[rl++] = '-';
+        rule[rl++] = ' ';
+        rule[rl++] = ' ';
+    }
+    rule[rl] = 0;
+
+    fprintf(f, "%s\n", rule);
+    for (int k = 0; k < nc; k++) fprintf(f, "%*s  ", width[k], head[k]);
+    fprintf(f, "\n%s\n", rule);
+    for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) {
+        const prof_row *r = &t->rows[i];
+        char cell[13][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
+        const char *v[13];
+        v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
+        prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
+        prof__fmt_time(cell[2], 64, (double)r->self_ns);
+        prof__fmt_share(cell[3], 64, r->total_ns, t->self_sum_ns);
+        prof__fmt_time(cell[4], 64, (double)r->total_ns);
+        prof__fmt_time(cell[5], 64, r->calls ? (double)r->total_ns / (double)r->calls : 0.0);
+        prof__fmt_time(cell[6], 64, (double)r->min_ns);
+        prof__fmt_time(cell[7], 64, (double)r->max_ns);
+        snprintf(cell[8], 64, "%llu", (unsigned long long)r->calls);
+        for (int k = 1; k < 9; k++) v[k] = cell[k];
+        int k = 9;
+        if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
+        if (fmin) {
+            if (r->flops > 0) {
+                snprintf(cell[k], 64, "%8.3f", (double)r->flops * flop_scale[unit]);
+                snprintf(cell[k + 1], 64, "%8.3f", r->total_ns ? (double)r->flops / (double)r->total_ns : 0.0);
+            } else {
+                strcpy(cell[k], "--");
+                strcpy(cell[k + 1], "--");
+            }
+            v[k] = cell[k];
+            v[k + 1] = cell[k + 1];
+        }
+        for (k = 0; k < nc; k++) fprintf(f, "%*s  ", width[k], v[k]);
+        fputc('\n', f);
+    }
+    char tot[64];
+    prof__fmt_time(tot, sizeof tot, (double)t->self_sum_ns);
+    fprintf(f, "%s\nSelf CPU time total: %s\n", rule, tot);
+}
+
+/* ---- folded stacks --------------------------------------------------------- */
+
+/* A node of the calling-context tree: one distinct stack, all threads merged. */
+typedef struct prof__cct { const char *name; size_t parent; int64_t self_ns; uint64_t hash; } prof__cct;
+
+/* Frames as flamegraph.pl, inferno and speedscope read them: ';' separates
+   frames and a line ends at a newline, so neither may appear in a name. */
+static int prof__put_frame(prof__sbuf *b, const char *s) {
+    size_t start = b->n;
+    if (!prof__sb_put(b, s, strlen(s))) return 0;
+    for (char *p = b->p + start; *p; p++) {
+        if (*p == ';') *p = ':';
+        else if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+    }
+    return 1;
+}
+
+static int prof__line_cmp(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One line per distinct stack, merged across threads, sorted: frames root
+   first, then the stack's self time in whole microseconds (rounded, as
+   torch's export_stacks counts; lines that round to 0 are left out). Steps
+   are frames named "ProfilerStep*"; threads are not frames. */
+int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+    prof__walk w;
+    prof__wreg r;
+    prof__cct *node = NULL;
+    prof__sbuf lines = { NULL, 0, 0 };
+    size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
+    const char **line = NULL;
+    int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
+    int ok = 1;
+    memset(&w, 0, sizeof w);
+    w.cy = c;
+    w.parent = (size_t *)malloc((c->n + 1) * sizeof *w.parent);
+    if (!self || !w.parent) ok = 0;
+    while (ok && prof__walk_next(&w, &r)) self[r.idx] = r.self_ns;
+    if (w.oom) ok = 0;
+
+    /* Backwards, every region comes before its children: parent[i] is
+       replaced by region i's node, which its children then look up. */
+    for (size_t i = c->n; ok && i-- > 0;) {
+        const prof__ev *e = &c->ev[i];
+        if (e->kind != PROF__K_REGION && e->kind != PROF__K_STEP) continue;
+        size_t pn = w.parent[i] == PROF__NO_PARENT ? PROF__NO_PARENT : w.parent[w.parent[i]];
+        const char *name = prof__row_name(e);
+        uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ ((uint64_t)pn * 0x9E3779B97F4A7C15ull), name);
+        if (2 * (nnode + 1) > nslot) {
+            size_t ns = nslot ? 2 * nslot : 256;
+            size_t *sl = (size_t *)calloc(ns, sizeof *sl);
+            if (!sl) { ok = 0; break; }
+            for (size_t k = 0; k < nnode; k++) {
+                size_t j = (size_t)node[k].hash & (ns - 1);
+                while (sl[j]) j = (j + 1) & (ns - 1);
+                sl[j] = k + 1;
+            }
+            free(slot);
+            slot = sl;
+            nslot = ns;
+        }
+        size_t j = (size_t)h & (nslot - 1);
+        for (; slot[j]; j = (j + 1) & (nslot - 1)) {
+            const prof__cct *x = &node[slot[j] - 1];
+            if (x->hash == h && x->parent == pn && !strcmp(x->name, name)) break;
+        }
+        if (!slot[j]) {
+            prof__cct *nn = (prof__cct *)prof__grow(node, &ncap, nnode + 1, sizeof *nn);
+            if (!nn) { ok = 0; break; }
+            node = nn;
+            node[nnode].name = name;
+            node[nnode].parent = pn;
+            node[nnode].self_ns = 0;
+            node[nnode].hash = h;
+            slot[j] = ++nnode;
+        }
+        w.parent[i] = slot[j] - 1;
+        node[slot[j] - 1].self_ns += self[i];
+    }
+    prof__walk_free(&w);
+    free(w.parent);
+    free(self);
+    free(slot);
+
+    /* The lines, each NUL-terminated in one buffer, then sorted. */
+    if (ok && nnode) {
+        up = (size_t *)malloc(nnode * sizeof *up);
+        off = (size_t *)malloc(nnode * sizeof *off);
+        line = (const char **)malloc(nnode * sizeof *line);
+        if (!up || !off || !line) ok = 0;
+    }
+    for (size_t k = 0; ok && k < nnode; k++) {
+        int64_t us = (node[k].self_ns + 500) / 1000;
+        if (us <= 0) continue;
+        size_t depth = 0;
+        for (size_t p = k; p != PROF__NO_PARENT; p = node[p].parent) up[depth++] = p;
+        off[nl++] = lines.n;
+        while (ok && depth--) ok = prof__put_frame(&lines, node[up[depth]].name) &&
+                                   (!depth || prof__sb_put(&lines, ";", 1));
+        char num[32];
+        int len = snprintf(num, sizeof num, " %lld", (long long)us);
+        ok = ok && prof__sb_put(&lines, num, (size_t)len + 1);
+    }
+    FILE *f = NULL;
+    if (ok) {
+        for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
+        if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
+        if (!(f = fopen(path, "w"))) {
+            prof__msg("cannot write stacks '%s': %s", path, strerror(errno));
+            ok = 0;
+        } else {
+            for (size_t k = 0; k < nl; k++) {
+                fputs(line[k], f);
+                fputc('\n', f);
+            }
+            if (ferror(f)) ok = 0;
+            if (fclose(f) != 0) ok = 0;
+            if (!ok) prof__msg("failed writing stacks '%s'%s", path, "");
+        }
+    } else {
+        prof__msg("out of memory writing stacks '%s'%s", path, "");
+    }
+    free(node);
+    free(up);
+    free(off);
+    free(line);
+    free(lines.p);
+    return ok;
+}
+
+/* ---- PROF_TABLE ---------------------------------------------------------- */
+
+static int prof__parse_uint(const char *s, long *out);
+
+/* "sort=self_cpu,rows=10[,group=args]", any order, any subset; the rest
+   stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
+   default. torch's sort_by spellings are accepted too. */
+static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args) {
+    static const struct { const char *name; prof_sort sort; } sorts[] = {
+        { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
+        { "cpu_total", PROF_SORT_CPU_TOTAL }, { "cpu_time_total", PROF_SORT_CPU_TOTAL },
+        { "cpu_avg", PROF_SORT_CPU_AVG },     { "cpu_time", PROF_SORT_CPU_AVG },
+        { "cpu_min", PROF_SORT_CPU_MIN },     { "cpu_max", PROF_SORT_CPU_MAX },
+        { "calls", PROF_SORT_CALLS },         { "count", PROF_SORT_CALLS },
+        { "flops", PROF_SORT_FLOPS },         { "name", PROF_SORT_NAME },
+    };
+    prof_sort s = PROF_SORT_SELF_CPU;
+    long n = 0;
+    int g = 0;
+    char buf[256];
+    if (!spec || strlen(spec) >= sizeof buf) return 0;
+    strcpy(buf, spec);
+    if (strcmp(buf, "1") != 0) {
+        for (char *tok = buf; tok;) {
+            char *comma = strchr(tok, ',');
+            if (comma) *comma = 0;
+            char *eq = strchr(tok, '=');
+            if (!eq) return 0;
+            *eq++ = 0;
+            if (!strcmp(tok, "sort")) {
+                size_t i = 0, ns = sizeof sorts / sizeof sorts[0];
+                while (i < ns && strcmp(eq, sorts[i].name)) i++;
+                if (i == ns) return 0;
+                s = sorts[i].sort;
+            } else if (!strcmp(tok, "rows")) {
+                if (!prof__parse_uint(eq, &n)) return 0;
+            } else if (!strcmp(tok, "group")) {
+                if (!strcmp(eq, "args")) g = 1;
+                else if (!strcmp(eq, "name")) g = 0;
+                else return 0;
+            } else {
+                return 0;
+            }
+            tok = comma ? comma + 1 : NULL;
+        }
+    }
+    *sort = s;
+    *rows = (size_t)n;
+    *group_by_args = g;
+    return 1;
+}
+
 
 /* ---- output paths ---------------------------------------------------------- */
 
@@ -1357,7 +1987,7 @@ static void prof__write_tb(const prof__cycle *cy) {
         fclose(f);
     }
     struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
+    clock_gettime(PROF__CLOCK_REALTIME, &ts);
     if (!prof__mkdirs(prof__g.tb_dir)) return;
     snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
              (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
@@ -1380,7 +2010,11 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
     else ok = prof__write_trace(cy, path);
     if (prof__g.tb_dir[0]) prof__write_tb(cy);
-#ifdef PROF__TABLE_READY
+    if (prof__g.stacks[0]) {
+        char sp[1200];
+        prof__expand_path(sp, sizeof sp, prof__g.stacks, cy->index);
+        if (prof_cycle_write_stacks(cy, sp) && !prof__g.quiet) prof__msg("wrote %s%s", sp, "");
+    }
     if (prof__g.table_rows >= 0) {
         prof_table tab;
         if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
@@ -1390,7 +2024,6 @@ static void prof__save_cycle(prof__cycle *cy) {
             prof_table_free(&tab);
         }
     }
-#endif
     pthread_mutex_lock(&prof__lock);
     prof__g.stats.events += cy->n;
     prof__g.stats.dropped += cy->dropped;
@@ -1476,6 +2109,9 @@ static void prof__init_locked(const prof_config *cfg) {
         else prof__msg("PROF_SCHEDULE='%s' is not of the form "
                        "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it%s", e, "");
     }
+    const char *st = cfg->stacks;
+    if ((e = getenv("PROF_STACKS")) && *e) st = e;
+    snprintf(prof__g.stacks, sizeof prof__g.stacks, "%s", st ? st : "");
     const char *tb = cfg->tb_dir;
     if ((e = getenv("PROF_TB_DIR")) && *e) tb = e;
     snprintf(prof__g.tb_dir, sizeof prof__g.tb_dir, "%s", tb ? tb : "");
@@ -1484,7 +2120,6 @@ static void prof__init_locked(const prof_config *cfg) {
     const char *table = cfg->table;
     if ((e = getenv("PROF_TABLE")) && *e) table = e;
     prof__g.table_rows = -1;
-#ifdef PROF__TABLE_READY
     if (table && *table) {
         size_t rows = 0;
         if (prof__parse_table_spec(table, &prof__g.table_sort, &rows, &prof__g.table_group))
@@ -1493,9 +2128,6 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name,rows=N[,group=args]; no table%s", table, "");
     }
-#else
-    (void)table;
-#endif
     snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
     if (!prof__g.chunks_max) prof__g.chunks_max = 1;
@@ -1528,7 +2160,7 @@ static void prof__init_locked(const prof_config *cfg) {
         prof__g.mono0 = m;
         prof__g.ns_per_tick = 1.0;
         struct timespec ts;
-        timespec_get(&ts, TIME_UTC);
+        clock_gettime(PROF__CLOCK_REALTIME, &ts);
         prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
         pthread_key_create(&prof__g.key, prof__thread_exit);
         atexit(prof__atexit);
