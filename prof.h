@@ -462,6 +462,8 @@ uint64_t prof__ticks_clock(void) { return (uint64_t)prof__mono_ns(); }
 /* A (tick, monotonic ns) pair read as close together as this CPU allows. */
 static void prof__clock_pair(uint64_t *tick, int64_t *mono) {
     uint64_t best = (uint64_t)-1;
+    *tick = 0;
+    *mono = 0;
     for (int i = 0; i < 7; i++) {
         uint64_t a = prof__ticks();
         int64_t m = prof__mono_ns();

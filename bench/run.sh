@@ -37,7 +37,7 @@ per_iter() { awk '{printf "%.1f", $1 / 6 - 3}'; }
 floor_ir=$(ir loop_floor floor 200000 | per_iter)
 region_ir=$(ir loop_region region 200000 | per_iter)
 off_ir=$(ir loop_region off 200000 | per_iter)
-format_ir=$(ir prof__write_trace write 200000 | awk '{printf "%.0f", $1}')
+format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
 collect_ir=$(ir prof__collect_locked write 200000 | awk '{printf "%.0f", $1}')
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')

@@ -257,6 +257,43 @@ def case_example(binary, tmp):
     check(d["prof_dropped_events"] == 0, "example dropped events")
 
 
+def case_readers(binary, tmp):
+    """TensorBoard's plugin finds the PROF_TB_DIR run and builds its overview
+    with our steps and its operator view with our regions; HTA loads the
+    PROF_OUTPUT trace in a directory. (Nesting is not asked of HTA's call
+    graph: HTA rounds starts up and ends down to whole microseconds, so
+    siblings less than 1 us apart can come out nested; the exact nesting is
+    checked on the JSON in case_regions.)"""
+    try:
+        import hta  # noqa: F401
+        import torch_tb_profiler  # noqa: F401
+    except ImportError:
+        print("SKIP: the trace readers are not installed (tests/readers/setup_venv.sh)")
+        sys.exit(77)
+    readers = os.path.join(os.path.dirname(os.path.abspath(__file__)), "readers")
+    tb = os.path.join(tmp, "tb", "train_mlp")
+    hta_dir = os.path.join(tmp, "hta")
+    os.makedirs(hta_dir)
+    env = dict(os.environ)
+    for k in [k for k in env if k.startswith("PROF_")]:
+        del env[k]
+    env.update(PROF_TB_DIR=tb, PROF_OUTPUT=os.path.join(hta_dir, "rank{rank}_cycle{cycle}.json"),
+               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1")
+    p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    tb_files = sorted(os.listdir(tb))
+    check(len(tb_files) == 1 and all(re.fullmatch(r".+_\d+\.\d+\.pt\.trace\.json", f) for f in tb_files),
+          f"TensorBoard files {tb_files}")
+    ops = "forward,backward,linear1,relu1,linear3_bwd,optimizer_step,matmul_nn,load_batch"
+    for cmd in ([sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tb),
+                 "--expect-steps", "3", "--expect-ops", ops],
+                [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "1",
+                 "--expect-names", "forward,backward,optimizer_step"]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        print(r.stdout.strip())
+        check(r.returncode == 0, f"{os.path.basename(cmd[1])} failed:\n{r.stdout}\n{r.stderr}")
+
+
 def main():
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
     fn = globals().get("case_" + case)
