@@ -360,7 +360,20 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-    PROF_INIT(NULL);  /* or a prof_config *; PROF_* environment variables win */
+#if defined(PROF_ENABLE)
+    /* Record two representative cycles of 5 steps after start-up, print the
+       table for each; PROF_* environment variables override all of this. */
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "train_mlp_trace.json";           /* .1.json, .2.json: a file per cycle */
+    cfg.schedule.skip_first = 5;
+    cfg.schedule.wait = 5;
+    cfg.schedule.warmup = 2;
+    cfg.schedule.active = 5;
+    cfg.schedule.repeat = 2;
+    cfg.table = "sort=self_cpu,rows=12";
+    PROF_INIT(&cfg);
+#endif
     PROF_THREAD_NAME("main");
     int steps = argc > 1 ? atoi(argv[1]) : 60;
     if (steps < 1) { fprintf(stderr, "usage: %s [steps > 0]\n", argv[0]); return 2; }

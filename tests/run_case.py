@@ -224,6 +224,22 @@ def case_config(binary, tmp):
     check(os.path.exists(os.path.join(tmp, "env.1.json")), f"env did not override config: {os.listdir(tmp)}")
 
 
+def case_handler(binary, tmp):
+    p = run(binary, "handler", {}, tmp)
+    # wait=1, active=3 over 8 steps: cycles of steps 1-3 and 5-7, each handed
+    # to the handler instead of a file; stacks written beside it
+    want = ["cycle 1 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0",
+            "cycle 2 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0",
+            "handler calls 2"]
+    check(p.stdout.split("\n")[:3] == want, f"handler output: {p.stdout}")
+    check(sorted(os.listdir(tmp)) == ["stacks_1.txt", "stacks_2.txt"], f"files {os.listdir(tmp)}")
+    for f in ("stacks_1.txt", "stacks_2.txt"):
+        lines = open(os.path.join(tmp, f)).read().splitlines()
+        frames = sorted(l.rsplit(" ", 1)[0] for l in lines)
+        check(frames == ["ProfilerStep*", "ProfilerStep*;handled"], f"{f}: {lines}")
+        check(all(int(l.rsplit(" ", 1)[1]) > 0 for l in lines), f"{f}: counts {lines}")
+
+
 def case_monotonic(binary, tmp):
     run(binary, "regions", {"PROF_OUTPUT": "t.json", "PROF_CLOCK": "monotonic"}, tmp)
     d = load(os.path.join(tmp, "t.json"))
@@ -238,23 +254,29 @@ EXAMPLE_REGIONS = {
 
 
 def case_example(binary, tmp):
-    """The example training program: every region, step, thread and counter."""
-    full = dict(os.environ, PROF_OUTPUT="example.json")
-    full.pop("PROF_SCHEDULE", None)
-    p = subprocess.run([binary, "30"], cwd=tmp, env=full, capture_output=True, text=True, timeout=300)
+    """The example training program with its own schedule (skip_first=5,
+    wait=5, warmup=2, active=5, repeat=2): two cycles, every region, step,
+    thread and counter in each, and the table printed per cycle."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    p = subprocess.run([binary, "30"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
-    d = load(os.path.join(tmp, "example.json"))
-    names = {e["name"] for e in xs(d)}
-    check(EXAMPLE_REGIONS <= names, f"regions missing: {sorted(EXAMPLE_REGIONS - names)}")
-    steps = sorted(int(e["name"][13:]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
-    check(steps == list(range(30)), f"steps {steps}")
-    threads = {e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
-    check({"main", "dataloader"} <= threads, f"threads {threads}")
-    losses = [e for e in d["traceEvents"] if e["ph"] == "C" and e["name"] == "loss"]
-    check(len(losses) == 30, f"{len(losses)} loss samples")
-    mm = [e for e in xs(d) if e["name"].startswith("matmul")]
-    check(all({"M", "N", "K", "flops"} <= set(e.get("args", {})) for e in mm), "matmul without shape/flops")
-    check(d["prof_dropped_events"] == 0, "example dropped events")
+    files = sorted(f for f in os.listdir(tmp) if f.endswith(".json"))
+    check(files == ["train_mlp_trace.1.json", "train_mlp_trace.2.json"], f"files {files}")
+    check(p.stdout.count("Self CPU time total:") == 2, f"tables printed: {p.stdout}")
+    for f, first in zip(files, (12, 24)):
+        d = load(os.path.join(tmp, f))
+        names = {e["name"] for e in xs(d)}
+        missing = EXAMPLE_REGIONS - names - {"make_datasets", "evaluate", "shuffle"}
+        check(not missing, f"{f}: regions missing: {sorted(missing)}")
+        steps = sorted(int(e["name"][13:]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+        check(steps == list(range(first, first + 5)), f"{f}: steps {steps}")
+        threads = {e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+        check({"main", "dataloader"} <= threads, f"{f}: threads {threads}")
+        losses = [e for e in d["traceEvents"] if e["ph"] == "C" and e["name"] == "loss"]
+        check(len(losses) == 5, f"{f}: {len(losses)} loss samples")
+        mm = [e for e in xs(d) if e["name"].startswith("matmul")]
+        check(mm and all({"M", "N", "K", "flops"} <= set(e.get("args", {})) for e in mm), f"{f}: matmul args")
+        check(d["prof_dropped_events"] == 0, f"{f}: dropped events")
 
 
 def case_readers(binary, tmp):
@@ -278,7 +300,7 @@ def case_readers(binary, tmp):
     for k in [k for k in env if k.startswith("PROF_")]:
         del env[k]
     env.update(PROF_TB_DIR=tb, PROF_OUTPUT=os.path.join(hta_dir, "rank{rank}_cycle{cycle}.json"),
-               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1")
+               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1", PROF_TABLE="")
     p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
     check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
     tb_files = sorted(os.listdir(tb))

@@ -200,11 +200,59 @@ static int config(void) {
     return 0;
 }
 
+/* A trace-ready handler reads each cycle as data instead of a file. */
+static void on_ready(const prof_cycle *c, void *user) {
+    int *calls = (int *)user;
+    size_t regions = 0, steps = 0, counters = 0;
+    int64_t work_ns = 0;
+    for (size_t i = 0; i < prof_cycle_event_count(c); i++) {
+        prof_event e;
+        if (!prof_cycle_event(c, i, &e)) continue;
+        if (e.kind == PROF_EVENT_REGION && !strcmp(e.name, "handled")) { regions++; work_ns += e.dur_ns; }
+        if (e.kind == PROF_EVENT_STEP) steps++;
+        if (e.kind == PROF_EVENT_COUNTER) counters++;
+    }
+    prof_table t;
+    if (!prof_cycle_table(c, PROF_SORT_CALLS, 0, &t)) return;
+    const prof_row *row = NULL;
+    for (size_t i = 0; i < t.n; i++)
+        if (!strcmp(t.rows[i].name, "handled")) row = &t.rows[i];
+    printf("cycle %d regions %zu steps %zu counters %zu row_calls %llu row_total_matches %d dropped %llu\n",
+           prof_cycle_index(c), regions, steps, counters, row ? (unsigned long long)row->calls : 0ULL,
+           row && row->total_ns == work_ns, (unsigned long long)prof_cycle_dropped(c));
+    prof_table_free(&t);
+    (*calls)++;
+}
+
+static int handler(void) {
+    static int calls;
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.on_trace_ready = on_ready;
+    cfg.user_data = &calls;
+    cfg.schedule.wait = 1;
+    cfg.schedule.active = 3;
+    cfg.stacks = "stacks_{cycle}.txt";
+    PROF_INIT(&cfg);
+    for (int s = 0; s < 8; s++) {
+        {
+            PROF_SCOPE("handled");
+            PROF_COUNTER("s", s);
+            for (volatile int spin = 0; spin < 100000; spin++) {}  /* tens of us: visible in the stacks */
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    printf("handler calls %d\n", calls);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; int (*run)(void); } cases[] = {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "handler", handler },
     };
     for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name)) return cases[i].run();
