@@ -318,6 +318,7 @@ struct prof__scope_guard {
 #define PROF__IMPLEMENTED
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,10 +438,15 @@ unsigned char prof__on = 1;             /* 1 before init: the first event inits 
 __thread prof__tls_t prof__tls;
 static __thread prof__thread *prof__self;
 
-static void prof__msg(const char *fmt, const char *a, const char *b) {
-    fputs("prof: ", stderr);
-    fprintf(stderr, fmt, a, b);
-    fputc('\n', stderr);
+/* One line on stderr; the profiler's only way to speak. Built whole and
+   written at once so lines from several threads do not interleave. */
+__attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "prof: %s\n", line);
 }
 
 /* ---- clock --------------------------------------------------------------- */
@@ -1871,10 +1877,10 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
             }
             if (ferror(f)) ok = 0;
             if (fclose(f) != 0) ok = 0;
-            if (!ok) prof__msg("failed writing stacks '%s'%s", path, "");
+            if (!ok) prof__msg("failed writing stacks '%s'", path);
         }
     } else {
-        prof__msg("out of memory writing stacks '%s'%s", path, "");
+        prof__msg("out of memory writing stacks '%s'", path);
     }
     free(node);
     free(up);
@@ -1993,21 +1999,18 @@ static void prof__write_tb(const prof__cycle *cy) {
     if (!prof__mkdirs(prof__g.tb_dir)) return;
     snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
              (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
-    if (prof__write_trace_as(cy, path, 1) && !prof__g.quiet) prof__msg("wrote %s%s", path, "");
+    if (prof__write_trace_as(cy, path, 1) && !prof__g.quiet) prof__msg("wrote %s", path);
 }
 
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
     char path[1200];
-    if (cy->oom) prof__msg("out of memory while collecting cycle %s%s; the trace is incomplete", "", "");
+    if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
     prof__expand_path(path, sizeof path, prof__g.output, cy->index);
-    if (cy->dropped) {
-        char d[64];
-        snprintf(d, sizeof d, "%llu", (unsigned long long)cy->dropped);
-        prof__msg("%s events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
-                  "raise it or record fewer steps%s", d, "");
-    }
+    if (cy->dropped)
+        prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
+                  "raise it or record fewer steps", (unsigned long long)cy->dropped);
     int ok = 1;
     if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
     else ok = prof__write_trace(cy, path);
@@ -2015,7 +2018,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (prof__g.stacks[0]) {
         char sp[1200];
         prof__expand_path(sp, sizeof sp, prof__g.stacks, cy->index);
-        if (prof_cycle_write_stacks(cy, sp) && !prof__g.quiet) prof__msg("wrote %s%s", sp, "");
+        if (prof_cycle_write_stacks(cy, sp) && !prof__g.quiet) prof__msg("wrote %s", sp);
     }
     if (prof__g.table_rows >= 0) {
         prof_table tab;
@@ -2031,11 +2034,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     prof__g.stats.dropped += cy->dropped;
     prof__g.stats.traces_written += ok ? 1 : 0;
     pthread_mutex_unlock(&prof__lock);
-    if (ok && !prof__g.quiet && !prof__g.on_ready) {
-        char n[32];
-        snprintf(n, sizeof n, "%zu", cy->n);
-        prof__msg("wrote %s (%s events)", path, n);
-    }
+    if (ok && !prof__g.quiet && !prof__g.on_ready) prof__msg("wrote %s (%zu events)", path, cy->n);
 }
 
 /* ---- environment and init ------------------------------------------------ */
@@ -2088,7 +2087,7 @@ static void prof__init_locked(const prof_config *cfg) {
     prof_schedule sched = cfg->schedule;
     int has_sched = sched.active > 0;
     if (has_sched && (sched.skip_first < 0 || sched.wait < 0 || sched.warmup < 0 || sched.repeat < 0)) {
-        prof__msg("prof_config.schedule has a negative field; recording without a schedule%s%s", "", "");
+        prof__msg("prof_config.schedule has a negative field; recording without a schedule");
         has_sched = 0;
     }
     prof__g.quiet = cfg->quiet != 0;
@@ -2104,12 +2103,12 @@ static void prof__init_locked(const prof_config *cfg) {
     if ((e = getenv("PROF_DISABLE")) && *e) {
         if (!strcmp(e, "1")) disabled = 1;
         else if (!strcmp(e, "0")) disabled = 0;
-        else prof__msg("PROF_DISABLE='%s' is not 0 or 1; ignoring it%s", e, "");
+        else prof__msg("PROF_DISABLE='%s' is not 0 or 1; ignoring it", e);
     }
     if ((e = getenv("PROF_SCHEDULE")) && *e) {
         if (prof__parse_schedule(e, &sched)) has_sched = 1;
         else prof__msg("PROF_SCHEDULE='%s' is not of the form "
-                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it%s", e, "");
+                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it", e);
     }
     const char *st = cfg->stacks;
     if ((e = getenv("PROF_STACKS")) && *e) st = e;
@@ -2128,7 +2127,7 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__g.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name,rows=N[,group=args]; no table%s", table, "");
+                      "calls|flops|name,rows=N[,group=args]; no table", table);
     }
     snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
@@ -2141,10 +2140,10 @@ static void prof__init_locked(const prof_config *cfg) {
         const char *clk = getenv("PROF_CLOCK");
         int force_mono = clk && !strcmp(clk, "monotonic");
         if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
-            prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it%s", clk, "");
+            prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", clk);
         prof__g.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
         if (prof__g.fallback && !force_mono)
-            prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC%s%s", "", "");
+            prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");
         uint64_t t;
         int64_t m;
         prof__clock_pair(&t, &m);
