@@ -1465,6 +1465,26 @@ static const char *prof__row_name(const prof__ev *e) {
     return e->name ? e->name : "(null)";
 }
 
+/* Keeps an open-addressing index (slot = item + 1, 0 = empty) at most half
+   full before item n is added; items' hashes lie `stride` bytes apart from
+   *hash0. 0 when memory runs out. */
+static int prof__index_room(size_t **slot, size_t *nslot, size_t n, const uint64_t *hash0, size_t stride) {
+    if (2 * (n + 1) <= *nslot) return 1;
+    size_t ns = *nslot ? 2 * *nslot : 256;
+    size_t *sl = (size_t *)calloc(ns, sizeof *sl);
+    if (!sl) return 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = *(const uint64_t *)(const void *)((const char *)hash0 + i * stride);
+        size_t j = (size_t)h & (ns - 1);
+        while (sl[j]) j = (j + 1) & (ns - 1);
+        sl[j] = i + 1;
+    }
+    free(*slot);
+    *slot = sl;
+    *nslot = ns;
+    return 1;
+}
+
 static uint64_t prof__fnv(uint64_t h, const char *s) {
     for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
@@ -1571,19 +1591,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         if (group_by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
         uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
         if (group_by_args) h = prof__fnv(h * 0x100000001b3ull, key.p); /* NUL between */
-        if (2 * (nagg + 1) > nslot) {   /* at most half full */
-            size_t ns = nslot ? 2 * nslot : 256;
-            size_t *sl = (size_t *)calloc(ns, sizeof *sl);
-            if (!sl) { ok = 0; break; }
-            for (size_t i = 0; i < nagg; i++) {
-                size_t j = (size_t)agg[i].hash & (ns - 1);
-                while (sl[j]) j = (j + 1) & (ns - 1);
-                sl[j] = i + 1;
-            }
-            free(slot);
-            slot = sl;
-            nslot = ns;
-        }
+        if (!prof__index_room(&slot, &nslot, nagg, agg ? &agg[0].hash : NULL, sizeof *agg)) { ok = 0; break; }
         size_t j = (size_t)h & (nslot - 1);
         prof__agg *g = NULL;
         for (; slot[j]; j = (j + 1) & (nslot - 1)) {
@@ -1808,19 +1816,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
         size_t pn = w.parent[i] == PROF__NO_PARENT ? PROF__NO_PARENT : w.parent[w.parent[i]];
         const char *name = prof__row_name(e);
         uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ ((uint64_t)pn * 0x9E3779B97F4A7C15ull), name);
-        if (2 * (nnode + 1) > nslot) {
-            size_t ns = nslot ? 2 * nslot : 256;
-            size_t *sl = (size_t *)calloc(ns, sizeof *sl);
-            if (!sl) { ok = 0; break; }
-            for (size_t k = 0; k < nnode; k++) {
-                size_t j = (size_t)node[k].hash & (ns - 1);
-                while (sl[j]) j = (j + 1) & (ns - 1);
-                sl[j] = k + 1;
-            }
-            free(slot);
-            slot = sl;
-            nslot = ns;
-        }
+        if (!prof__index_room(&slot, &nslot, nnode, node ? &node[0].hash : NULL, sizeof *node)) { ok = 0; break; }
         size_t j = (size_t)h & (nslot - 1);
         for (; slot[j]; j = (j + 1) & (nslot - 1)) {
             const prof__cct *x = &node[slot[j] - 1];
