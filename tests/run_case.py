@@ -240,6 +240,55 @@ def case_handler(binary, tmp):
         check(all(int(l.rsplit(" ", 1)[1]) > 0 for l in lines), f"{f}: counts {lines}")
 
 
+RANK_RE = re.compile(rb'"rank":\s+(\d+)')  # how HTA finds a trace's rank
+
+
+def ranked(binary, tmp, case, env):
+    for f in os.listdir(tmp):
+        os.remove(os.path.join(tmp, f))
+    p = run(binary, case, dict(env, PROF_OUTPUT="r{rank}.json"), tmp)
+    files = os.listdir(tmp)
+    check(len(files) == 1, f"{env}: files {files}")
+    raw = open(os.path.join(tmp, files[0]), "rb").read()
+    d = load(os.path.join(tmp, files[0]))
+    return files[0], d, raw, p
+
+
+def case_rank(binary, tmp):
+    launchers = [
+        {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "3"},
+        {"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8"},
+        {"PMI_RANK": "3", "PMI_SIZE": "8"},
+        {"SLURM_PROCID": "3", "SLURM_NTASKS": "8"},
+    ]
+    for env in launchers:
+        name, d, raw, _ = ranked(binary, tmp, "one_region", env)
+        check(name == "r3.json", f"{env}: {{rank}} gave {name}")
+        check(d.get("distributedInfo", {}).get("rank") == 3 and d["distributedInfo"]["world_size"] == 8,
+              f"{env}: distributedInfo {d.get('distributedInfo')}")
+        keys = list(d)
+        check(keys.index("distributedInfo") < keys.index("traceEvents"), "distributedInfo after traceEvents")
+        m = RANK_RE.search(raw)
+        check(m and m.group(1) == b"3" and m.start() < raw.index(b'"traceEvents"'), f"{env}: HTA's regex")
+    # torchrun's variables win over Slurm's, as the launcher nearest the process
+    name, d, _, _ = ranked(binary, tmp, "one_region", {"RANK": "1", "WORLD_SIZE": "2", "SLURM_PROCID": "7",
+                                                        "SLURM_NTASKS": "16"})
+    check(d["distributedInfo"]["rank"] == 1, f"precedence: {d['distributedInfo']}")
+    # no launcher: no distributedInfo, {rank} is 0
+    name, d, _, _ = ranked(binary, tmp, "one_region", {})
+    check(name == "r0.json" and "distributedInfo" not in d, f"no launcher: {name} {list(d)}")
+    # malformed: one line naming the variable, and no rank
+    name, d, _, p = ranked(binary, tmp, "one_region", {"RANK": "x", "WORLD_SIZE": "2"})
+    check("RANK='x'" in p.stderr and "distributedInfo" not in d, f"malformed RANK: {p.stderr}")
+    name, d, _, p = ranked(binary, tmp, "one_region", {"RANK": "4", "WORLD_SIZE": "4"})
+    check("RANK='4'" in p.stderr and "distributedInfo" not in d, f"rank >= world: {p.stderr}")
+    # PROF_SET_RANK wins over the environment; a bad call is refused with a message
+    name, d, _, p = ranked(binary, tmp, "set_rank", {"RANK": "3", "WORLD_SIZE": "8"})
+    check(name == "r2.json" and d["distributedInfo"]["rank"] == 2 and d["distributedInfo"]["world_size"] == 4,
+          f"PROF_SET_RANK: {name} {d.get('distributedInfo')}")
+    check("PROF_SET_RANK(5, 4)" in p.stderr, f"bad PROF_SET_RANK: {p.stderr}")
+
+
 def case_monotonic(binary, tmp):
     run(binary, "regions", {"PROF_OUTPUT": "t.json", "PROF_CLOCK": "monotonic"}, tmp)
     d = load(os.path.join(tmp, "t.json"))
@@ -282,7 +331,7 @@ def case_example(binary, tmp):
 def case_readers(binary, tmp):
     """TensorBoard's plugin finds the PROF_TB_DIR run and builds its overview
     with our steps and its operator view with our regions; HTA loads the
-    PROF_OUTPUT trace in a directory. (Nesting is not asked of HTA's call
+    PROF_OUTPUT traces of two ranks from a directory. (Nesting is not asked of HTA's call
     graph: HTA rounds starts up and ends down to whole microseconds, so
     siblings less than 1 us apart can come out nested; the exact nesting is
     checked on the JSON in case_regions.)"""
@@ -299,17 +348,24 @@ def case_readers(binary, tmp):
     env = dict(os.environ)
     for k in [k for k in env if k.startswith("PROF_")]:
         del env[k]
-    env.update(PROF_TB_DIR=tb, PROF_OUTPUT=os.path.join(hta_dir, "rank{rank}_cycle{cycle}.json"),
-               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1", PROF_TABLE="")
-    p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
-    check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    env.update(PROF_OUTPUT=os.path.join(hta_dir, "rank{rank}.json"),
+               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1", WORLD_SIZE="2")
+    for rank in (0, 1):  # two ranks as torchrun would start them; rank 0 also writes for TensorBoard
+        env["RANK"] = str(rank)
+        if rank == 0:
+            env["PROF_TB_DIR"] = tb
+        else:
+            env.pop("PROF_TB_DIR")
+        p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    check(sorted(os.listdir(hta_dir)) == ["rank0.1.json", "rank1.1.json"], f"rank files {os.listdir(hta_dir)}")
     tb_files = sorted(os.listdir(tb))
     check(len(tb_files) == 1 and all(re.fullmatch(r".+_\d+\.\d+\.pt\.trace\.json", f) for f in tb_files),
           f"TensorBoard files {tb_files}")
     ops = "forward,backward,linear1,relu1,linear3_bwd,optimizer_step,matmul_nn,load_batch"
     for cmd in ([sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tb),
                  "--expect-steps", "3", "--expect-ops", ops],
-                [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "1",
+                [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "2",
                  "--expect-names", "forward,backward,optimizer_step"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         print(r.stdout.strip())

@@ -247,12 +247,27 @@ static int handler(void) {
     return 0;
 }
 
+/* A rank given by the engine wins over the launcher's environment. */
+static int set_rank(void) {
+    PROF_SET_RANK(2, 4);
+    PROF_SET_RANK(5, 4);                        /* refused: rank >= world size */
+    PROF_INIT(NULL);
+    { PROF_SCOPE("ranked"); }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+static int one_region(void) {
+    { PROF_SCOPE("ranked"); }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; int (*run)(void); } cases[] = {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "cycles_threads", cycles_threads }, { "config", config },
-        { "handler", handler },
+        { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
     };
     for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name)) return cases[i].run();
