@@ -1899,59 +1899,6 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     return ok;
 }
 
-/* ---- PROF_TABLE ---------------------------------------------------------- */
-
-static int prof__parse_uint(const char *s, long *out);
-
-/* "sort=self_cpu,rows=10[,group=args]", any order, any subset; the rest
-   stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
-   default. torch's sort_by spellings are accepted too. */
-static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args) {
-    static const struct { const char *name; prof_sort sort; } sorts[] = {
-        { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
-        { "cpu_total", PROF_SORT_CPU_TOTAL }, { "cpu_time_total", PROF_SORT_CPU_TOTAL },
-        { "cpu_avg", PROF_SORT_CPU_AVG },     { "cpu_time", PROF_SORT_CPU_AVG },
-        { "cpu_min", PROF_SORT_CPU_MIN },     { "cpu_max", PROF_SORT_CPU_MAX },
-        { "calls", PROF_SORT_CALLS },         { "count", PROF_SORT_CALLS },
-        { "flops", PROF_SORT_FLOPS },         { "name", PROF_SORT_NAME },
-    };
-    prof_sort s = PROF_SORT_SELF_CPU;
-    long n = 0;
-    int g = 0;
-    char buf[256];
-    if (!spec || strlen(spec) >= sizeof buf) return 0;
-    strcpy(buf, spec);
-    if (strcmp(buf, "1") != 0) {
-        for (char *tok = buf; tok;) {
-            char *comma = strchr(tok, ',');
-            if (comma) *comma = 0;
-            char *eq = strchr(tok, '=');
-            if (!eq) return 0;
-            *eq++ = 0;
-            if (!strcmp(tok, "sort")) {
-                size_t i = 0, ns = sizeof sorts / sizeof sorts[0];
-                while (i < ns && strcmp(eq, sorts[i].name)) i++;
-                if (i == ns) return 0;
-                s = sorts[i].sort;
-            } else if (!strcmp(tok, "rows")) {
-                if (!prof__parse_uint(eq, &n)) return 0;
-            } else if (!strcmp(tok, "group")) {
-                if (!strcmp(eq, "args")) g = 1;
-                else if (!strcmp(eq, "name")) g = 0;
-                else return 0;
-            } else {
-                return 0;
-            }
-            tok = comma ? comma + 1 : NULL;
-        }
-    }
-    *sort = s;
-    *rows = (size_t)n;
-    *group_by_args = g;
-    return 1;
-}
-
-
 /* ---- output paths ---------------------------------------------------------- */
 
 /* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
@@ -2082,6 +2029,54 @@ static int prof__parse_schedule(const char *s, prof_schedule *out) {
     }
     if (r.active < 1) return 0;
     *out = r;
+    return 1;
+}
+
+/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args]", any order, any subset; the rest
+   stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
+   default. torch's sort_by spellings are accepted too. */
+static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args) {
+    static const struct { const char *name; prof_sort sort; } sorts[] = {
+        { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
+        { "cpu_total", PROF_SORT_CPU_TOTAL }, { "cpu_time_total", PROF_SORT_CPU_TOTAL },
+        { "cpu_avg", PROF_SORT_CPU_AVG },     { "cpu_time", PROF_SORT_CPU_AVG },
+        { "cpu_min", PROF_SORT_CPU_MIN },     { "cpu_max", PROF_SORT_CPU_MAX },
+        { "calls", PROF_SORT_CALLS },         { "count", PROF_SORT_CALLS },
+        { "flops", PROF_SORT_FLOPS },         { "name", PROF_SORT_NAME },
+    };
+    prof_sort s = PROF_SORT_SELF_CPU;
+    long n = 0;
+    int g = 0;
+    char buf[256];
+    if (!spec || strlen(spec) >= sizeof buf) return 0;
+    strcpy(buf, spec);
+    if (strcmp(buf, "1") != 0) {
+        for (char *tok = buf; tok;) {
+            char *comma = strchr(tok, ',');
+            if (comma) *comma = 0;
+            char *eq = strchr(tok, '=');
+            if (!eq) return 0;
+            *eq++ = 0;
+            if (!strcmp(tok, "sort")) {
+                size_t i = 0, ns = sizeof sorts / sizeof sorts[0];
+                while (i < ns && strcmp(eq, sorts[i].name)) i++;
+                if (i == ns) return 0;
+                s = sorts[i].sort;
+            } else if (!strcmp(tok, "rows")) {
+                if (!prof__parse_uint(eq, &n)) return 0;
+            } else if (!strcmp(tok, "group")) {
+                if (!strcmp(eq, "args")) g = 1;
+                else if (!strcmp(eq, "name")) g = 0;
+                else return 0;
+            } else {
+                return 0;
+            }
+            tok = comma ? comma + 1 : NULL;
+        }
+    }
+    *sort = s;
+    *rows = (size_t)n;
+    *group_by_args = g;
     return 1;
 }
 
