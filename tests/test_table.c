@@ -259,6 +259,17 @@ static char *slurp_path(const char *path) {
     return s;
 }
 
+/* What prof_table_print writes, or NULL if no temporary file. */
+static char *printed(const prof_table *t, size_t max_rows) {
+    FILE *f = tmpfile();
+    char *s;
+    if (!f) return NULL;
+    prof_table_print(t, f, max_rows);
+    s = slurp(f);
+    fclose(f);
+    return s;
+}
+
 static void expect_text(const char *what, const char *got, const char *want) {
     if (!got || strcmp(got, want)) {
         fprintf(stderr, "%s differs.\n--- got:\n%s--- expected:\n%s---\n", what, got ? got : "(none)", want);
@@ -282,12 +293,8 @@ static void test_print(void) {
     prof__cycle c = make_cycle();
     prof_table t;
     CHECK(prof_cycle_table(&c, PROF_SORT_CPU_TOTAL, 0, &t));
-    FILE *f = tmpfile();
-    CHECK(f != NULL);
-    if (!f) return;
-    prof_table_print(&t, f, 0);
     expect_text("table",
-        slurp(f),
+        printed(&t, 0),
         "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
         "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max    # of Calls  Total MFLOPs        GFLOPS  \n"
         "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
@@ -297,7 +304,6 @@ static void test_print(void) {
         "a_region_name_that_is_far_too_long_for_the_name_colu...         0.00%       0.013us         0.00%       0.013us       0.013us       0.013us       0.013us             1            --            --  \n"
         "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
         "Self CPU time total: 2.002s\n");
-    fclose(f);
     prof_table_free(&t);
 
     /* max_rows, and the Args column when grouped (no FLOPs here) */
@@ -307,19 +313,14 @@ static void test_print(void) {
     reg(0, "op", 2000, 2500);
     c = make_cycle();
     CHECK(prof_cycle_table(&c, PROF_SORT_SELF_CPU, 1, &t));
-    f = tmpfile();
-    CHECK(f != NULL);
-    if (!f) return;
-    prof_table_print(&t, f, 1);
     expect_text("grouped table",
-        slurp(f),
+        printed(&t, 1),
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "  Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max    # of Calls     Args  \n"
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "    op        66.67%       1.000us        66.67%       1.000us       1.000us       1.000us       1.000us             1      N=8  \n"
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "Self CPU time total: 1.500us\n");
-    fclose(f);
     prof_table_free(&t);
 }
 
