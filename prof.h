@@ -2246,10 +2246,12 @@ void prof_step(void) {
     prof__g.step = step + 1;
     prof__g.step_t0 = now;
     int next = prof__cur_action();
+    int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
     pthread_mutex_unlock(&prof__lock);
 
-    /* The step's own event, on the thread that steps, like Kineto's. */
-    if (!prof__g.disabled && prev >= PROF__RECORD)
+    /* The step's own event, on the thread that steps, like Kineto's; pushed
+       outside the lock, which a chunk refill takes. */
+    if (!disabled && prev >= PROF__RECORD)
         prof__push(PROF__K_STEP, NULL, step_t0 ? step_t0 : 1, now, (uint32_t)step);
 
     prof__cycle cy;
