@@ -108,6 +108,7 @@ typedef struct prof_config {
     const char   *table;      /* print a table per cycle: "sort=self_cpu,rows=10" */
     const char   *tb_dir;     /* also write <tb_dir>/<worker>.<ns>.pt.trace.json */
     const char   *stacks;     /* also write folded stacks here (flamegraph.pl) */
+    const char   *ranks;      /* ranks that record: "0", "0,2-3" (default all) */
     prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
     void         *user_data;
 } prof_config;
@@ -133,11 +134,16 @@ void prof_get_stats(prof_stats *out);
 /* This process's rank and the world size. Taken at init from the launcher's
    environment (torchrun, Open MPI, MPICH/PMI, Slurm) unless set here. */
 void prof_set_rank(int rank, int world_size);
+/* A cross-rank clock sync point: call right after a barrier, on every rank.
+   The n-th sync of each rank marks the same moment; prof_merge aligns the
+   ranks' traces on them. */
+void prof_sync(void);
 
 /* ---- a saved cycle: events, the summary table, folded stacks ------------ */
 
 typedef enum prof_event_kind {
-    PROF_EVENT_REGION, PROF_EVENT_STEP, PROF_EVENT_INSTANT, PROF_EVENT_COUNTER
+    PROF_EVENT_REGION, PROF_EVENT_STEP, PROF_EVENT_INSTANT, PROF_EVENT_COUNTER,
+    PROF_EVENT_SYNC           /* PROF_SYNC; value = its number, from 0      */
 } prof_event_kind;
 
 typedef struct prof_event {
@@ -286,7 +292,7 @@ struct prof__scope_guard {
 #define PROF_ALLOC(ptr, bytes) ((void)0)
 #define PROF_FREE(ptr)        ((void)0)
 #define PROF_SET_RANK(r, n)   prof_set_rank((r), (n))
-#define PROF_SYNC()           ((void)0)
+#define PROF_SYNC()           prof_sync()
 
 /* ======================================================================== */
 /*  Disabled: every macro is nothing                                        */
@@ -353,7 +359,8 @@ enum {
     PROF__K_COUNTER,     /* name, t0, t1 = double bits */
     PROF__K_ARG_INT,     /* name = key, t0 = when, t1 = value */
     PROF__K_ARG_STR,     /* name = key, t0 = when, t1 = const char * */
-    PROF__K_STEP         /* t0, t1, aux = step number */
+    PROF__K_STEP,        /* t0, t1, aux = step number */
+    PROF__K_SYNC         /* t0, aux = sync number */
 };
 
 #define PROF__CHUNK_BYTES  65536u
@@ -432,6 +439,10 @@ static struct {
     void *user_data;
     int rank, world;                    /* rank -1: not a distributed run */
     int rank_set;                       /* by prof_set_rank: the environment yields */
+    int user_disabled;                  /* PROF_DISABLE or cfg.disable */
+    char ranks[256];                    /* ranks that record; "" = all */
+    uint32_t syncs;                     /* PROF_SYNC calls so far, recorded or not */
+    int table_all_ranks;
     long table_rows;                    /* -1: no table; 0: every row */
     prof_sort table_sort;
     int table_group;
@@ -1271,6 +1282,11 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
             if (fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
             fclose(cf);
         }
+        /* a rank's process says which rank it is: pids of different hosts may clash */
+        if (prof__g.rank >= 0) {
+            size_t cl = strlen(comm);
+            snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.rank);
+        }
         prof__meta(&t, "process_name", 0, "name", comm, 0);
         prof__meta(&t, "process_labels", 0, "labels", "CPU", 0);
         prof__meta(&t, "process_sort_index", 0, "sort_index", NULL, t.pid);
@@ -1325,6 +1341,13 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                 PROF__W_LIT(w, "}}");
                 break;
             }
+            case PROF__K_SYNC:      /* what prof_merge aligns ranks on */
+                PROF__EV_OPEN(&t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"prof_sync\",\"name\":\"prof_sync\"");
+                prof__ev_where(&t, e->t0);
+                PROF__W_LIT(w, ",\"args\":{\"sync\":");
+                prof__w_i64(w, e->aux);
+                PROF__W_LIT(w, "}}");
+                break;
             default:
                 break;
             }
@@ -1381,6 +1404,11 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
         return 1;
     case PROF__K_INSTANT:
         out->kind = PROF_EVENT_INSTANT;
+        return 1;
+    case PROF__K_SYNC:
+        out->kind = PROF_EVENT_SYNC;
+        out->name = "prof_sync";
+        out->value = (double)e->aux;
         return 1;
     case PROF__K_COUNTER:
         out->kind = PROF_EVENT_COUNTER;
@@ -1976,7 +2004,8 @@ static void prof__save_cycle(prof__cycle *cy) {
         prof__expand_path(sp, sizeof sp, prof__g.stacks, cy->index);
         if (prof_cycle_write_stacks(cy, sp) && !prof__g.quiet) prof__msg("wrote %s", sp);
     }
-    if (prof__g.table_rows >= 0) {
+    /* One table for the run, not one per rank: rank 0's, unless asked */
+    if (prof__g.table_rows >= 0 && (prof__g.rank <= 0 || prof__g.table_all_ranks)) {
         prof_table tab;
         if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
             printf("prof: cycle %d\n", cy->index);
@@ -2035,7 +2064,8 @@ static int prof__parse_schedule(const char *s, prof_schedule *out) {
 /* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
-static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args) {
+static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
+                                  int *all_ranks) {
     static const struct { const char *name; prof_sort sort; } sorts[] = {
         { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
         { "cpu_total", PROF_SORT_CPU_TOTAL }, { "cpu_time_total", PROF_SORT_CPU_TOTAL },
@@ -2046,7 +2076,7 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
-    int g = 0;
+    int g = 0, all = 0;
     char buf[256];
     if (!spec || strlen(spec) >= sizeof buf) return 0;
     strcpy(buf, spec);
@@ -2068,6 +2098,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
                 if (!strcmp(eq, "args")) g = 1;
                 else if (!strcmp(eq, "name")) g = 0;
                 else return 0;
+            } else if (!strcmp(tok, "ranks")) {
+                if (!strcmp(eq, "all")) all = 1;
+                else if (!strcmp(eq, "0")) all = 0;
+                else return 0;
             } else {
                 return 0;
             }
@@ -2077,6 +2111,7 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     *sort = s;
     *rows = (size_t)n;
     *group_by_args = g;
+    if (all_ranks) *all_ranks = all;
     return 1;
 }
 
@@ -2105,6 +2140,34 @@ static void prof__rank_from_env(void) {
     }
 }
 
+/* Whether `rank` is in a PROF_RANKS list such as "0,2-3" (or "all");
+   -1 if the list is malformed. */
+static int prof__rank_in(const char *list, int rank) {
+    if (!*list || !strcmp(list, "all")) return 1;
+    int hit = 0;
+    for (const char *p = list; *p;) {
+        char *end;
+        if (*p < '0' || *p > '9') return -1;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (*end == '-') {
+            p = end + 1;
+            if (*p < '0' || *p > '9') return -1;
+            hi = strtol(p, &end, 10);
+        }
+        if (hi < lo || (*end && *end != ',') || (*end == ',' && !end[1])) return -1;
+        if (rank >= lo && rank <= hi) hit = 1;
+        p = *end ? end + 1 : end;
+    }
+    return hit;
+}
+
+/* Recording is off when the user says so or this rank is not chosen; a run
+   with no rank (not distributed) records as rank 0 would. Under the lock. */
+static void prof__update_disabled(void) {
+    prof__g.disabled = prof__g.user_disabled ||
+                       prof__rank_in(prof__g.ranks, prof__g.rank > 0 ? prof__g.rank : 0) == 0;
+}
+
 void prof_set_rank(int rank, int world_size) {
     if (rank < 0 || world_size <= rank) {
         prof__msg("PROF_SET_RANK(%d, %d): the rank must be at least 0 and below the world size; ignoring it",
@@ -2115,7 +2178,17 @@ void prof_set_rank(int rank, int world_size) {
     prof__g.rank = rank;
     prof__g.world = world_size;
     prof__g.rank_set = 1;
+    if (prof__g.inited && !prof__g.shut) {
+        prof__update_disabled();
+        __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && prof__cur_action() != PROF__NONE),
+                         __ATOMIC_RELAXED);
+    }
     pthread_mutex_unlock(&prof__lock);
+}
+
+void prof_sync(void) {
+    uint32_t k = __atomic_fetch_add(&prof__g.syncs, 1, __ATOMIC_RELAXED);
+    if (prof__recording()) prof__push(PROF__K_SYNC, NULL, prof__now(), 0, k);
 }
 
 static void prof__atexit(void) { prof_shutdown(); }
@@ -2165,17 +2238,26 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__g.table_rows = -1;
     if (table && *table) {
         size_t rows = 0;
-        if (prof__parse_table_spec(table, &prof__g.table_sort, &rows, &prof__g.table_group))
+        if (prof__parse_table_spec(table, &prof__g.table_sort, &rows, &prof__g.table_group,
+                                   &prof__g.table_all_ranks))
             prof__g.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name,rows=N[,group=args]; no table", table);
+                      "calls|flops|name,rows=N[,group=args][,ranks=all]; no table", table);
     }
     if (!prof__g.rank_set) prof__rank_from_env();
+    const char *ranks = cfg->ranks ? cfg->ranks : "";
+    if ((e = getenv("PROF_RANKS")) && *e) ranks = e;
+    if (strlen(ranks) >= sizeof prof__g.ranks || prof__rank_in(ranks, 0) < 0) {
+        prof__msg("PROF_RANKS='%s' is not 'all' or a list of ranks like 0,2-3; recording on every rank", ranks);
+        ranks = "";
+    }
+    snprintf(prof__g.ranks, sizeof prof__g.ranks, "%s", ranks);
     snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
     if (!prof__g.chunks_max) prof__g.chunks_max = 1;
-    prof__g.disabled = disabled;
+    prof__g.user_disabled = disabled;
+    prof__update_disabled();
     prof__g.sched = sched;
     prof__g.has_sched = has_sched;
 
@@ -2217,7 +2299,7 @@ static void prof__init_locked(const prof_config *cfg) {
        before init (lazily, or before PROF_INIT) included. */
     prof__g.win_t0 = has_sched ? prof__g.step_t0 : 1;
     int act = prof__cur_action();
-    __atomic_store_n(&prof__on, (unsigned char)(!disabled && act != PROF__NONE), __ATOMIC_RELAXED);
+    __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
 }
 
 void prof_init(const prof_config *cfg) {

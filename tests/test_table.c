@@ -371,11 +371,11 @@ static void test_spec(void) {
     prof_sort s = PROF_SORT_NAME;
     size_t rows = 99;
     int g = 7;
-    CHECK(prof__parse_table_spec("sort=self_cpu,rows=10", &s, &rows, &g));
+    CHECK(prof__parse_table_spec("sort=self_cpu,rows=10", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_SELF_CPU && rows == 10 && g == 0);
-    CHECK(prof__parse_table_spec("group=args,sort=cpu_time_total", &s, &rows, &g));
+    CHECK(prof__parse_table_spec("group=args,sort=cpu_time_total", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_CPU_TOTAL && rows == 0 && g == 1);
-    CHECK(prof__parse_table_spec("1", &s, &rows, &g));
+    CHECK(prof__parse_table_spec("1", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_SELF_CPU && rows == 0 && g == 0);
     static const char *const names[] = { "self_cpu", "self_cpu_time_total", "cpu_total", "cpu_time_total",
                                          "cpu_avg", "cpu_time", "cpu_min", "cpu_max", "calls", "count",
@@ -387,7 +387,7 @@ static void test_spec(void) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char spec[64];
         snprintf(spec, sizeof spec, "sort=%s,rows=3,group=name", names[i]);
-        CHECK(prof__parse_table_spec(spec, &s, &rows, &g));
+        CHECK(prof__parse_table_spec(spec, &s, &rows, &g, NULL));
         CHECK(s == sorts[i] && rows == 3 && g == 0);
     }
     static const char *const bad[] = { "", "sort", "sort=bogus", "rows=-1", "rows=x", "rows=", "group=x",
@@ -396,7 +396,7 @@ static void test_spec(void) {
     rows = 42;
     g = 1;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (prof__parse_table_spec(bad[i], &s, &rows, &g)) {
+        if (prof__parse_table_spec(bad[i], &s, &rows, &g, NULL)) {
             fprintf(stderr, "spec '%s' accepted\n", bad[i]);
             failures++;
         }
