@@ -168,7 +168,9 @@ int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
    arguments. Sorted descending (by name: ascending). */
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
-    PROF_SORT_CPU_MAX, PROF_SORT_CALLS, PROF_SORT_FLOPS, PROF_SORT_NAME
+    PROF_SORT_CPU_MAX, PROF_SORT_CALLS, PROF_SORT_FLOPS, PROF_SORT_NAME,
+    PROF_SORT_SELF_GPU, PROF_SORT_GPU_TOTAL, PROF_SORT_GPU_AVG,
+    PROF_SORT_CPU_MEM, PROF_SORT_SELF_CPU_MEM, PROF_SORT_GPU_MEM, PROF_SORT_SELF_GPU_MEM
 } prof_sort;
 
 typedef struct prof_row {
@@ -180,6 +182,10 @@ typedef struct prof_row {
     int64_t     min_ns, max_ns; /* of one call's total                      */
     double      self_pct, total_pct; /* of the sum of all self times         */
     int64_t     flops;        /* sum of PROF_FLOPS                          */
+    int64_t     self_gpu_ns;  /* GPU time of its own GPU region, minus that */
+    int64_t     gpu_total_ns; /*   of the GPU regions opened inside it      */
+    int64_t     cpu_mem, self_cpu_mem; /* bytes allocated minus freed inside */
+    int64_t     gpu_mem, self_gpu_mem; /*   (self: not in child regions)    */
 } prof_row;
 
 typedef struct prof_table {
@@ -360,7 +366,10 @@ enum {
     PROF__K_ARG_INT,     /* name = key, t0 = when, t1 = value */
     PROF__K_ARG_STR,     /* name = key, t0 = when, t1 = const char * */
     PROF__K_STEP,        /* t0, t1, aux = step number */
-    PROF__K_SYNC         /* t0, aux = sync number */
+    PROF__K_SYNC,        /* t0, aux = sync number */
+    PROF__K_GPU_REGION,  /* a region's CPU side: name, t0, t1, aux = correlation */
+    PROF__K_MEM,         /* name = address, t1 = +/- bytes, aux = device code */
+    PROF__K_MEM_TOTAL    /* t1 = bytes allocated on that device after it */
 };
 
 #define PROF__CHUNK_BYTES  65536u
