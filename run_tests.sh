@@ -34,6 +34,48 @@ fi
 
 banner() { printf '\n==== %s\n' "$*"; }
 
+# ---- optional system packages -----------------------------------------------------
+# apt_install PKG...: installs those of the Debian packages that are missing,
+# quietly, when apt-get is there and we are root; `apt-get update` first only
+# when the install fails (stale or empty package lists, as in fresh
+# containers). Nonzero, with the reason in $apt_why, when they could not be
+# installed: the tests that need them then skip themselves.
+apt_why=
+apt_install() {
+  local missing=() pkg log=/tmp/run_tests.apt.$$.log
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$pkg")
+  done
+  ((${#missing[@]})) || return 0
+  if ! command -v apt-get >/dev/null || ((EUID != 0)); then
+    apt_why="not installed: ${missing[*]} (needs apt-get as root)"
+    return 1
+  fi
+  echo "run_tests.sh: apt-get install ${missing[*]}"
+  local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}")
+  if "${install[@]}" >"$log" 2>&1 || { apt-get update -q >>"$log" 2>&1 && "${install[@]}" >>"$log" 2>&1; }; then
+    rm -f "$log"
+    return 0
+  fi
+  tail -n 5 "$log" >&2
+  rm -f "$log"
+  apt_why="apt-get install ${missing[*]} failed"
+  return 1
+}
+
+# Open MPI, for examples/train_mlp_mpi and its tests (example_mpi_np*). Without
+# it CMake finds no MPI and those tests skip (exit 77), saying why; so does
+# the summary.
+mpi_note=
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  apt_install libopenmpi-dev openmpi-bin ||
+    mpi_note="MPI tests skipped: $apt_why"
+fi
+if [[ -n $mpi_note ]]; then
+  echo "run_tests.sh: $mpi_note" >&2
+  summary+=("$mpi_note")
+fi
+
 # stage NAME COMMAND...: run, time, remember a failure. A command may leave
 # a line for the summary in $note.
 note=

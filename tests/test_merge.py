@@ -1,0 +1,555 @@
+#!/usr/bin/env python3
+"""Checks tools/prof_merge.
+
+    test_merge.py CASE PROF_MERGE MERGE_RANKS
+
+align   2 and 4 synthetic ranks whose clocks are off by known amounts, sync
+        points with per-rank jitter (and one straggler): the offsets are the
+        exact medians, every event lands on the reference clock within the
+        jitter bound, times within a rank are kept to the nanosecond.
+format  pids, process names, flow ids, the header, fields kept byte for byte,
+        ranks from argument positions, -o -, --quiet, --help.
+errors  invalid JSON at an exact byte, missing file, duplicate rank, not a
+        trace, bad options: one line and exit 2; no common sync point: one
+        warning and a valid trace.
+real    two ranks of tests/merge_ranks.c (prof.h, PROF_SET_RANK, PROF_SYNC
+        after a barrier) run side by side and merged.
+
+Synthetic traces are written as text, so the exact bytes of every event are
+known; merged traces are read with Python's json (Decimal numbers, so times
+compare exactly)."""
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+NS = 10**9
+J = 5_000                      # sync jitter bound per rank: +-5 us
+REAL0 = 1_700_000_000_250_000_000   # a real instant (ns) the runs start near
+
+
+def fail(msg):
+    print(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def us(ns):
+    """ns as prof.h writes microseconds: 3 decimals, exact."""
+    return f"{'-' if ns < 0 else ''}{abs(ns) // 1000}.{abs(ns) % 1000:03d}"
+
+
+def ns_of(x):
+    """A ts read as Decimal back to integer ns."""
+    v = x * 1000
+    check(v == v.to_integral_value(), f"ts {x} is not a whole number of ns")
+    return int(v)
+
+
+def merge(tool, args, cwd, expect_rc=0):
+    p = subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+    check(p.returncode == expect_rc, f"prof_merge {' '.join(args)} exited {p.returncode}, not {expect_rc}:\n"
+          f"{p.stderr}")
+    return p
+
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    d = json.loads(raw.decode("utf-8"), parse_float=Decimal)   # strict: no NaN, no trailing commas
+    return d, raw
+
+
+# ---- synthetic ranks ------------------------------------------------------------
+
+class Rank:
+    """One rank's trace, written as text. Its clock reads real + clock; its
+    base is the whole second at or before its start, as prof.h's is."""
+
+    def __init__(self, rank, clock, start, syncs, rng, gpus=(), dist=True, pretty=False,
+                 events_first=False, pid=4242, straggler=None, devprops="[]"):
+        self.rank, self.clock, self.pid, self.straggler = rank, clock, pid, straggler
+        self.base = (start + clock) // NS * NS
+        self.events = []        # (raw text, real ns or None for metadata, kind, GPU device or None)
+        self.sync_local = {}    # K -> absolute ns on this rank's clock
+        self.syncs_real = {}
+        p = pid
+        meta = [("process_name", 0, '{"name":"trainer"}'), ("process_labels", 0, '{"labels":"CPU"}'),
+                ("process_sort_index", 0, '{"sort_index":%d}' % p),
+                ("thread_name", p, '{"name":"main"}'), ("thread_sort_index", p, '{"sort_index":0}'),
+                ("thread_name", p + 1, '{"name":"dataloader"}'), ("thread_sort_index", p + 1, '{"sort_index":1}')]
+        for name, tid, args in meta:
+            self.add(f'{{"ph":"M","name":"{name}","pid":{p},"tid":{tid},"ts":0.000,"args":{args}}}', None, "M")
+        if 0 in gpus:     # device 0 is labelled; device 1 is known only by its kernels
+            for name, args in (("process_name", '{"name":"GPU 0"}'), ("process_labels", '{"labels":"GPU 0"}'),
+                               ("process_sort_index", '{"sort_index":5000000}')):
+                self.add(f'{{"ph":"M","name":"{name}","pid":0,"tid":0,"ts":0.000,"args":{args}}}', None, "M", 0)
+        t = start + 1_000_000
+        for s in range(4):
+            step, fwd = t, t + 20_000
+            self.x("user_annotation", f"ProfilerStep#{s}", p, p, step, 900_000, '{"step":%d}' % s)
+            self.x("cpu_op", "forward", p, p, fwd, 300_000 + rng.randrange(1000),
+                   '{"Input Dims":[[8,16]],"flops":1.5e9}')
+            self.x("user_annotation", "load_batch", p, p + 1, t + 5_000, 7_777, None)
+            self.add(f'{{"ph":"C","name":"loss","pid":{p},"tid":{p},"ts":{self.ts(t + 800_000)},'
+                     f'"args":{{"loss":{0.5 / (s + 1)!r}}}}}', t + 800_000, "C")
+            self.add(f'{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"mark","pid":{p},"tid":{p},'
+                     f'"ts":{self.ts(t + 850_000)}}}', t + 850_000, "i")
+            if gpus:
+                corr = 100 + s          # the same ids on every rank: the merge makes them unique
+                self.add(f'{{"ph":"s","cat":"ac2g","name":"ac2g","id":{corr},"pid":{p},"tid":{p},'
+                         f'"ts":{self.ts(fwd + 1000)}}}', fwd + 1000, "s")
+                self.x("gpu_user_annotation", "forward", 0, 7, fwd + 5000, 250_000,
+                       '{"device":0,"stream":7,"correlation":%d}' % corr)
+                self.add(f'{{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":{corr},"pid":0,"tid":7,'
+                         f'"ts":{self.ts(fwd + 5000)}}}', fwd + 5000, "f", 0)
+                if 1 in gpus:
+                    self.x("kernel", "gemm", 1, 9, fwd + 9000, 1234, '{"device":1,"stream":9}')
+            t += 1_000_000
+        for k, real in syncs.items():
+            jit = rng.randint(-J, J) + (3_000_000 if k == straggler else 0)
+            at = real + jit
+            self.syncs_real[k] = real
+            self.sync_local[k] = at + clock
+            self.add(f'{{"ph":"i","s":"p","cat":"prof_sync","name":"prof_sync","pid":{p},"tid":{p},'
+                     f'"ts":{self.ts(at)},"args":{{"sync":{k}}}}}', at, "sync")
+        self.text = self.render(dist, pretty, events_first, devprops)
+
+    def ts(self, real):
+        return us(real + self.clock - self.base)
+
+    def add(self, raw, real, kind, dev=None):
+        self.events.append((raw, real, kind, dev))
+
+    def x(self, cat, name, pid, tid, real, dur, args):
+        a = f',"args":{args}' if args else ""
+        self.add(f'{{"ph":"X","cat":"{cat}","name":"{name}","pid":{pid},"tid":{tid},"ts":{self.ts(real)},'
+                 f'"dur":{us(dur)}{a}}}', real, "X", pid if cat in ("gpu_user_annotation", "kernel") else None)
+
+    def render(self, dist, pretty, events_first, devprops):
+        sep = ",\n    " if pretty else ","
+        evs = "[\n    " + sep.join(e[0] for e in self.events) + "\n  ]" if pretty else \
+              "[\n" + sep.join(e[0] for e in self.events) + "\n  ]"
+        head = ['"schemaVersion": 1', f'"deviceProperties": {devprops}']
+        if dist:
+            head.append(f'"distributedInfo": {{"backend": "nccl", "rank": {self.rank}, "world_size": 8}}')
+        head += ['"displayTimeUnit": "ms"', f'"baseTimeNanoseconds": {self.base}', '"traceName": "x"',
+                 '"prof_dropped_events": 0']
+        body = [f'"traceEvents": {evs}']
+        parts = body + head if events_first else head + body
+        return "{\n  " + ",\n  ".join(parts) + "\n}\n"
+
+    def write(self, path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.text)
+
+
+def median_offset(ref, r):
+    common = sorted(set(ref.sync_local) & set(r.sync_local))
+    diffs = sorted(ref.sync_local[k] - r.sync_local[k] for k in common)
+    n = len(diffs)
+    if not n:
+        return 0, 0, 0
+    a, b = diffs[(n - 1) // 2], diffs[n // 2]
+    off = a + (b - a) // 2
+    return off, n, max(abs(d - off) for d in diffs)
+
+
+def check_merge(tool, tmp, ranks, order, expect_base=None):
+    """Merges the ranks (files given in `order`) and checks every event."""
+    paths = []
+    for r in ranks:
+        path = f"rank{r.rank}.json"
+        r.write(os.path.join(tmp, path))
+        paths.append(path)
+    args = [paths[i] for i in order]
+    p = merge(tool, ["-o", "m.json"] + args, tmp)
+    d, raw = load(os.path.join(tmp, "m.json"))
+    ref = ranks[0]
+
+    check(d["prof_merged_ranks"] == [r.rank for r in ranks], f"ranks {d['prof_merged_ranks']}")
+    check("distributedInfo" not in d, "a merged trace has no distributedInfo")
+    want_lines = [f"prof_merge: rank {ref.rank} (rank{ref.rank}.json): reference clock, {len(ref.sync_local)} sync points"]
+    offsets = {}
+    for r in ranks:
+        off, n, resid = median_offset(ref, r)
+        offsets[r.rank] = off
+        check(d["prof_merge_offsets_ns"][str(r.rank)] == off,
+              f"rank {r.rank}: offset {d['prof_merge_offsets_ns'][str(r.rank)]}, the median is {off}")
+        if r is not ref:
+            sign = "-" if off < 0 else "+"
+            want_lines.append(f"prof_merge: rank {r.rank} (rank{r.rank}.json): offset {sign}{us(abs(off))} us "
+                              f"from {n} sync points, residual {us(resid)} us")
+    want_lines.append(f"prof_merge: wrote m.json: {len(ranks)} ranks, {len(d['traceEvents'])} events")
+    check(p.stderr.splitlines() == want_lines, f"report:\n{p.stderr}\nexpected:\n" + "\n".join(want_lines))
+
+    # the merged base: the reference's, or whole seconds earlier if an event would precede it
+    earliest = min(real + r.clock + offsets[r.rank] for r in ranks for _, real, _, _ in r.events if real is not None)
+    base = min(ref.base, earliest // NS * NS)
+    check(d["baseTimeNanoseconds"] == base, f"base {d['baseTimeNanoseconds']}, expected {base}")
+    if expect_base is not None:
+        check(base == expect_base(ref), f"the test meant base {expect_base(ref)}, got {base}")
+
+    evs = d["traceEvents"]
+    i = 0
+    flow_ids = {}
+    for r in ranks:
+        for raw_in, real, kind, dev in r.events:
+            e_in = json.loads(raw_in, parse_float=Decimal)
+            e = evs[i]
+            i += 1
+            # times: exact, and within the jitter bound of the truth on the reference clock
+            if kind == "M":
+                check(e["ts"] == e_in["ts"], f"metadata ts changed: {e}")
+            else:
+                got = ns_of(e["ts"])
+                local = ns_of(e_in["ts"]) + r.base
+                check(got == local + offsets[r.rank] - base, f"rank {r.rank}: {raw_in} -> ts {e['ts']}")
+                # real: when it happened (a straggler's sync included), so
+                # the only error left is the median's: within 2 J
+                err = base + got - (real + ref.clock)
+                check(abs(err) <= 2 * J, f"rank {r.rank}: {e} is {err} ns from its real time on the reference clock")
+            # pids
+            want_pid = r.rank if dev is None else 1000 + 100 * r.rank + dev
+            check(e["pid"] == want_pid, f"rank {r.rank}: pid {e['pid']} for {raw_in}")
+            # flow ids: id * 1000 + rank
+            if kind in ("s", "f"):
+                check(e["id"] == e_in["id"] * 1000 + r.rank, f"flow id {e['id']} for {raw_in}")
+                flow_ids.setdefault((e["ph"], e["id"]), []).append(e)
+            # process metadata renamed, everything else as it was
+            if kind == "M" and e_in["name"] == "process_name":
+                want = f"rank {r.rank} (trainer)" if dev is None else f"rank {r.rank} GPU {dev}"
+                check(e["args"] == {"name": want}, f"process_name {e['args']}, expected {want}")
+            if kind == "M" and e_in["name"] == "process_sort_index":
+                check(e["args"] == {"sort_index": e["pid"]}, f"sort index {e}")
+            rest_in = {k: v for k, v in e_in.items() if k not in ("pid", "ts", "id")}
+            rest = {k: v for k, v in e.items() if k not in ("pid", "ts", "id")}
+            if kind == "M" and e_in["name"] in ("process_name", "process_sort_index"):
+                rest_in.pop("args")
+                rest.pop("args")
+            check(rest == rest_in, f"fields changed: {raw_in} -> {e}")
+        # a device without names gets them, right after the rank's events
+        if any(ev[3] == 1 for ev in r.events):
+            added = evs[i:i + 2]
+            i += 2
+            gp = 1000 + 100 * r.rank + 1
+            check(added == [
+                {"ph": "M", "name": "process_name", "pid": gp, "tid": 0, "ts": 0, "args": {"name": f"rank {r.rank} GPU 1"}},
+                {"ph": "M", "name": "process_sort_index", "pid": gp, "tid": 0, "ts": 0, "args": {"sort_index": gp}}],
+                f"added metadata {added}")
+    check(i == len(evs), f"{len(evs) - i} unexpected events in the merged trace")
+    check(all(len(v) == 1 for v in flow_ids.values()), "a flow id appears twice")
+
+    # sync points of every rank within the tolerance of the reference's (4 J:
+    # each side's jitter plus the median's), the straggler excepted
+    syncs = {}
+    for e in evs:
+        if e.get("cat") == "prof_sync":
+            syncs.setdefault(e["pid"], {})[e["args"]["sync"]] = ns_of(e["ts"])
+    for r in ranks[1:]:
+        for k, t in syncs[r.rank].items():
+            if k == r.straggler:     # really 3 ms late: the median, not a mean, kept the offset
+                check(abs(t - syncs[ref.rank][k] - 3_000_000) <= 4 * J, f"straggler at {t - syncs[ref.rank][k]} ns")
+            elif k in syncs[ref.rank]:
+                check(abs(t - syncs[ref.rank][k]) <= 4 * J,
+                      f"rank {r.rank} sync {k} is {t - syncs[ref.rank][k]} ns from the reference's")
+    return d, raw, p
+
+
+def make_rank(rank, clock, start, syncs, rng, **kw):
+    return Rank(rank, clock, start, syncs, rng, **kw)
+
+
+def case_align(tool, _ranks_bin, tmp):
+    rng = random.Random(20240601)
+    # two ranks: rank 1's clock is 3.7 s behind plus 12.345 ms, and it started
+    # 0.7 s before rank 0, so aligned events precede rank 0's base: the merged
+    # base is one second earlier
+    syncs = {k: REAL0 + 2 * NS + k * 10_000_000 for k in range(6)}
+    r0 = make_rank(0, 0, REAL0 + 300_000_000, syncs, rng, gpus=(0,))
+    r1 = make_rank(1, -3_700_000_000 + 12_345_000, REAL0 - 400_000_000, syncs, rng, gpus=(0,))
+    check_merge(tool, tmp, [r0, r1], [1, 0], expect_base=lambda ref: ref.base - NS)
+
+    # four ranks on four hosts, given in reverse order: rank 2 has a straggler
+    # at sync 3 (the median ignores it), rank 3 missed sync 0, rank 0's trace
+    # is pretty-printed with traceEvents before the header
+    for f in os.listdir(tmp):
+        os.remove(os.path.join(tmp, f))
+    syncs = {k: REAL0 + 3 * NS + k * 50_000_000 for k in range(7)}
+    ranks = [
+        make_rank(0, 0, REAL0 + 100_000_000, syncs, rng, gpus=(0, 1), pretty=True, events_first=True),
+        make_rank(1, -3_687_655_000, REAL0 + 137_000_000, syncs, rng, gpus=(0, 1)),
+        make_rank(2, 42_123_456_789, REAL0 + 274_000_000, syncs, rng, straggler=3),
+        make_rank(3, -999_999_999, REAL0 + 411_000_000, {k: v for k, v in syncs.items() if k}, rng, gpus=(0,)),
+    ]
+    d, _, _ = check_merge(tool, tmp, ranks, [3, 2, 1, 0], expect_base=lambda ref: ref.base)
+    check(d["prof_merge_offsets_ns"]["2"] != 0 and abs(d["prof_merge_offsets_ns"]["2"] + 42_123_456_789) <= 2 * J,
+          f"rank 2's offset {d['prof_merge_offsets_ns']['2']} is not its clock error within the jitter")
+
+
+def case_format(tool, _ranks_bin, tmp):
+    rng = random.Random(7)
+    syncs = {k: REAL0 + NS + k * 10_000_000 for k in range(3)}
+    r0 = make_rank(0, 0, REAL0, syncs, rng, gpus=(0,), dist=False,
+                   devprops='[{"id": 0, "name": "Fake GPU", "totalGlobalMem": 8589934592}, {}]')
+    r1 = make_rank(1, 5_000_000, REAL0, syncs, rng, gpus=(0,), dist=False, pid=4242)
+    # odd but valid fields that must come through byte for byte
+    odd = ('{"ph":"X","cat":"cpu_op","name":"caf\\u00e9 \\"q\\" \u00e9\U0001f525","pid":4242,"tid":4242,'
+           '"ts":%s,"dur":1.5E+1,"tts":12,"args":{"x":1.5e-7,"s":"\\ud83d\\ude00 tab\\t","nested":[1,{"a":[]},'
+           'null,true,false],"big":123456789012345678901234567890,"neg":-0.0}}')
+    r1.events.insert(8, (odd % r1.ts(REAL0 + 2_000_000), REAL0 + 2_000_000, "X", None))
+    spans = '{"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Spans","tid":"PyTorch Profiler","ts":%s,"dur":5.000}'
+    r1.events.insert(9, (spans % r1.ts(REAL0 + 3_000_000), REAL0 + 3_000_000, "X", None))
+    r1.text = r1.render(False, False, False, "[]")
+    r0.write(os.path.join(tmp, "a.json"))
+    r1.write(os.path.join(tmp, "b.json"))
+    p = merge(tool, ["--quiet", "-o", "m.json", "a.json", "b.json"], tmp)
+    check(p.stderr == "" and p.stdout == "", f"--quiet printed: {p.stderr!r} {p.stdout!r}")
+    d, raw = load(os.path.join(tmp, "m.json"))
+
+    # header: ranks from positions, offsets, device properties of every rank
+    check(d["prof_merged_ranks"] == [0, 1], f"positional ranks {d['prof_merged_ranks']}")
+    check(d["prof_merge_offsets_ns"] == {"0": 0, "1": median_offset(r0, r1)[0]}, f"offsets {d['prof_merge_offsets_ns']}")
+    check(d["deviceProperties"] == [{"prof_rank": 0, "id": 0, "name": "Fake GPU", "totalGlobalMem": 8589934592},
+                                    {"prof_rank": 0}], f"deviceProperties {d['deviceProperties']}")
+    check(list(d)[:3] == ["schemaVersion", "deviceProperties", "displayTimeUnit"] and list(d)[-1] == "traceEvents",
+          f"key order {list(d)}")
+    check(d["traceName"] == "m.json" and d["schemaVersion"] == 1 and d["prof_dropped_events"] == 0, f"header {d}")
+
+    # the odd event: only pid and ts rewritten, every other byte as it was
+    lines = raw.decode("utf-8").split("\n")
+    off = d["prof_merge_offsets_ns"]["1"]
+    want_ts = us(r1.base + int(ns_of(Decimal(r1.ts(REAL0 + 2_000_000)))) + off - d["baseTimeNanoseconds"])
+    want = odd.replace('"pid":4242', '"pid":1') % want_ts
+    check(want in lines or want + "," in lines, f"odd event not kept byte for byte; expected line\n{want}")
+    check(any(l.startswith('{"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":1,"tid":"PyTorch Profiler"')
+              for l in lines), "a string pid is rank 1's CPU process")
+
+    # pids: one CPU process and one GPU process per rank; names and sort indices
+    names = {(e["pid"], e["args"]["name"]) for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+    check(names == {(0, "rank 0 (trainer)"), (1, "rank 1 (trainer)"), (1000, "rank 0 GPU 0"), (1100, "rank 1 GPU 0")},
+          f"process names {names}")
+    sorts = {(e["pid"], e["args"]["sort_index"]) for e in d["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "process_sort_index"}
+    check(sorts == {(0, 0), (1, 1), (1000, 1000), (1100, 1100)}, f"sort indices {sorts}")
+    check({e["pid"] for e in d["traceEvents"]} == {0, 1, 1000, 1100}, "pids")
+    ids = [(e["ph"], e["id"]) for e in d["traceEvents"] if e["ph"] in "sf"]
+    check(len(ids) == len(set(ids)) == 16 and {i % 1000 for _, i in ids} == {0, 1}, f"flow ids {ids}")
+    for ph in "sf":
+        check(sorted(i for p, i in ids if p == ph) == sorted(c * 1000 + r for c in range(100, 104) for r in (0, 1)),
+              f"{ph} ids {ids}")
+
+    # every ts with 3 decimals; counts kept
+    for m in re.finditer(rb'"ts":(-?[0-9][^,}]*)', raw):
+        check(re.fullmatch(rb"-?\d+\.\d{3}", m.group(1)), f"ts {m.group(1)} not in 3 decimals")
+    check(len(d["traceEvents"]) == len(r0.events) + len(r1.events), "event count")
+
+    # -o - : the same trace on stdout
+    p = merge(tool, ["-q", "-o", "-", "a.json", "b.json"], tmp)
+    d2 = json.loads(p.stdout, parse_float=Decimal)
+    check(d2["traceName"] == "merged" and {**d2, "traceName": "m.json"} == d, "-o - differs from -o m.json")
+
+    # exact decimal conversion of unusual ts spellings
+    t = ('{"traceEvents":[{"ph":"i","name":"a","pid":1,"tid":1,"ts":1.2345678e5},'
+         '{"ph":"i","name":"b","pid":1,"tid":1,"ts":10.0005},{"ph":"i","name":"c","pid":1,"tid":1,"ts":7.0004},'
+         '{"ph":"i","name":"d","pid":1,"tid":1,"ts":-2.5E-3},{"ph":"i","name":"e","pid":1,"tid":1,"ts":12},'
+         '{"ph":"i","name":"f","pid":1,"tid":1,"ts":"later"},{"ph":"i","name":"g","pid":1,"tid":1}],'
+         '"baseTimeNanoseconds":5000000000}')
+    with open(os.path.join(tmp, "t.json"), "w") as f:
+        f.write(t)
+    p = merge(tool, ["-q", "-o", "-", "t.json"], tmp)
+    ts = {e["name"]: e.get("ts") for e in json.loads(p.stdout, parse_float=Decimal)["traceEvents"]}
+    # "d" at -2.5 ns before the base moves the base back by a second
+    check(json.loads(p.stdout)["baseTimeNanoseconds"] == 4 * NS, "base for an event before it")
+    check(ts == {"a": Decimal("1123456.780"), "b": Decimal("1000010.001"), "c": Decimal("1000007.000"),
+                 "d": Decimal("999999.997"), "e": Decimal("1000012.000"), "f": "later", "g": None,
+                 "process_name": 0, "process_sort_index": 0}, f"ts {ts}")    # added: the trace had none
+
+    # --help
+    p = merge(tool, ["--help"], tmp)
+    check("usage: prof_merge" in p.stdout and ".gz" in p.stdout and "not read" in p.stdout, f"--help: {p.stdout}")
+
+
+INVALID = [   # (text, byte of the error)
+    (b"", 0),
+    (b"   ", 3),
+    (b'{"traceEvents":[1,]}', 18),
+    (b'{"traceEvents":[],}', 18),
+    (b'{"a":01}', 6),
+    (b'{"a":"\\x"}', 7),
+    (b'{"a":"tab\there"}', 9),
+    (b'{"a":NaN}', 5),
+    (b'{"a":1} {}', 8),
+    (b'\xef\xbb\xbf{}', 0),
+    (b'{"a":"\xff"}', 6),
+    (b'{"a":"\xc3"}', 6),
+    (b'{"a":"\xed\xa0\x80"}', 6),
+    (b'{"a":"\xc0\xaf"}', 6),
+    (b'{"a":1e}', 7),
+    (b'{"a":-}', 6),
+    (b'{"a":1.}', 7),
+    (b'{"a":tru}', 8),
+    (b'{"a" 1}', 5),
+    (b'{"a":"\\u12G4"}', 10),
+    (b"{'a':1}", 1),
+    (b'{"a":[1 2]}', 8),
+    (b'{"a":1', 6),
+]
+
+
+def one_line_error(p, rc=2):
+    check(p.returncode == rc, f"exit {p.returncode}, expected {rc}: {p.stderr}")
+    check(p.stderr.count("\n") == 1 and p.stderr.endswith("\n") and p.stderr.startswith("prof_merge: "),
+          f"not one line: {p.stderr!r}")
+    check(p.stdout == "", f"stdout: {p.stdout!r}")
+    return p.stderr.rstrip("\n")
+
+
+def run_raw(tool, args, cwd):
+    return subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+
+
+def case_errors(tool, _ranks_bin, tmp):
+    rng = random.Random(3)
+    syncs = {k: REAL0 + NS + k * 10_000_000 for k in range(3)}
+    good = make_rank(0, 0, REAL0, syncs, rng)
+    good.write(os.path.join(tmp, "good.json"))
+    with open(os.path.join(tmp, "merged.json"), "w") as f:
+        f.write("old")
+
+    def bad(content, args_extra=()):
+        with open(os.path.join(tmp, "bad.json"), "wb") as f:
+            f.write(content)
+        return one_line_error(run_raw(tool, ["good.json", "bad.json", *args_extra], tmp))
+
+    for text, at in INVALID:
+        msg = bad(text)
+        check(msg == f"prof_merge: bad.json: not valid JSON at byte {at}", f"{text!r}: {msg}")
+    # every prefix of a valid trace is invalid at its end
+    data = good.text.encode()
+    for cut in range(0, len(data) - 2, 97):
+        msg = bad(data[:cut])
+        check(msg == f"prof_merge: bad.json: not valid JSON at byte {cut}", f"cut at {cut}: {msg}")
+    # nesting deeper than the parser goes: one line, not a crash
+    msg = bad(b'{"traceEvents":[{"args":' + b"[" * 5000 + b"]" * 5000 + b"}]}")
+    check(msg.startswith("prof_merge: bad.json: JSON nested deeper than 1000 levels at byte "), msg)
+    # valid JSON that is no trace
+    check(bad(b"[]") == "prof_merge: bad.json: not a trace: the top level is not an object", "array")
+    check(bad(b'{"traceEvents":{}}') == "prof_merge: bad.json: not a trace: no traceEvents array", "no events")
+    check(bad(b'{"traceEvents":[{},7]}') == "prof_merge: bad.json: not a trace: traceEvents[1] is not an object",
+          "event not an object")
+    check(bad(b'{"distributedInfo":{"rank":"x"},"traceEvents":[]}') ==
+          'prof_merge: bad.json: distributedInfo.rank "x" is not a rank', "bad rank")
+    check(bad(b'{"distributedInfo":{"rank":1000},"traceEvents":[]}') ==
+          "prof_merge: bad.json: rank 1000: prof_merge numbers ranks 0 to 999", "rank too large")
+    check(bad(b'{"traceEvents":[{"ph":"X","cat":"kernel","pid":100,"ts":1}]}') ==
+          "prof_merge: bad.json: GPU process 100: prof_merge needs a device index 0 to 99 as its pid", "device")
+    check(bad(b'{"traceEvents":[{"ph":"X","pid":1,"ts":1e30}]}') ==
+          "prof_merge: bad.json: event at byte 16: ts 1e30 is out of range", "ts range")
+    # the same rank twice, a missing file, bad options
+    good.write(os.path.join(tmp, "again.json"))
+    check(one_line_error(run_raw(tool, ["good.json", "again.json"], tmp)) ==
+          "prof_merge: good.json and again.json are both rank 0", "duplicate rank")
+    check(one_line_error(run_raw(tool, ["good.json", "nope.json"], tmp)) ==
+          "prof_merge: nope.json: cannot open: No such file or directory", "missing file")
+    check(one_line_error(run_raw(tool, ["good.json", "."], tmp)).startswith("prof_merge: .: cannot read: "),
+          "a directory")
+    check(one_line_error(run_raw(tool, [], tmp)).startswith("prof_merge: no traces to merge (usage: "), "no args")
+    check(one_line_error(run_raw(tool, ["-x", "good.json"], tmp)) ==
+          "prof_merge: unknown option '-x' (prof_merge --help shows the usage)", "unknown option")
+    check(one_line_error(run_raw(tool, ["good.json", "-o"], tmp)) == "prof_merge: -o needs a file name", "-o")
+    msg = one_line_error(run_raw(tool, ["-o", "no/such/dir/m.json", "good.json"], tmp))
+    check(msg == "prof_merge: no/such/dir/m.json: cannot write: No such file or directory", msg)
+    # after all of that the old output is untouched and nothing half-written is left
+    with open(os.path.join(tmp, "merged.json")) as f:
+        check(f.read() == "old", "a failed merge overwrote merged.json")
+    check(not [f for f in os.listdir(tmp) if f.endswith(".part")], f"left over: {os.listdir(tmp)}")
+
+    # no common sync point: one warning naming the rank, wall clock, a valid trace
+    late = make_rank(1, 1_000_000, REAL0, {k + 10: v for k, v in syncs.items()}, rng)
+    none = make_rank(2, 2_000_000, REAL0, {}, rng)
+    late.write(os.path.join(tmp, "late.json"))
+    none.write(os.path.join(tmp, "none.json"))
+    p = run_raw(tool, ["-q", "good.json", "late.json", "none.json"], tmp)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    check(p.stderr.splitlines() == [
+        "prof_merge: warning: rank 1 (late.json) shares no sync point with rank 0; aligned by wall clock (offset 0)",
+        "prof_merge: warning: rank 2 (none.json) shares no sync point with rank 0; aligned by wall clock (offset 0)"],
+        f"warnings: {p.stderr}")
+    d, _ = load(os.path.join(tmp, "merged.json"))
+    check(d["prof_merge_offsets_ns"] == {"0": 0, "1": 0, "2": 0}, f"offsets {d['prof_merge_offsets_ns']}")
+    check(len(d["traceEvents"]) == len(good.events) + len(late.events) + len(none.events), "events lost")
+    # wall clock: an event keeps its absolute time
+    e = d["traceEvents"][len(good.events) + 7]
+    raw7 = json.loads(late.events[7][0], parse_float=Decimal)
+    check(ns_of(e["ts"]) + d["baseTimeNanoseconds"] == ns_of(raw7["ts"]) + late.base, "wall clock alignment")
+
+
+def case_real(tool, ranks_bin, tmp):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    procs = []
+    rounds = 5
+    for r in (0, 1):
+        procs.append(subprocess.Popen([ranks_bin, str(r), str(rounds)], cwd=tmp, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True,
+                                      env={**env, "RANK": str(r), "WORLD_SIZE": "2", "PROF_OUTPUT": "rank{rank}.json"}))
+    try:
+        for k in range(rounds):      # a barrier: both ranks are released only when both arrived
+            for p in procs:
+                line = p.stdout.readline()
+                check(line == f"ready {k}\n", f"rank said {line!r}")
+            for p in procs:
+                p.stdin.write("go\n")
+                p.stdin.flush()
+        for p in procs:
+            p.stdin.close()
+            check(p.wait(timeout=60) == 0, f"merge_ranks exited {p.returncode}")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    p = merge(tool, ["-o", "merged.json", "rank1.json", "rank0.json"], tmp)
+    d, _ = load(os.path.join(tmp, "merged.json"))
+    print(p.stderr.strip())
+    check(d["prof_merged_ranks"] == [0, 1], f"ranks {d['prof_merged_ranks']}")
+    m = re.search(r"rank 1 \(rank1\.json\): offset ([+-][0-9.]+) us from 5 sync points, residual ([0-9.]+) us",
+                  p.stderr)
+    check(m, f"report: {p.stderr}")
+    # one host, one clock: the offset is how far apart the ranks left the barrier
+    check(abs(Decimal(m.group(1))) < 250_000 and Decimal(m.group(2)) < 250_000, f"offset {m.groups()}")
+    evs = d["traceEvents"]
+    for r in (0, 1):
+        mine = [e for e in evs if e["pid"] == r]
+        check(len([e for e in mine if e["ph"] == "X" and e["name"] == "work"]) == rounds, f"rank {r}: work regions")
+        check(sorted(e["args"]["sync"] for e in mine if e.get("cat") == "prof_sync") == list(range(rounds)),
+              f"rank {r}: sync points")
+        check(any(e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"].startswith(f"rank {r} (")
+                  for e in mine), f"rank {r}: process name")
+    check({e["pid"] for e in evs} == {0, 1}, f"pids {sorted({e['pid'] for e in evs})}")
+    # aligned: the sync points agree within the residual reported
+    sync = {(e["pid"], e["args"]["sync"]): ns_of(e["ts"]) for e in evs if e.get("cat") == "prof_sync"}
+    resid = int(Decimal(m.group(2)) * 1000)
+    for k in range(rounds):
+        check(abs(sync[(1, k)] - sync[(0, k)]) <= resid, f"sync {k}: {sync[(1, k)] - sync[(0, k)]} ns apart")
+
+
+def main():
+    case, tool, ranks_bin = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    fn = globals().get("case_" + case)
+    if not fn:
+        fail(f"no case {case}")
+    with tempfile.TemporaryDirectory() as tmp:
+        fn(tool, ranks_bin, tmp)
+    print(f"ok: merge {case}")
+
+
+if __name__ == "__main__":
+    main()

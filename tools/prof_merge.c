@@ -1,0 +1,1031 @@
+/* prof_merge - merges the per-rank traces of a distributed run into one trace.
+
+   prof.h writes one Chrome trace per rank (and per cycle). Each rank stamps
+   its events with its own host's clock, so the traces of different hosts
+   disagree by unknown offsets. prof_merge reads them, moves every rank onto
+   the clock of the lowest rank using the sync points PROF_SYNC() records, and
+   writes one trace in which Perfetto UI and chrome://tracing show one group of
+   processes per rank.
+
+   USAGE
+     prof_merge [-o merged.json] [--quiet] rank0.json rank1.json ...
+
+     The traces may come in any order: a trace's rank is its
+     distributedInfo.rank, or its position among the arguments (from 0) when
+     it has none. Two traces of one rank are an error. -o - writes to standard
+     output. Exit status: 0 when merged (warnings included), 2 on any error,
+     with one line on stderr saying why.
+
+   ALIGNMENT
+     Every rank calls PROF_SYNC() right after the same barriers, so the K-th
+     sync point of every rank marks the same real moment, up to how far apart
+     the ranks leave the barrier. A trace's absolute time of an event is
+     baseTimeNanoseconds + ts, in integer nanoseconds (ts is parsed exactly
+     from its decimal text). For each rank r the offset added to its times is
+     the median, over the sync numbers K that r and the reference both have,
+     of t_ref[K] - t_r[K]: one straggler at one barrier does not move it. A
+     rank that shares no sync point with the reference keeps its wall clock
+     (offset 0), with a warning. Per rank, stderr shows the offset, the number
+     of sync points it rests on and the residual, the largest
+     |t_ref[K] - (t_r[K] + offset)|: how far apart the barrier exits were.
+
+   OUTPUT
+     One JSON object shaped like prof.h's: baseTimeNanoseconds of the
+     reference (moved back by whole seconds if an aligned event would
+     otherwise come before it), deviceProperties of every rank (each with
+     "prof_rank"), "prof_merged_ranks" and "prof_merge_offsets_ns" instead of
+     distributedInfo, then every event of every rank, ranks in order. In each
+     event only these change; every other field is copied byte for byte:
+       ts     the aligned time, 3 decimals (metadata events keep theirs)
+       pid    the CPU processes of rank r become pid r; GPU device d of rank r
+              becomes pid 1000 + 100 r + d. A pid is a GPU's when a
+              process_labels event labels it "GPU..." or when an X event on it
+              has cat gpu_user_annotation, kernel, gpu_memcpy or gpu_memset.
+       id     flow events (s, t, f) and async events (b, n, e, S, T, p, F)
+              with an integer id get id * 1000 + r, unique across ranks; the
+              last three digits say the rank.
+       args   of process_name: "rank r (<old name>)", or "rank r GPU d"; of
+              process_sort_index: the new pid, so Perfetto lists rank 0's
+              processes first. A process without these events gets them.
+
+   LIMITS
+     Ranks 0 to 999 and devices 0 to 99 (the pids above must not meet).
+     Gzipped traces (.json.gz) are not read: gunzip them first, or pass
+     <(zcat rank0.json.gz). Each input is held in memory while merging.
+
+   Build: cc -std=c11 -O2 -o prof_merge prof_merge.c   (libc only)
+*/
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH  1000   /* JSON nesting: keeps the recursive parser far from the stack limit */
+#define MAX_RANK   999    /* pid r of a CPU must stay below 1000 + 100 r' + d of a GPU */
+#define MAX_DEVICE 99
+#define ID_MUL     1000   /* merged flow id = id * ID_MUL + rank */
+#define NS_PER_S   INT64_C(1000000000)
+
+static const char usage_text[] =
+    "usage: prof_merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "\n"
+    "Merges the per-rank Chrome traces prof.h writes into one trace, with every\n"
+    "rank moved onto the clock of the lowest rank by the median offset of the\n"
+    "PROF_SYNC() points the ranks share (wall clock, with a warning, when a rank\n"
+    "shares none).\n"
+    "\n"
+    "  -o FILE      write the merged trace to FILE (default merged.json; - is stdout)\n"
+    "  -q, --quiet  no report of offsets on stderr (warnings and errors remain)\n"
+    "  -h, --help   this text\n"
+    "\n"
+    "A trace's rank is its distributedInfo.rank, else its position among the\n"
+    "arguments. In the merged trace rank r's CPU process is pid r and its GPU d\n"
+    "is pid 1000 + 100*r + d; flow ids become id*1000 + r.\n"
+    "Gzipped traces (.json.gz) are not read: gunzip them, or pass <(zcat f.json.gz).\n"
+    "Exit status: 0 merged, 2 error.\n";
+
+/* ======================================================================== */
+/*  Messages                                                                */
+/* ======================================================================== */
+
+static const char *g_partial;   /* output file being written, removed on error */
+
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static _Noreturn void die(const char *fmt, ...) {
+    va_list ap;
+    fputs("prof_merge: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (g_partial) remove(g_partial);
+    exit(2);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...) {
+    va_list ap;
+    fputs("prof_merge: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void *xrealloc(void *p, size_t n) {
+    p = realloc(p, n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+/* Checked int64 arithmetic: absurd inputs must give a message, not UB. */
+static int64_t add_ck(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) die("times out of range (%" PRId64 " + %" PRId64 " ns)", a, b);
+    return r;
+}
+static int64_t sub_ck(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) die("times out of range (%" PRId64 " - %" PRId64 " ns)", a, b);
+    return r;
+}
+
+/* ======================================================================== */
+/*  JSON: a strict validating parser over a file held in memory             */
+/* ======================================================================== */
+/* Nothing is copied: values are spans of the file's text, so every field the
+   merge does not rewrite is written back exactly as it was read. */
+
+typedef struct { const char *p; size_t n; } span;   /* raw JSON text; n == 0: absent */
+
+typedef struct {
+    const char *path;
+    const char *buf, *end;
+} doc;
+
+static _Noreturn void bad_json(const doc *d, const char *at) {
+    die("%s: not valid JSON at byte %zu", d->path, (size_t)(at - d->buf));
+}
+
+static const char *ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* Length of the UTF-8 sequence at s (1 to 4), 0 when it is not one: overlong
+   forms, surrogates and code points past U+10FFFF are refused, as Python's
+   decoder refuses them. */
+static size_t utf8_len(const unsigned char *s, size_t left) {
+    unsigned c = s[0], cp, min;
+    size_t n;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) n = 2, min = 0x80, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3, min = 0x800, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4, min = 0x10000, cp = c & 0x07;
+    else return 0;
+    if (left < n) return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
+static int is_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* p at the opening quote; returns the byte after the closing one. */
+static const char *parse_string(const doc *d, const char *p) {
+    const char *end = d->end;
+    p++;
+    for (;;) {
+        if (p >= end) bad_json(d, p);
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {     /* most bytes */
+            p++;
+            continue;
+        }
+        if (c == '"') return p + 1;
+        if (c == '\\') {
+            if (p + 1 >= end) bad_json(d, p + 1);
+            switch (p[1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                p += 2;
+                break;
+            case 'u':
+                for (int i = 2; i < 6; i++)
+                    if (p + i >= end || !is_hex(p[i])) bad_json(d, p + i);
+                p += 6;
+                break;
+            default:
+                bad_json(d, p + 1);
+            }
+        } else if (c < 0x20) {
+            bad_json(d, p);
+        } else {
+            size_t n = utf8_len((const unsigned char *)p, (size_t)(end - p));
+            if (!n) bad_json(d, p);
+            p += n;
+        }
+    }
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static const char *parse_number(const doc *d, const char *p) {
+    const char *end = d->end;
+    if (p < end && *p == '-') p++;
+    if (p >= end || !is_digit(*p)) bad_json(d, p);
+    if (*p == '0') p++;
+    else while (p < end && is_digit(*p)) p++;
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || !is_digit(*p)) bad_json(d, p);
+        while (p < end && is_digit(*p)) p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || !is_digit(*p)) bad_json(d, p);
+        while (p < end && is_digit(*p)) p++;
+    }
+    return p;
+}
+
+static const char *parse_literal(const doc *d, const char *p, const char *lit) {
+    for (; *lit; lit++, p++)
+        if (p >= d->end || *p != *lit) bad_json(d, p);
+    return p;
+}
+
+/* Walks the members of an object or the elements of an array, validating
+   each value as it passes: obj_begin/arr_begin at the bracket, then
+   obj_next/arr_next until they return 0; c.p is then past the closing one. */
+typedef struct {
+    const doc *d;
+    const char *p;
+    int depth;
+    size_t n;           /* members or elements so far */
+} cursor;
+
+static const char *parse_value(const doc *d, const char *p, int depth);
+
+static void cur_begin(cursor *c, const doc *d, const char *p, int depth) {
+    if (depth > MAX_DEPTH)
+        die("%s: JSON nested deeper than %d levels at byte %zu", d->path, MAX_DEPTH, (size_t)(p - d->buf));
+    c->d = d;
+    c->p = p + 1;
+    c->depth = depth;
+    c->n = 0;
+}
+#define obj_begin cur_begin
+#define arr_begin cur_begin
+
+/* Past the separator before the next item, or 0 at the closing bracket. */
+static int cur_step(cursor *c, char close) {
+    const char *p = ws(c->p, c->d->end);
+    if (p < c->d->end && *p == close) {
+        c->p = p + 1;
+        return 0;
+    }
+    if (c->n) {
+        if (p >= c->d->end || *p != ',') bad_json(c->d, p);
+        p = ws(p + 1, c->d->end);
+    }
+    c->p = p;
+    return 1;
+}
+
+static int obj_next(cursor *c, span *key, span *val) {
+    const doc *d = c->d;
+    if (!cur_step(c, '}')) return 0;
+    const char *p = c->p;
+    if (p >= d->end || *p != '"') bad_json(d, p);
+    key->p = p;
+    p = parse_string(d, p);
+    key->n = (size_t)(p - key->p);
+    p = ws(p, d->end);
+    if (p >= d->end || *p != ':') bad_json(d, p);
+    p = ws(p + 1, d->end);
+    val->p = p;
+    p = parse_value(d, p, c->depth);
+    val->n = (size_t)(p - val->p);
+    c->p = p;
+    c->n++;
+    return 1;
+}
+
+static int arr_next(cursor *c, span *val) {
+    if (!cur_step(c, ']')) return 0;
+    val->p = c->p;
+    c->p = parse_value(c->d, c->p, c->depth);
+    val->n = (size_t)(c->p - val->p);
+    c->n++;
+    return 1;
+}
+
+/* p at the first byte of a value (no whitespace); returns the byte after it. */
+static const char *parse_value(const doc *d, const char *p, int depth) {
+    cursor c;
+    span k, v;
+    if (p >= d->end) bad_json(d, p);
+    switch (*p) {
+    case '{':
+        obj_begin(&c, d, p, depth + 1);
+        while (obj_next(&c, &k, &v)) {}
+        return c.p;
+    case '[':
+        arr_begin(&c, d, p, depth + 1);
+        while (arr_next(&c, &v)) {}
+        return c.p;
+    case '"': return parse_string(d, p);
+    case 't': return parse_literal(d, p, "true");
+    case 'f': return parse_literal(d, p, "false");
+    case 'n': return parse_literal(d, p, "null");
+    default:  return parse_number(d, p);
+    }
+}
+
+/* ---- reading values --------------------------------------------------------- */
+
+static int span_eq(span s, const char *lit) {
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+/* Whether s is the JSON string "<str>" (written without escapes). */
+static int is_str(span s, const char *str) {
+    size_t n = strlen(str);
+    return s.n == n + 2 && s.p[0] == '"' && memcmp(s.p + 1, str, n) == 0;
+}
+
+static int str_starts(span s, const char *prefix) {
+    size_t n = strlen(prefix);
+    return s.n >= n + 2 && s.p[0] == '"' && memcmp(s.p + 1, prefix, n) == 0;
+}
+
+/* The value of member `key` (quotes included, as "\"name\"") of the object
+   obj, which has been validated; absent when obj is not an object. */
+static span obj_find(const doc *d, span obj, const char *key) {
+    span none = { NULL, 0 }, k, v;
+    cursor c;
+    if (!obj.n || obj.p[0] != '{') return none;
+    obj_begin(&c, d, obj.p, 1);
+    while (obj_next(&c, &k, &v))
+        if (span_eq(k, key)) return v;
+    return none;
+}
+
+/* A number written as a plain integer (no fraction, no exponent). */
+static int span_int(span s, int64_t *out) {
+    size_t i = 0;
+    int neg = 0;
+    uint64_t a = 0;
+    if (i < s.n && s.p[i] == '-') neg = 1, i++;
+    if (i == s.n) return 0;
+    for (; i < s.n; i++) {
+        if (!is_digit(s.p[i]) || a > (UINT64_MAX - 9) / 10) return 0;
+        a = a * 10 + (uint64_t)(s.p[i] - '0');
+    }
+    if (a > (uint64_t)INT64_MAX) return 0;
+    *out = neg ? -(int64_t)a : (int64_t)a;
+    return 1;
+}
+
+/* The number s times 10^shift, rounded half away from zero, computed from its
+   decimal digits: exact where a double is not (a ts of 1.7e12 us in ns needs
+   more than 53 bits). 0 when s is not a number or the result is not an int64. */
+static int span_scaled(span s, int shift, int64_t *out) {
+    const char *p = s.p, *end = s.p + s.n;
+    int neg = 0;
+    if (p < end && *p == '-') neg = 1, p++;
+    const char *ip = p;
+    while (p < end && is_digit(*p)) p++;
+    size_t ni = (size_t)(p - ip);
+    const char *fp = p;
+    if (p < end && *p == '.') fp = ++p;
+    while (p < end && is_digit(*p)) p++;
+    size_t nf = (size_t)(p - fp);
+    if (!ni) return 0;
+    long exp10 = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        int eneg = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
+        if (p >= end) return 0;
+        for (; p < end && is_digit(*p); p++)
+            if (exp10 < 1000000) exp10 = exp10 * 10 + (*p - '0');
+        if (eneg) exp10 = -exp10;
+    }
+    if (p != end) return 0;
+    /* digits d[0..nd) with the decimal point after `point` of them */
+    size_t nd = ni + nf, z = 0;
+#define DIGIT(i) ((i) < ni ? ip[i] - '0' : fp[(i) - ni] - '0')
+    while (z < nd && DIGIT(z) == 0) z++;
+    if (z == nd) { *out = 0; return 1; }
+    long point = (long)ni + exp10 + shift;
+    if (point - (long)z > 19) return 0;                 /* >= 1e19 */
+    uint64_t a = 0;
+    for (long i = (long)z; i < point; i++) {
+        unsigned dg = (size_t)i < nd ? (unsigned)DIGIT((size_t)i) : 0;
+        if (a > (UINT64_MAX - dg) / 10) return 0;
+        a = a * 10 + dg;
+    }
+    if (point >= 0 && (size_t)point < nd && DIGIT((size_t)point) >= 5) a++;
+#undef DIGIT
+    if (a > (uint64_t)INT64_MAX) return 0;
+    *out = neg ? -(int64_t)a : (int64_t)a;
+    return 1;
+}
+
+/* ======================================================================== */
+/*  One rank's trace                                                        */
+/* ======================================================================== */
+
+typedef struct { int64_t k, t; size_t seq; } sync_pt;    /* number, absolute ns, order in the file */
+
+typedef struct {
+    span raw;           /* the pid as written: 1234, 0, "Spans" */
+    int gpu;            /* a device's process: raw is the device index */
+    int named, sorted;  /* has process_name / process_sort_index events */
+    int64_t out;        /* its pid in the merged trace */
+} proc;
+
+typedef struct {
+    const char *path;
+    int arg;                        /* position among the arguments */
+    char *buf;
+    size_t len;
+    doc d;
+    int rank;
+    span events, devprops;          /* traceEvents, deviceProperties */
+    int64_t base, dropped;          /* baseTimeNanoseconds, prof_dropped_events */
+    sync_pt *syncs;
+    size_t nsync;
+    proc *procs;
+    size_t nproc, last;             /* last: the proc found last (events come grouped) */
+    int64_t tmin;                   /* earliest absolute time of a timed event */
+    int timed;
+    int64_t *diff;                  /* t_ref[K] - t[K] over the common K */
+    size_t used;                    /* sync points the offset rests on */
+    int64_t offset;
+    uint64_t resid;
+} trace;
+
+/* Globals, so that everything is still reachable when die() exits. */
+static trace *g_tr;
+static size_t g_ntr;
+
+typedef enum { F_OTHER, F_PH, F_CAT, F_NAME, F_PID, F_TS, F_ID, F_ARGS, F_COUNT } field;
+typedef struct { span key, val; field f; } member;
+typedef struct {
+    member *m;
+    size_t n, cap;
+    span f[F_COUNT];     /* values of the fields the merge reads */
+    const char *at;
+} event;
+static event g_ev;
+
+static void read_file(trace *t) {
+    FILE *f = fopen(t->path, "rb");
+    if (!f) die("%s: cannot open: %s", t->path, strerror(errno));
+    size_t cap = (size_t)1 << 20;       /* doubled as needed: pipes (<(zcat ...)) have no size */
+    t->buf = xrealloc(NULL, cap);
+    for (;;) {
+        t->len += fread(t->buf + t->len, 1, cap - t->len, f);
+        if (t->len < cap) break;
+        cap *= 2;
+        t->buf = xrealloc(t->buf, cap);
+    }
+    if (ferror(f)) {
+        int e = errno;
+        fclose(f);
+        die("%s: cannot read: %s", t->path, strerror(e));
+    }
+    fclose(f);
+}
+
+/* Validates the whole file and reads the header. */
+static void load(trace *t) {
+    doc *d = &t->d;
+    d->path = t->path;
+    d->buf = t->buf;
+    d->end = t->buf + t->len;
+    const char *p = ws(d->buf, d->end);
+    if (p < d->end && *p != '{') {
+        p = ws(parse_value(d, p, 0), d->end);
+        if (p != d->end) bad_json(d, p);
+        die("%s: not a trace: the top level is not an object", t->path);
+    }
+    if (p >= d->end) bad_json(d, p);
+    span k, v, dist = { NULL, 0 }, base = { NULL, 0 }, dropped = { NULL, 0 };
+    cursor c;
+    obj_begin(&c, d, p, 1);
+    while (obj_next(&c, &k, &v)) {
+        if (span_eq(k, "\"traceEvents\"")) t->events = v;
+        else if (span_eq(k, "\"deviceProperties\"")) t->devprops = v;
+        else if (span_eq(k, "\"distributedInfo\"")) dist = v;
+        else if (span_eq(k, "\"baseTimeNanoseconds\"")) base = v;
+        else if (span_eq(k, "\"prof_dropped_events\"")) dropped = v;
+    }
+    p = ws(c.p, d->end);
+    if (p != d->end) bad_json(d, p);
+
+    if (!t->events.n || t->events.p[0] != '[') die("%s: not a trace: no traceEvents array", t->path);
+    if (base.n && !span_scaled(base, 0, &t->base))
+        die("%s: baseTimeNanoseconds %.*s is not a time in nanoseconds", t->path, (int)base.n, base.p);
+    span r = obj_find(d, dist, "\"rank\"");
+    if (r.n) {
+        int64_t x;
+        if (!span_int(r, &x) || x < 0) die("%s: distributedInfo.rank %.*s is not a rank", t->path, (int)r.n, r.p);
+        if (x > MAX_RANK) die("%s: rank %" PRId64 ": prof_merge numbers ranks 0 to %d", t->path, x, MAX_RANK);
+        t->rank = (int)x;
+    }
+    if (!span_int(dropped, &t->dropped) || t->dropped < 0) t->dropped = 0;
+}
+
+/* The field a key names, from its text with the quotes (a key spelled with
+   escapes is another field: no writer does that). */
+static field key_field(span k) {
+#define IS(lit) (memcmp(k.p, lit, sizeof lit - 1) == 0)
+    switch (k.n) {
+    case 4: return IS("\"ph\"") ? F_PH : IS("\"ts\"") ? F_TS : IS("\"id\"") ? F_ID : F_OTHER;
+    case 5: return IS("\"pid\"") ? F_PID : IS("\"cat\"") ? F_CAT : F_OTHER;
+    case 6: return IS("\"name\"") ? F_NAME : IS("\"args\"") ? F_ARGS : F_OTHER;
+    default: return F_OTHER;
+    }
+#undef IS
+}
+
+static const char *scan_event(const doc *d, const char *p, event *ev) {
+    cursor c;
+    span k, v;
+    ev->n = 0;
+    memset(ev->f, 0, sizeof ev->f);
+    ev->at = p;
+    obj_begin(&c, d, p, 1);
+    while (obj_next(&c, &k, &v)) {
+        field f = key_field(k);
+        if (ev->n == ev->cap) {
+            ev->cap = ev->cap ? 2 * ev->cap : 16;
+            ev->m = xrealloc(ev->m, ev->cap * sizeof *ev->m);
+        }
+        ev->m[ev->n].key = k;
+        ev->m[ev->n].val = v;
+        ev->m[ev->n].f = f;
+        ev->n++;
+        if (f) ev->f[f] = v;
+    }
+    return c.p;
+}
+
+/* Calls fn for every event of the (validated) traceEvents array. */
+static void for_each_event(trace *t, void (*fn)(trace *, const event *)) {
+    const doc *d = &t->d;
+    const char *p = ws(t->events.p + 1, d->end);
+    if (*p == ']') return;
+    for (size_t i = 0;; i++) {
+        if (*p != '{') die("%s: not a trace: traceEvents[%zu] is not an object", t->path, i);
+        p = scan_event(d, p, &g_ev);
+        fn(t, &g_ev);
+        p = ws(p, d->end);
+        if (*p == ']') return;
+        p = ws(p + 1, d->end);      /* past the comma */
+    }
+}
+
+static int span_same(span a, span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
+
+static proc *proc_of(trace *t, span pid) {
+    if (t->nproc && span_same(t->procs[t->last].raw, pid)) return &t->procs[t->last];
+    for (size_t i = 0; i < t->nproc; i++)
+        if (span_same(t->procs[i].raw, pid)) return &t->procs[t->last = i];
+    t->procs = xrealloc(t->procs, (t->nproc + 1) * sizeof *t->procs);
+    proc *pr = &t->procs[t->last = t->nproc++];
+    memset(pr, 0, sizeof *pr);
+    pr->raw = pid;
+    return pr;
+}
+
+static int is_meta(const event *ev) { return is_str(ev->f[F_PH], "M"); }
+
+/* Events whose id pairs them with events of the same id (flows, async). */
+static int has_paired_id(const event *ev) {
+    span ph = ev->f[F_PH];
+    return ph.n == 3 && ph.p[0] == '"' && ph.p[1] && strchr("stfbneSTpF", ph.p[1]) != NULL;
+}
+
+/* The absolute time in ns of an event with this ts, when ts is a number
+   (metadata events are left out by the callers: their ts means nothing). */
+static int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns) {
+    int64_t ns;
+    if (!ts.n || (ts.p[0] != '-' && !is_digit(ts.p[0]))) return 0;
+    if (!span_scaled(ts, 3, &ns))
+        die("%s: event at byte %zu: ts %.*s is out of range", t->path, (size_t)(at - t->d.buf), (int)ts.n, ts.p);
+    *abs_ns = add_ck(t->base, ns);
+    return 1;
+}
+
+/* Pass 1: which pids are GPUs, which processes are named, the sync points,
+   the earliest time. */
+static void collect(trace *t, const event *ev) {
+    span ph = ev->f[F_PH], cat = ev->f[F_CAT], name = ev->f[F_NAME];
+    int64_t at, id;
+    for (size_t i = 0; i < ev->n; i++)        /* every pid, should one be repeated */
+        if (ev->m[i].f == F_PID) proc_of(t, ev->m[i].val);
+    proc *pr = ev->f[F_PID].n ? proc_of(t, ev->f[F_PID]) : NULL;
+    if (is_meta(ev)) {
+        if (!pr) return;
+        if (is_str(name, "process_labels")) {
+            if (str_starts(obj_find(&t->d, ev->f[F_ARGS], "\"labels\""), "GPU")) pr->gpu = 1;
+        } else if (is_str(name, "process_name")) {
+            pr->named = 1;
+        } else if (is_str(name, "process_sort_index")) {
+            pr->sorted = 1;
+        }
+        return;
+    }
+    if (pr && is_str(ph, "X") &&
+        (is_str(cat, "gpu_user_annotation") || is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") ||
+         is_str(cat, "gpu_memset")))
+        pr->gpu = 1;
+    if (has_paired_id(ev) && span_int(ev->f[F_ID], &id) &&
+        (id > INT64_MAX / ID_MUL - 1 || id < INT64_MIN / ID_MUL + 1))
+        die("%s: event at byte %zu: id %" PRId64 " is too large to make unique", t->path,
+            (size_t)(ev->at - t->d.buf), id);
+    if (!event_time(t, ev->f[F_TS], ev->at, &at)) return;
+    if (!t->timed || at < t->tmin) t->tmin = at;
+    t->timed = 1;
+    if (is_str(ph, "i") && is_str(cat, "prof_sync")) {
+        int64_t k;
+        if (span_int(obj_find(&t->d, ev->f[F_ARGS], "\"sync\""), &k) && k >= 0) {
+            t->syncs = xrealloc(t->syncs, (t->nsync + 1) * sizeof *t->syncs);
+            t->syncs[t->nsync] = (sync_pt){ k, at, t->nsync };
+            t->nsync++;
+        }
+    }
+}
+
+static int cmp_sync(const void *a, const void *b) {
+    const sync_pt *x = a, *y = b;
+    if (x->k != y->k) return x->k < y->k ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_rank(const void *a, const void *b) {
+    const trace *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->arg < y->arg ? -1 : x->arg > y->arg;
+}
+
+/* After pass 1: merged pids, and the sync points in order, one per number. */
+static void settle(trace *t) {
+    for (size_t i = 0; i < t->nproc; i++) {
+        proc *pr = &t->procs[i];
+        int64_t dev;
+        if (!pr->gpu) {
+            pr->out = t->rank;
+            continue;
+        }
+        if (!span_int(pr->raw, &dev) || dev < 0 || dev > MAX_DEVICE)
+            die("%s: GPU process %.*s: prof_merge needs a device index 0 to %d as its pid", t->path,
+                (int)pr->raw.n, pr->raw.p, MAX_DEVICE);
+        pr->out = 1000 + 100 * (int64_t)t->rank + dev;
+    }
+    if (t->nsync) qsort(t->syncs, t->nsync, sizeof *t->syncs, cmp_sync);   /* qsort(NULL, 0) is UB */
+    size_t n = 0, repeated = 0;
+    for (size_t i = 0; i < t->nsync; i++) {
+        if (n && t->syncs[i].k == t->syncs[n - 1].k) { repeated++; continue; }
+        t->syncs[n++] = t->syncs[i];
+    }
+    t->nsync = n;
+    if (repeated)
+        note("warning: rank %d (%s): %zu sync numbers appear more than once; using the first of each",
+             t->rank, t->path, repeated);
+}
+
+/* Offset of t onto the reference's clock: the median of t_ref[K] - t[K]. */
+static void align(const trace *ref, trace *t) {
+    size_t i = 0, j = 0, n = 0;
+    t->diff = xrealloc(NULL, (t->nsync < ref->nsync ? t->nsync : ref->nsync) * sizeof *t->diff);
+    while (i < ref->nsync && j < t->nsync) {
+        if (ref->syncs[i].k < t->syncs[j].k) i++;
+        else if (ref->syncs[i].k > t->syncs[j].k) j++;
+        else t->diff[n++] = sub_ck(ref->syncs[i++].t, t->syncs[j++].t);
+    }
+    t->used = n;
+    if (!n) return;                 /* wall clock: offset 0 */
+    qsort(t->diff, n, sizeof *t->diff, cmp_i64);
+    int64_t a = t->diff[(n - 1) / 2], b = t->diff[n / 2];
+    /* floor((a + b) / 2) without overflow: b >= a */
+    t->offset = a + (int64_t)(((uint64_t)b - (uint64_t)a) / 2);
+    for (i = 0; i < n; i++) {
+        uint64_t r = t->diff[i] >= t->offset ? (uint64_t)t->diff[i] - (uint64_t)t->offset
+                                             : (uint64_t)t->offset - (uint64_t)t->diff[i];
+        if (r > t->resid) t->resid = r;
+    }
+}
+
+/* ======================================================================== */
+/*  Writing the merged trace                                                */
+/* ======================================================================== */
+
+/* The output goes through one buffer: a merged trace is millions of small
+   pieces, and stdio's per-call cost would dominate. */
+#define OUT_CAP ((size_t)1 << 20)
+static FILE *g_out;
+static char *g_obuf;
+static size_t g_on;
+static int g_oerr;
+static int64_t g_base;          /* baseTimeNanoseconds of the merged trace */
+static size_t g_written;        /* events written */
+
+static void out_flush(void) {
+    if (g_on && fwrite(g_obuf, 1, g_on, g_out) != g_on) g_oerr = 1;
+    g_on = 0;
+}
+
+static void put_n(const char *s, size_t n) {
+    if (g_on + n > OUT_CAP) {
+        out_flush();
+        if (n > OUT_CAP) {
+            if (fwrite(s, 1, n, g_out) != n) g_oerr = 1;
+            return;
+        }
+    }
+    memcpy(g_obuf + g_on, s, n);
+    g_on += n;
+}
+
+static void put(const char *s) { put_n(s, strlen(s)); }
+static void put_c(char c) { put_n(&c, 1); }
+static void put_span(span s) { put_n(s.p, s.n); }
+
+static void putf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void putf(const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    put_n(tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static void put_u64(uint64_t v) {
+    char tmp[24], *p = tmp + sizeof tmp;
+    do *--p = (char)('0' + v % 10); while (v /= 10);
+    put_n(p, (size_t)(tmp + sizeof tmp - p));
+}
+
+static void put_i64(int64_t v) {
+    if (v < 0) put_c('-');
+    put_u64(v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
+/* ns as microseconds with 3 decimals, exact. */
+static void put_us(int64_t ns) {
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    char frac[4] = { '.', (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10) };
+    if (ns < 0) put_c('-');
+    put_u64(a / 1000);
+    put_n(frac, 4);
+}
+
+/* A C string as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+static void put_json_str(const char *s) {
+    put_c('"');
+    for (size_t left = strlen(s); left;) {
+        unsigned char c = (unsigned char)*s;
+        size_t n = utf8_len((const unsigned char *)s, left);
+        if (c == '"' || c == '\\') putf("\\%c", c);
+        else if (c < 0x20) putf("\\u%04x", c);
+        else if (!n) put("\\ufffd");
+        else put_n(s, n);
+        n = n ? n : 1;
+        s += n;
+        left -= n;
+    }
+    put_c('"');
+}
+
+static void begin_event(void) { put(g_written++ ? ",\n" : "\n"); }
+
+/* args of a process_name event: "rank r (<old name>)", "rank r GPU d". */
+static void put_name_args(const trace *t, const proc *pr, span args) {
+    putf("{\"name\":\"rank %d", t->rank);
+    if (pr->gpu) {
+        putf(" GPU %" PRId64, pr->out - 1000 - 100 * (int64_t)t->rank);
+    } else {
+        span old = obj_find(&t->d, args, "\"name\"");
+        if (old.n && old.p[0] == '"') {             /* its escaped text stays valid inside ours */
+            put(" (");
+            put_n(old.p + 1, old.n - 2);
+            put(")");
+        }
+    }
+    put("\"}");
+}
+
+/* Pass 2: one event with ts, pid, id and the process metadata rewritten. */
+static void write_event(trace *t, const event *ev) {
+    proc *pr = ev->f[F_PID].n ? proc_of(t, ev->f[F_PID]) : NULL;
+    int meta = is_meta(ev);
+    int64_t at, id;
+    begin_event();
+    put_c('{');
+    for (size_t i = 0; i < ev->n; i++) {
+        const member *m = &ev->m[i];
+        if (i) put_c(',');
+        put_span(m->key);
+        put_c(':');
+        if (m->f == F_PID) {
+            put_i64(proc_of(t, m->val)->out);
+        } else if (m->f == F_TS && !meta && event_time(t, m->val, ev->at, &at)) {
+            put_us(sub_ck(add_ck(at, t->offset), g_base));
+        } else if (m->f == F_ID && has_paired_id(ev) && span_int(m->val, &id)) {
+            put_i64(id * ID_MUL + t->rank);
+        } else if (m->f == F_ARGS && meta && pr && is_str(ev->f[F_NAME], "process_name")) {
+            put_name_args(t, pr, m->val);
+        } else if (m->f == F_ARGS && meta && pr && is_str(ev->f[F_NAME], "process_sort_index")) {
+            put("{\"sort_index\":");
+            put_i64(pr->out);
+            put("}");
+        } else {
+            put_span(m->val);
+        }
+    }
+    put_c('}');
+}
+
+static void put_meta(const trace *t, const proc *pr, const char *what) {
+    begin_event();
+    putf("{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":0,\"ts\":0.000,\"args\":", what, pr->out);
+    if (strcmp(what, "process_name") == 0) put_name_args(t, pr, (span){ NULL, 0 });
+    else putf("{\"sort_index\":%" PRId64 "}", pr->out);
+    put_c('}');
+}
+
+/* Names and sort indices for the processes whose trace had none: without
+   them Perfetto would list "Process 1100" somewhere among the ranks. */
+static void write_missing_meta(const trace *t) {
+    const proc *cpu = NULL;
+    int cpu_named = 0, cpu_sorted = 0;
+    for (size_t i = 0; i < t->nproc; i++) {
+        const proc *pr = &t->procs[i];
+        if (pr->gpu) {
+            if (!pr->named) put_meta(t, pr, "process_name");
+            if (!pr->sorted) put_meta(t, pr, "process_sort_index");
+        } else {
+            cpu = cpu ? cpu : pr;
+            cpu_named |= pr->named;
+            cpu_sorted |= pr->sorted;
+        }
+    }
+    if (cpu && !cpu_named) put_meta(t, cpu, "process_name");
+    if (cpu && !cpu_sorted) put_meta(t, cpu, "process_sort_index");
+}
+
+static void write_header(const char *name) {
+    int64_t dropped = 0;
+    put("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
+    size_t ndev = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        const trace *t = &g_tr[i];
+        cursor c;
+        span v;
+        dropped = t->dropped > INT64_MAX - dropped ? INT64_MAX : dropped + t->dropped;
+        if (!t->devprops.n || t->devprops.p[0] != '[') continue;
+        arr_begin(&c, &t->d, t->devprops.p, 1);
+        while (arr_next(&c, &v)) {
+            put(ndev++ ? ", " : "");
+            if (v.p[0] != '{') { put_span(v); continue; }
+            putf("{\"prof_rank\": %d", t->rank);
+            const char *rest = ws(v.p + 1, v.p + v.n);
+            if (*rest != '}') put(",");
+            put_n(v.p + 1, v.n - 1);
+        }
+    }
+    put("],\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    put_i64(g_base);
+    put(",\n  \"traceName\": ");
+    put_json_str(name);
+    put(",\n  \"prof_merged_ranks\": [");
+    for (size_t i = 0; i < g_ntr; i++) putf("%s%d", i ? ", " : "", g_tr[i].rank);
+    put("],\n  \"prof_merge_offsets_ns\": {");
+    for (size_t i = 0; i < g_ntr; i++)
+        putf("%s\"%d\": %" PRId64, i ? ", " : "", g_tr[i].rank, g_tr[i].offset);
+    put("},\n  \"prof_dropped_events\": ");
+    put_i64(dropped);
+    put(",\n  \"traceEvents\": [");
+}
+
+/* ======================================================================== */
+/*  main                                                                    */
+/* ======================================================================== */
+
+int main(int argc, char **argv) {
+    const char *out = "merged.json";
+    int quiet = 0, options = 1;
+
+    g_tr = xrealloc(NULL, (size_t)argc * sizeof *g_tr);
+    memset(g_tr, 0, (size_t)argc * sizeof *g_tr);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && a[0] == '-' && a[1]) {
+            if (strcmp(a, "--") == 0) options = 0;
+            else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) quiet = 1;
+            else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { fputs(usage_text, stdout); free(g_tr); return 0; }
+            else if (strcmp(a, "-o") == 0) {
+                if (i + 1 >= argc) die("-o needs a file name");
+                out = argv[++i];
+            } else die("unknown option '%s' (prof_merge --help shows the usage)", a);
+            continue;
+        }
+        g_tr[g_ntr].path = a;
+        g_tr[g_ntr].arg = (int)g_ntr;
+        g_tr[g_ntr].rank = (int)g_ntr;      /* unless its distributedInfo says */
+        g_ntr++;
+    }
+    if (!g_ntr) die("no traces to merge (usage: prof_merge [-o merged.json] [--quiet] rank0.json ...)");
+    if ((size_t)MAX_RANK < g_ntr - 1) die("more than %d traces", MAX_RANK + 1);
+
+    for (size_t i = 0; i < g_ntr; i++) {
+        read_file(&g_tr[i]);
+        load(&g_tr[i]);
+    }
+    qsort(g_tr, g_ntr, sizeof *g_tr, cmp_rank);
+    for (size_t i = 1; i < g_ntr; i++)
+        if (g_tr[i].rank == g_tr[i - 1].rank)
+            die("%s and %s are both rank %d", g_tr[i - 1].path, g_tr[i].path, g_tr[i].rank);
+    for (size_t i = 0; i < g_ntr; i++) {
+        for_each_event(&g_tr[i], collect);
+        settle(&g_tr[i]);
+    }
+
+    /* Every rank onto the reference's clock; the merged base moves back by
+       whole seconds if an aligned event would come before it. */
+    const trace *ref = &g_tr[0];
+    int64_t lo = 0;
+    int any = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        trace *t = &g_tr[i];
+        if (i) align(ref, t);
+        if (t->timed) {
+            int64_t at = add_ck(t->tmin, t->offset);
+            if (!any || at < lo) lo = at;
+            any = 1;
+        }
+    }
+    g_base = ref->base;
+    if (any && lo < g_base) {
+        int64_t r = lo % NS_PER_S;
+        g_base = lo - (r < 0 ? r + NS_PER_S : r);
+    }
+
+    char *partial = NULL;
+    if (strcmp(out, "-") == 0) {
+        g_out = stdout;
+    } else {
+        /* written aside, renamed when complete: never a half-written trace */
+        partial = xrealloc(NULL, strlen(out) + sizeof ".part");
+        strcpy(partial, out);
+        strcat(partial, ".part");
+        g_out = fopen(partial, "wb");
+        if (!g_out) die("%s: cannot write: %s", out, strerror(errno));
+        g_partial = partial;
+    }
+    g_obuf = xrealloc(NULL, OUT_CAP);
+    write_header(strcmp(out, "-") == 0 ? "merged" : out);
+    for (size_t i = 0; i < g_ntr; i++) {
+        for_each_event(&g_tr[i], write_event);
+        write_missing_meta(&g_tr[i]);
+    }
+    put("\n  ]\n}\n");
+    out_flush();
+    if (g_out == stdout) {
+        if (fflush(stdout) != 0 || g_oerr) die("cannot write the merged trace: %s", strerror(errno));
+    } else {
+        if (fclose(g_out) != 0 || g_oerr) die("%s: cannot write: %s", out, strerror(errno));
+        if (rename(partial, out) != 0) die("%s: cannot write: %s", out, strerror(errno));
+        g_partial = NULL;
+    }
+
+    for (size_t i = 0; i < g_ntr; i++) {
+        const trace *t = &g_tr[i];
+        if (i == 0) {
+            if (!quiet)
+                note("rank %d (%s): reference clock, %zu sync points", t->rank, t->path, t->nsync);
+        } else if (!t->used) {
+            note("warning: rank %d (%s) shares no sync point with rank %d; aligned by wall clock (offset 0)",
+                 t->rank, t->path, ref->rank);
+        } else if (!quiet) {
+            uint64_t a = t->offset < 0 ? 0 - (uint64_t)t->offset : (uint64_t)t->offset;
+            note("rank %d (%s): offset %c%" PRIu64 ".%03u us from %zu sync points, residual %" PRIu64 ".%03u us",
+                 t->rank, t->path, t->offset < 0 ? '-' : '+', a / 1000, (unsigned)(a % 1000), t->used,
+                 t->resid / 1000, (unsigned)(t->resid % 1000));
+        }
+    }
+    if (!quiet) note("wrote %s: %zu ranks, %zu events", out, g_ntr, g_written);
+
+    for (size_t i = 0; i < g_ntr; i++) {
+        free(g_tr[i].buf);
+        free(g_tr[i].syncs);
+        free(g_tr[i].procs);
+        free(g_tr[i].diff);
+    }
+    free(g_tr);
+    free(g_ev.m);
+    free(g_obuf);
+    free(partial);
+    return 0;
+}
