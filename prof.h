@@ -40,7 +40,12 @@
      PROF_FLOPS(n)
      PROF_ALLOC(ptr, bytes)    host memory events
      PROF_FREE(ptr)
-     PROF_SET_RANK(r, n)       distributed identity; PROF_SYNC() after a barrier
+     PROF_SET_RANK(r, n)       distributed identity (else from the launcher)
+     PROF_SYNC()               a cross-rank sync point: call after a barrier
+
+   GPU regions: include prof_cuda.h or prof_hip.h instead (they include this
+   file) for PROF_GPU_SCOPE(name, stream), PROF_GPU_BEGIN(name, stream) /
+   PROF_GPU_END(stream), PROF_GPU_ALLOC(ptr, bytes) and PROF_GPU_FREE(ptr).
 
    Names are stored as pointers: pass string literals or strings that outlive
    the trace. Close regions before PROF_STEP(): a region that spans a step
@@ -57,6 +62,7 @@
      PROF_TABLE      print the summary table per cycle: sort=self_cpu,rows=10
      PROF_TB_DIR     also write each cycle for TensorBoard's profiler plugin
      PROF_STACKS     also write folded stacks (flamegraph.pl, speedscope)
+     PROF_RANKS      ranks that record, e.g. 0 or 0,2-3 (default all)
 
    PLATFORMS  Linux with GCC or Clang, C99/C11 and C++11/17 (strict or gnu
    dialects). Timestamps: invariant TSC on x86-64, the generic timer on
@@ -138,6 +144,10 @@ void prof_set_rank(int rank, int world_size);
    The n-th sync of each rank marks the same moment; prof_merge aligns the
    ranks' traces on them. */
 void prof_sync(void);
+/* Memory events: what PROF_ALLOC / PROF_FREE and PROF_GPU_ALLOC / FREE
+   call. device -1 is the host, d >= 0 GPU d. */
+void prof_mem_alloc(const void *ptr, size_t bytes, int device);
+void prof_mem_free(const void *ptr);
 
 /* ---- a saved cycle: events, the summary table, folded stacks ------------ */
 
@@ -192,11 +202,64 @@ typedef struct prof_table {
     prof_row *rows;
     size_t    n;
     int64_t   self_sum_ns;
+    int       has_gpu;        /* the cycle has GPU regions: GPU columns    */
+    int64_t   self_gpu_sum_ns;
 } prof_table;
 
 int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out);
 void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
 void prof_table_free(prof_table *t);
+
+/* ---- GPU regions: the backend-neutral core's interface -------------------
+   prof_cuda.h and prof_hip.h fill a prof_gpu_api with a handful of runtime
+   calls and define PROF_GPU_SCOPE / PROF_GPU_BEGIN / PROF_GPU_END on top of
+   prof_gpu_begin / prof_gpu_end. Every call returns the runtime's error code,
+   0 for success. Engines do not use this directly. */
+
+typedef struct prof_gpu_props {  /* what Kineto writes in deviceProperties */
+    char    name[256];
+    int64_t total_mem;
+    int     major, minor, sms, warp_size;
+    int     max_threads_per_block, max_threads_per_sm;
+    int     regs_per_block, regs_per_sm;
+    int64_t smem_per_block, smem_per_sm, smem_per_block_optin;
+} prof_gpu_props;
+
+typedef struct prof_gpu_api {
+    const char *name;                           /* "CUDA", "HIP"                */
+    int not_ready;                              /* event_query's "not yet" code */
+    int (*device_count)(int *n);
+    int (*get_device)(int *dev);
+    int (*set_device)(int dev);
+    int (*device_props)(int dev, prof_gpu_props *out);
+    int (*stream_info)(void *stream, int *dev, long long *id); /* id -1: unknown */
+    int (*stream_create)(void **stream);        /* non-blocking, for anchors  */
+    int (*stream_destroy)(void *stream);
+    int (*event_create)(void **ev);             /* timing-enabled             */
+    int (*event_destroy)(void *ev);
+    int (*event_record)(void *ev, void *stream);
+    int (*event_query)(void *ev);               /* 0, not_ready or an error   */
+    int (*event_sync)(void *ev);
+    int (*elapsed_ms)(float *ms, void *from, void *to);
+    const char *(*error_name)(int err);
+    const char *(*error_string)(int err);
+} prof_gpu_api;
+
+void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream);
+void prof_gpu_end(const prof_gpu_api *api, void *stream);
+
+/* A saved cycle's GPU regions, placed on the CPU timeline. */
+typedef struct prof_gpu_event {
+    const char *name;
+    int         device;
+    long long   stream;
+    uint32_t    correlation;  /* also on the CPU region that launched it    */
+    int64_t     ts_ns;        /* since baseTimeNanoseconds, as in the trace */
+    int64_t     dur_ns;
+} prof_gpu_event;
+
+size_t prof_cycle_gpu_count(const prof_cycle *c);
+int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
 
 /* ---- hot path: inline, everything else is out of line ------------------ */
 
@@ -273,7 +336,31 @@ struct prof__scope_guard {
     prof__scope_guard &operator=(const prof__scope_guard &) = delete;
 };
 #define PROF__SCOPE_DECL(var, name) prof__scope_guard var(name)
+
+struct prof__gpu_guard {
+    const prof_gpu_api *api;
+    void *stream;
+    prof__gpu_guard(const prof_gpu_api *a, const char *name, void *s) : api(a), stream(s) {
+        prof_gpu_begin(a, name, s);
+    }
+    ~prof__gpu_guard() { prof_gpu_end(api, stream); }
+    prof__gpu_guard(const prof__gpu_guard &) = delete;
+    prof__gpu_guard &operator=(const prof__gpu_guard &) = delete;
+};
+#define PROF__GPU_SCOPE_DECL(var, api, name, stream) prof__gpu_guard var((api), (name), (void *)(stream))
 #else
+typedef struct prof__gpu_scope { const prof_gpu_api *api; void *stream; } prof__gpu_scope;
+static inline prof__gpu_scope prof__gpu_scope_begin(const prof_gpu_api *api, const char *name, void *stream) {
+    prof__gpu_scope s;
+    s.api = api;
+    s.stream = stream;
+    prof_gpu_begin(api, name, stream);
+    return s;
+}
+static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api, s->stream); }
+#define PROF__GPU_SCOPE_DECL(var, api, name, stream)                                       \
+    prof__gpu_scope var __attribute__((cleanup(prof__gpu_scope_end), unused)) =           \
+        prof__gpu_scope_begin((api), (name), (void *)(stream))
 #define PROF__SCOPE_DECL(var, name) \
     prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin(name)
 #endif
@@ -410,6 +497,7 @@ typedef struct prof__thread {
     uint32_t idx;                       /* index into prof__g.tinfo, never reused */
     int sp, overflow;                   /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
+    int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
 } prof__thread;
 
 /* Schedule actions, as torch.profiler.ProfilerAction. */
@@ -506,11 +594,11 @@ static void prof__clock_pair(uint64_t *tick, int64_t *mono) {
 /* Whether rdtsc runs at a constant rate, in step on every core. */
 static int prof__tsc_invariant(void) {
 #if defined(__x86_64__) && !defined(PROF_NO_TSC)
-    uint32_t a, b, c, d;
-    __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-    if (a >= 0x80000007u) {
-        __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-        if (d & (1u << 8)) return 1;
+    uint32_t r[4];  /* eax ebx ecx edx; an array: nvcc's front end flags unread outputs */
+    __asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(0x80000000u), "c"(0));
+    if (r[0] >= 0x80000007u) {
+        __asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(0x80000007u), "c"(0));
+        if (r[3] & (1u << 8)) return 1;
     }
     /* Hypervisors often hide the bit; the kernel's own choice is a good proxy. */
     FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
@@ -553,6 +641,7 @@ static uint64_t prof__now(void) {
 static void prof__thread_exit(void *p) {
     prof__thread *th = (prof__thread *)p;
     if (prof__self == th) { prof__self = NULL; prof__tls.cur = prof__tls.end = NULL; }
+    if (th->gpu_dead) __atomic_store_n(th->gpu_dead, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&th->dead, 1, __ATOMIC_RELEASE);
 }
 
@@ -737,6 +826,11 @@ typedef struct prof__cycle {
     uint64_t dropped;                   /* lost to the cap since the last cycle */
     int index;                          /* 1-based cycle number */
     int oom;                            /* collection itself ran out of memory */
+    struct prof__gev *gpu;              /* GPU regions, by device, stream, start */
+    size_t ngpu;
+    struct prof__gdev_info *gdev;       /* the devices they ran on */
+    size_t ngdev;
+    uint64_t gpu_dropped;               /* GPU regions lost (pool full, errors) */
 } prof__cycle;
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
@@ -863,6 +957,622 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
 static void prof__cycle_free(prof__cycle *cy) {
     free(cy->ev);
     free(cy->th);
+    free(cy->gpu);
+    free(cy->gdev);
+}
+
+/* Room for need elements of size bytes at p: the (possibly moved) array, or
+   NULL with p untouched when memory runs out. */
+static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return p;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need) nc *= 2;
+    void *q = realloc(p, nc * size);
+    if (q) *cap = nc;
+    return q;
+}
+
+/* ---- GPU core: event pairs, resolution, clock alignment -------------------
+
+   A GPU region is a pair of timing events recorded on the engine's stream.
+   Pairs come from a per-thread ring: the thread fills it without a lock, the
+   resolver (under prof__lock, at steps) drains it with event queries and only
+   waits for events when a cycle is saved. Events are created on first use and
+   reused. Times are placed on the CPU clock through anchors: an event
+   recorded on a private idle stream and waited for, so its GPU time is known
+   on the CPU clock to within half the record-to-return window (best of 3).
+   Each window takes its own anchors (at first use and every half second at
+   steps) plus one when it is saved; between two anchors GPU time is scaled
+   to CPU time, so clock drift does not accumulate. */
+
+#define PROF__GPU_RING0    256u         /* pairs in flight per thread, at first */
+#define PROF__GPU_RING_MAX 65536u       /* ... growing up to this, then dropping */
+#define PROF__GPU_STACK    64
+#define PROF__GPU_DEVS     64
+#define PROF__GPU_PROBES   3
+#define PROF__GPU_REANCHOR 500000000    /* ns between anchors within a window */
+
+typedef struct prof__gpair {            /* one GPU region in flight */
+    void *ev0, *ev1;                    /* created on first use, then reused */
+    int evdev;                          /* the events' device; -1: none yet */
+    int dev, anchor;                    /* anchor: index into the device's */
+    uint32_t gen;                       /* the window it was recorded in */
+    uint32_t corr;                      /* 0: abandoned, a call failed */
+    int ready;                          /* atomic: ev1 recorded, resolver may look */
+    const char *name;
+    long long stream;
+    uint64_t t0;                        /* CPU tick at its begin */
+} prof__gpair;
+
+typedef struct prof__gring {            /* one thread's pairs */
+    struct prof__gring *next;
+    prof__gpair *slot;
+    uint32_t cap;                       /* power of 2; grows under the lock */
+    uint32_t resv;                      /* atomic: pairs begun (producer) */
+    uint32_t tail;                      /* atomic: pairs drained (resolver) */
+    int dead;                           /* atomic: its thread has exited */
+} prof__gring;
+
+typedef struct prof__gframe { const char *name; uint64_t t0; uint32_t slot; int has_pair; } prof__gframe;
+
+typedef struct prof__gtls_t {
+    prof__gring *ring;
+    void *stream;                       /* the last stream seen ... */
+    long long stream_id;                /* ... and what it is */
+    int stream_dev, stream_ok;
+    int sp, overflow;                   /* PROF_GPU_BEGIN/END stack */
+    prof__gframe stack[PROF__GPU_STACK];
+} prof__gtls_t;
+static __thread prof__gtls_t prof__gtls;
+
+/* mono: when it was taken, on CLOCK_MONOTONIC; ticks convert to ns only
+   once calibrated, at the first save */
+typedef struct prof__anchor { void *ev; uint64_t tick, unc; int64_t mono; } prof__anchor;
+
+typedef struct prof__gres {             /* a resolved pair, still in GPU time */
+    const char *name;
+    uint64_t t0;
+    uint32_t corr;
+    int dev, anchor;
+    long long stream;
+    double off_ns, dur_ns;              /* from its anchor; its length */
+} prof__gres;
+
+typedef struct prof__gev {              /* a saved GPU region, CPU clock in ns */
+    const char *name;
+    int64_t t0, t1;
+    uint32_t corr;
+    int dev;
+    long long stream;
+} prof__gev;
+
+struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns; };
+
+typedef struct prof__gdev {
+    void *stream;                       /* private, idle: anchors only */
+    void *probe[PROF__GPU_PROBES];
+    prof__anchor *a;
+    int n, cap;
+    int cur;                            /* atomic: anchor for new pairs; -1 none */
+    int used, has_props;
+    prof_gpu_props props;
+} prof__gdev;
+
+static struct {
+    const prof_gpu_api *api;
+    int state;                          /* atomic: 0 not started, 1 on, 2 off */
+    uint32_t corr;                      /* atomic: last correlation id */
+    uint32_t gen;                       /* atomic: bumped at each window's start and end */
+    prof__gring *rings;
+    prof__gdev dev[PROF__GPU_DEVS];
+    prof__gres *res;
+    size_t nres, rescap;
+    uint64_t dropped;                   /* atomic */
+    void *smap[64];                     /* streams numbered by prof.h: HIP */
+    int nsmap;
+} prof__gpu;
+
+/* The first failure turns GPU timing off for the run, with one message. */
+static void prof__gpu_fail(const prof_gpu_api *api, const char *call, int err) {
+    int on = 1;
+    if (__atomic_compare_exchange_n(&prof__gpu.state, &on, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        prof__msg("%s: %s failed: %s (%s); GPU timing is off, CPU regions are still recorded", api->name,
+                  call, api->error_name(err), api->error_string(err));
+}
+
+static void prof__ensure_init(void);
+static void prof__atexit(void);
+
+__attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
+    prof__ensure_init();
+    pthread_mutex_lock(&prof__lock);
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0) {
+        int n = 0, err = api->device_count(&n);
+        prof__gpu.api = api;
+        if (err || n <= 0) {
+            __atomic_store_n(&prof__gpu.state, 2, __ATOMIC_RELEASE);
+            if (err)
+                prof__msg("%s: no usable device (%s: %s); GPU timing is off, CPU regions are still recorded",
+                          api->name, api->error_name(err), api->error_string(err));
+            else
+                prof__msg("%s: no device; GPU timing is off, CPU regions are still recorded", api->name);
+        } else {
+            for (int d = 0; d < PROF__GPU_DEVS; d++) prof__gpu.dev[d].cur = -1;
+            /* The runtime tears itself down at exit; saving must come first,
+               and handlers run in reverse order of registration. */
+            atexit(prof__atexit);
+            __atomic_store_n(&prof__gpu.state, 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&prof__lock);
+    return __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* Runs fn on device d: events and streams belong to the device current
+   when they are made. The engine's current device is put back. */
+static int prof__gpu_on(int d, int *prev) {
+    const prof_gpu_api *api = prof__gpu.api;
+    int err = api->get_device(prev);
+    if (!err && *prev != d) err = api->set_device(d);
+    return err;
+}
+static void prof__gpu_off(int d, int prev) {
+    if (prev != d) prof__gpu.api->set_device(prev);
+}
+
+/* A new anchor on device d, appended to its list. Under the lock. */
+static int prof__gpu_anchor_locked(int d) {
+    const prof_gpu_api *api = prof__gpu.api;
+    prof__gdev *g = &prof__gpu.dev[d];
+    int prev, err, best = -1;
+    uint64_t tick = 0, win = 0;
+    if ((err = prof__gpu_on(d, &prev))) { prof__gpu_fail(api, "set device", err); return -1; }
+    if (!g->stream && (err = api->stream_create(&g->stream))) g->stream = NULL;
+    for (int i = 0; i < PROF__GPU_PROBES && !err; i++)
+        if (!g->probe[i] && (err = api->event_create(&g->probe[i]))) g->probe[i] = NULL;
+    if (err) {
+        prof__gpu_off(d, prev);
+        prof__gpu_fail(api, "creating an anchor", err);
+        return -1;
+    }
+    if (g->n == g->cap) {
+        int nc = g->cap ? 2 * g->cap : 8;
+        prof__anchor *na = (prof__anchor *)realloc(g->a, (size_t)nc * sizeof *na);
+        if (!na) { prof__gpu_off(d, prev); return -1; }
+        memset(na + g->cap, 0, (size_t)(nc - g->cap) * sizeof *na);
+        g->a = na;
+        g->cap = nc;
+    }
+    for (int i = 0; i < PROF__GPU_PROBES; i++) {
+        uint64_t t_a = prof__now();
+        if ((err = api->event_record(g->probe[i], g->stream)) || (err = api->event_sync(g->probe[i]))) {
+            prof__gpu_off(d, prev);
+            prof__gpu_fail(api, "anchor event", err);
+            return -1;
+        }
+        uint64_t t_b = prof__now();
+        if (best < 0 || t_b - t_a < win) { best = i; win = t_b - t_a; tick = t_a + win / 2; }
+    }
+    prof__gpu_off(d, prev);
+    /* the chosen probe becomes the anchor; the anchor slot's old event, a probe */
+    prof__anchor *an = &g->a[g->n];
+    void *ev = an->ev;
+    an->ev = g->probe[best];
+    g->probe[best] = ev;
+    an->tick = tick;
+    an->unc = win / 2;
+    an->mono = prof__mono_ns();
+    __atomic_store_n(&g->cur, g->n++, __ATOMIC_RELEASE);
+    return g->n - 1;
+}
+
+__attribute__((noinline, cold)) static int prof__gpu_anchor(int d) {
+    pthread_mutex_lock(&prof__lock);
+    int a = __atomic_load_n(&prof__gpu.dev[d].cur, __ATOMIC_ACQUIRE);
+    if (a < 0 && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) a = prof__gpu_anchor_locked(d);
+    pthread_mutex_unlock(&prof__lock);
+    return a;
+}
+
+/* What a stream is: its device and id. Runtimes without stream ids (HIP)
+   get prof.h's own numbers, 0 for the default stream. */
+__attribute__((noinline, cold)) static int prof__gpu_stream(prof__gtls_t *g, void *stream) {
+    const prof_gpu_api *api = prof__gpu.api;
+    int dev = 0;
+    long long id = -1;
+    int err = api->stream_info(stream, &dev, &id);
+    if (err) { prof__gpu_fail(api, "stream query", err); return 0; }
+    if (dev < 0 || dev >= PROF__GPU_DEVS) {
+        prof__msg("%s: device %d is beyond the %d prof.h follows; its regions are not timed", api->name, dev,
+                  PROF__GPU_DEVS);
+        return 0;
+    }
+    if (id < 0) {
+        id = 0;
+        if (stream) {
+            pthread_mutex_lock(&prof__lock);
+            int i = 0;
+            while (i < prof__gpu.nsmap && prof__gpu.smap[i] != stream) i++;
+            if (i == prof__gpu.nsmap && i < (int)(sizeof prof__gpu.smap / sizeof prof__gpu.smap[0]))
+                prof__gpu.smap[prof__gpu.nsmap++] = stream;
+            id = i + 1;
+            pthread_mutex_unlock(&prof__lock);
+        }
+    }
+    g->stream = stream;
+    g->stream_dev = dev;
+    g->stream_id = id;
+    g->stream_ok = 1;
+    return 1;
+}
+
+/* The calling thread's ring: a dead thread's drained one, or a new one. */
+__attribute__((noinline, cold)) static int prof__gpu_ring(prof__gtls_t *g) {
+    prof__thread *th = prof__self ? prof__self : prof__register();
+    if (!th) return 0;
+    pthread_mutex_lock(&prof__lock);
+    prof__gring *r = prof__gpu.rings;
+    for (; r; r = r->next)
+        if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) && r->tail == r->resv) break;
+    if (r) {
+        r->dead = 0;
+    } else if ((r = (prof__gring *)calloc(1, sizeof *r)) &&
+               (r->slot = (prof__gpair *)calloc(PROF__GPU_RING0, sizeof *r->slot))) {
+        r->cap = PROF__GPU_RING0;
+        for (uint32_t i = 0; i < r->cap; i++) r->slot[i].evdev = -1;
+        r->next = prof__gpu.rings;
+        prof__gpu.rings = r;
+    } else {
+        free(r);
+        r = NULL;
+    }
+    if (r) th->gpu_dead = &r->dead;
+    pthread_mutex_unlock(&prof__lock);
+    g->ring = r;
+    return r != NULL;
+}
+
+/* A full ring doubles under the lock, which keeps the resolver out. */
+__attribute__((noinline, cold)) static int prof__gpu_grow(prof__gring *r) {
+    int ok = 0;
+    pthread_mutex_lock(&prof__lock);
+    uint32_t cap = r->cap, nc = cap * 2;
+    prof__gpair *ns = nc <= PROF__GPU_RING_MAX ? (prof__gpair *)calloc(nc, sizeof *ns) : NULL;
+    if (ns) {
+        for (uint32_t i = 0; i < nc; i++) ns[i].evdev = -1;
+        for (uint32_t i = r->tail; i != r->tail + cap; i++) ns[i & (nc - 1)] = r->slot[i & (cap - 1)];
+        free(r->slot);
+        r->slot = ns;
+        r->cap = nc;
+        ok = 1;
+    }
+    pthread_mutex_unlock(&prof__lock);
+    return ok;
+}
+
+/* Gives slot h events on device d. An engine that alternates devices meets
+   slots whose events are another device's: a free slot further on that has
+   d's swaps with it, so events are made only while the ring adapts, never
+   per region. Failing that, the slot's events are remade. */
+__attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint32_t h, int d) {
+    const prof_gpu_api *api = prof__gpu.api;
+    prof__gpair *p = &r->slot[h & (r->cap - 1)];
+    uint32_t end = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) + r->cap;
+    for (uint32_t i = h + 1; i != end; i++) {     /* free: not begun, or drained */
+        prof__gpair *q = &r->slot[i & (r->cap - 1)];
+        if (q->evdev != d) continue;
+        void *ev0 = p->ev0, *ev1 = p->ev1;
+        int evdev = p->evdev;
+        p->ev0 = q->ev0;
+        p->ev1 = q->ev1;
+        p->evdev = d;
+        q->ev0 = ev0;
+        q->ev1 = ev1;
+        q->evdev = evdev;
+        return 1;
+    }
+    int prev, err;
+    if (p->evdev >= 0 && !prof__gpu_on(p->evdev, &prev)) {
+        api->event_destroy(p->ev0);
+        api->event_destroy(p->ev1);
+        prof__gpu_off(p->evdev, prev);
+    }
+    p->evdev = -1;
+    if ((err = prof__gpu_on(d, &prev))) { prof__gpu_fail(api, "set device", err); return 0; }
+    err = api->event_create(&p->ev0);
+    if (!err && (err = api->event_create(&p->ev1))) api->event_destroy(p->ev0);
+    prof__gpu_off(d, prev);
+    if (err) { prof__gpu_fail(api, "event create", err); return 0; }
+    p->evdev = d;
+    return 1;
+}
+
+void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
+    prof__gtls_t *g = &prof__gtls;
+    if (PROF__UNLIKELY(g->sp == PROF__GPU_STACK)) {     /* deeper than anyone reads */
+        g->overflow++;
+        __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    prof__gframe *f = &g->stack[g->sp++];
+    f->name = name;
+    f->has_pair = 0;
+    f->t0 = 0;
+    if (!prof__recording()) return;
+    f->t0 = prof__now();
+    int state = __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE);
+    if (PROF__UNLIKELY(state != 1) && (state == 2 || !prof__gpu_start(api))) return;
+    api = prof__gpu.api;
+    if (PROF__UNLIKELY(!g->ring) && !prof__gpu_ring(g)) return;
+    /* The last stream's device and id are kept; the default stream (NULL,
+       or the runtimes' handles 1 and 2) is the current device's, which
+       the engine may have changed since. */
+    if (PROF__UNLIKELY((uintptr_t)stream <= 2) && stream == g->stream && g->stream_ok) {
+        int cur;
+        if (api->get_device(&cur) || cur != g->stream_dev) g->stream_ok = 0;
+    }
+    if (PROF__UNLIKELY(stream != g->stream || !g->stream_ok) && !prof__gpu_stream(g, stream)) return;
+    prof__gring *r = g->ring;
+    uint32_t h = r->resv;
+    if (PROF__UNLIKELY(h - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) >= r->cap) && !prof__gpu_grow(r)) {
+        __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    prof__gpair *p = &r->slot[h & (r->cap - 1)];
+    int dev = g->stream_dev;
+    if (PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
+    /* gen before anchor: a window's start clears anchors, then bumps gen */
+    uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
+    int a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
+    if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
+    int err = api->event_record(p->ev0, stream);
+    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
+    uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    p->name = name;
+    p->stream = g->stream_id;
+    p->dev = dev;
+    p->anchor = a;
+    p->gen = gen;
+    p->corr = corr;
+    p->t0 = f->t0;
+    __atomic_store_n(&p->ready, 0, __ATOMIC_RELAXED); /* shutdown may have left it set */
+    __atomic_store_n(&r->resv, h + 1, __ATOMIC_RELEASE);
+    f->slot = h;
+    f->has_pair = 1;
+}
+
+void prof_gpu_end(const prof_gpu_api *api, void *stream) {
+    prof__gtls_t *g = &prof__gtls;
+    if (PROF__UNLIKELY(g->overflow)) { g->overflow--; return; }
+    if (PROF__UNLIKELY(!g->sp)) return;         /* unmatched: nothing open */
+    prof__gframe *f = &g->stack[--g->sp];
+    if (!f->t0) return;                         /* began outside a window */
+    uint32_t corr = 0;
+    /* state 0 after a begin: PROF_SHUTDOWN ran meanwhile and released the
+       events (a C++ guard in main outlives it) */
+    if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
+        prof__gring *r = g->ring;
+        prof__gpair *p = &r->slot[f->slot & (r->cap - 1)];
+        int err = prof__gpu.api->event_record(p->ev1, stream);
+        if (PROF__UNLIKELY(err)) {
+            p->corr = 0;
+            prof__gpu_fail(api, "event record", err);
+        }
+        corr = p->corr;
+        __atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+    }
+    uint64_t t1 = prof__now();
+    prof__rec *rec = prof__tls.cur;     /* the inline path of prof__emit, with a kind */
+    if (PROF__LIKELY(rec < prof__tls.end)) {
+        rec->name = f->name;
+        rec->t1 = t1;
+        rec->kind = corr ? PROF__K_GPU_REGION : PROF__K_REGION;
+        rec->aux = corr;
+        __atomic_store_n(&rec->t0, f->t0, __ATOMIC_RELEASE);
+        prof__tls.cur = rec + 1;
+    } else {
+        prof__push(corr ? PROF__K_GPU_REGION : PROF__K_REGION, f->name, f->t0, t1, corr);
+    }
+}
+
+/* Drains every ring as far as pairs are finished (wait: waits for them).
+   Pairs of an older window are let go unread. Under the lock. */
+static void prof__gpu_poll_locked(int wait) {
+    const prof_gpu_api *api = prof__gpu.api;
+    uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_RELAXED);
+    for (prof__gring *r = prof__gpu.rings; r; r = r->next) {
+        uint32_t t = r->tail, h = __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE);
+        for (; t != h; t++) {
+            prof__gpair *p = &r->slot[t & (r->cap - 1)];
+            if (!__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) break;
+            if (p->corr && p->gen == gen && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
+                int err = wait ? api->event_sync(p->ev1) : api->event_query(p->ev1);
+                if (err == api->not_ready && !wait) break;
+                const char *call = wait ? "event synchronize" : "event query";
+                float off = 0.0f, dur = 0.0f;
+                if (!err) {
+                    call = "event elapsed time";
+                    err = api->elapsed_ms(&off, prof__gpu.dev[p->dev].a[p->anchor].ev, p->ev0);
+                    if (!err) err = api->elapsed_ms(&dur, p->ev0, p->ev1);
+                }
+                /* a window's results take at most what the memory cap
+                   (PROF_BUFFER_MB) allows the CPU's records; more are dropped */
+                int room = prof__gpu.nres < prof__g.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__gres);
+                prof__gres *nr = err || !room ? NULL : (prof__gres *)prof__grow(prof__gpu.res, &prof__gpu.rescap,
+                                                                                 prof__gpu.nres + 1, sizeof *nr);
+                if (err) {
+                    prof__gpu_fail(api, call, err);
+                } else if (!nr) {
+                    __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
+                } else {
+                    prof__gpu.res = nr;
+                    prof__gres *o = &prof__gpu.res[prof__gpu.nres++];
+                    o->name = p->name;
+                    o->t0 = p->t0;
+                    o->corr = p->corr;
+                    o->dev = p->dev;
+                    o->anchor = p->anchor;
+                    o->stream = p->stream;
+                    o->off_ns = (double)off * 1e6;
+                    o->dur_ns = (double)dur * 1e6;
+                }
+            }
+            __atomic_store_n(&p->ready, 0, __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
+    }
+}
+
+/* A recording window begins: what was recorded before it (warm-up) is let
+   go and anchors start afresh. Anchors are cleared before gen moves, so a
+   pair that sees the new gen never sees an old anchor. Under the lock. */
+static void prof__gpu_window_locked(void) {
+    prof__gpu.nres = 0;
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        __atomic_store_n(&prof__gpu.dev[d].cur, -1, __ATOMIC_RELEASE);
+        prof__gpu.dev[d].n = 0;
+    }
+    __atomic_add_fetch(&prof__gpu.gen, 1, __ATOMIC_RELEASE);
+}
+
+/* At a step: drain finished pairs; re-anchor devices whose anchor is old. */
+static void prof__gpu_step_locked(void) {
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    prof__gpu_poll_locked(0);
+    int64_t now = prof__mono_ns();
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        prof__gdev *g = &prof__gpu.dev[d];
+        if (g->cur >= 0 && now - g->a[g->cur].mono > PROF__GPU_REANCHOR && prof__on)
+            prof__gpu_anchor_locked(d);
+    }
+}
+
+static int prof__gev_cmp(const void *a, const void *b) {
+    const prof__gev *x = (const prof__gev *)a, *y = (const prof__gev *)b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* A cycle is saved: wait for its pairs, close each device's anchors with a
+   last one, and place every pair on the CPU clock. Between anchors k and
+   k+1 GPU time is scaled by (CPU span / GPU span) of the two, so the GPU
+   clock's drift is taken out. Times stay in ticks, converted with the
+   CPU events. Pairs that began outside [t_from, t_to] are counted lost.
+   Under the lock. */
+static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+    const prof_gpu_api *api = prof__gpu.api;
+    uint64_t lost = 0;
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
+        prof__gpu_poll_locked(1);
+        for (int d = 0; d < PROF__GPU_DEVS; d++)
+            if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
+    }
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres) {
+        /* ticks to ns, for what is reported in ns: not yet calibrated before
+           the first save (prof__save_cycle refines it again) */
+        prof__calibrate();
+        /* per device: scale[k] in ticks per GPU ns between anchors k, k+1 */
+        double *scale[PROF__GPU_DEVS] = { 0 };
+        struct prof__gdev_info info[PROF__GPU_DEVS];
+        int ninfo = 0;
+        for (int d = 0; d < PROF__GPU_DEVS; d++) {
+            prof__gdev *g = &prof__gpu.dev[d];
+            if (g->n < 1 || !(scale[d] = (double *)calloc((size_t)g->n, sizeof(double)))) continue;
+            struct prof__gdev_info *in = &info[ninfo++];
+            memset(in, 0, sizeof *in);
+            in->dev = d;
+            if (!g->has_props) g->has_props = api->device_props(d, &g->props) == 0;
+            if (g->has_props) in->props = g->props;
+            else snprintf(in->props.name, sizeof in->props.name, "%s device %d", api->name, d);
+            for (int k = 0; k < g->n; k++) {
+                int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
+                if (unc > in->unc_ns) in->unc_ns = unc;
+                scale[d][k] = prof__g.ns_per_tick > 0 ? 1.0 / prof__g.ns_per_tick : 1.0;
+                float ms;
+                if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
+                    double gpu_ns = (double)ms * 1e6;
+                    double cpu_ticks = (double)(g->a[k + 1].tick - g->a[k].tick);
+                    int64_t cpu_ns = prof__tick_ns(g->a[k + 1].tick) - prof__tick_ns(g->a[k].tick);
+                    int64_t drift = cpu_ns - (int64_t)gpu_ns;
+                    if (drift < 0) drift = -drift;
+                    if (drift > in->drift_ns) in->drift_ns = drift;
+                    scale[d][k] = cpu_ticks / gpu_ns;
+                }
+            }
+        }
+        cy->gpu = (prof__gev *)malloc(prof__gpu.nres * sizeof *cy->gpu);
+        cy->gdev = (struct prof__gdev_info *)malloc((size_t)ninfo * sizeof *cy->gdev + 1);
+        if (cy->gpu && cy->gdev) {
+            memcpy(cy->gdev, info, (size_t)ninfo * sizeof *info);
+            cy->ngdev = (size_t)ninfo;
+            for (size_t i = 0; i < prof__gpu.nres; i++) {
+                const prof__gres *r = &prof__gpu.res[i];
+                if (r->t0 < t_from || r->t0 > t_to || !scale[r->dev]) { lost++; continue; }
+                double k = scale[r->dev][r->anchor];
+                prof__gev *o = &cy->gpu[cy->ngpu++];
+                o->name = r->name;
+                o->corr = r->corr;
+                o->dev = r->dev;
+                o->stream = r->stream;
+                o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + 0.5);
+                o->t1 = o->t0 + (int64_t)(r->dur_ns * k + 0.5);
+            }
+            qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
+        } else {
+            lost += prof__gpu.nres;
+            cy->oom = 1;
+        }
+        for (int d = 0; d < PROF__GPU_DEVS; d++) free(scale[d]);
+    }
+    cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
+    if (cy->gpu_dropped)
+        prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
+                  "nested on a thread); counted in the trace as prof_gpu_dropped_regions",
+                  (unsigned long long)cy->gpu_dropped);
+    prof__gpu_window_locked();
+}
+
+/* Shutdown: every event, stream and ring of a dead thread goes back. Live
+   threads keep their (emptied) rings: a region may still end into one. */
+static void prof__gpu_release_locked(void) {
+    const prof_gpu_api *api = prof__gpu.api;
+    if (!api) return;
+    int was = __atomic_exchange_n(&prof__gpu.state, 2, __ATOMIC_ACQ_REL);
+    if (was == 1) prof__gpu_poll_locked(0);
+    prof__gring **link = &prof__gpu.rings;
+    while (*link) {
+        prof__gring *r = *link;
+        for (uint32_t i = 0; i < r->cap; i++) {
+            prof__gpair *p = &r->slot[i];
+            if (p->evdev < 0) continue;
+            api->event_destroy(p->ev0);
+            api->event_destroy(p->ev1);
+            p->evdev = -1;
+        }
+        if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE)) {
+            *link = r->next;
+            free(r->slot);
+            free(r);
+        } else {
+            r->tail = __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE);
+            link = &r->next;
+        }
+    }
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        prof__gdev *g = &prof__gpu.dev[d];
+        for (int k = 0; k < g->cap; k++) if (g->a[k].ev) api->event_destroy(g->a[k].ev);
+        for (int i = 0; i < PROF__GPU_PROBES; i++) if (g->probe[i]) api->event_destroy(g->probe[i]);
+        if (g->stream) api->stream_destroy(g->stream);
+        free(g->a);
+        memset(g, 0, sizeof *g);
+        g->cur = -1;
+    }
+    free(prof__gpu.res);
+    prof__gpu.res = NULL;
+    prof__gpu.nres = prof__gpu.rescap = 0;
+    __atomic_store_n(&prof__gpu.state, 0, __ATOMIC_RELEASE);
 }
 
 /* ---- JSON writer ---------------------------------------------------------- */
@@ -1083,7 +1793,21 @@ typedef struct prof__tw {               /* trace-writing context */
     char ms_str[48];
     size_t ms_len;
     char tab3[4 * 1000 + 4];
+    uint32_t *corrs;                    /* correlations of GPU regions, sorted */
+    size_t ncorrs;
 } prof__tw;
+
+static int prof__u32_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the GPU side of correlation c is in the cycle: a region whose
+   pair was lost is written as a plain region. */
+static int prof__gpu_find(const prof__tw *t, uint32_t c) {
+    return t->ncorrs && bsearch(&c, t->corrs, t->ncorrs, sizeof c, prof__u32_cmp) != NULL;
+}
+
 
 static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns(tick) + t->shift; }
 
@@ -1195,7 +1919,9 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     t->w.n = (size_t)(o - t->w.buf);
 }
 
-static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs) {
+/* corr: the correlation of the region's GPU side, 0 if none */
+static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs,
+                         uint32_t corr) {
     if (e->kind == PROF__K_REGION && !nargs) { prof__region_fast(t, e); return; }
     if (e->kind == PROF__K_STEP) {
         char name[40] = "ProfilerStep#";
@@ -1214,11 +1940,15 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
        error, so a step ends 1 ns early. */
     int64_t dur = prof__ts(t, e->t1) - prof__ts(t, e->t0) - (e->kind == PROF__K_STEP);
     t->w.n = (size_t)(prof__fmt_us(o, dur) - t->w.buf);
-    if (nargs) {
+    if (nargs || corr) {
         PROF__W_LIT(&t->w, ",\"args\":{");
+        if (corr) {
+            PROF__W_LIT(&t->w, "\"correlation\":");
+            prof__w_i64(&t->w, corr);
+        }
         for (size_t i = 0; i < nargs; i++) {
             const prof__ev *a = &ev[args[i]];
-            if (i) PROF__W_LIT(&t->w, ",");
+            if (i || corr) PROF__W_LIT(&t->w, ",");
             prof__w_name(&t->w, a->name);
             PROF__W_LIT(&t->w, ":");
             if (a->kind == PROF__K_ARG_INT) prof__w_i64(&t->w, (int64_t)a->t1);
@@ -1235,9 +1965,82 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
    none. The caller drops pend[k..np) once it has used them. */
 static size_t prof__args_owned(const prof__ev *ev, const size_t *pend, size_t np, const prof__ev *e) {
     size_t k = np;
-    if (e->kind == PROF__K_REGION)
+    if (e->kind == PROF__K_REGION || e->kind == PROF__K_GPU_REGION)
         while (k > 0 && ev[pend[k - 1]].t0 >= e->t0) k--;
     return k;
+}
+
+/* deviceProperties as Kineto writes them. */
+static void prof__w_devices(prof__w *w, const prof__cycle *cy) {
+    PROF__W_LIT(w, "  \"deviceProperties\": [");
+    for (size_t i = 0; i < cy->ngdev; i++) {
+        const struct prof__gdev_info *d = &cy->gdev[i];
+        const prof_gpu_props *p = &d->props;
+        const struct { const char *key; int64_t v; } f[] = {
+            { "totalGlobalMem", p->total_mem }, { "computeMajor", p->major }, { "computeMinor", p->minor },
+            { "maxThreadsPerBlock", p->max_threads_per_block },
+            { "maxThreadsPerMultiprocessor", p->max_threads_per_sm }, { "regsPerBlock", p->regs_per_block },
+            { "regsPerMultiprocessor", p->regs_per_sm }, { "warpSize", p->warp_size },
+            { "sharedMemPerBlock", p->smem_per_block }, { "sharedMemPerMultiprocessor", p->smem_per_sm },
+            { "numSms", p->sms }, { "sharedMemPerBlockOptin", p->smem_per_block_optin },
+        };
+        if (i) PROF__W_LIT(w, ",");
+        PROF__W_LIT(w, "\n    {\"id\": ");
+        prof__w_i64(w, d->dev);
+        PROF__W_LIT(w, ", \"name\": ");
+        prof__w_str(w, p->name);
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            PROF__W_LIT(w, ", \"");
+            prof__w_put(w, f[k].key, strlen(f[k].key));
+            PROF__W_LIT(w, "\": ");
+            prof__w_i64(w, f[k].v);
+        }
+        PROF__W_LIT(w, "}");
+    }
+    if (cy->ngdev) PROF__W_LIT(w, "\n  ],\n");
+    else PROF__W_LIT(w, "],\n");
+}
+
+/* GPU regions on pid = device, tid = stream, each with the end of the flow
+   from the CPU region that launched it. */
+static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
+    prof__w *w = &t->w;
+    long cpu_pid = t->pid;
+    for (size_t i = 0; i < cy->ngpu; i++) {
+        const prof__gev *g = &cy->gpu[i];
+        char label[64];
+        if (!i || g->dev != cy->gpu[i - 1].dev) {
+            t->pid = g->dev;
+            snprintf(label, sizeof label, "GPU %d", g->dev);
+            prof__meta(t, "process_name", 0, "name", label, 0);
+            prof__meta(t, "process_labels", 0, "labels", label, 0);
+            prof__meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + g->dev);
+        }
+        if (!i || g->dev != cy->gpu[i - 1].dev || g->stream != cy->gpu[i - 1].stream) {
+            snprintf(label, sizeof label, "stream %lld", g->stream);
+            prof__meta(t, "thread_name", (long)g->stream, "name", label, 0);
+            prof__meta(t, "thread_sort_index", (long)g->stream, "sort_index", NULL, g->stream);
+            prof__tw_thread(t, (long)g->stream);
+        }
+        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
+        prof__w_name(w, g->name);
+        prof__ev_where(t, (uint64_t)g->t0);
+        PROF__W_LIT(w, ",\"dur\":");
+        char *o = prof__w_room(w, 32);
+        w->n = (size_t)(prof__fmt_us(o, prof__ts(t, (uint64_t)g->t1) - prof__ts(t, (uint64_t)g->t0)) - w->buf);
+        PROF__W_LIT(w, ",\"args\":{\"device\":");
+        prof__w_i64(w, g->dev);
+        PROF__W_LIT(w, ",\"stream\":");
+        prof__w_i64(w, g->stream);
+        PROF__W_LIT(w, ",\"correlation\":");
+        prof__w_i64(w, g->corr);
+        PROF__W_LIT(w, "}}");
+        PROF__EV_OPEN(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+        prof__w_i64(w, g->corr);
+        prof__ev_where(t, (uint64_t)g->t0);
+        PROF__W_LIT(w, "}");
+    }
+    t->pid = cpu_pid;
 }
 
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops) {
@@ -1265,10 +2068,18 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     if (!t.w.buf || !pend || !prof__names_grow(&t.w)) t.w.err = 1;
+    if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
+        for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
+        qsort(t.corrs, cy->ngpu, sizeof *t.corrs, prof__u32_cmp);
+        t.ncorrs = cy->ngpu;
+    } else if (cy->ngpu) {
+        t.w.err = 1;
+    }
     prof__w *w = &t.w;
 
     if (!w->err) {
-        PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+        PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n");
+        prof__w_devices(w, cy);
         if (prof__g.rank >= 0) {
             /* "rank": N with the space: HTA finds ranks with "rank":\s+(\d+) */
             PROF__W_LIT(w, "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
@@ -1283,6 +2094,23 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         prof__w_str(w, path);
         PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
         prof__w_i64(w, (int64_t)cy->dropped);
+        if (cy->ngdev || cy->gpu_dropped) {
+            PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_regions\": ");
+            prof__w_i64(w, (int64_t)cy->gpu_dropped);
+            /* how well GPU times sit on the CPU clock, per device */
+            PROF__W_LIT(w, ",\n  \"prof_gpu_alignment\": [");
+            for (size_t i = 0; i < cy->ngdev; i++) {
+                if (i) PROF__W_LIT(w, ", ");
+                PROF__W_LIT(w, "{\"device\": ");
+                prof__w_i64(w, cy->gdev[i].dev);
+                PROF__W_LIT(w, ", \"anchor_uncertainty_ns\": ");
+                prof__w_i64(w, cy->gdev[i].unc_ns);
+                PROF__W_LIT(w, ", \"drift_corrected_ns\": ");
+                prof__w_i64(w, cy->gdev[i].drift_ns);
+                PROF__W_LIT(w, "}");
+            }
+            PROF__W_LIT(w, "]");
+        }
         PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
         char comm[64] = "prof";
@@ -1325,10 +2153,18 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                 pend[np++] = i;
                 break;
             case PROF__K_REGION:
-            case PROF__K_STEP: {
+            case PROF__K_STEP:
+            case PROF__K_GPU_REGION: {
                 size_t k = prof__args_owned(cy->ev, pend, np, e);
-                prof__region(&t, e, cy->ev, pend + k, np - k);
+                uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(&t, e->aux) ? e->aux : 0;
+                prof__region(&t, e, cy->ev, pend + k, np - k, corr);
                 np = k;
+                if (corr) {             /* the flow's start, bound to this region */
+                    PROF__EV_OPEN(&t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+                    prof__w_i64(w, corr);
+                    prof__ev_where(&t, e->t0);
+                    PROF__W_LIT(w, "}");
+                }
                 break;
             }
             case PROF__K_INSTANT:
@@ -1361,6 +2197,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                 break;
             }
         }
+        prof__w_gpu(&t, cy);
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
     }
@@ -1368,6 +2205,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (fclose(w->f) != 0) ok = 0;
     if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
     free(pend);
+    free(t.corrs);
     prof__w_free(w);
     return ok;
 }
@@ -1388,6 +2226,21 @@ int prof_cycle_index(const prof_cycle *c) { return c->index; }
 uint64_t prof_cycle_dropped(const prof_cycle *c) { return c->dropped; }
 size_t prof_cycle_event_count(const prof_cycle *c) { return c->n; }
 int prof_cycle_write_trace(const prof_cycle *c, const char *path) { return prof__write_trace(c, path); }
+size_t prof_cycle_gpu_count(const prof_cycle *c) { return c->ngpu; }
+
+int prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out) {
+    memset(out, 0, sizeof *out);
+    if (i >= c->ngpu) return 0;
+    const prof__gev *g = &c->gpu[i];
+    int64_t t0 = prof__tick_ns((uint64_t)g->t0);
+    out->name = g->name;
+    out->device = g->dev;
+    out->stream = g->stream;
+    out->correlation = g->corr;
+    out->ts_ns = t0 + prof__trace_shift();
+    out->dur_ns = prof__tick_ns((uint64_t)g->t1) - t0;
+    return 1;
+}
 
 /* A step comes back as name "ProfilerStep" with value = its number N (the
    trace's "ProfilerStep#N"): a const cycle has nowhere to keep that string.
@@ -1402,8 +2255,10 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     out->ts_ns = t0 + prof__trace_shift();
     switch (e->kind) {
     case PROF__K_REGION:
+    case PROF__K_GPU_REGION:            /* value: the correlation of its GPU side */
         out->kind = PROF_EVENT_REGION;
         out->dur_ns = prof__tick_ns(e->t1) - t0;
+        out->value = (double)(e->kind == PROF__K_GPU_REGION ? e->aux : 0);
         return 1;
     case PROF__K_STEP:
         out->kind = PROF_EVENT_STEP;
@@ -1429,22 +2284,35 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     }
 }
 
-/* Room for need elements of size bytes at p: the (possibly moved) array, or
-   NULL with p untouched when memory runs out. */
-static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return p;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need) nc *= 2;
-    void *q = realloc(p, nc * size);
-    if (q) *cap = nc;
-    return q;
-}
 
 /* Walks a cycle's regions and steps thread by thread in record order. A
    region is recorded when it ends, so its children come before it: the
    finished regions not yet claimed wait on a stack, and those that began no
    earlier than the region arriving are its direct children. */
-typedef struct prof__span { uint64_t t0; int64_t total; size_t idx; } prof__span;
+typedef struct prof__span { uint64_t t0; int64_t total, gpu; size_t idx; } prof__span;
+
+/* Regions and steps: the events with a length on their thread. */
+static int prof__spans(uint32_t kind) {
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+}
+
+typedef struct prof__gdur { uint32_t corr; int64_t ns; } prof__gdur;
+
+static int prof__gdur_cmp(const void *a, const void *b) {
+    return prof__u32_cmp(&((const prof__gdur *)a)->corr, &((const prof__gdur *)b)->corr);
+}
+
+/* GPU time by correlation, for the table: sorted, NULL if none or no memory. */
+static prof__gdur *prof__gpu_durations(const prof__cycle *cy) {
+    prof__gdur *d = cy->ngpu ? (prof__gdur *)malloc(cy->ngpu * sizeof *d) : NULL;
+    if (!d) return NULL;
+    for (size_t i = 0; i < cy->ngpu; i++) {
+        d[i].corr = cy->gpu[i].corr;
+        d[i].ns = prof__tick_ns((uint64_t)cy->gpu[i].t1) - prof__tick_ns((uint64_t)cy->gpu[i].t0);
+    }
+    qsort(d, cy->ngpu, sizeof *d, prof__gdur_cmp);
+    return d;
+}
 
 typedef struct prof__walk {
     const prof__cycle *cy;
@@ -1454,6 +2322,8 @@ typedef struct prof__walk {
     size_t *pend;                       /* arguments waiting for their region */
     size_t np, pcap, keep;
     size_t *parent;                     /* optional: enclosing region per event */
+    const prof__gdur *gdur;             /* optional: GPU time by correlation */
+    size_t ngdur;
     int oom;
 } prof__walk;
 
@@ -1461,6 +2331,7 @@ typedef struct prof__wreg {             /* one region or step, complete */
     const prof__ev *e;
     size_t idx;
     int64_t self_ns, total_ns;
+    int64_t self_gpu_ns, gpu_total_ns;  /* with w->gdur: see prof_row */
     const size_t *args;                 /* its arguments, indices into cy->ev */
     size_t nargs;
 } prof__wreg;
@@ -1479,25 +2350,36 @@ static int prof__walk_next(prof__walk *w, prof__wreg *out) {
             w->pend[w->np++] = i;
             continue;
         }
-        if (e->kind != PROF__K_REGION && e->kind != PROF__K_STEP) continue;
+        if (!prof__spans(e->kind)) continue;
         prof__span *s = (prof__span *)prof__grow(w->stk, &w->scap, w->sp + 1, sizeof *s);
         if (!s) { w->oom = 1; return 0; }
         w->stk = s;
         size_t k = prof__args_owned(cy->ev, w->pend, w->np, e);
-        int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0;
+        int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0, kids_gpu = 0, gpu = -1;
         while (w->sp && w->stk[w->sp - 1].t0 >= e->t0) {
             const prof__span *c = &w->stk[--w->sp];
             kids += c->total;
+            kids_gpu += c->gpu;
             if (w->parent) w->parent[c->idx] = i;
         }
+        /* GPU total: its own pair's time, else what its children launched */
+        if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
+            prof__gdur key = { e->aux, 0 };
+            const prof__gdur *g = (const prof__gdur *)bsearch(&key, w->gdur, w->ngdur, sizeof key, prof__gdur_cmp);
+            if (g) gpu = g->ns;
+        }
+        if (gpu < 0) gpu = kids_gpu;
         if (w->parent) w->parent[i] = PROF__NO_PARENT;
         w->stk[w->sp].t0 = e->t0;
         w->stk[w->sp].total = total;
+        w->stk[w->sp].gpu = gpu;
         w->stk[w->sp++].idx = i;
         out->e = e;
         out->idx = i;
         out->total_ns = total;
         out->self_ns = total - kids;
+        out->gpu_total_ns = gpu;
+        out->self_gpu_ns = gpu > kids_gpu ? gpu - kids_gpu : 0;
         out->args = w->pend ? w->pend + k : NULL; /* no arguments seen yet: k == 0 */
         out->nargs = w->np - k;
         w->keep = k;
@@ -1594,11 +2476,16 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
     case PROF_SORT_CPU_MAX:   c = prof__cmp_i64(b->max_ns, a->max_ns); break;
     case PROF_SORT_FLOPS:     c = prof__cmp_i64(b->flops, a->flops); break;
     case PROF_SORT_CALLS:     c = (b->calls > a->calls) - (b->calls < a->calls); break;
-    case PROF_SORT_CPU_AVG: { /* b->total / b->calls against a's, exactly */
+    case PROF_SORT_SELF_GPU:  c = prof__cmp_i64(b->self_gpu_ns, a->self_gpu_ns); break;
+    case PROF_SORT_GPU_TOTAL: c = prof__cmp_i64(b->gpu_total_ns, a->gpu_total_ns); break;
+    case PROF_SORT_CPU_AVG:
+    case PROF_SORT_GPU_AVG: { /* b's total / calls against a's, exactly */
+        int64_t bt = s == PROF_SORT_CPU_AVG ? b->total_ns : b->gpu_total_ns;
+        int64_t at = s == PROF_SORT_CPU_AVG ? a->total_ns : a->gpu_total_ns;
 #ifdef __SIZEOF_INT128__
-        __int128 x = (__int128)b->total_ns * (__int128)a->calls, y = (__int128)a->total_ns * (__int128)b->calls;
+        __int128 x = (__int128)bt * (__int128)a->calls, y = (__int128)at * (__int128)b->calls;
 #else
-        double x = (double)b->total_ns * (double)a->calls, y = (double)a->total_ns * (double)b->calls;
+        double x = (double)bt * (double)a->calls, y = (double)at * (double)b->calls;
 #endif
         c = (x > y) - (x < y);
         break;
@@ -1631,6 +2518,10 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
     memset(out, 0, sizeof *out);
     memset(&w, 0, sizeof w);
     w.cy = c;
+    prof__gdur *gdur = prof__gpu_durations(c);
+    if (c->ngpu && !gdur) ok = 0;
+    w.gdur = gdur;
+    w.ngdur = gdur ? c->ngpu : 0;
     while (ok && prof__walk_next(&w, &r)) {
         const char *name = prof__row_name(r.e);
         int64_t flops = 0;
@@ -1670,9 +2561,12 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         if (r.total_ns < g->r.min_ns) g->r.min_ns = r.total_ns;
         if (r.total_ns > g->r.max_ns) g->r.max_ns = r.total_ns;
         g->r.flops += flops;
+        g->r.self_gpu_ns += r.self_gpu_ns;
+        g->r.gpu_total_ns += r.gpu_total_ns;
     }
     if (w.oom) ok = 0;
     prof__walk_free(&w);
+    free(gdur);
     free(slot);
     free(key.p);
 
@@ -1685,8 +2579,9 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
     if (ok && nagg) {
         char *s = (char *)(rows + nagg);
         memcpy(s, str.p, str.n);
-        int64_t sum = 0;
+        int64_t sum = 0, gsum = 0;
         for (size_t i = 0; i < nagg; i++) sum += agg[i].r.self_ns;
+        for (size_t i = 0; i < nagg; i++) gsum += agg[i].r.self_gpu_ns;
         for (size_t i = 0; i < nagg; i++) {
             rows[i] = agg[i].r;
             rows[i].name = s + agg[i].name;
@@ -1699,6 +2594,8 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         out->rows = rows;
         out->n = nagg;
         out->self_sum_ns = sum;
+        out->has_gpu = c->ngpu > 0;
+        out->self_gpu_sum_ns = gsum;
         rows = NULL;
     }
     free(rows);
@@ -1760,11 +2657,18 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     char flops_head[16];
     snprintf(flops_head, sizeof flops_head, "Total %s", flop_units[unit]);
 
-    const char *head[13] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                             "CPU time avg", "CPU min", "CPU max", "# of Calls" };
-    int width[13] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
-                      PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W };
-    int nc = 9;
+    enum { PROF__MAX_COLS = 24 };
+    const char *head[PROF__MAX_COLS] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                         "CPU time avg", "CPU min", "CPU max" };
+    int width[PROF__MAX_COLS] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
+                                  PROF__COL_W, PROF__COL_W, PROF__COL_W };
+    int nc = 8;
+    if (t->has_gpu) {                   /* torch: Self CUDA, Self CUDA %, CUDA total, CUDA time avg */
+        static const char *const gh[] = { "Self GPU", "Self GPU %", "GPU total", "GPU time avg" };
+        for (int k = 0; k < 4; k++) { head[nc] = gh[k]; width[nc++] = PROF__COL_W; }
+    }
+    head[nc] = "# of Calls";
+    width[nc++] = PROF__COL_W;
     if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
     if (fmin) {
         head[nc] = flops_head; width[nc++] = PROF__COL_W;
@@ -1784,8 +2688,8 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     fprintf(f, "\n%s\n", rule);
     for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) {
         const prof_row *r = &t->rows[i];
-        char cell[13][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
-        const char *v[13];
+        char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
+        const char *v[PROF__MAX_COLS];
         v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
         prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
         prof__fmt_time(cell[2], 64, (double)r->self_ns);
@@ -1794,9 +2698,15 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         prof__fmt_time(cell[5], 64, r->calls ? (double)r->total_ns / (double)r->calls : 0.0);
         prof__fmt_time(cell[6], 64, (double)r->min_ns);
         prof__fmt_time(cell[7], 64, (double)r->max_ns);
-        snprintf(cell[8], 64, "%llu", (unsigned long long)r->calls);
-        for (int k = 1; k < 9; k++) v[k] = cell[k];
-        int k = 9;
+        int k = 8;
+        if (t->has_gpu) {
+            prof__fmt_time(cell[k++], 64, (double)r->self_gpu_ns);
+            prof__fmt_share(cell[k++], 64, r->self_gpu_ns, t->self_gpu_sum_ns);
+            prof__fmt_time(cell[k++], 64, (double)r->gpu_total_ns);
+            prof__fmt_time(cell[k++], 64, r->calls ? (double)r->gpu_total_ns / (double)r->calls : 0.0);
+        }
+        snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
+        for (int j = 1; j < k; j++) v[j] = cell[j];
         if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
         if (fmin) {
             if (r->flops > 0) {
@@ -1815,6 +2725,10 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     char tot[64];
     prof__fmt_time(tot, sizeof tot, (double)t->self_sum_ns);
     fprintf(f, "%s\nSelf CPU time total: %s\n", rule, tot);
+    if (t->has_gpu) {
+        prof__fmt_time(tot, sizeof tot, (double)t->self_gpu_sum_ns);
+        fprintf(f, "Self GPU time total: %s\n", tot);
+    }
 }
 
 /* ---- folded stacks --------------------------------------------------------- */
@@ -1862,7 +2776,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
        replaced by region i's node, which its children then look up. */
     for (size_t i = c->n; ok && i-- > 0;) {
         const prof__ev *e = &c->ev[i];
-        if (e->kind != PROF__K_REGION && e->kind != PROF__K_STEP) continue;
+        if (!prof__spans(e->kind)) continue;
         size_t pn = w.parent[i] == PROF__NO_PARENT ? PROF__NO_PARENT : w.parent[w.parent[i]];
         const char *name = prof__row_name(e);
         uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ ((uint64_t)pn * 0x9E3779B97F4A7C15ull), name);
@@ -2082,6 +2996,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
         { "cpu_min", PROF_SORT_CPU_MIN },     { "cpu_max", PROF_SORT_CPU_MAX },
         { "calls", PROF_SORT_CALLS },         { "count", PROF_SORT_CALLS },
         { "flops", PROF_SORT_FLOPS },         { "name", PROF_SORT_NAME },
+        { "self_gpu", PROF_SORT_SELF_GPU },   { "self_cuda_time_total", PROF_SORT_SELF_GPU },
+        { "gpu_total", PROF_SORT_GPU_TOTAL }, { "cuda_time_total", PROF_SORT_GPU_TOTAL },
+        { "gpu_avg", PROF_SORT_GPU_AVG },     { "cuda_time", PROF_SORT_GPU_AVG },
+        { "self_device_time_total", PROF_SORT_SELF_GPU }, { "device_time_total", PROF_SORT_GPU_TOTAL },
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
@@ -2252,7 +3170,8 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__g.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name,rows=N[,group=args][,ranks=all]; no table", table);
+                      "calls|flops|name|self_gpu|gpu_total|gpu_avg,rows=N[,group=args][,ranks=all]; no table",
+                      table);
     }
     if (!prof__g.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";
@@ -2357,11 +3276,15 @@ void prof_step(void) {
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         cy.index = ++prof__g.cycle;
         prof__collect_locked(&cy, prof__g.win_t0, now);
+        prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
         save = 1;
     }
     if (next >= PROF__RECORD && prev != PROF__RECORD) {
         if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
+        prof__gpu_window_locked();
         prof__g.win_t0 = now;
+    } else if (!save) {
+        prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
     pthread_mutex_unlock(&prof__lock);
@@ -2379,11 +3302,14 @@ void prof_shutdown(void) {
     int act = prof__cur_action();
     int save = !prof__g.disabled && act >= PROF__RECORD;
     if (save) {
+        uint64_t now = prof__now();
         cy.index = ++prof__g.cycle;
-        prof__collect_locked(&cy, prof__g.win_t0, prof__now());
+        prof__collect_locked(&cy, prof__g.win_t0, now);
+        prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
     } else {
         prof__collect_locked(NULL, 0, 0);
     }
+    prof__gpu_release_locked();
     /* Live threads keep their current chunk: a region open right now may still
        close into it. Everything else goes back. */
     while (prof__g.pool) {

@@ -1,6 +1,7 @@
 /* Micro-benchmarks of prof.h's hot path and writer.
 
-     bench MODE N     MODE: region | floor | off | write | threads
+     bench MODE N     MODE: region | floor | off | write | threads |
+                            gpu_floor | gpu_region | gpu_resolve
 
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
    and adds instruction counts from callgrind, which are exact and repeatable
@@ -41,6 +42,55 @@ __attribute__((noinline)) static void loop_region(long n) {
     for (long i = 0; i < n; i++) { PROF_SCOPE("region"); }
 }
 
+/* A GPU runtime that does nothing: what is left of a GPU region is the
+   profiler's own host cost, beyond the two event records an engine would
+   pay for anyway (gpu_floor). */
+static int null_count(int *n) { *n = 1; return 0; }
+static int null_dev(int *d) { *d = 0; return 0; }
+static int null_set(int d) { (void)d; return 0; }
+static int null_props(int d, prof_gpu_props *p) { (void)d; memset(p, 0, sizeof *p); return 0; }
+static int null_stream_info(void *s, int *d, long long *id) { (void)s; *d = 0; *id = 7; return 0; }
+static int null_create(void **x) { static char obj; *x = &obj; return 0; }
+static int null_destroy(void *x) { (void)x; return 0; }
+__attribute__((noinline)) static int null_record(void *ev, void *s) { (void)ev; (void)s; sink++; return 0; }
+static int null_query(void *ev) { (void)ev; return 0; }
+static int null_elapsed(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0.001f; return 0; }
+static const char *null_str(int e) { (void)e; return "none"; }
+static const prof_gpu_api null_api = {
+    "null", 600, null_count, null_dev, null_set, null_props, null_stream_info, null_create, null_destroy,
+    null_create, null_destroy, null_record, null_query, null_destroy, null_elapsed, null_str, null_str,
+};
+#define GPU_BATCH 50000L                /* regions between resolutions */
+
+__attribute__((noinline)) static void loop_gpu_floor(long n) {
+    for (long i = 0; i < n; i++) {
+        null_api.event_record(NULL, NULL);
+        null_api.event_record(NULL, NULL);
+    }
+}
+
+__attribute__((noinline)) static void loop_gpu_region(long n) {
+    for (long i = 0; i < n; i++) {
+        prof_gpu_begin(&null_api, "gpu", NULL);
+        prof_gpu_end(&null_api, NULL);
+    }
+}
+
+/* Fills the whole ring once, so every slot has its events (made once). */
+__attribute__((noinline)) static void warm_gpu(void) {
+    for (long i = 0; i < 65536; i++) {
+        prof_gpu_begin(&null_api, "gpu", NULL);
+        prof_gpu_end(&null_api, NULL);
+    }
+}
+
+/* Resolution, as a step does it: query, two elapsed times per pair. */
+__attribute__((noinline)) static void gpu_resolve(void) {
+    pthread_mutex_lock(&prof__lock);
+    prof__gpu_poll_locked(0);
+    pthread_mutex_unlock(&prof__lock);
+}
+
 static void *thread_loop(void *arg) {
     loop_region((long)(intptr_t)arg);
     return NULL;
@@ -51,6 +101,7 @@ static void *thread_loop(void *arg) {
 static void recycle(void) {
     pthread_mutex_lock(&prof__lock);
     prof__collect_locked(NULL, 0, (uint64_t)-1);
+    prof__gpu.nres = 0;
     pthread_mutex_unlock(&prof__lock);
 }
 
@@ -108,6 +159,37 @@ int main(int argc, char **argv) {
         printf("write %.1f ns per event, %.1f bytes per event, %.2f M events/s\n", t / n,
                (double)st.st_size / n, n / t * 1e3);
         return 0;
+    } else if (!strcmp(mode, "gpu_floor")) {
+        printf("gpu_floor %.2f ns per two event records (null runtime)\n", best_of(loop_gpu_floor, n));
+    } else if (!strcmp(mode, "gpu_region")) {
+        quiet_init(1);
+        if (n > GPU_BATCH) n = GPU_BATCH;   /* a ring's worth between resolutions */
+        warm_gpu();
+        double t = 1e300;
+        for (int r = 0; r < 6; r++) {
+            recycle();
+            gpu_resolve();
+            double t0 = now_ns();
+            loop_gpu_region(n);
+            double d = now_ns() - t0;
+            if (d < t) t = d;
+        }
+        printf("gpu_region %.2f ns per recorded GPU region (null runtime)\n", t / n);
+    } else if (!strcmp(mode, "gpu_resolve")) {
+        quiet_init(1);
+        double t = 1e300;
+        if (n > GPU_BATCH) n = GPU_BATCH;
+        warm_gpu();
+        for (int r = 0; r < 6; r++) {
+            recycle();
+            gpu_resolve();
+            loop_gpu_region(n);
+            double t0 = now_ns();
+            gpu_resolve();
+            double d = now_ns() - t0;
+            if (d < t) t = d;
+        }
+        printf("gpu_resolve %.2f ns per GPU region resolved at a step (null runtime)\n", t / n);
     } else if (!strcmp(mode, "threads")) {
         quiet_init(1);
         printf("threads %.2f ns per region per thread, 2 threads at once\n", best_of(two_threads, n));

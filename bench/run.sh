@@ -34,7 +34,14 @@ write_rate=$(echo "$write_line" | awk '{print $10}')
 # best_of runs a loop 6 times (a warm-up and 5 timed runs); the loop's own
 # counter, compare and branch (3 instructions) are not the profiler's.
 per_iter() { awk '{printf "%.1f", $1 / 6 - 3}'; }
+gpu_floor_ns=$(ns gpu_floor $n)
+gpu_region_ns=$(ns gpu_region 50000)
+gpu_resolve_ns=$(ns gpu_resolve 50000)
+
 floor_ir=$(ir loop_floor floor 200000 | per_iter)
+gpu_floor_ir=$(ir loop_gpu_floor gpu_floor 50000 | per_iter)
+gpu_region_ir=$(ir loop_gpu_region gpu_region 50000 | per_iter)
+gpu_resolve_ir=$(ir gpu_resolve gpu_resolve 50000 | awk '{printf "%.1f", $1 / 6}')
 region_ir=$(ir loop_region region 200000 | per_iter)
 off_ir=$(ir loop_region off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
@@ -54,4 +61,7 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | writer: JSON per event | $format_ir | $write_ns ns for collection and writing, $write_rate M events/s |
 | writer: collection per event | $collect_ir | |
 | trace size | | $write_bytes bytes per event |
+| two event records, null GPU runtime (the GPU floor) | $gpu_floor_ir | $gpu_floor_ns ns |
+| recorded \`PROF_GPU_BEGIN\`/\`PROF_GPU_END\`, null GPU runtime | $gpu_region_ir | $gpu_region_ns ns |
+| resolving one GPU region at a step, null GPU runtime | $gpu_resolve_ir | $gpu_resolve_ns ns |
 TABLE
