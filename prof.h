@@ -192,11 +192,16 @@ int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
 uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
 size_t   prof_cycle_event_count(const prof_cycle *c);
 /* Event i, for i < prof_cycle_event_count(); 0 for slots that hold a
-   region's argument or a memory event (those are in the trace) rather than
-   an event. */
+   region's argument or a memory event (those are in the trace, the table and
+   prof_cycle_memory_peak) rather than an event. */
 int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
 int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
 int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
+/* The highest Total Allocated on a device (-1 host) after any memory event of
+   the cycle, and the innermost region open at that event on its thread
+   ("ProfilerStep*" for a step, "(no region)" outside both). 0 if the device
+   has no memory event in the cycle. */
+int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
 
 /* key_averages().table(): one row per region name, or per name and
    arguments. Sorted descending (by name: ascending). */
@@ -226,6 +231,8 @@ typedef struct prof_table {
     prof_row *rows;
     size_t    n;
     int64_t   self_sum_ns;
+    int       has_mem;        /* the cycle has memory events: memory columns */
+    int       has_gpu_mem;    /*   and GPU ones: GPU Mem columns too         */
 } prof_table;
 
 int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out);
@@ -2059,6 +2066,10 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
         c = (x > y) - (x < y);
         break;
     }
+    case PROF_SORT_CPU_MEM:      c = prof__cmp_i64(b->cpu_mem, a->cpu_mem); break;
+    case PROF_SORT_SELF_CPU_MEM: c = prof__cmp_i64(b->self_cpu_mem, a->self_cpu_mem); break;
+    case PROF_SORT_GPU_MEM:      c = prof__cmp_i64(b->gpu_mem, a->gpu_mem); break;
+    case PROF_SORT_SELF_GPU_MEM: c = prof__cmp_i64(b->self_gpu_mem, a->self_gpu_mem); break;
     default: break;
     }
     if (!c) c = strcmp(a->name, b->name);
@@ -2076,13 +2087,125 @@ static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
     memcpy(v, tmp, k * sizeof *v);      /* v[j..n) is in place already */
 }
 
-/* ---- memory in a saved cycle: where leaks were made ------------------------ */
+/* ---- memory in a saved cycle: per region, peaks, where leaks were made ----- */
 
 /* Memory events belong to regions by the arguments' rule (see
    prof__arg_time): the first region to close after the event on its thread
    that began no later. Steps own them too, as torch's ProfilerStep* row does. */
 static int prof__mem_owner_kind(uint32_t kind) {
     return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+}
+
+/* 1: the cycle has memory events; 3: GPU ones among them. */
+static int prof__mem_flags(const prof__cycle *c) {
+    int f = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (prof__mem_total(c, i)) f |= c->ev[i].aux ? 3 : 1;
+    return f;
+}
+
+typedef struct prof__mspan { uint64_t t0; int64_t cpu, gpu; } prof__mspan;
+
+/* Beside prof__walk, for the table: the memory events waiting for their
+   region, and the regions' memory totals waiting for their parent, mirroring
+   the walk's stack. */
+typedef struct prof__mwalk {
+    size_t next;                        /* next event to look at */
+    size_t *pend, np, pcap;
+    prof__mspan *stk;
+    size_t sp, scap;
+    int oom;
+} prof__mwalk;
+
+/* Adds to row the memory of region idx, which the walk just returned (it
+   returns them in index order): self = bytes allocated minus freed by the
+   events it owns, total = self plus its children's totals. */
+static void prof__mwalk_region(prof__mwalk *m, const prof__cycle *c, size_t idx, prof_row *row) {
+    for (; m->next <= idx; m->next++) {
+        size_t j = m->next;
+        if (j && c->ev[j].th != c->ev[j - 1].th) m->np = m->sp = 0;
+        if (j == idx || !prof__mem_total(c, j)) continue;
+        size_t *p = (size_t *)prof__grow(m->pend, &m->pcap, m->np + 1, sizeof *p);
+        if (!p) { m->oom = 1; return; }
+        m->pend = p;
+        m->pend[m->np++] = j;
+    }
+    const prof__ev *e = &c->ev[idx];
+    int64_t cpu = 0, gpu = 0;
+    while (m->np && c->ev[m->pend[m->np - 1]].t0 >= e->t0) {
+        const prof__ev *a = &c->ev[m->pend[--m->np]];
+        if (a->aux) gpu += (int64_t)a->t1;
+        else cpu += (int64_t)a->t1;
+    }
+    row->self_cpu_mem += cpu;
+    row->self_gpu_mem += gpu;
+    while (m->sp && m->stk[m->sp - 1].t0 >= e->t0) {
+        m->sp--;
+        cpu += m->stk[m->sp].cpu;
+        gpu += m->stk[m->sp].gpu;
+    }
+    row->cpu_mem += cpu;
+    row->gpu_mem += gpu;
+    prof__mspan *s = (prof__mspan *)prof__grow(m->stk, &m->scap, m->sp + 1, sizeof *s);
+    if (!s) { m->oom = 1; return; }
+    m->stk = s;
+    m->stk[m->sp].t0 = e->t0;
+    m->stk[m->sp].cpu = cpu;
+    m->stk[m->sp++].gpu = gpu;
+}
+
+/* The peak of Total Allocated on device code `code` (the earliest event of
+   equal ones), the region owning that event and the step it fell in (-1 if
+   none); 0 if the device has no memory event in the cycle. */
+static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
+    size_t at = (size_t)-1;
+    int64_t best = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const prof__ev *tot = prof__mem_total(c, i);
+        if (!tot || c->ev[i].aux != code) continue;
+        int64_t v = (int64_t)tot->t1;
+        if (at == (size_t)-1 || v > best || (v == best && c->ev[i].t0 < c->ev[at].t0)) { best = v; at = i; }
+    }
+    if (at == (size_t)-1) return 0;
+    const prof__ev *m = &c->ev[at];
+    *peak = best;
+    *region = "(no region)";
+    /* records come when they end: the first owner after it on its thread that
+       began no later is the innermost region open at it */
+    for (size_t j = at + 1; j < c->n && c->ev[j].th == m->th; j++)
+        if (prof__mem_owner_kind(c->ev[j].kind) && c->ev[j].t0 <= m->t0) { *region = prof__row_name(&c->ev[j]); break; }
+    *step = -1;
+    for (size_t j = 0; j < c->n; j++)
+        if (c->ev[j].kind == PROF__K_STEP && c->ev[j].t0 <= m->t0 && m->t0 < c->ev[j].t1) { *step = c->ev[j].aux; break; }
+    return 1;
+}
+
+int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
+    int64_t peak = 0, step;
+    const char *r = NULL;
+    int ok = device >= -1 && device < PROF__MEM_CODES - 1 && prof__mem_peak(c, (uint32_t)(device + 1), &peak, &r, &step);
+    if (peak_bytes) *peak_bytes = peak;
+    if (region) *region = r;
+    return ok;
+}
+
+/* "prof: cycle 1 peak CPU memory 3.25 Mb at 'forward' (step 9)", a line per
+   device with memory events, after the table. */
+static void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
+    unsigned char seen[PROF__MEM_CODES] = { 0 };
+    for (size_t i = 0; i < c->n; i++)
+        if (prof__mem_total(c, i)) seen[c->ev[i].aux < PROF__MEM_CODES ? c->ev[i].aux : 0] = 1;
+    for (uint32_t code = 0; code < PROF__MEM_CODES; code++) {
+        int64_t peak, step;
+        const char *region;
+        char dev[16], size[32], st[40] = "";
+        if (!seen[code] || !prof__mem_peak(c, code, &peak, &region, &step)) continue;
+        if (code) snprintf(dev, sizeof dev, "GPU %u", code - 1);
+        else snprintf(dev, sizeof dev, "CPU");
+        prof__fmt_mem(size, sizeof size, peak);
+        if (step >= 0) snprintf(st, sizeof st, " (step %lld)", (long long)step);
+        fprintf(f, "prof: cycle %d peak %s memory %s at '%s'%s\n", c->index, dev, size, region, st);
+    }
 }
 
 /* The live entry of an allocation record learns its region (for the leak
@@ -2128,6 +2251,9 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
     prof__agg *agg = NULL;
     size_t nagg = 0, acap = 0, *slot = NULL, nslot = 0;
     int ok = 1;
+    int mem = prof__mem_flags(c);       /* memory columns: per region, beside the walk */
+    prof__mwalk mw;
+    memset(&mw, 0, sizeof mw);
     memset(out, 0, sizeof *out);
     memset(&w, 0, sizeof w);
     w.cy = c;
@@ -2170,8 +2296,11 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         if (r.total_ns < g->r.min_ns) g->r.min_ns = r.total_ns;
         if (r.total_ns > g->r.max_ns) g->r.max_ns = r.total_ns;
         g->r.flops += flops;
+        if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
     }
-    if (w.oom) ok = 0;
+    if (w.oom || mw.oom) ok = 0;
+    free(mw.pend);
+    free(mw.stk);
     prof__walk_free(&w);
     free(slot);
     free(key.p);
@@ -2199,6 +2328,8 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         out->rows = rows;
         out->n = nagg;
         out->self_sum_ns = sum;
+        out->has_mem = mem != 0;
+        out->has_gpu_mem = (mem & 2) != 0;
         rows = NULL;
     }
     free(rows);
@@ -2260,11 +2391,17 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     char flops_head[16];
     snprintf(flops_head, sizeof flops_head, "Total %s", flop_units[unit]);
 
-    const char *head[13] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                             "CPU time avg", "CPU min", "CPU max", "# of Calls" };
-    int width[13] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
-                      PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W };
-    int nc = 9;
+    const char *head[24] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                             "CPU time avg", "CPU min", "CPU max" };
+    int width[24] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
+                      PROF__COL_W, PROF__COL_W, PROF__COL_W };
+    int nc = 8;
+    /* memory columns: torch's order, after the time columns, before # of Calls */
+    static const char *const mem_head[4] = { "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem" };
+    int nmem = t->has_mem ? (t->has_gpu_mem ? 4 : 2) : 0;
+    for (int k = 0; k < nmem; k++) { head[nc] = mem_head[k]; width[nc++] = PROF__COL_W; }
+    head[nc] = "# of Calls";
+    width[nc++] = PROF__COL_W;
     if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
     if (fmin) {
         head[nc] = flops_head; width[nc++] = PROF__COL_W;
@@ -2284,8 +2421,8 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     fprintf(f, "\n%s\n", rule);
     for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) {
         const prof_row *r = &t->rows[i];
-        char cell[13][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
-        const char *v[13];
+        char cell[24][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
+        const char *v[24];
         v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
         prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
         prof__fmt_time(cell[2], 64, (double)r->self_ns);
@@ -2294,9 +2431,12 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         prof__fmt_time(cell[5], 64, r->calls ? (double)r->total_ns / (double)r->calls : 0.0);
         prof__fmt_time(cell[6], 64, (double)r->min_ns);
         prof__fmt_time(cell[7], 64, (double)r->max_ns);
-        snprintf(cell[8], 64, "%llu", (unsigned long long)r->calls);
-        for (int k = 1; k < 9; k++) v[k] = cell[k];
-        int k = 9;
+        int k = 8;
+        /* memory columns */
+        const int64_t mem[4] = { r->cpu_mem, r->self_cpu_mem, r->gpu_mem, r->self_gpu_mem };
+        for (int m = 0; m < nmem; m++) prof__fmt_mem(cell[k++], 64, mem[m]);
+        snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
+        for (int c = 1; c < k; c++) v[c] = cell[c];
         if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
         if (fmin) {
             if (r->flops > 0) {
@@ -2520,6 +2660,7 @@ static void prof__save_cycle(prof__cycle *cy) {
         if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
             printf("prof: cycle %d\n", cy->index);
             prof_table_print(&tab, stdout, (size_t)prof__g.table_rows);
+            prof__mem_print_peaks(cy, stdout);
             fflush(stdout);
             prof_table_free(&tab);
         }
@@ -2583,6 +2724,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
         { "cpu_min", PROF_SORT_CPU_MIN },     { "cpu_max", PROF_SORT_CPU_MAX },
         { "calls", PROF_SORT_CALLS },         { "count", PROF_SORT_CALLS },
         { "flops", PROF_SORT_FLOPS },         { "name", PROF_SORT_NAME },
+        { "cpu_mem", PROF_SORT_CPU_MEM },     { "cpu_memory_usage", PROF_SORT_CPU_MEM },
+        { "self_cpu_mem", PROF_SORT_SELF_CPU_MEM }, { "self_cpu_memory_usage", PROF_SORT_SELF_CPU_MEM },
+        { "gpu_mem", PROF_SORT_GPU_MEM },     { "cuda_memory_usage", PROF_SORT_GPU_MEM },
+        { "self_gpu_mem", PROF_SORT_SELF_GPU_MEM }, { "self_cuda_memory_usage", PROF_SORT_SELF_GPU_MEM },
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
@@ -2753,7 +2898,8 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__g.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name,rows=N[,group=args][,ranks=all]; no table", table);
+                      "calls|flops|name|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,rows=N[,group=args]"
+                      "[,ranks=all]; no table", table);
     }
     if (!prof__g.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";

@@ -312,7 +312,11 @@ def case_example(binary, tmp):
     files = sorted(f for f in os.listdir(tmp) if f.endswith(".json"))
     check(files == ["train_mlp_trace.1.json", "train_mlp_trace.2.json"], f"files {files}")
     check(p.stdout.count("Self CPU time total:") == 2, f"tables printed: {p.stdout}")
-    # its buffers go through PROF_ALLOC / PROF_FREE: nothing is left at exit
+    # its buffers go through PROF_ALLOC / PROF_FREE: memory columns, a peak
+    # per cycle, and nothing left at exit
+    check(p.stdout.count("  CPU Mem  Self CPU Mem    # of Calls") == 2, f"memory columns: {p.stdout}")
+    check(len(re.findall(r"^prof: cycle [12] peak CPU memory [0-9.]+ [KMG]?b at '[a-z_]+' \(step \d+\)$",
+                         p.stdout, re.M)) == 2, f"peak lines: {p.stdout}")
     check("never freed" not in p.stderr and "bad memory" not in p.stderr, f"example leaks: {p.stderr}")
     for f, first in zip(files, (12, 24)):
         d = load(os.path.join(tmp, f))
@@ -547,6 +551,43 @@ def case_mem_window(binary, tmp):
     check((n, nbytes, more) == (3, 6000, 0), f"leaks {n} {nbytes}")
     check([(b, r) for b, _, _, r in items] == [(3000, "work"), (2000, "(not recorded)"), (1000, "(not recorded)")],
           f"leak regions {items}")
+
+
+def table_block(stdout):
+    lines = stdout.splitlines()
+    start = lines.index("prof: cycle 1")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Self CPU time total:"))
+    return lines[start + 1:end + 1], lines[end + 1:]
+
+
+def case_mem_peak(binary, tmp):
+    """The peak (3.25 MiB live) happens in 'layer' in step 1: the cycle API,
+    the table's rows and printed columns, and the peak lines say so."""
+    p = run(binary, "mem_peak", {}, tmp)
+    out = p.stdout.splitlines()
+    check(out[:3] == ["peak -1 1 3407872 layer", "peak 0 1 4096 layer", "peak 1 0 0 -"], f"peaks {out[:3]}")
+    mib, kib = 1 << 20, 1 << 10
+    check(out[3:7] == [f"row layer {4.5 * mib:.0f} {4.5 * mib:.0f} {8 * kib} {8 * kib}",
+                       f"row forward {6.5 * mib:.0f} {2 * mib} {8 * kib} 0",
+                       "row ProfilerStep* 0 0 0 0",
+                       f"row backward {-6.5 * mib:.0f} {-6.5 * mib:.0f} {-8 * kib} {-8 * kib}"], f"rows {out[3:7]}")
+    table, after = table_block(p.stdout)
+    head = table[1].split("  ")
+    head = [h.strip() for h in head if h.strip()]
+    check(head == ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "CPU min", "CPU max",
+                   "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem", "# of Calls"], f"header {head}")
+    rows = [re.split(r"\s{2,}", l.strip()) for l in table[3:-2]]
+    mem_cols = [(r[0], r[8:13]) for r in rows]
+    check(mem_cols == [("forward", ["6.50 Mb", "2.00 Mb", "8.00 Kb", "0 b", "2"]),
+                       ("layer", ["4.50 Mb", "4.50 Mb", "8.00 Kb", "8.00 Kb", "2"]),
+                       ("ProfilerStep*", ["0 b", "0 b", "0 b", "0 b", "2"]),
+                       ("backward", ["-6.50 Mb", "-6.50 Mb", "-8.00 Kb", "-8.00 Kb", "2"])], f"table {mem_cols}")
+    check(after[:2] == ["prof: cycle 1 peak CPU memory 3.25 Mb at 'layer' (step 1)",
+                        "prof: cycle 1 peak GPU 0 memory 4.00 Kb at 'layer' (step 1)"], f"peak lines {after[:2]}")
+    d = load(os.path.join(tmp, "peak.json"))
+    check_mem_shape(d)
+    check(max(e["args"]["Total Allocated"] for e in mems(d) if e["args"]["Device Type"] == 0) == 3407872, "peak")
+    check(len(mems(d)) == 2 * 6, f"{len(mems(d))} events in the cycle")
 
 
 def case_mem_lazy(binary, tmp):
