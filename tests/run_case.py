@@ -374,7 +374,7 @@ def case_readers(binary, tmp):
           f"TensorBoard files {tb_files}")
     ops = "forward,backward,linear1,relu1,linear3_bwd,optimizer_step,matmul_nn,load_batch"
     for cmd in ([sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tb),
-                 "--expect-steps", "3", "--expect-ops", ops],
+                 "--expect-steps", "3", "--expect-ops", ops, "--expect-memory"],
                 [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "2",
                  "--expect-names", "forward,backward,optimizer_step"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -601,6 +601,30 @@ def case_mem_lazy(binary, tmp):
     n, nbytes, items, more = leak_report(p.stderr)
     check((n, nbytes, [(b, r) for b, _, _, r in items]) == (1, 5000, [(5000, "lazy_leak")]), f"leak {items}")
     check("bad memory" not in p.stderr, f"stderr {p.stderr}")
+
+
+def case_mem_tb(binary, tmp):
+    """TensorBoard's plugin builds its memory view from mem_basic's trace:
+    the curve's peak and end, its memory events table, and the operator
+    memory table carry our numbers."""
+    try:
+        import torch_tb_profiler  # noqa: F401
+    except ImportError:
+        print("SKIP: the TensorBoard plugin is not installed (tests/readers/setup_venv.sh)")
+        sys.exit(77)
+    tb = os.path.join(tmp, "tb", "mem")
+    run(binary, "mem_basic", {"PROF_OUTPUT": "t.json", "PROF_TB_DIR": tb}, tmp)
+    alloc = sum((i + 1) * 1024 for i in range(64))
+    freed = sum((i + 1) * 1024 for i in range(1, 64, 2))
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "readers", "check_tb.py")
+    cmd = [sys.executable, checker, os.path.dirname(tb), "--expect-memory",
+           "--expect-memory-peak", f"CPU={alloc}", "--expect-memory-last", f"CPU={alloc - freed}",
+           "--expect-memory-events", "CPU=64",
+           "--expect-memory-op", f"alloc_phase={alloc}/64", "--expect-memory-op", f"free_phase={-freed}/0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    print(r.stdout.strip())
+    check(r.returncode == 0, f"check_tb failed:\n{r.stdout}\n{r.stderr}")
+
 
 def main():
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
