@@ -606,7 +606,7 @@ def case_mem_lazy(binary, tmp):
 def case_mem_tb(binary, tmp):
     """TensorBoard's plugin builds its memory view from mem_basic's trace:
     the curve's peak and end, its memory events table, and the operator
-    memory table carry our numbers."""
+    memory table carry our numbers; and from mem_peak's, with GPU 0."""
     try:
         import torch_tb_profiler  # noqa: F401
     except ImportError:
@@ -624,6 +624,16 @@ def case_mem_tb(binary, tmp):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     print(r.stdout.strip())
     check(r.returncode == 0, f"check_tb failed:\n{r.stdout}\n{r.stderr}")
+    # GPU memory too: mem_peak's cycle has a GPU 0 curve beside the CPU one
+    tb = os.path.join(tmp, "tb_gpu", "peak")
+    run(binary, "mem_peak", {"PROF_TB_DIR": tb}, tmp)
+    cmd = [sys.executable, checker, os.path.dirname(tb), "--expect-memory",
+           "--expect-memory-peak", "CPU=3407872", "--expect-memory-peak", "GPU0=4096",
+           "--expect-memory-last", "GPU0=0", "--expect-memory-events", "GPU0=2",
+           "--expect-memory-op", f"layer={9 << 19}/2"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    print(r.stdout.strip())
+    check(r.returncode == 0, f"check_tb (GPU) failed:\n{r.stdout}\n{r.stderr}")
 
 
 def main():
