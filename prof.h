@@ -38,8 +38,9 @@
      PROF_ARG_INT(key, v)      attach data to the innermost open region
      PROF_ARG_STR(key, s)        of this thread ("Input Dims", sizes ...)
      PROF_FLOPS(n)
-     PROF_ALLOC(ptr, bytes)    host memory events
-     PROF_FREE(ptr)
+     PROF_ALLOC(ptr, bytes)    host memory: ptr was just allocated, or is
+     PROF_FREE(ptr)              about to be freed (its size is looked up);
+                                 a table column, a curve, leaks at shutdown
      PROF_SET_RANK(r, n)       distributed identity (else from the launcher)
      PROF_SYNC()               a cross-rank sync point: call after a barrier
 
@@ -124,6 +125,10 @@ typedef struct prof_stats {
     uint64_t events;          /* events handed to the writer so far         */
     uint64_t dropped;         /* events lost to the memory cap so far       */
     uint64_t traces_written;  /* trace files written so far                 */
+    uint64_t unknown_frees;   /* PROF_FREE of a pointer not live (double or
+                                 foreign free): no event, totals unchanged  */
+    uint64_t reused_live;     /* PROF_ALLOC of an address still live: the old
+                                 allocation was counted as freed first      */
 } prof_stats;
 
 void prof_init(const prof_config *cfg);
@@ -144,10 +149,34 @@ void prof_set_rank(int rank, int world_size);
    The n-th sync of each rank marks the same moment; prof_merge aligns the
    ranks' traces on them. */
 void prof_sync(void);
-/* Memory events: what PROF_ALLOC / PROF_FREE and PROF_GPU_ALLOC / FREE
-   call. device -1 is the host, d >= 0 GPU d. */
-void prof_mem_alloc(const void *ptr, size_t bytes, int device);
-void prof_mem_free(const void *ptr);
+
+/* ---- memory -------------------------------------------------------------
+   PROF_ALLOC(ptr, bytes) is prof_mem_alloc(ptr, bytes, -1) and PROF_FREE(ptr)
+   prof_mem_free(ptr); GPU allocators call them with the device (0, 1, ...).
+   Live allocations and per-device totals are kept from init to shutdown,
+   recording or not; events are recorded inside recording windows. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+/* the address is a key, never read: gcc must not warn that a fresh malloc's
+   bytes reach a const pointer uninitialised (noipa: a clone would lose it) */
+#define PROF__KEY_ONLY __attribute__((access(none, 1), noipa))
+#else
+#define PROF__KEY_ONLY
+#endif
+void    prof_mem_alloc(const void *ptr, size_t bytes, int device) PROF__KEY_ONLY; /* -1: host */
+void    prof_mem_free(const void *ptr) PROF__KEY_ONLY;    /* the size is looked up */
+int64_t prof_mem_allocated(int device);      /* bytes live now on a device   */
+
+typedef struct prof_leak {
+    const void *ptr;
+    int64_t     bytes;
+    int         device;       /* -1 host, d >= 0 GPU d                      */
+    const char *region;       /* region it was allocated in, "(no region)",
+                                 or "(not recorded)" outside windows        */
+} prof_leak;
+
+/* Allocations not freed, largest first: the live ones now, or after
+   shutdown those it reported. Fills up to max, returns how many there are. */
+size_t prof_leaks(prof_leak *out, size_t max);
 
 /* ---- a saved cycle: events, the summary table, folded stacks ------------ */
 
@@ -169,10 +198,16 @@ int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
 uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
 size_t   prof_cycle_event_count(const prof_cycle *c);
 /* Event i, for i < prof_cycle_event_count(); 0 for slots that hold a
-   region's argument rather than an event. */
+   region's argument or a memory event (those are in the trace, the table and
+   prof_cycle_memory_peak) rather than an event. */
 int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
 int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
 int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
+/* The highest Total Allocated on a device (-1 host) after any memory event of
+   the cycle, and the innermost region open at that event on its thread
+   ("ProfilerStep*" for a step, "(no region)" outside both). 0 if the device
+   has no memory event in the cycle. */
+int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
 
 /* key_averages().table(): one row per region name, or per name and
    arguments. Sorted descending (by name: ascending). */
@@ -204,6 +239,8 @@ typedef struct prof_table {
     int64_t   self_sum_ns;
     int       has_gpu;        /* the cycle has GPU regions: GPU columns    */
     int64_t   self_gpu_sum_ns;
+    int       has_mem;        /* the cycle has memory events: memory columns */
+    int       has_gpu_mem;    /*   and GPU ones: GPU Mem columns too         */
 } prof_table;
 
 int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out);
@@ -382,8 +419,8 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
 #define PROF_ARG_INT(key, v)  do { if (prof__recording()) prof_arg_int((key), (int64_t)(v)); } while (0)
 #define PROF_ARG_STR(key, s)  do { if (prof__recording()) prof_arg_str((key), (s)); } while (0)
 #define PROF_FLOPS(n)         PROF_ARG_INT("flops", (n))
-#define PROF_ALLOC(ptr, bytes) ((void)0)
-#define PROF_FREE(ptr)        ((void)0)
+#define PROF_ALLOC(ptr, bytes) prof_mem_alloc((ptr), (size_t)(bytes), -1)
+#define PROF_FREE(ptr)        prof_mem_free(ptr)
 #define PROF_SET_RANK(r, n)   prof_set_rank((r), (n))
 #define PROF_SYNC()           prof_sync()
 
@@ -797,6 +834,375 @@ void prof_end(void) {
     if (th->sp == 0) return;                    /* unmatched PROF_END: nothing open */
     prof__frame f = th->stack[--th->sp];
     if (f.t0) prof__push(PROF__K_REGION, f.name, f.t0, prof__now(), 0);
+}
+
+/* ---- memory: live allocations and per-device totals ---------------------- */
+
+/* PROF_ALLOC / PROF_FREE keep a map of the live allocations (address ->
+   size, device, identity of the allocation's record) and a running total per
+   device, from init to shutdown whether recording or not: the totals are right
+   when a window opens, and a free needs no size. Inside windows each call also
+   records an event. The map is 64 shards by address hash, each an
+   open-addressing table behind its own spinlock, so threads allocating at once
+   rarely meet; the totals are atomics. */
+#define PROF__MEM_SHARDS  64
+#define PROF__MEM_CODES   65            /* device code: 0 host, 1 + d GPU d */
+#define PROF__MEM_NOREC   0xFFFFFFFFu   /* entry's allocation was not recorded */
+
+typedef struct prof__mentry {
+    uintptr_t ptr;                      /* 0: empty slot */
+    int64_t bytes;
+    uint64_t t0;                        /* its record: thread th, start t0 */
+    const char *region;                 /* set when that record's cycle is saved */
+    uint32_t th, code;
+} prof__mentry;
+
+typedef struct prof__mshard {
+    int lock;                           /* spinlock */
+    int live;                           /* between init and shutdown */
+    size_t n, cap;                      /* cap: 0 or a power of two */
+    prof__mentry *slot;
+} __attribute__((aligned(64))) prof__mshard;   /* a cache line each */
+
+static struct {
+    prof__mshard shard[PROF__MEM_SHARDS];
+    int64_t total[PROF__MEM_CODES];     /* atomic: bytes live per device */
+    uint64_t unknown_frees, reused_live; /* atomic */
+    uint64_t unknown_said, reused_said; /* under prof__lock: already reported */
+    int on;                             /* atomic: keep the map */
+    int recorded;                       /* atomic: some memory event was recorded */
+    int said_oom, said_dev;             /* atomic: each message once */
+    int started;                        /* under prof__lock: shards are live */
+    prof_leak *leaks;                   /* under prof__lock: what shutdown reported */
+    size_t nleaks;
+} prof__mem;
+
+static void prof__ensure_init(void);
+static void *prof__grow(void *p, size_t *cap, size_t need, size_t size);
+
+__attribute__((noinline)) static void prof__spin_wait(int *l) {
+    do {
+        for (unsigned n = 0; __atomic_load_n(l, __ATOMIC_RELAXED); n++) {
+            if (n >= 100) { syscall(SYS_sched_yield); continue; } /* the holder may be descheduled */
+#if defined(__x86_64__) || defined(__i386__)
+            __asm__ __volatile__("pause");
+#elif defined(__aarch64__)
+            __asm__ __volatile__("yield");
+#endif
+        }
+    } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));
+}
+
+static inline __attribute__((always_inline)) void prof__spin_lock(int *l) {
+    if (PROF__UNLIKELY(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))) prof__spin_wait(l);
+}
+
+static void prof__spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+/* murmur3's finaliser: the top 6 bits pick the shard, the low ones the slot. */
+static uint64_t prof__mem_hash(uintptr_t p) {
+    uint64_t x = (uint64_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+static prof__mshard *prof__mem_shard(uint64_t h) { return &prof__mem.shard[h >> 58]; }
+
+/* The slot holding p, or the empty one where it would go (cap > 0). */
+static prof__mentry *prof__mem_find(const prof__mshard *s, uintptr_t p, uint64_t h) {
+    size_t mask = s->cap - 1, i = (size_t)h & mask;
+    while (s->slot[i].ptr && s->slot[i].ptr != p) i = (i + 1) & mask;
+    return &s->slot[i];
+}
+
+/* Keeps the table at most half full before one more entry; 0 out of memory. */
+static int prof__mem_room(prof__mshard *s) {
+    if (2 * (s->n + 1) <= s->cap) return 1;
+    size_t cap = s->cap ? 2 * s->cap : 16;
+    prof__mentry *v = (prof__mentry *)calloc(cap, sizeof *v);
+    if (!v) return 0;
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slot[i].ptr) continue;
+        size_t j = (size_t)prof__mem_hash(s->slot[i].ptr) & (cap - 1);
+        while (v[j].ptr) j = (j + 1) & (cap - 1);
+        v[j] = s->slot[i];
+    }
+    free(s->slot);
+    s->slot = v;
+    s->cap = cap;
+    return 1;
+}
+
+/* Linear probing's deletion without tombstones: later entries of the probe
+   run move back into the hole unless their home lies cyclically in (i, j]. */
+static void prof__mem_erase(prof__mshard *s, prof__mentry *e) {
+    size_t mask = s->cap - 1, i = (size_t)(e - s->slot), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->slot[j].ptr) break;
+        size_t home = (size_t)prof__mem_hash(s->slot[j].ptr) & mask;
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            s->slot[i] = s->slot[j];
+            i = j;
+        }
+    }
+    s->slot[i].ptr = 0;
+    s->n--;
+}
+
+/* One memory event is two records, adjacent in one chunk: PROF__K_MEM and
+   its PROF__K_MEM_TOTAL. The second is published first: the collector stops at
+   the first unpublished record, so it never takes the event without its
+   total, and a cycle boundary (by start time, the same) never splits them. */
+static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t code, int64_t total) {
+    prof__thread *th = prof__self;
+    if (PROF__UNLIKELY(!th) && !(th = prof__register())) return;
+    if (!prof__g.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (!th->cur || th->lim - th->cur < 2) {
+        if (th->cur && th->cur < th->lim) { /* one slot left: a lone total, which readers skip */
+            prof__rec *pad = th->cur++;
+            pad->name = NULL;
+            pad->t1 = 0;
+            pad->kind = PROF__K_MEM_TOTAL;
+            pad->aux = 0;
+            __atomic_store_n(&pad->t0, t0, __ATOMIC_RELEASE);
+        }
+        if (!prof__refill(th)) {
+            __atomic_fetch_add(&th->dropped, 2, __ATOMIC_RELAXED);
+            prof__tls.cur = prof__tls.end = NULL;
+            return;
+        }
+    }
+    prof__rec *r = th->cur;
+    th->cur += 2;
+    prof__tls.cur = prof__g.fallback ? NULL : th->cur;
+    prof__tls.end = prof__g.fallback ? NULL : th->lim;
+    r[0].name = (const char *)p;
+    r[0].t1 = (uint64_t)bytes;
+    r[0].kind = PROF__K_MEM;
+    r[0].aux = code;
+    r[1].name = NULL;
+    r[1].t1 = (uint64_t)total;
+    r[1].kind = PROF__K_MEM_TOTAL;
+    r[1].aux = code;
+    __atomic_store_n(&r[1].t0, t0, __ATOMIC_RELEASE);
+    __atomic_store_n(&r[0].t0, t0, __ATOMIC_RELEASE);
+    if (PROF__UNLIKELY(!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED)))
+        __atomic_store_n(&prof__mem.recorded, 1, __ATOMIC_RELAXED);
+}
+
+/* Whether the map is kept; the first call of a program inits the profiler. */
+__attribute__((noinline, cold)) static int prof__mem_first(void) {
+    if (__atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE)) return 0;
+    prof__ensure_init();
+    return __atomic_load_n(&prof__mem.on, __ATOMIC_ACQUIRE);
+}
+
+static inline __attribute__((always_inline)) int prof__mem_ready(void) {
+    return PROF__LIKELY(__atomic_load_n(&prof__mem.on, __ATOMIC_ACQUIRE)) || prof__mem_first();
+}
+
+void prof_mem_alloc(const void *ptr, size_t bytes, int device) {
+    if (!ptr || !prof__mem_ready()) return;
+    if (device < -1 || device >= PROF__MEM_CODES - 1) {
+        if (!__atomic_exchange_n(&prof__mem.said_dev, 1, __ATOMIC_RELAXED))
+            prof__msg("memory event on device %d ignored: devices are -1 (host) and 0 to %d", device,
+                      PROF__MEM_CODES - 2);
+        return;
+    }
+    uintptr_t p = (uintptr_t)ptr;
+    uint32_t code = (uint32_t)(device + 1), th = PROF__MEM_NOREC, old_code = 0;
+    int64_t old_bytes = 0, old_total = 0, total;
+    int rec = prof__recording(), reused = 0;
+    uint64_t t0 = 0;
+    if (rec) {
+        prof__thread *me = prof__self ? prof__self : prof__register();
+        t0 = prof__arg_time();          /* owned like an argument: by the innermost region */
+        if (me) th = me->idx;
+    }
+    uint64_t h = prof__mem_hash(p);
+    prof__mshard *s = prof__mem_shard(h);
+    prof__spin_lock(&s->lock);
+    if (!s->live || !prof__mem_room(s)) {
+        int oom = s->live;
+        prof__spin_unlock(&s->lock);
+        if (oom && !__atomic_exchange_n(&prof__mem.said_oom, 1, __ATOMIC_RELAXED))
+            prof__msg("out of memory for the allocation map: some allocations are not tracked");
+        return;
+    }
+    prof__mentry *e = prof__mem_find(s, p, h);
+    if (e->ptr) {                       /* still live: it was freed without PROF_FREE */
+        reused = 1;
+        old_bytes = e->bytes;
+        old_code = e->code;
+        old_total = __atomic_sub_fetch(&prof__mem.total[old_code], old_bytes, __ATOMIC_RELAXED);
+    } else {
+        s->n++;
+    }
+    e->ptr = p;
+    e->bytes = (int64_t)bytes;
+    e->t0 = t0;
+    e->region = NULL;
+    e->th = th;
+    e->code = code;
+    total = __atomic_add_fetch(&prof__mem.total[code], (int64_t)bytes, __ATOMIC_RELAXED);
+    prof__spin_unlock(&s->lock);
+    if (reused) __atomic_fetch_add(&prof__mem.reused_live, 1, __ATOMIC_RELAXED);
+    if (rec) {
+        if (reused) prof__mem_push(t0, p, -old_bytes, old_code, old_total);
+        prof__mem_push(t0, p, (int64_t)bytes, code, total);
+    }
+}
+
+void prof_mem_free(const void *ptr) {
+    if (!ptr || !prof__mem_ready()) return;
+    uintptr_t p = (uintptr_t)ptr;
+    int rec = prof__recording();
+    uint64_t t0 = rec ? prof__arg_time() : 0;
+    uint64_t h = prof__mem_hash(p);
+    prof__mshard *s = prof__mem_shard(h);
+    prof__spin_lock(&s->lock);
+    prof__mentry *e = s->live && s->cap ? prof__mem_find(s, p, h) : NULL;
+    if (!e || !e->ptr) {                /* double free, or never allocated */
+        int live = s->live;
+        prof__spin_unlock(&s->lock);
+        if (live) __atomic_fetch_add(&prof__mem.unknown_frees, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t bytes = e->bytes;
+    uint32_t code = e->code;
+    prof__mem_erase(s, e);
+    int64_t total = __atomic_sub_fetch(&prof__mem.total[code], bytes, __ATOMIC_RELAXED);
+    prof__spin_unlock(&s->lock);
+    if (rec) prof__mem_push(t0, p, -bytes, code, total);
+}
+
+int64_t prof_mem_allocated(int device) {
+    if (device < -1 || device >= PROF__MEM_CODES - 1) return 0;
+    return __atomic_load_n(&prof__mem.total[device + 1], __ATOMIC_RELAXED);
+}
+
+/* At init (under prof__lock): the map starts, or goes on across a second
+   PROF_INIT; PROF_DISABLE keeps nothing. */
+static void prof__mem_start_locked(void) {
+    if (!prof__mem.started) {
+        prof__mem.started = 1;
+        free(prof__mem.leaks);
+        prof__mem.leaks = NULL;
+        prof__mem.nleaks = 0;
+        for (int d = 0; d < PROF__MEM_CODES; d++) __atomic_store_n(&prof__mem.total[d], 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < PROF__MEM_SHARDS; i++) {
+            prof__spin_lock(&prof__mem.shard[i].lock);
+            prof__mem.shard[i].live = 1;
+            prof__spin_unlock(&prof__mem.shard[i].lock);
+        }
+    }
+    __atomic_store_n(&prof__mem.on, !prof__g.user_disabled, __ATOMIC_RELEASE);
+}
+
+static int prof__leak_cmp(const void *a, const void *b) {
+    const prof_leak *x = (const prof_leak *)a, *y = (const prof_leak *)b;
+    if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+    return (uintptr_t)x->ptr < (uintptr_t)y->ptr ? -1 : (uintptr_t)x->ptr > (uintptr_t)y->ptr;
+}
+
+/* The live allocations, largest first, into a new array (NULL if none or out
+   of memory); with kill, the shards are freed and stop. Under prof__lock. */
+static prof_leak *prof__mem_live_locked(size_t *n, int kill) {
+    prof_leak *v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (int i = 0; i < PROF__MEM_SHARDS; i++) {
+        prof__mshard *s = &prof__mem.shard[i];
+        prof__spin_lock(&s->lock);
+        for (size_t j = 0; j < s->cap; j++) {
+            const prof__mentry *e = &s->slot[j];
+            if (!e->ptr) continue;
+            prof_leak *nv = (prof_leak *)prof__grow(v, &cap, *n + 1, sizeof *v);
+            if (!nv) break;
+            v = nv;
+            v[*n].ptr = (const void *)e->ptr;
+            v[*n].bytes = e->bytes;
+            v[*n].device = (int)e->code - 1;
+            v[*n].region = e->region ? e->region : "(not recorded)";
+            ++*n;
+        }
+        if (kill) {
+            free(s->slot);
+            s->slot = NULL;
+            s->n = s->cap = 0;
+            s->live = 0;
+        }
+        prof__spin_unlock(&s->lock);
+    }
+    if (*n) qsort(v, *n, sizeof *v, prof__leak_cmp);
+    return v;
+}
+
+size_t prof_leaks(prof_leak *out, size_t max) {
+    size_t n;
+    pthread_mutex_lock(&prof__lock);
+    prof_leak *live = prof__mem.started ? prof__mem_live_locked(&n, 0) : NULL;
+    const prof_leak *v = prof__mem.started ? live : prof__mem.leaks;
+    if (!prof__mem.started) n = prof__mem.nleaks;
+    for (size_t i = 0; i < n && i < max; i++) out[i] = v[i];
+    pthread_mutex_unlock(&prof__lock);
+    free(live);
+    return n;
+}
+
+/* torch's _format_memory: "%.2f Gb", "Mb", "Kb" (powers of 1024), or "N b". */
+static void prof__fmt_mem(char *o, size_t cap, int64_t b) {
+    uint64_t a = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
+    if (a >= 1073741824u) snprintf(o, cap, "%.2f Gb", (double)b / 1073741824.0);
+    else if (a >= 1048576u) snprintf(o, cap, "%.2f Mb", (double)b / 1048576.0);
+    else if (a >= 1024u) snprintf(o, cap, "%.2f Kb", (double)b / 1024.0);
+    else snprintf(o, cap, "%lld b", (long long)b);
+}
+
+/* At shutdown, once the last cycle is saved (so its allocations know their
+   regions): the leak report and the bad-use line on stderr; the map goes, and
+   prof_leaks() answers from the report. */
+static void prof__mem_shutdown(void) {
+    enum { PROF__LEAK_LINES = 20 };
+    pthread_mutex_lock(&prof__lock);
+    if (!prof__mem.started) { pthread_mutex_unlock(&prof__lock); return; }
+    int kept = __atomic_exchange_n(&prof__mem.on, 0, __ATOMIC_ACQ_REL);
+    size_t n;
+    prof_leak *v = prof__mem_live_locked(&n, 1);
+    prof__mem.started = 0;
+    for (int d = 0; d < PROF__MEM_CODES; d++) __atomic_store_n(&prof__mem.total[d], 0, __ATOMIC_RELAXED);
+    if (!kept || !v) { free(v); v = NULL; n = 0; }   /* PROF_DISABLE: nothing was kept */
+    prof__mem.leaks = v;
+    prof__mem.nleaks = n;
+    if (n) {
+        char size[32], dev[16];
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++) sum += v[i].bytes;
+        prof__fmt_mem(size, sizeof size, sum);
+        prof__msg("%zu allocation%s never freed, %lld bytes (%s) in all; largest first:", n, n == 1 ? "" : "s",
+                  (long long)sum, size);
+        for (size_t i = 0; i < n && i < PROF__LEAK_LINES; i++) {
+            prof__fmt_mem(size, sizeof size, v[i].bytes);
+            if (v[i].device < 0) snprintf(dev, sizeof dev, "CPU");
+            else snprintf(dev, sizeof dev, "GPU %d", v[i].device);
+            prof__msg("  %lld bytes (%s) at %p on %s, allocated in '%s'", (long long)v[i].bytes, size, v[i].ptr, dev,
+                      v[i].region);
+        }
+        if (n > PROF__LEAK_LINES) prof__msg("  ... and %zu more", n - PROF__LEAK_LINES);
+    }
+    uint64_t uf = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED) - prof__mem.unknown_said;
+    uint64_t rl = __atomic_load_n(&prof__mem.reused_live, __ATOMIC_RELAXED) - prof__mem.reused_said;
+    if (uf || rl)
+        prof__msg("bad memory calls: %llu PROF_FREE of a pointer not allocated or already freed (ignored), "
+                  "%llu PROF_ALLOC of an address still allocated (the old allocation counted as freed)",
+                  (unsigned long long)uf, (unsigned long long)rl);
+    prof__mem.unknown_said += uf;
+    prof__mem.reused_said += rl;
+    pthread_mutex_unlock(&prof__lock);
 }
 
 /* ---- schedule (torch.profiler.schedule) ---------------------------------- */
@@ -2043,6 +2449,54 @@ static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
     t->pid = cpu_pid;
 }
 
+/* The total recorded with the memory event at ev[i], or NULL if ev[i] is not
+   a memory event with its total right behind it (a lone total pads a chunk's
+   last slot; a lost half, possible only when collection runs out of memory,
+   leaves the other skipped). */
+static const prof__ev *prof__mem_total(const prof__cycle *cy, size_t i) {
+    const prof__ev *e = &cy->ev[i], *t = e + 1;
+    if (e->kind != PROF__K_MEM || i + 1 >= cy->n) return NULL;
+    return t->kind == PROF__K_MEM_TOTAL && t->th == e->th && t->t0 == e->t0 ? t : NULL;
+}
+
+/* A memory event as Kineto writes one, for TensorBoard's memory view, and a
+   sample of a counter track per device for Perfetto's curve. Total Reserved is
+   what the allocator holds, used or not: we see only what the engine reports,
+   so it is Total Allocated (the plugin skips a point without it, and a reserved
+   curve below the allocated one would say the impossible). Host: Device Type
+   0, Device Id -1, as Kineto writes the CPU; GPU d: 1, d. */
+static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
+    prof__w *w = &t->w;
+    int dev = (int)e->aux - 1;
+    int64_t total = (int64_t)tot->t1;
+    PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+    prof__ev_where(t, e->t0);
+    if (dev < 0) PROF__W_LIT(w, ",\"args\":{\"Device Type\":0,\"Device Id\":-1,\"Addr\":");
+    else {
+        PROF__W_LIT(w, ",\"args\":{\"Device Type\":1,\"Device Id\":");
+        prof__w_i64(w, dev);
+        PROF__W_LIT(w, ",\"Addr\":");
+    }
+    w->n = (size_t)(prof__fmt_u64(prof__w_room(w, 32), (uint64_t)(uintptr_t)e->name) - w->buf);
+    PROF__W_LIT(w, ",\"Bytes\":");
+    prof__w_i64(w, (int64_t)e->t1);
+    PROF__W_LIT(w, ",\"Total Allocated\":");
+    prof__w_i64(w, total);
+    PROF__W_LIT(w, ",\"Total Reserved\":");
+    prof__w_i64(w, total);
+    PROF__W_LIT(w, "}}");
+    if (dev < 0) PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":\"Memory (CPU)\"");
+    else {
+        PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":\"Memory (GPU ");
+        prof__w_i64(w, dev);
+        PROF__W_LIT(w, ")\"");
+    }
+    prof__ev_where(t, e->t0);
+    PROF__W_LIT(w, ",\"args\":{\"Allocated\":");
+    prof__w_i64(w, total);
+    PROF__W_LIT(w, "}}");
+}
+
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops) {
     /* both heads padded to the same size: the fast path copies a fixed size */
     static const char op_head[sizeof PROF__X_HEAD] = PROF__X_HEAD_OP;
@@ -2193,6 +2647,11 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                 prof__w_i64(w, e->aux);
                 PROF__W_LIT(w, "}}");
                 break;
+            case PROF__K_MEM: {     /* its total is the next record; a lone total is skipped */
+                const prof__ev *tot = prof__mem_total(cy, i);
+                if (tot) prof__w_mem(&t, e, tot);
+                break;
+            }
             default:
                 break;
             }
@@ -2490,6 +2949,10 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
         c = (x > y) - (x < y);
         break;
     }
+    case PROF_SORT_CPU_MEM:      c = prof__cmp_i64(b->cpu_mem, a->cpu_mem); break;
+    case PROF_SORT_SELF_CPU_MEM: c = prof__cmp_i64(b->self_cpu_mem, a->self_cpu_mem); break;
+    case PROF_SORT_GPU_MEM:      c = prof__cmp_i64(b->gpu_mem, a->gpu_mem); break;
+    case PROF_SORT_SELF_GPU_MEM: c = prof__cmp_i64(b->self_gpu_mem, a->self_gpu_mem); break;
     default: break;
     }
     if (!c) c = strcmp(a->name, b->name);
@@ -2507,6 +2970,162 @@ static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
     memcpy(v, tmp, k * sizeof *v);      /* v[j..n) is in place already */
 }
 
+/* ---- memory in a saved cycle: per region, peaks, where leaks were made ----- */
+
+/* Memory events belong to regions by the arguments' rule (see
+   prof__arg_time): the first region to close after the event on its thread
+   that began no later. Steps own them too, as torch's ProfilerStep* row does. */
+static int prof__mem_owner_kind(uint32_t kind) {
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+}
+
+/* 1: the cycle has memory events; 3: GPU ones among them. */
+static int prof__mem_flags(const prof__cycle *c) {
+    int f = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (prof__mem_total(c, i)) f |= c->ev[i].aux ? 3 : 1;
+    return f;
+}
+
+typedef struct prof__mspan { uint64_t t0; int64_t cpu, gpu; } prof__mspan;
+
+/* Beside prof__walk, for the table: the memory events waiting for their
+   region, and the regions' memory totals waiting for their parent, mirroring
+   the walk's stack. */
+typedef struct prof__mwalk {
+    size_t next;                        /* next event to look at */
+    size_t *pend, np, pcap;
+    prof__mspan *stk;
+    size_t sp, scap;
+    int oom;
+} prof__mwalk;
+
+/* Adds to row the memory of region idx, which the walk just returned (it
+   returns them in index order): self = bytes allocated minus freed by the
+   events it owns, total = self plus its children's totals. */
+static void prof__mwalk_region(prof__mwalk *m, const prof__cycle *c, size_t idx, prof_row *row) {
+    for (; m->next <= idx; m->next++) {
+        size_t j = m->next;
+        if (j && c->ev[j].th != c->ev[j - 1].th) m->np = m->sp = 0;
+        if (j == idx || !prof__mem_total(c, j)) continue;
+        size_t *p = (size_t *)prof__grow(m->pend, &m->pcap, m->np + 1, sizeof *p);
+        if (!p) { m->oom = 1; return; }
+        m->pend = p;
+        m->pend[m->np++] = j;
+    }
+    const prof__ev *e = &c->ev[idx];
+    int64_t cpu = 0, gpu = 0;
+    while (m->np && c->ev[m->pend[m->np - 1]].t0 >= e->t0) {
+        const prof__ev *a = &c->ev[m->pend[--m->np]];
+        if (a->aux) gpu += (int64_t)a->t1;
+        else cpu += (int64_t)a->t1;
+    }
+    row->self_cpu_mem += cpu;
+    row->self_gpu_mem += gpu;
+    while (m->sp && m->stk[m->sp - 1].t0 >= e->t0) {
+        m->sp--;
+        cpu += m->stk[m->sp].cpu;
+        gpu += m->stk[m->sp].gpu;
+    }
+    row->cpu_mem += cpu;
+    row->gpu_mem += gpu;
+    prof__mspan *s = (prof__mspan *)prof__grow(m->stk, &m->scap, m->sp + 1, sizeof *s);
+    if (!s) { m->oom = 1; return; }
+    m->stk = s;
+    m->stk[m->sp].t0 = e->t0;
+    m->stk[m->sp].cpu = cpu;
+    m->stk[m->sp++].gpu = gpu;
+}
+
+/* The peak of Total Allocated on device code `code` (the earliest event of
+   equal ones), the region owning that event and the step it fell in (-1 if
+   none); 0 if the device has no memory event in the cycle. */
+static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
+    size_t at = (size_t)-1;
+    int64_t best = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const prof__ev *tot = prof__mem_total(c, i);
+        if (!tot || c->ev[i].aux != code) continue;
+        int64_t v = (int64_t)tot->t1;
+        if (at == (size_t)-1 || v > best || (v == best && c->ev[i].t0 < c->ev[at].t0)) { best = v; at = i; }
+    }
+    if (at == (size_t)-1) return 0;
+    const prof__ev *m = &c->ev[at];
+    *peak = best;
+    *region = "(no region)";
+    /* records come when they end: the first owner after it on its thread that
+       began no later is the innermost region open at it */
+    for (size_t j = at + 1; j < c->n && c->ev[j].th == m->th; j++)
+        if (prof__mem_owner_kind(c->ev[j].kind) && c->ev[j].t0 <= m->t0) { *region = prof__row_name(&c->ev[j]); break; }
+    *step = -1;
+    for (size_t j = 0; j < c->n; j++)
+        if (c->ev[j].kind == PROF__K_STEP && c->ev[j].t0 <= m->t0 && m->t0 < c->ev[j].t1) { *step = c->ev[j].aux; break; }
+    return 1;
+}
+
+int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
+    int64_t peak = 0, step;
+    const char *r = NULL;
+    int ok = device >= -1 && device < PROF__MEM_CODES - 1 && prof__mem_peak(c, (uint32_t)(device + 1), &peak, &r, &step);
+    if (peak_bytes) *peak_bytes = peak;
+    if (region) *region = r;
+    return ok;
+}
+
+/* "prof: cycle 1 peak CPU memory 3.25 Mb at 'forward' (step 9)", a line per
+   device with memory events, after the table. */
+static void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
+    unsigned char seen[PROF__MEM_CODES] = { 0 };
+    for (size_t i = 0; i < c->n; i++)
+        if (prof__mem_total(c, i)) seen[c->ev[i].aux < PROF__MEM_CODES ? c->ev[i].aux : 0] = 1;
+    for (uint32_t code = 0; code < PROF__MEM_CODES; code++) {
+        int64_t peak, step;
+        const char *region;
+        char dev[16], size[32], st[40] = "";
+        if (!seen[code] || !prof__mem_peak(c, code, &peak, &region, &step)) continue;
+        if (code) snprintf(dev, sizeof dev, "GPU %u", code - 1);
+        else snprintf(dev, sizeof dev, "CPU");
+        prof__fmt_mem(size, sizeof size, peak);
+        if (step >= 0) snprintf(st, sizeof st, " (step %lld)", (long long)step);
+        fprintf(f, "prof: cycle %d peak %s memory %s at '%s'%s\n", c->index, dev, size, region, st);
+    }
+}
+
+/* The live entry of an allocation record learns its region (for the leak
+   report), if the address was not freed and reused since. */
+static void prof__mem_name(const prof__ev *a, const char *region) {
+    uintptr_t p = (uintptr_t)a->name;
+    uint64_t h = prof__mem_hash(p);
+    prof__mshard *s = prof__mem_shard(h);
+    prof__spin_lock(&s->lock);
+    if (s->live && s->cap) {
+        prof__mentry *e = prof__mem_find(s, p, h);
+        if (e->ptr && e->th == a->th && e->t0 == a->t0) e->region = region;
+    }
+    prof__spin_unlock(&s->lock);
+}
+
+/* Names the region of every allocation a saved cycle recorded. */
+static void prof__mem_label(const prof__cycle *c) {
+    size_t *pend = NULL, np = 0, cap = 0;
+    if (!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED)) return;
+    for (size_t i = 0; i <= c->n; i++) {
+        if (i == c->n || (i && c->ev[i].th != c->ev[i - 1].th))
+            while (np) prof__mem_name(&c->ev[pend[--np]], "(no region)");
+        if (i == c->n) break;
+        const prof__ev *e = &c->ev[i];
+        if (prof__mem_total(c, i) && (int64_t)e->t1 >= 0) {
+            size_t *p = (size_t *)prof__grow(pend, &cap, np + 1, sizeof *p);
+            if (!p) break;
+            pend = p;
+            pend[np++] = i;
+        } else if (prof__mem_owner_kind(e->kind)) {
+            while (np && c->ev[pend[np - 1]].t0 >= e->t0) prof__mem_name(&c->ev[pend[--np]], prof__row_name(e));
+        }
+    }
+    free(pend);
+}
+
 /* Rows and their strings live in one block: prof_table_free is one free(). */
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out) {
     prof__walk w;
@@ -2515,6 +3134,9 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
     prof__agg *agg = NULL;
     size_t nagg = 0, acap = 0, *slot = NULL, nslot = 0;
     int ok = 1;
+    int mem = prof__mem_flags(c);       /* memory columns: per region, beside the walk */
+    prof__mwalk mw;
+    memset(&mw, 0, sizeof mw);
     memset(out, 0, sizeof *out);
     memset(&w, 0, sizeof w);
     w.cy = c;
@@ -2563,8 +3185,11 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         g->r.flops += flops;
         g->r.self_gpu_ns += r.self_gpu_ns;
         g->r.gpu_total_ns += r.gpu_total_ns;
+        if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
     }
-    if (w.oom) ok = 0;
+    if (w.oom || mw.oom) ok = 0;
+    free(mw.pend);
+    free(mw.stk);
     prof__walk_free(&w);
     free(gdur);
     free(slot);
@@ -2596,6 +3221,8 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         out->self_sum_ns = sum;
         out->has_gpu = c->ngpu > 0;
         out->self_gpu_sum_ns = gsum;
+        out->has_mem = mem != 0;
+        out->has_gpu_mem = (mem & 2) != 0;
         rows = NULL;
     }
     free(rows);
@@ -2667,6 +3294,10 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         static const char *const gh[] = { "Self GPU", "Self GPU %", "GPU total", "GPU time avg" };
         for (int k = 0; k < 4; k++) { head[nc] = gh[k]; width[nc++] = PROF__COL_W; }
     }
+    /* memory columns: torch's order, after the time columns, before # of Calls */
+    static const char *const mem_head[4] = { "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem" };
+    int nmem = t->has_mem ? (t->has_gpu_mem ? 4 : 2) : 0;
+    for (int k = 0; k < nmem; k++) { head[nc] = mem_head[k]; width[nc++] = PROF__COL_W; }
     head[nc] = "# of Calls";
     width[nc++] = PROF__COL_W;
     if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
@@ -2705,8 +3336,11 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
             prof__fmt_time(cell[k++], 64, (double)r->gpu_total_ns);
             prof__fmt_time(cell[k++], 64, r->calls ? (double)r->gpu_total_ns / (double)r->calls : 0.0);
         }
+        /* memory columns */
+        const int64_t mem[4] = { r->cpu_mem, r->self_cpu_mem, r->gpu_mem, r->self_gpu_mem };
+        for (int m = 0; m < nmem; m++) prof__fmt_mem(cell[k++], 64, mem[m]);
         snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
-        for (int j = 1; j < k; j++) v[j] = cell[j];
+        for (int c = 1; c < k; c++) v[c] = cell[c];
         if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
         if (fmin) {
             if (r->flops > 0) {
@@ -2912,6 +3546,7 @@ static void prof__write_tb(const prof__cycle *cy) {
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
     char path[1200];
+    prof__mem_label(cy);                /* the leak report says where each allocation was made */
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
     prof__expand_path(path, sizeof path, prof__g.output, cy->index);
@@ -2933,6 +3568,7 @@ static void prof__save_cycle(prof__cycle *cy) {
         if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
             printf("prof: cycle %d\n", cy->index);
             prof_table_print(&tab, stdout, (size_t)prof__g.table_rows);
+            prof__mem_print_peaks(cy, stdout);
             fflush(stdout);
             prof_table_free(&tab);
         }
@@ -3000,6 +3636,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
         { "gpu_total", PROF_SORT_GPU_TOTAL }, { "cuda_time_total", PROF_SORT_GPU_TOTAL },
         { "gpu_avg", PROF_SORT_GPU_AVG },     { "cuda_time", PROF_SORT_GPU_AVG },
         { "self_device_time_total", PROF_SORT_SELF_GPU }, { "device_time_total", PROF_SORT_GPU_TOTAL },
+        { "cpu_mem", PROF_SORT_CPU_MEM },     { "cpu_memory_usage", PROF_SORT_CPU_MEM },
+        { "self_cpu_mem", PROF_SORT_SELF_CPU_MEM }, { "self_cpu_memory_usage", PROF_SORT_SELF_CPU_MEM },
+        { "gpu_mem", PROF_SORT_GPU_MEM },     { "cuda_memory_usage", PROF_SORT_GPU_MEM },
+        { "self_gpu_mem", PROF_SORT_SELF_GPU_MEM }, { "self_cuda_memory_usage", PROF_SORT_SELF_GPU_MEM },
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
@@ -3170,8 +3810,8 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__g.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name|self_gpu|gpu_total|gpu_avg,rows=N[,group=args][,ranks=all]; no table",
-                      table);
+                      "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
+                      "rows=N[,group=args][,ranks=all]; no table", table);
     }
     if (!prof__g.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";
@@ -3228,6 +3868,7 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__g.win_t0 = has_sched ? prof__g.step_t0 : 1;
     int act = prof__cur_action();
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
+    prof__mem_start_locked();
 }
 
 void prof_init(const prof_config *cfg) {
@@ -3324,6 +3965,7 @@ void prof_shutdown(void) {
     pthread_mutex_unlock(&prof__lock);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
+    prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }
 
 void prof_get_stats(prof_stats *out) {
@@ -3333,6 +3975,8 @@ void prof_get_stats(prof_stats *out) {
     for (prof__thread *th = prof__g.threads; th; th = th->next)
         pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     out->dropped += pending - prof__g.dropped_reported;
+    out->unknown_frees = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED);
+    out->reused_live = __atomic_load_n(&prof__mem.reused_live, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&prof__lock);
 }
 

@@ -1,6 +1,6 @@
 /* Micro-benchmarks of prof.h's hot path and writer.
 
-     bench MODE N     MODE: region | floor | off | write | threads |
+     bench MODE N     MODE: region | floor | off | write | threads | mem | mem_off |
                             gpu_floor | gpu_region | gpu_resolve
 
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
@@ -91,6 +91,19 @@ __attribute__((noinline)) static void gpu_resolve(void) {
     pthread_mutex_unlock(&prof__lock);
 }
 
+/* One PROF_ALLOC / PROF_FREE pair, as an allocator's hot path makes them:
+   the map insert and erase, the totals, and inside a window two memory
+   events. 1024 distinct addresses keep the map's shards warm but not trivial. */
+static char mem_blocks[1024][64];
+
+__attribute__((noinline)) static void loop_mem(long n) {
+    for (long i = 0; i < n; i++) {
+        void *p = mem_blocks[i & 1023];
+        PROF_ALLOC(p, 64);
+        PROF_FREE(p);
+    }
+}
+
 static void *thread_loop(void *arg) {
     loop_region((long)(intptr_t)arg);
     return NULL;
@@ -137,7 +150,7 @@ static double best_of(void (*fn)(long), long n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: %s region|floor|off|write|threads N\n", argv[0]); return 2; }
+    if (argc < 3) { fprintf(stderr, "usage: %s region|floor|off|write|threads|mem|mem_off N\n", argv[0]); return 2; }
     const char *mode = argv[1];
     long n = atol(argv[2]);
     if (!strcmp(mode, "floor")) {
@@ -193,6 +206,12 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "threads")) {
         quiet_init(1);
         printf("threads %.2f ns per region per thread, 2 threads at once\n", best_of(two_threads, n));
+    } else if (!strcmp(mode, "mem")) {
+        quiet_init(1);
+        printf("mem %.2f ns per recorded PROF_ALLOC/PROF_FREE pair\n", best_of(loop_mem, n));
+    } else if (!strcmp(mode, "mem_off")) {
+        quiet_init(0);
+        printf("mem_off %.2f ns per PROF_ALLOC/PROF_FREE pair outside a recording window\n", best_of(loop_mem, n));
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;

@@ -26,6 +26,8 @@ floor_ns=$(ns floor $n)
 region_ns=$(ns region $n)
 off_ns=$(ns off $n)
 threads_ns=$(ns threads $n)
+mem_ns=$(ns mem $n)
+mem_off_ns=$(ns mem_off $n)
 write_line=$("$b" write 1000000)
 write_ns=$(echo "$write_line" | awk '{print $2}')
 write_bytes=$(echo "$write_line" | awk '{print $6}')
@@ -44,6 +46,8 @@ gpu_region_ir=$(ir loop_gpu_region gpu_region 50000 | per_iter)
 gpu_resolve_ir=$(ir gpu_resolve gpu_resolve 50000 | awk '{printf "%.1f", $1 / 6}')
 region_ir=$(ir loop_region region 200000 | per_iter)
 off_ir=$(ir loop_region off 200000 | per_iter)
+mem_ir=$(ir loop_mem mem 200000 | per_iter)
+mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
 collect_ir=$(ir prof__collect_locked write 200000 | awk '{printf "%.0f", $1}')
 
@@ -58,6 +62,8 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | recorded \`PROF_SCOPE\` | $region_ir | $region_ns ns (${ratio}x the floor) |
 | \`PROF_SCOPE\` outside a recording window | $off_ir | $off_ns ns |
 | recorded \`PROF_SCOPE\`, 2 threads at once | | $threads_ns ns per region per thread |
+| \`PROF_ALLOC\` + \`PROF_FREE\` pair, recorded | $mem_ir | $mem_ns ns |
+| \`PROF_ALLOC\` + \`PROF_FREE\` pair outside a recording window | $mem_off_ir | $mem_off_ns ns |
 | writer: JSON per event | $format_ir | $write_ns ns for collection and writing, $write_rate M events/s |
 | writer: collection per event | $collect_ir | |
 | trace size | | $write_bytes bytes per event |

@@ -312,6 +312,12 @@ def case_example(binary, tmp):
     files = sorted(f for f in os.listdir(tmp) if f.endswith(".json"))
     check(files == ["train_mlp_trace.1.json", "train_mlp_trace.2.json"], f"files {files}")
     check(p.stdout.count("Self CPU time total:") == 2, f"tables printed: {p.stdout}")
+    # its buffers go through PROF_ALLOC / PROF_FREE: memory columns, a peak
+    # per cycle, and nothing left at exit
+    check(p.stdout.count("  CPU Mem  Self CPU Mem    # of Calls") == 2, f"memory columns: {p.stdout}")
+    check(len(re.findall(r"^prof: cycle [12] peak CPU memory [0-9.]+ [KMG]?b at '[a-z_]+' \(step \d+\)$",
+                         p.stdout, re.M)) == 2, f"peak lines: {p.stdout}")
+    check("never freed" not in p.stderr and "bad memory" not in p.stderr, f"example leaks: {p.stderr}")
     for f, first in zip(files, (12, 24)):
         d = load(os.path.join(tmp, f))
         names = {e["name"] for e in xs(d)}
@@ -326,6 +332,10 @@ def case_example(binary, tmp):
         mm = [e for e in xs(d) if e["name"].startswith("matmul")]
         check(mm and all({"M", "N", "K", "flops"} <= set(e.get("args", {})) for e in mm), f"{f}: matmul args")
         check(d["prof_dropped_events"] == 0, f"{f}: dropped events")
+        check_mem_shape(d)
+        main = [e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["args"].get("name") == "main"]
+        m = mems(d, main[0])    # the trainer's steps free what they allocate (the loader may exit in a cycle)
+        check(len(m) >= 5 * 10 and sum(e["args"]["Bytes"] for e in m) == 0, f"{f}: {len(m)} memory events")
 
 
 def case_readers(binary, tmp):
@@ -364,12 +374,266 @@ def case_readers(binary, tmp):
           f"TensorBoard files {tb_files}")
     ops = "forward,backward,linear1,relu1,linear3_bwd,optimizer_step,matmul_nn,load_batch"
     for cmd in ([sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tb),
-                 "--expect-steps", "3", "--expect-ops", ops],
+                 "--expect-steps", "3", "--expect-ops", ops, "--expect-memory"],
                 [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "2",
                  "--expect-names", "forward,backward,optimizer_step"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         print(r.stdout.strip())
         check(r.returncode == 0, f"{os.path.basename(cmd[1])} failed:\n{r.stdout}\n{r.stderr}")
+
+
+# ---- memory ------------------------------------------------------------------
+
+def mems(d, tid=None):
+    """The [memory] events in file order (per thread, record order)."""
+    return [e for e in d["traceEvents"] if e["ph"] == "i" and e["name"] == "[memory]"
+            and (tid is None or e["tid"] == tid)]
+
+
+def mem_counters(d):
+    return [e for e in d["traceEvents"] if e["ph"] == "C" and e["name"].startswith("Memory (")]
+
+
+def check_mem_shape(d):
+    """Every [memory] event as Kineto writes one, each followed by its sample
+    of the device's counter track at the same time with the same total."""
+    evs = d["traceEvents"]
+    for i, e in enumerate(evs):
+        if not (e["ph"] == "i" and e["name"] == "[memory]"):
+            continue
+        check(e["s"] == "t" and e["cat"] == "cpu_instant_event", f"memory event shape {e}")
+        a = e["args"]
+        check(list(a) == ["Device Type", "Device Id", "Addr", "Bytes", "Total Allocated", "Total Reserved"],
+              f"memory args {a}")
+        check((a["Device Type"], a["Device Id"] < 0) in ((0, True), (1, False)), f"device {a}")
+        check(a["Total Reserved"] == a["Total Allocated"], f"reserved {a}")
+        c = evs[i + 1]
+        dev = "CPU" if a["Device Type"] == 0 else f"GPU {a['Device Id']}"
+        check(c["ph"] == "C" and c["name"] == f"Memory ({dev})" and c["ts"] == e["ts"] and c["tid"] == e["tid"]
+              and c["args"] == {"Allocated": a["Total Allocated"]}, f"counter after {e}: {c}")
+
+
+LEAK_HEAD = re.compile(r"^prof: (\d+) allocations? never freed, (\d+) bytes \((.+)\) in all; largest first:$")
+LEAK_LINE = re.compile(r"^prof:   (\d+) bytes \((.+)\) at (0x[0-9a-f]+) on (CPU|GPU \d+), allocated in '(.*)'$")
+
+
+def leak_report(stderr):
+    """(count, total bytes, [(bytes, addr, device, region)], more) from stderr."""
+    lines = stderr.splitlines()
+    heads = [i for i, l in enumerate(lines) if LEAK_HEAD.match(l)]
+    check(len(heads) == 1, f"one leak report expected: {stderr}")
+    m = LEAK_HEAD.match(lines[heads[0]])
+    items, more = [], 0
+    for l in lines[heads[0] + 1:]:
+        lm = LEAK_LINE.match(l)
+        if lm:
+            items.append((int(lm.group(1)), int(lm.group(3), 16), lm.group(4), lm.group(5)))
+            continue
+        mm = re.match(r"^prof:   \.\.\. and (\d+) more$", l)
+        if mm:
+            more = int(mm.group(1))
+        break
+    return int(m.group(1)), int(m.group(2)), items, more
+
+
+def case_mem_basic(binary, tmp):
+    """The issue's "done means": 64 allocations of (i+1) KiB in alloc_phase,
+    every other one freed in free_phase: 96 [memory] events with the running
+    total, right Bytes and Addr; the leak report and prof_leaks() name the 32
+    left, largest first."""
+    p = run(binary, "mem_basic", {"PROF_OUTPUT": "t.json"}, tmp)
+    out = p.stdout.splitlines()
+    allocs = [(int(l.split()[1], 16), int(l.split()[2])) for l in out if l.startswith("alloc ")]
+    frees = [int(l.split()[1], 16) for l in out if l.startswith("free ")]
+    check(len(allocs) == 64 and len(frees) == 32, f"program output {out[:5]}")
+    size = dict(allocs)
+    want, total = [], 0
+    for addr, b in allocs:
+        total += b
+        want.append((addr, b, total))
+    for addr in frees:
+        total -= size[addr]
+        want.append((addr, -size[addr], total))
+    check(total == 1048576, f"expected total {total}")
+    check(f"allocated {total}" in out, f"prof_mem_allocated: {out}")
+
+    d = load(os.path.join(tmp, "t.json"))
+    check_mem_shape(d)
+    got = [(e["args"]["Addr"], e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mems(d)]
+    check(len(got) == 96, f"{len(got)} [memory] events")
+    check(got == want, f"memory events differ: first {[(a, b) for a, b in zip(got, want) if a != b][:3]}")
+    check(all(e["args"]["Device Type"] == 0 and e["args"]["Device Id"] == -1 for e in mems(d)), "host events")
+    check(len(mem_counters(d)) == 96, "one counter sample per event")
+    # each event inside the region that made it
+    phase = {n: xs(d, n)[0] for n in ("alloc_phase", "free_phase")}
+    for e in mems(d):
+        r = phase["alloc_phase" if e["args"]["Bytes"] > 0 else "free_phase"]
+        check(r["ts"] <= e["ts"] <= r["ts"] + r["dur"], f"{e} outside {r['name']}")
+
+    leaks = sorted(((b, a) for a, b in allocs if a not in set(frees)), key=lambda x: (-x[0], x[1]))
+    n, nbytes, items, more = leak_report(p.stderr)
+    check((n, nbytes, more) == (32, 1048576, 12), f"leak report head: {n} {nbytes} more {more}")
+    check(len(items) == 20, f"{len(items)} leak lines")
+    check([(b, a) for b, a, _, _ in items] == leaks[:20], f"leak lines {items[:3]} != {leaks[:3]}")
+    check(all(dev == "CPU" and region == "alloc_phase" for _, _, dev, region in items), f"leak lines {items[:3]}")
+    check("(1.00 Mb)" in p.stderr, "leak total not formatted as torch does")
+    api = [l.split() for l in out if l.startswith("leak ")]
+    check(f"leaks {len(leaks)}" in out and "leaks-capped 32" in out, f"prof_leaks count: {out[-40:]}")
+    check([(int(l[2]), int(l[1], 16)) for l in api] == leaks, "prof_leaks() order or content")
+    check(all(l[3] == "-1" and l[4] == "alloc_phase" for l in api), f"prof_leaks() device/region {api[:2]}")
+    check("bad memory calls" not in p.stderr, f"spurious bad-use line: {p.stderr}")
+
+
+def case_mem_threads(binary, tmp):
+    """4 threads x 10,000 alloc/free pairs, then 500 allocations each freed by
+    the next thread: totals exact, no event lost, every address's events
+    alternate +n / -n in time."""
+    p = run(binary, "mem_threads", {"PROF_OUTPUT": "t.json"}, tmp)
+    check(p.stdout.splitlines() == ["allocated 12345 unknown 0 reused 0", "allocated 0"], f"totals {p.stdout}")
+    check("never freed" not in p.stderr and "bad memory" not in p.stderr, f"stderr {p.stderr}")
+    d = load(os.path.join(tmp, "t.json"))
+    check(d["prof_dropped_events"] == 0, "dropped events")
+    check_mem_shape(d)
+    ev = mems(d)
+    check(len(ev) == 4 * (20000 + 1000) + 2, f"{len(ev)} memory events")
+    workers = {e["tid"] for e in xs(d, "mem_worker")}
+    check(len(workers) == 4, f"worker threads {workers}")
+    for t in workers:
+        mine = mems(d, t)
+        check(len(mine) == 21000, f"thread {t}: {len(mine)} events")
+        check(sum(1 for e in mine if e["args"]["Bytes"] > 0) == 10500, f"thread {t}: allocations")
+        cross = sorted(e["args"]["Bytes"] for e in mine if e["args"]["Bytes"] > 0)[:500]
+        check(cross == list(range(1, 501)), f"thread {t}: cross allocations")
+    check(sum(e["args"]["Bytes"] for e in ev) == 0, "bytes do not sum to 0")
+    check(all(e["args"]["Total Allocated"] >= 0 for e in ev), "a negative total")
+    by_addr = {}
+    for e in sorted(ev, key=lambda e: e["ts"]):
+        by_addr.setdefault(e["args"]["Addr"], []).append(e["args"]["Bytes"])
+    for addr, seq in by_addr.items():
+        check(all(b > 0 for b in seq[0::2]) and all(a == -b for a, b in zip(seq[0::2], seq[1::2])),
+              f"address {addr:#x}: {seq[:6]}")
+
+
+def case_mem_bad(binary, tmp):
+    """NULL frees and allocations ignored; unknown and double frees counted,
+    no event; an allocation at a live address counted, the old one freed
+    first; a bad device named once."""
+    p = run(binary, "mem_bad", {"PROF_OUTPUT": "t.json"}, tmp)
+    check(p.stdout.splitlines() == ["gpu3 4096 host 50", "unknown 2 reused 1 host 0 gpu3 0"], f"stdout {p.stdout}")
+    lines = p.stderr.splitlines()
+    dev = [l for l in lines if "device" in l and "ignored" in l]
+    check(dev == ["prof: memory event on device 64 ignored: devices are -1 (host) and 0 to 63"], f"stderr {lines}")
+    bad = [l for l in lines if l.startswith("prof: bad memory calls")]
+    check(bad == ["prof: bad memory calls: 2 PROF_FREE of a pointer not allocated or already freed (ignored), "
+                  "1 PROF_ALLOC of an address still allocated (the old allocation counted as freed)"], f"{lines}")
+    check("never freed" not in p.stderr, "leaks reported")
+    d = load(os.path.join(tmp, "t.json"))
+    check_mem_shape(d)
+    got = [(e["args"]["Device Id"], e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mems(d)]
+    check(got == [(-1, 100, 100), (-1, -100, 0), (-1, 200, 200), (-1, -200, 0), (-1, 50, 50), (3, 4096, 4096),
+                  (3, -4096, 0), (-1, -50, 0)], f"events {got}")
+    check(len({e["args"]["Addr"] for e in mems(d)}) == 2, "addresses")
+    gpu = [e for e in mem_counters(d) if e["name"] == "Memory (GPU 3)"]
+    check([e["args"]["Allocated"] for e in gpu] == [4096, 0], f"GPU 3 counter {gpu}")
+
+
+def case_mem_window(binary, tmp):
+    """wait=1, warmup=1, active=2: steps 2 and 3 recorded. Their events carry
+    totals that include the allocations of steps 0 and 1; leaks made outside
+    the window or in the warm-up say (not recorded)."""
+    env = {"PROF_OUTPUT": "t.json", "PROF_SCHEDULE": "wait=1,warmup=1,active=2,repeat=1"}
+    p = run(binary, "mem_window", env, tmp)
+    check("allocated 6000" in p.stdout, f"stdout {p.stdout}")
+    d = load(os.path.join(tmp, "t.1.json"))
+    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mems(d)]
+    check(got == [(3000, 6000), (4000, 10000)], f"window events {got}")
+    n, nbytes, items, more = leak_report(p.stderr)
+    check((n, nbytes, more) == (3, 6000, 0), f"leaks {n} {nbytes}")
+    check([(b, r) for b, _, _, r in items] == [(3000, "work"), (2000, "(not recorded)"), (1000, "(not recorded)")],
+          f"leak regions {items}")
+
+
+def table_block(stdout):
+    lines = stdout.splitlines()
+    start = lines.index("prof: cycle 1")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("Self CPU time total:"))
+    return lines[start + 1:end + 1], lines[end + 1:]
+
+
+def case_mem_peak(binary, tmp):
+    """The peak (3.25 MiB live) happens in 'layer' in step 1: the cycle API,
+    the table's rows and printed columns, and the peak lines say so."""
+    p = run(binary, "mem_peak", {}, tmp)
+    out = p.stdout.splitlines()
+    check(out[:3] == ["peak -1 1 3407872 layer", "peak 0 1 4096 layer", "peak 1 0 0 -"], f"peaks {out[:3]}")
+    mib, kib = 1 << 20, 1 << 10
+    check(out[3:7] == [f"row layer {4.5 * mib:.0f} {4.5 * mib:.0f} {8 * kib} {8 * kib}",
+                       f"row forward {6.5 * mib:.0f} {2 * mib} {8 * kib} 0",
+                       "row ProfilerStep* 0 0 0 0",
+                       f"row backward {-6.5 * mib:.0f} {-6.5 * mib:.0f} {-8 * kib} {-8 * kib}"], f"rows {out[3:7]}")
+    table, after = table_block(p.stdout)
+    head = table[1].split("  ")
+    head = [h.strip() for h in head if h.strip()]
+    check(head == ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "CPU min", "CPU max",
+                   "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem", "# of Calls"], f"header {head}")
+    rows = [re.split(r"\s{2,}", l.strip()) for l in table[3:-2]]
+    mem_cols = [(r[0], r[8:13]) for r in rows]
+    check(mem_cols == [("forward", ["6.50 Mb", "2.00 Mb", "8.00 Kb", "0 b", "2"]),
+                       ("layer", ["4.50 Mb", "4.50 Mb", "8.00 Kb", "8.00 Kb", "2"]),
+                       ("ProfilerStep*", ["0 b", "0 b", "0 b", "0 b", "2"]),
+                       ("backward", ["-6.50 Mb", "-6.50 Mb", "-8.00 Kb", "-8.00 Kb", "2"])], f"table {mem_cols}")
+    check(after[:2] == ["prof: cycle 1 peak CPU memory 3.25 Mb at 'layer' (step 1)",
+                        "prof: cycle 1 peak GPU 0 memory 4.00 Kb at 'layer' (step 1)"], f"peak lines {after[:2]}")
+    d = load(os.path.join(tmp, "peak.json"))
+    check_mem_shape(d)
+    check(max(e["args"]["Total Allocated"] for e in mems(d) if e["args"]["Device Type"] == 0) == 3407872, "peak")
+    check(len(mems(d)) == 2 * 6, f"{len(mems(d))} events in the cycle")
+
+
+def case_mem_lazy(binary, tmp):
+    """PROF_ALLOC before PROF_INIT starts the profiler, PROF_INIT keeps the
+    map (the free is found), exit() writes the trace and reports the leak."""
+    p = run(binary, "mem_lazy", {"PROF_OUTPUT": "t.json"}, tmp)
+    check("allocated 5000" in p.stdout, f"stdout {p.stdout}")
+    d = load(os.path.join(tmp, "t.json"))
+    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in mems(d)]
+    check(got == [(3000, 3000), (-3000, 0), (5000, 5000)], f"events {got}")
+    n, nbytes, items, more = leak_report(p.stderr)
+    check((n, nbytes, [(b, r) for b, _, _, r in items]) == (1, 5000, [(5000, "lazy_leak")]), f"leak {items}")
+    check("bad memory" not in p.stderr, f"stderr {p.stderr}")
+
+
+def case_mem_tb(binary, tmp):
+    """TensorBoard's plugin builds its memory view from mem_basic's trace:
+    the curve's peak and end, its memory events table, and the operator
+    memory table carry our numbers; and from mem_peak's, with GPU 0."""
+    try:
+        import torch_tb_profiler  # noqa: F401
+    except ImportError:
+        print("SKIP: the TensorBoard plugin is not installed (tests/readers/setup_venv.sh)")
+        sys.exit(77)
+    tb = os.path.join(tmp, "tb", "mem")
+    run(binary, "mem_basic", {"PROF_OUTPUT": "t.json", "PROF_TB_DIR": tb}, tmp)
+    alloc = sum((i + 1) * 1024 for i in range(64))
+    freed = sum((i + 1) * 1024 for i in range(1, 64, 2))
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "readers", "check_tb.py")
+    cmd = [sys.executable, checker, os.path.dirname(tb), "--expect-memory",
+           "--expect-memory-peak", f"CPU={alloc}", "--expect-memory-last", f"CPU={alloc - freed}",
+           "--expect-memory-events", "CPU=64",
+           "--expect-memory-op", f"alloc_phase={alloc}/64", "--expect-memory-op", f"free_phase={-freed}/0"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    print(r.stdout.strip())
+    check(r.returncode == 0, f"check_tb failed:\n{r.stdout}\n{r.stderr}")
+    # GPU memory too: mem_peak's cycle has a GPU 0 curve beside the CPU one
+    tb = os.path.join(tmp, "tb_gpu", "peak")
+    run(binary, "mem_peak", {"PROF_TB_DIR": tb}, tmp)
+    cmd = [sys.executable, checker, os.path.dirname(tb), "--expect-memory",
+           "--expect-memory-peak", "CPU=3407872", "--expect-memory-peak", "GPU0=4096",
+           "--expect-memory-last", "GPU0=0", "--expect-memory-events", "GPU0=2",
+           "--expect-memory-op", f"layer={9 << 19}/2"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    print(r.stdout.strip())
+    check(r.returncode == 0, f"check_tb (GPU) failed:\n{r.stdout}\n{r.stderr}")
 
 
 def main():

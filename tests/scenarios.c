@@ -262,12 +262,240 @@ static int one_region(void) {
     return 0;
 }
 
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* 64 allocations of 1-64 KiB in one region, every other one freed in
+   another; the 32 left are the leak report. Prints each address for the
+   checker, then what prof_leaks() says after shutdown. */
+static int mem_basic(void) {
+    enum { N = 64 };
+    char *p[N];
+    PROF_INIT(NULL);
+    {
+        PROF_SCOPE("alloc_phase");
+        for (int i = 0; i < N; i++) {
+            size_t bytes = (size_t)(i + 1) * 1024;
+            p[i] = (char *)malloc(bytes);
+            if (!p[i]) return 1;
+            PROF_ALLOC(p[i], bytes);
+            printf("alloc %p %zu\n", (void *)p[i], bytes);
+        }
+    }
+    {
+        PROF_SCOPE("free_phase");
+        for (int i = 1; i < N; i += 2) {
+            printf("free %p\n", (void *)p[i]);
+            PROF_FREE(p[i]);
+            free(p[i]);
+        }
+    }
+    printf("allocated %lld\n", (long long)prof_mem_allocated(-1));
+    PROF_SHUTDOWN();
+    prof_leak leaks[40];
+    size_t n = prof_leaks(leaks, 40);
+    printf("leaks %zu\n", n);
+    for (size_t i = 0; i < n && i < 40; i++)
+        printf("leak %p %lld %d %s\n", leaks[i].ptr, (long long)leaks[i].bytes, leaks[i].device, leaks[i].region);
+    printf("leaks-capped %zu\n", prof_leaks(leaks, 3));
+    for (int i = 0; i < N; i += 2) free(p[i]);
+    return 0;
+}
+
+/* Threads allocating and freeing at once, and freeing each other's. */
+enum { MT_THREADS = 4, MT_BATCH = 100, MT_PAIRS = 10000, MT_CROSS = 500 };
+static char *mt_cross[MT_THREADS][MT_CROSS];
+static pthread_mutex_t mt_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mt_cv = PTHREAD_COND_INITIALIZER;
+static int mt_arrived;
+
+static void *mem_worker(void *arg) {
+    size_t t = (size_t)arg;
+    char *batch[MT_BATCH];
+    PROF_SCOPE("mem_worker");
+    for (int r = 0; r < MT_PAIRS / MT_BATCH; r++) {
+        for (int i = 0; i < MT_BATCH; i++) {
+            size_t bytes = 1000 + (t * 7 + (size_t)i * 13) % 1000; /* above the cross sizes */
+            batch[i] = (char *)malloc(bytes);
+            PROF_ALLOC(batch[i], bytes);
+        }
+        for (int i = 0; i < MT_BATCH; i++) {
+            PROF_FREE(batch[i]);
+            free(batch[i]);
+        }
+    }
+    for (int i = 0; i < MT_CROSS; i++) {
+        size_t bytes = 1 + (size_t)i;
+        mt_cross[t][i] = (char *)malloc(bytes);
+        PROF_ALLOC(mt_cross[t][i], bytes);
+    }
+    pthread_mutex_lock(&mt_mu);                 /* everyone's cross allocations are made */
+    if (++mt_arrived == MT_THREADS) pthread_cond_broadcast(&mt_cv);
+    while (mt_arrived < MT_THREADS) pthread_cond_wait(&mt_cv, &mt_mu);
+    pthread_mutex_unlock(&mt_mu);
+    char **theirs = mt_cross[(t + 1) % MT_THREADS];
+    for (int i = 0; i < MT_CROSS; i++) {
+        PROF_FREE(theirs[i]);
+        free(theirs[i]);
+    }
+    return NULL;
+}
+
+static int mem_threads(void) {
+    pthread_t t[MT_THREADS];
+    PROF_INIT(NULL);
+    char *keep = (char *)malloc(12345);
+    PROF_ALLOC(keep, 12345);
+    for (size_t i = 0; i < MT_THREADS; i++) pthread_create(&t[i], NULL, mem_worker, (void *)i);
+    for (size_t i = 0; i < MT_THREADS; i++) pthread_join(t[i], NULL);
+    prof_stats st;
+    prof_get_stats(&st);
+    printf("allocated %lld unknown %llu reused %llu\n", (long long)prof_mem_allocated(-1),
+           (unsigned long long)st.unknown_frees, (unsigned long long)st.reused_live);
+    PROF_FREE(keep);
+    free(keep);
+    printf("allocated %lld\n", (long long)prof_mem_allocated(-1));
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* Every misuse at once: counted, never an event or a wrong total. */
+static int mem_bad(void) {
+    char *a = (char *)malloc(100), *b = (char *)malloc(200);
+    PROF_INIT(NULL);
+    {
+        PROF_SCOPE("bad");
+        PROF_FREE(NULL);                        /* ignored */
+        PROF_ALLOC(NULL, 10);                   /* ignored */
+        PROF_FREE(b);                           /* never allocated */
+        PROF_ALLOC(a, 100);
+        PROF_FREE(a);
+        PROF_FREE(a);                           /* double free */
+        PROF_ALLOC(b, 200);
+        PROF_ALLOC(b, 50);                      /* still live: freed first */
+        prof_mem_alloc(a, 10, 64);              /* no such device: one message */
+        prof_mem_alloc(a, 10, -2);
+        prof_mem_alloc(a, 4096, 3);             /* GPU 3 */
+        printf("gpu3 %lld host %lld\n", (long long)prof_mem_allocated(3), (long long)prof_mem_allocated(-1));
+        PROF_FREE(a);
+        PROF_FREE(b);
+    }
+    prof_stats st;
+    prof_get_stats(&st);
+    printf("unknown %llu reused %llu host %lld gpu3 %lld\n", (unsigned long long)st.unknown_frees,
+           (unsigned long long)st.reused_live, (long long)prof_mem_allocated(-1), (long long)prof_mem_allocated(3));
+    PROF_SHUTDOWN();
+    free(a);
+    free(b);
+    return 0;
+}
+
+/* Allocations before and between recording windows count in the totals
+   that the window's events carry; those made outside any window, or in the
+   warm-up (recorded, thrown away), leak as "(not recorded)". */
+static int mem_window(void) {
+    enum { STEPS = 6 };
+    char *p[STEPS];
+    PROF_INIT(NULL);
+    for (int s = 0; s < STEPS; s++) {
+        {
+            PROF_SCOPE("work");
+            size_t bytes = (size_t)(s + 1) * 1000;
+            p[s] = (char *)malloc(bytes);
+            PROF_ALLOC(p[s], bytes);
+        }
+        PROF_STEP();
+    }
+    for (int s = 3; s < STEPS; s++) {           /* after the window: no events */
+        PROF_FREE(p[s]);
+        free(p[s]);
+    }
+    printf("allocated %lld\n", (long long)prof_mem_allocated(-1));
+    PROF_SHUTDOWN();
+    for (int s = 0; s < 3; s++) free(p[s]);
+    return 0;
+}
+
+/* The peak happens in a known region; the table and the cycle API say so. */
+static void mem_peak_ready(const prof_cycle *c, void *user) {
+    (void)user;
+    for (int dev = -1; dev <= 1; dev++) {
+        int64_t peak = -1;
+        const char *region = NULL;
+        int ok = prof_cycle_memory_peak(c, dev, &peak, &region);
+        printf("peak %d %d %lld %s\n", dev, ok, (long long)peak, region ? region : "-");
+    }
+    prof_table t;
+    if (!prof_cycle_table(c, PROF_SORT_SELF_CPU_MEM, 0, &t)) return;
+    for (size_t i = 0; i < t.n; i++)
+        printf("row %s %lld %lld %lld %lld\n", t.rows[i].name, (long long)t.rows[i].cpu_mem,
+               (long long)t.rows[i].self_cpu_mem, (long long)t.rows[i].gpu_mem, (long long)t.rows[i].self_gpu_mem);
+    prof_table_free(&t);
+    prof_cycle_write_trace(c, "peak.json");
+}
+
+static int mem_peak(void) {
+    static char gpu_heap[64];                   /* stands for device addresses */
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.on_trace_ready = mem_peak_ready;
+    cfg.table = "sort=cpu_mem";
+    cfg.schedule.wait = 1;
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 1;
+    PROF_INIT(&cfg);
+    for (int s = 0; s < 4; s++) {
+        char *a, *b;
+        void *g = gpu_heap + s;
+        {
+            PROF_SCOPE("forward");
+            a = (char *)malloc(1 << 20);
+            PROF_ALLOC(a, 1 << 20);
+            {
+                PROF_SCOPE("layer");
+                b = (char *)malloc((2 << 20) + (256 << 10));
+                PROF_ALLOC(b, (2 << 20) + (256 << 10));   /* 3.25 MiB live: the peak */
+                prof_mem_alloc(g, 4096, 0);
+            }
+        }
+        {
+            PROF_SCOPE("backward");
+            PROF_FREE(b);
+            free(b);
+            PROF_FREE(a);
+            free(a);
+            prof_mem_free(g);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* PROF_ALLOC before anything starts the profiler; PROF_INIT later keeps the
+   map; exit() writes the trace and reports the leak. */
+static int mem_lazy(void) {
+    char *x = (char *)malloc(3000), *y = (char *)malloc(5000);
+    PROF_ALLOC(x, 3000);
+    PROF_INIT(NULL);
+    PROF_FREE(x);
+    {
+        PROF_SCOPE("lazy_leak");
+        PROF_ALLOC(y, 5000);
+    }
+    printf("allocated %lld\n", (long long)prof_mem_allocated(-1));
+    free(x);
+    exit(0);                                    /* y leaks, on purpose */
+}
+
 int main(int argc, char **argv) {
     static const struct { const char *name; int (*run)(void); } cases[] = {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
+        { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
+        { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
     };
     for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name)) return cases[i].run();

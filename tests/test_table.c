@@ -403,6 +403,242 @@ static void test_spec(void) {
     CHECK(s == PROF_SORT_FLOPS && rows == 42 && g == 1);     /* untouched on failure */
 }
 
+/* ---- memory ------------------------------------------------------------- */
+
+/* One memory event: its record and its total, adjacent, as the recorder
+   writes them. code: 0 host, 1 + d GPU d. */
+static void mem(uint32_t th, uint64_t t, uintptr_t addr, int64_t bytes, uint32_t code, int64_t total) {
+    add(th, PROF__K_MEM, (const char *)addr, t, (uint64_t)bytes, code);
+    add(th, PROF__K_MEM_TOTAL, NULL, t, (uint64_t)total, code);
+}
+
+/* Thread 0: a step with fwd (a matmul with a kernel inside, a relu) and bwd
+   (a matmul), host memory throughout and GPU 0 memory in bwd; thread 1: a
+   load with a decode inside, and an event outside any region. Host totals
+   run in time order across both threads. Plus what readers must skip: a lone
+   total (a chunk's padding) and an event whose total was lost. */
+static prof__cycle mem_cycle(void) {
+    nev = 0;
+    add(0, PROF__K_MEM_TOTAL, NULL, 5 * U, 0, 0);         /* padding */
+    mem(0, 110 * U, 0x1000, 1000, 0, 1800);                 /* fwd's */
+    mem(0, 160 * U, 0x2000, 4000, 0, 5800);                 /* matmul #1's */
+    mem(0, 210 * U, 0x3000, 500, 0, 6300);                  /* kernel's: the host peak */
+    mem(0, 240 * U, 0x3000, -500, 0, 5800);
+    reg(0, "kernel", 200 * U, 250 * U);
+    reg(0, "matmul", 150 * U, 300 * U);
+    mem(0, 310 * U, 0x2000, -4000, 0, 1800);                /* fwd's */
+    mem(0, 530 * U, 0x4000, 2000, 0, 3864);                 /* relu's */
+    reg(0, "relu", 520 * U, 560 * U);
+    reg(0, "fwd", 100 * U, 600 * U);
+    mem(0, 610 * U, 0x5000, 300, 0, 4164);                  /* the step's own */
+    add(0, PROF__K_MEM, (const char *)0x9999000, 620 * U, 77777777, 0); /* its total lost */
+    mem(0, 660 * U, 0x1000, -1000, 0, 3164);                /* bwd's */
+    mem(0, 690 * U, 0xa000, 8192, 1, 8192);                 /* bwd's, GPU 0 */
+    mem(0, 710 * U, 0xb000, 2048, 1, 10240);                /* matmul #2's: the GPU peak */
+    reg(0, "matmul", 700 * U, 900 * U);
+    mem(0, 920 * U, 0xa000, -8192, 1, 2048);                /* bwd's */
+    reg(0, "bwd", 650 * U, 950 * U);
+    step(0, 4, 1 * U, 1000 * U);
+    mem(1, 55 * U, 0x6000, 700, 0, 700);                    /* load's */
+    mem(1, 70 * U, 0x7000, 100, 0, 800);                    /* decode's */
+    reg(1, "decode", 60 * U, 200 * U);
+    reg(1, "load", 50 * U, 450 * U);
+    mem(1, 500 * U, 0x8000, 64, 0, 1864);                   /* no region */
+    return make_cycle();
+}
+
+static void check_mem_row(const prof_table *t, const char *name, int64_t cpu, int64_t self_cpu, int64_t gpu,
+                          int64_t self_gpu) {
+    const prof_row *r = find(t, name, NULL);
+    if (!r) return;
+    CHECK_EQ(r->cpu_mem, cpu);
+    CHECK_EQ(r->self_cpu_mem, self_cpu);
+    CHECK_EQ(r->gpu_mem, gpu);
+    CHECK_EQ(r->self_gpu_mem, self_gpu);
+}
+
+static void test_mem_table(void) {
+    prof__cycle c = mem_cycle();
+    prof_table t;
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, 0, &t));
+    CHECK_EQ(t.n, 8);
+    CHECK(t.has_mem && t.has_gpu_mem);
+    /* total = self + the children's totals; the step owns what no region
+       inside it does; events outside every region count nowhere */
+    /*                              cpu    self    gpu   self gpu */
+    check_mem_row(&t, "kernel",        0,     0,     0,     0);
+    check_mem_row(&t, "matmul",     4000,  4000,  2048,  2048);
+    check_mem_row(&t, "relu",       2000,  2000,     0,     0);
+    check_mem_row(&t, "fwd",        3000, -3000,     0,     0);
+    check_mem_row(&t, "bwd",       -1000, -1000,  2048,     0);
+    check_mem_row(&t, "ProfilerStep*", 2300, 300, 2048,     0);
+    check_mem_row(&t, "decode",      100,   100,     0,     0);
+    check_mem_row(&t, "load",        800,   700,     0,     0);
+    /* the memory records change no time figure */
+    check_row(&t, "matmul", NULL, 2, 300 * U, 350 * U, 150 * U, 200 * U, 0);
+    check_row(&t, "fwd", NULL, 1, 310 * U, 500 * U, 500 * U, 500 * U, 0);
+    prof_table_free(&t);
+
+    static const char *const by_cpu[] = { "matmul", "fwd", "ProfilerStep*", "relu", "load", "decode", "kernel", "bwd" };
+    static const char *const by_self_cpu[] = { "matmul", "relu", "load", "ProfilerStep*", "decode", "kernel", "bwd", "fwd" };
+    static const char *const by_gpu[] = { "ProfilerStep*", "bwd", "matmul", "decode", "fwd", "kernel", "load", "relu" };
+    static const char *const by_self_gpu[] = { "matmul", "ProfilerStep*", "bwd", "decode", "fwd", "kernel", "load", "relu" };
+    check_order(&c, PROF_SORT_CPU_MEM, by_cpu, 8);
+    check_order(&c, PROF_SORT_SELF_CPU_MEM, by_self_cpu, 8);
+    check_order(&c, PROF_SORT_GPU_MEM, by_gpu, 8);
+    check_order(&c, PROF_SORT_SELF_GPU_MEM, by_self_gpu, 8);
+
+    /* grouped by arguments: the same figures per group */
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, 1, &t));
+    check_mem_row(&t, "matmul", 4000, 4000, 2048, 2048);
+    check_mem_row(&t, "load", 800, 700, 0, 0);
+    prof_table_free(&t);
+
+    /* the PROF_TABLE spellings, torch's too */
+    static const char *const names[] = { "cpu_mem", "cpu_memory_usage", "self_cpu_mem", "self_cpu_memory_usage",
+                                         "gpu_mem", "cuda_memory_usage", "self_gpu_mem", "self_cuda_memory_usage" };
+    static const prof_sort sorts[] = { PROF_SORT_CPU_MEM, PROF_SORT_CPU_MEM, PROF_SORT_SELF_CPU_MEM,
+                                       PROF_SORT_SELF_CPU_MEM, PROF_SORT_GPU_MEM, PROF_SORT_GPU_MEM,
+                                       PROF_SORT_SELF_GPU_MEM, PROF_SORT_SELF_GPU_MEM };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char spec[64];
+        prof_sort s = PROF_SORT_NAME;
+        size_t rows = 0;
+        int g = 1;
+        snprintf(spec, sizeof spec, "rows=2,sort=%s", names[i]);
+        CHECK(prof__parse_table_spec(spec, &s, &rows, &g, NULL));
+        CHECK(s == sorts[i] && rows == 2 && g == 0);
+    }
+
+    /* no memory events: no memory columns, all zero */
+    c = main_cycle();
+    CHECK(prof_cycle_table(&c, PROF_SORT_CPU_MEM, 0, &t));
+    CHECK(!t.has_mem && !t.has_gpu_mem);
+    for (size_t i = 0; i < t.n; i++)
+        CHECK(!t.rows[i].cpu_mem && !t.rows[i].self_cpu_mem && !t.rows[i].gpu_mem && !t.rows[i].self_gpu_mem);
+    prof_table_free(&t);
+}
+
+static void test_mem_peak(void) {
+    prof__cycle c = mem_cycle();
+    int64_t peak = -1;
+    const char *region = NULL;
+    CHECK(prof_cycle_memory_peak(&c, -1, &peak, &region));
+    CHECK_EQ(peak, 6300);
+    CHECK_STR(region, "kernel");
+    CHECK(prof_cycle_memory_peak(&c, 0, &peak, &region));
+    CHECK_EQ(peak, 10240);
+    CHECK_STR(region, "matmul");
+    CHECK(!prof_cycle_memory_peak(&c, 1, &peak, &region));
+    CHECK(peak == 0 && region == NULL);
+    CHECK(!prof_cycle_memory_peak(&c, 64, &peak, &region));
+    CHECK(!prof_cycle_memory_peak(&c, -2, NULL, NULL));
+
+    /* a peak owned by a step, one outside every region, and the earliest of
+       equal peaks */
+    nev = 0;
+    mem(0, 10, 0x10, 64, 0, 64);
+    reg(0, "r", 20, 30);
+    step(0, 7, 5, 100);
+    mem(1, 50, 0x20, 32, 0, 64);                            /* equal, later */
+    mem(1, 60, 0x30, 4096, 1, 4096);
+    c = make_cycle();
+    CHECK(prof_cycle_memory_peak(&c, -1, &peak, &region));
+    CHECK_EQ(peak, 64);
+    CHECK_STR(region, "ProfilerStep*");
+    CHECK(prof_cycle_memory_peak(&c, 0, &peak, &region));
+    CHECK_STR(region, "(no region)");
+    FILE *f = tmpfile();
+    if (f) {
+        prof__mem_print_peaks(&c, f);
+        expect_text("peak lines", slurp(f),
+            "prof: cycle 3 peak CPU memory 64 b at 'ProfilerStep*' (step 7)\n"
+            "prof: cycle 3 peak GPU 0 memory 4.00 Kb at '(no region)' (step 7)\n");
+        fclose(f);
+    }
+    c = main_cycle();
+    CHECK(!prof_cycle_memory_peak(&c, -1, &peak, &region));
+}
+
+static void test_mem_print(void) {
+    /* torch's _format_memory: 1024-based, two decimals, "b" below 1 Kb */
+    static const struct { int64_t b; const char *s; } fm[] = {
+        { 0, "0 b" }, { 1023, "1023 b" }, { -1023, "-1023 b" }, { 1024, "1.00 Kb" }, { 1536, "1.50 Kb" },
+        { -1536, "-1.50 Kb" }, { 1048575, "1024.00 Kb" }, { 1048576, "1.00 Mb" }, { 3407872, "3.25 Mb" },
+        { 1073741824, "1.00 Gb" }, { 5368709120LL, "5.00 Gb" }, { -2147483648LL, "-2.00 Gb" },
+    };
+    for (size_t i = 0; i < sizeof fm / sizeof fm[0]; i++) {
+        char o[32];
+        prof__fmt_mem(o, sizeof o, fm[i].b);
+        CHECK_STR(o, fm[i].s);
+    }
+
+    /* host memory only: CPU Mem and Self CPU Mem before # of Calls */
+    nev = 0;
+    mem(0, 1100, 0x10, 3407872, 0, 3407872);
+    mem(0, 1300, 0x20, 1536, 0, 3409408);
+    mem(0, 1400, 0x20, -2048, 0, 3407360);
+    reg(0, "small", 1200, 1500);
+    reg(0, "big", 1000, 2000);
+    prof__cycle c = make_cycle();
+    prof_table t;
+    CHECK(prof_cycle_table(&c, PROF_SORT_CPU_MEM, 0, &t));
+    expect_text("memory table", printed(&t, 0),
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "     Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max       CPU Mem  Self CPU Mem    # of Calls  \n"
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "      big        70.00%       0.700us       100.00%       1.000us       1.000us       1.000us       1.000us       3.25 Mb       3.25 Mb             1  \n"
+        "    small        30.00%       0.300us        30.00%       0.300us       0.300us       0.300us       0.300us        -512 b        -512 b             1  \n"
+        "---------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 1.000us\n");
+    prof_table_free(&t);
+
+    /* with GPU memory: its pair too, then # of Calls, Args and FLOPs */
+    nev = 0;
+    arg_int(0, "flops", 1001, 2000);
+    arg_str(0, "dtype", 1001, "f16");
+    mem(0, 1002, 0x30, 2147483648LL, 1, 2147483648LL);
+    reg(0, "op", 1000, 2000);
+    c = make_cycle();
+    CHECK(prof_cycle_table(&c, PROF_SORT_SELF_CPU, 1, &t));
+    expect_text("GPU memory table", printed(&t, 0),
+        "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------------  ------------  ------------  \n"
+        "  Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max       CPU Mem  Self CPU Mem       GPU Mem  Self GPU Mem    # of Calls           Args  Total KFLOPs        GFLOPS  \n"
+        "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------------  ------------  ------------  \n"
+        "    op       100.00%       1.000us       100.00%       1.000us       1.000us       1.000us       1.000us           0 b           0 b       2.00 Gb       2.00 Gb             1      dtype=f16         2.000         2.000  \n"
+        "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------------  ------------  ------------  \n"
+        "Self CPU time total: 1.000us\n");
+    prof_table_free(&t);
+}
+
+/* The writer: a [memory] event as Kineto writes one and a counter sample per
+   event; the padding and the event without its total are skipped. */
+static void test_mem_trace(void) {
+    prof__cycle c = mem_cycle();
+    const char *path = "test_table_mem.json";
+    CHECK(prof_cycle_write_trace(&c, path));
+    const char *s = slurp_path(path);
+    CHECK(s && strstr(s,
+        "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":"));
+    CHECK(s && strstr(s, ",\"tid\":100,\"ts\":123566.789,\"args\":{\"Device Type\":0,\"Device Id\":-1,"
+                         "\"Addr\":4096,\"Bytes\":1000,\"Total Allocated\":1800,\"Total Reserved\":1800}}"));
+    CHECK(s && strstr(s, ",\"tid\":100,\"ts\":123696.789,\"args\":{\"Device Type\":0,\"Device Id\":-1,"
+                         "\"Addr\":12288,\"Bytes\":-500,\"Total Allocated\":5800,\"Total Reserved\":5800}}"));
+    CHECK(s && strstr(s, ",\"tid\":100,\"ts\":124146.789,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+                         "\"Addr\":40960,\"Bytes\":8192,\"Total Allocated\":8192,\"Total Reserved\":8192}}"));
+    CHECK(s && strstr(s, "{\"ph\":\"C\",\"name\":\"Memory (CPU)\",\"pid\":"));
+    CHECK(s && strstr(s, ",\"tid\":200,\"ts\":123956.789,\"args\":{\"Allocated\":1864}}"));
+    CHECK(s && strstr(s, "{\"ph\":\"C\",\"name\":\"Memory (GPU 0)\",\"pid\":"));
+    CHECK(s && strstr(s, ",\"tid\":100,\"ts\":124166.789,\"args\":{\"Allocated\":10240}}"));
+    size_t nmem = 0, ncnt = 0;
+    for (const char *p = s; p && (p = strstr(p, "\"name\":\"[memory]\"")); p++) nmem++;
+    for (const char *p = s; p && (p = strstr(p, "\"name\":\"Memory (")); p++) ncnt++;
+    CHECK_EQ(nmem, 14);
+    CHECK_EQ(ncnt, 14);
+    CHECK(s && !strstr(s, "77777777") && !strstr(s, "161058816"));  /* the lost half's Bytes and Addr */
+    remove(path);
+}
+
 int main(void) {
     /* 1 tick = 1 ns from 0; the wall clock read at init was 5.123456789 s */
     prof__g.tick0 = 0;
@@ -421,6 +657,10 @@ int main(void) {
     test_stacks();
     test_trace();
     test_spec();
+    test_mem_table();
+    test_mem_peak();
+    test_mem_print();
+    test_mem_trace();
     if (failures) {
         fprintf(stderr, "test_table: %d failures\n", failures);
         return 1;

@@ -3,6 +3,8 @@
 
     check_tb.py DIR [--expect-steps N] [--expect-ops a,b,...] [--expect-memory]
                     [--expect-workers N] [--expect-trace-names a,b,...]
+                    [--expect-memory-peak DEV=BYTES] [--expect-memory-last DEV=BYTES]
+                    [--expect-memory-events DEV=N] [--expect-memory-op NAME=BYTES/COUNT]
 
 Runs the real plugin (torch_tb_profiler.plugin.TorchProfilerPlugin): its run
 discovery (_get_run_dirs: directories holding <worker>[.<span>].pt.trace.json[.gz]),
@@ -22,7 +24,14 @@ Checks, for every run under DIR and every trace file in it:
     regions other than ProfilerStep#N are dropped by the plugin;
   * --expect-memory: the Memory view is offered and its curve and event table
     have rows (needs [memory] instant events with Addr, Total Allocated,
-    Total Reserved, Device Type 0/1);
+    Total Reserved, Device Type 0/1); every curve point's Reserved is at least
+    its Allocated, as the plugin's curves mean them;
+  * --expect-memory-peak / --expect-memory-last DEV=BYTES: the memory curve of
+    device DEV (CPU, GPU0, ...) peaks at / ends at BYTES allocated;
+  * --expect-memory-events DEV=N: the memory events table of DEV has N rows
+    (an allocation with its free is one row);
+  * --expect-memory-op NAME=BYTES/COUNT: in the Memory view (CPU), operator
+    NAME has Self Size Increase BYTES and Self Allocation Count COUNT;
   * --expect-trace-names: each name is an X event in what /trace serves to the
     trace viewer (the only view where user_annotation regions appear);
   * --expect-workers N: exactly N workers per run.
@@ -44,6 +53,17 @@ def csv(s):
     return [x for x in s.split(",") if x]
 
 
+def dev_value(s):
+    dev, _, v = s.partition("=")
+    return dev, int(v)
+
+
+def op_memory(s):
+    name, _, v = s.rpartition("=")
+    size, _, count = v.partition("/")
+    return name, int(size), int(count)
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir")
@@ -52,6 +72,10 @@ def parse_args():
     ap.add_argument("--expect-memory", action="store_true")
     ap.add_argument("--expect-workers", type=int)
     ap.add_argument("--expect-trace-names", type=csv, default=[])
+    ap.add_argument("--expect-memory-peak", type=dev_value, action="append", default=[])
+    ap.add_argument("--expect-memory-last", type=dev_value, action="append", default=[])
+    ap.add_argument("--expect-memory-events", type=dev_value, action="append", default=[])
+    ap.add_argument("--expect-memory-op", type=op_memory, action="append", default=[])
     ap.add_argument("--timeout", type=float, default=180.0,
                     help="seconds to wait for the plugin to load (default 180)")
     return ap.parse_args()
@@ -210,6 +234,11 @@ def main():
                             fails.add("%s: memory events table is empty ([memory] events need "
                                       "args Addr and Bytes)" % where)
                         get("/memory", **q)  # must not raise; per-operator table
+                        for dev, pts in curve["rows"].items():
+                            bad = [p for p in pts if p[2] < p[1]]
+                            if bad:
+                                fails.add("%s: %s curve has Reserved below Allocated at %s" % (where, dev, bad[:3]))
+                    _check_memory_numbers(args, get, q, where, fails)
 
                 if args.expect_trace_names:
                     tr = get("/trace", **q)
@@ -231,10 +260,50 @@ def main():
         extra.append("ops=%s" % ",".join(args.expect_ops))
     if args.expect_memory:
         extra.append("memory=ok")
+    n_mem = len(args.expect_memory_peak + args.expect_memory_last + args.expect_memory_events
+                + args.expect_memory_op)
+    if n_mem:
+        extra.append("memory_figures=%d" % n_mem)
     if args.expect_trace_names:
         extra.append("trace_names=%d" % len(args.expect_trace_names))
     print(("check_tb: OK %s %s" % ("; ".join(summary), " ".join(extra))).rstrip())
     return 0
+
+
+def _check_memory_numbers(args, get, q, where, fails):
+    """The --expect-memory-* figures, in bytes and microseconds."""
+    if not (args.expect_memory_peak or args.expect_memory_last or args.expect_memory_events
+            or args.expect_memory_op):
+        return
+    curve = get("/memory_curve", memory_metric="B", time_metric="us", **q)["rows"]
+    for dev, want in args.expect_memory_peak + args.expect_memory_last:
+        if not curve.get(dev):
+            fails.add("%s: no memory curve for %s (devices %s)" % (where, dev, sorted(curve)))
+    for dev, want in args.expect_memory_peak:
+        got = max((p[1] for p in curve.get(dev, [])), default=None)
+        if got != want:
+            fails.add("%s: %s curve peaks at %s bytes, expected %d" % (where, dev, got, want))
+    for dev, want in args.expect_memory_last:
+        pts = curve.get(dev, [])
+        got = pts[-1][1] if pts else None
+        if got != want:
+            fails.add("%s: %s curve ends at %s bytes, expected %d" % (where, dev, got, want))
+    if args.expect_memory_events:
+        rows = get("/memory_events", memory_metric="B", time_metric="us", **q)["rows"]
+        for dev, want in args.expect_memory_events:
+            if len(rows.get(dev, [])) != want:
+                fails.add("%s: %s memory events table has %d rows, expected %d"
+                          % (where, dev, len(rows.get(dev, [])), want))
+    if args.expect_memory_op:
+        table = get("/memory", memory_metric="B", **q)
+        cols = [c["name"] for c in table["columns"]]
+        rows = {r[0]: dict(zip(cols, r)) for r in table["rows"].get("CPU", [])}
+        for name, size, count in args.expect_memory_op:
+            r = rows.get(name)
+            got = (r["Self Size Increase (B)"], r["Self Allocation Count"]) if r else None
+            if got != (size, count):
+                fails.add("%s: Memory view row %r has (Self Size Increase, Self Allocation Count) %s, "
+                          "expected %s (rows: %s)" % (where, name, got, (size, count), sorted(rows)))
 
 
 def _walk(node):
