@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Runs one GPU case and checks what it wrote.
+
+    check_gpu.py BACKEND CASE PROGRAM
+
+BACKEND is cuda or hip. PROGRAM (tests/gpu/gpu_test.c or real_runtime.c)
+is run as `PROGRAM CASE run` in the current directory, with its stderr
+captured; it writes traces and truth.jsonl (what it knows: true device
+times, the test double's counters). Traces are read back with Python's json.
+Each check states the exact behaviour expected of prof.h."""
+import collections
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from run_case import check, contains, fail, load, xs  # noqa: E402
+
+GPU_OFF = "GPU timing is off, CPU regions are still recorded"
+SLACK_NS = 2000  # beyond the anchor uncertainty prof.h reports
+
+
+def run(program, case):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    p = subprocess.run([program, case, "run"], env=env, capture_output=True, text=True, timeout=600)
+    check(p.returncode == 0, f"{case} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def read_truth():
+    """truth.jsonl as lists of objects by their first key."""
+    by = collections.defaultdict(list)
+    with open("truth.jsonl") as f:
+        for line in f:
+            d = json.loads(line)
+            by[next(iter(d))].append(d)
+    return by
+
+
+def ns(us):
+    """A ts or dur (microseconds, 3 decimals) in whole nanoseconds."""
+    return round(us * 1000)
+
+
+def stderr_lines(p):
+    return [line for line in p.stderr.splitlines() if line.strip()]
+
+
+def check_quiet(p):
+    check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+
+
+def run_quiet(program, case):
+    """A case that must say nothing and leak nothing: its truth and the
+    double's counters."""
+    p = run(program, case)
+    check(not p.stdout.strip(), p.stdout)
+    check_quiet(p)
+    truth = read_truth()
+    return truth, check_no_leak(truth)
+
+
+def check_no_leak(truth):
+    st = truth["stats"][-1]["stats"]
+    check(st["events_live"] == 0, f"{st['events_live']} events not destroyed after shutdown ({st})")
+    check(st["streams_live"] == 0, f"{st['streams_live']} streams not destroyed after shutdown ({st})")
+    check(st["misuse"] == 0, f"{st['misuse']} runtime calls with a destroyed or wrong-device handle ({st})")
+    return st
+
+
+def gpu_xs(d):
+    return [e for e in xs(d) if e["cat"] == "gpu_user_annotation"]
+
+
+def cpu_xs(d):
+    return [e for e in xs(d) if e["cat"] == "user_annotation" and not e["name"].startswith("ProfilerStep#")]
+
+
+def check_links(d):
+    """Each GPU region: args as HTA reads them, its CPU region (same name, same
+    correlation) and the ac2g flow from one to the other. Returns {corr: (cpu, gpu)}."""
+    gpu = gpu_xs(d)
+    cpu = {}
+    for e in cpu_xs(d):
+        c = e.get("args", {}).get("correlation")
+        if c is not None:
+            check(c not in cpu, f"correlation {c} on two CPU regions")
+            cpu[c] = e
+    flows = collections.defaultdict(list)
+    for e in d["traceEvents"]:
+        if e["ph"] in ("s", "f"):
+            check(e["cat"] == "ac2g" and e["name"] == "ac2g", f"flow {e}")
+            flows[(e["ph"], e["id"])].append(e)
+    links = {}
+    for g in gpu:
+        a = g["args"]
+        c = a["correlation"]
+        check(a["device"] == g["pid"] and a["stream"] == g["tid"], f"args do not name pid/tid: {g}")
+        check(a["stream"] >= 0 and c > 0, f"HTA needs stream >= 0 and correlation >= 0: {g}")
+        check(c not in links, f"correlation {c} on two GPU regions")
+        check(c in cpu, f"GPU region {g} has no CPU region with correlation {c}")
+        check(cpu[c]["name"] == g["name"], f"CPU {cpu[c]['name']} and GPU {g['name']} share correlation {c}")
+        (s,), (f,) = flows[("s", c)], flows[("f", c)]
+        check((s["pid"], s["tid"], s["ts"]) == (cpu[c]["pid"], cpu[c]["tid"], cpu[c]["ts"]),
+              f"flow start {s} is not at its CPU region {cpu[c]}")
+        check((f["pid"], f["tid"], f["ts"], f.get("bp")) == (g["pid"], g["tid"], g["ts"], "e"),
+              f"flow end {f} is not at its GPU region {g}")
+        links[c] = (cpu[c], g)
+    check(set(cpu) == set(links), f"CPU regions whose GPU side is missing: {sorted(set(cpu) - set(links))}")
+    check(len(flows) == 2 * len(links), "flows without a GPU region")
+    return links
+
+
+def recorded_steps(d):
+    return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+
+
+def clock_shift(d, truth, steps):
+    """trace ns - CLOCK_MONOTONIC ns, from the markers (instants at known times)."""
+    marks = sorted((e for e in d["traceEvents"] if e["ph"] == "i" and e["name"] == "marker"), key=lambda e: e["ts"])
+    known = [m for m in truth["marker"] if m["step"] in steps]
+    check(len(marks) == len(known), f"{len(marks)} markers in the trace, {len(known)} recorded")
+    # The tightest marker gives the shift; every other must agree within its
+    # own window (the first may include the thread's registration).
+    shifts = [(m["half"], ns(e["ts"]) - m["marker"]) for e, m in zip(marks, known)]
+    half, shift = min(shifts)
+    for h, s in shifts:
+        check(abs(s - shift) <= h + half + 1000, f"markers disagree on the clock: {s - shift:.0f} ns, window {h} ns")
+    return shift
+
+
+def check_placement(d, truth, backend):
+    """GPU regions at their true device times mapped to the CPU clock, on
+    pid = device and tid = stream. Returns the worst errors in ns."""
+    steps = recorded_steps(d)
+    shift = clock_shift(d, truth, steps)
+    unc = {a["device"]: a["anchor_uncertainty_ns"] for a in d["prof_gpu_alignment"]}
+    want = sorted((r for r in truth["region"] if r["step"] in steps), key=lambda r: r["seq"])
+    links = check_links(d)
+    got = [links[c][1] for c in sorted(links)]           # correlations follow the begins
+    check(len(got) == len(want), f"{len(got)} GPU regions in the trace, {len(want)} recorded")
+    hip_ids = {0: 0}
+    worst_ts = worst_dur = 0
+    for g, r in zip(got, want):
+        check(g["name"] == r["region"], f"GPU region {g['name']} where {r['region']} ran")
+        check(g["pid"] == r["dev"], f"{g['name']} on pid {g['pid']}, ran on device {r['dev']}")
+        if backend == "cuda":
+            check(g["tid"] == r["stream"], f"{g['name']} on tid {g['tid']}, cudaStreamGetId says {r['stream']}")
+        else:                           # HIP: prof.h numbers streams 1, 2, ... by first use; NULL is 0
+            tid = hip_ids.setdefault(r["key"], len(hip_ids))
+            check(g["tid"] == tid, f"{g['name']} on tid {g['tid']}, expected stream number {tid}")
+        err_ts = ns(g["ts"]) - (r["host0"] + shift)
+        err_dur = ns(g["dur"]) - (r["host1"] - r["host0"])
+        tol = unc[r["dev"]] + SLACK_NS
+        check(abs(err_ts) <= tol, f"{g['name']} at {g['ts']} us is {err_ts:.0f} ns from its true start (tolerance {tol})")
+        check(abs(err_dur) <= SLACK_NS, f"{g['name']} lasts {g['dur']} us, {err_dur:.0f} ns off its true length")
+        worst_ts = max(worst_ts, abs(err_ts))
+        worst_dur = max(worst_dur, abs(err_dur))
+    return worst_ts, worst_dur
+
+
+def expected_props(backend, dev):
+    p = {"id": dev, "name": f"Fake GPU {dev}", "totalGlobalMem": (16 + 8 * dev) << 30, "computeMajor": 9,
+         "computeMinor": dev, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+         "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 48 << 10, "numSms": 132 - 4 * dev}
+    if backend == "cuda":
+        p.update(regsPerMultiprocessor=65536, sharedMemPerMultiprocessor=228 << 10, sharedMemPerBlockOptin=227 << 10)
+    else:                               # not in hipDeviceProp_t, or named otherwise
+        p.update(regsPerMultiprocessor=0, sharedMemPerMultiprocessor=64 << 10, sharedMemPerBlockOptin=0)
+    return p
+
+
+def case_placement(backend, program, min_anchors=4):
+    truth, st = run_quiet(program, "placement" if min_anchors == 4 else "placement_small")
+    conf = truth["config"][0]["config"]
+    d = load("placement.json")
+    steps = recorded_steps(d)
+    check(steps == list(range(2, 2 + conf["active"])), f"recorded steps {steps}")
+    worst_ts, worst_dur = check_placement(d, truth, backend)
+
+    gpu = gpu_xs(d)
+    names = collections.Counter(e["name"] for e in gpu)
+    want = {n: conf["active"] for n in ("fwd", "fwd.inner", "comm", "dev1", "dflt1", "dflt0")}
+    check(names == want, f"GPU regions {dict(names)}, expected {want}")
+    for e in gpu:
+        if e["name"] == "fwd.inner":
+            n = sum(1 for o in gpu if o["name"] == "fwd" and o["tid"] == e["tid"] and o["pid"] == e["pid"]
+                    and contains(o, e))
+            check(n == 1, f"fwd.inner at {e['ts']} lies in {n} fwd regions")
+    check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
+
+    props = d["deviceProperties"]
+    check(props == [expected_props(backend, 0), expected_props(backend, 1)], f"deviceProperties {props}")
+
+    # Clock drift is taken out between anchors (at first use, every 0.5 s at
+    # steps, and at the save): what prof.h reports as corrected is the drift
+    # of the double's clocks over one anchor interval.
+    anchors = st["private_records"] // 3
+    check(anchors >= min_anchors, f"{anchors} anchors taken, expected re-anchoring to give {min_anchors}")
+    window = conf["active"] * conf["step_ns"]
+    longest = min(window, 600e6)
+    align = {a["device"]: a for a in d["prof_gpu_alignment"]}
+    check(sorted(align) == [0, 1], f"prof_gpu_alignment {d['prof_gpu_alignment']}")
+    for dev, rate in enumerate(conf["rate"]):
+        a = align[dev]
+        unc, drift, ppm = a["anchor_uncertainty_ns"], a["drift_corrected_ns"], abs(rate - 1)
+        check(0 <= unc < 100000, f"device {dev}: anchor uncertainty {unc} ns")
+        lo = ppm * min(window, 500e6) * 0.8 - 2 * unc - SLACK_NS
+        hi = ppm * longest * 1.5 + 2 * unc + SLACK_NS
+        check(lo <= drift <= hi, f"device {dev}: drift corrected {drift} ns, expected {lo:.0f}..{hi:.0f}")
+
+    # The table: a GPU region's GPU total is its own pair's time, self GPU
+    # that minus the GPU regions inside it; a CPU region's GPU total is what
+    # the regions inside it launched, its self GPU 0. Exact, in ns.
+    dur = collections.defaultdict(int)
+    for e in gpu:
+        dur[e["name"]] += ns(e["dur"])
+    top = sum(dur[n] for n in ("fwd", "comm", "dev1", "dflt1", "dflt0"))
+    rows = {r["row"]: r for r in truth["row"]}
+    expect = {"fwd": (dur["fwd"] - dur["fwd.inner"], dur["fwd"]), "step_body": (0, top), "ProfilerStep*": (0, top),
+              "cpu_only": (0, 0)}
+    for n in ("fwd.inner", "comm", "dev1", "dflt1", "dflt0"):
+        expect[n] = (dur[n], dur[n])
+    for n, (self_gpu, total) in expect.items():
+        r = rows[n]
+        check((r["self_gpu_ns"], r["gpu_total_ns"]) == (self_gpu, total),
+              f"table row {n}: self GPU {r['self_gpu_ns']}, GPU total {r['gpu_total_ns']}; expected {self_gpu}, {total}")
+        check(r["calls"] == conf["active"], f"table row {n}: {r['calls']} calls")
+    tab = truth["table"][0]["table"]
+    check(tab["has_gpu"] == 1 and tab["self_gpu_sum_ns"] == top, f"table {tab}, expected self GPU sum {top}")
+    with open("table.txt") as f:
+        text = f.read()
+    for col in ("Self GPU", "Self GPU %", "GPU total", "GPU time avg", "Self GPU time total:"):
+        check(col in text, f"printed table lacks {col!r}:\n{text}")
+
+    # The handler's view of the same cycle: what the trace says, to the ns.
+    by_corr = {e["args"]["correlation"]: e for e in gpu}
+    check(len(truth["gpu_event"]) == len(gpu), "prof_cycle_gpu_count differs from the trace")
+    for g in truth["gpu_event"]:
+        e = by_corr[g["correlation"]]
+        check((g["gpu_event"], g["device"], g["stream"], g["ts_ns"], g["dur_ns"]) ==
+              (e["name"], e["pid"], e["tid"], ns(e["ts"]), ns(e["dur"])), f"prof_cycle_gpu_event {g} vs {e}")
+    cpu = {e["args"]["correlation"]: e for e in cpu_xs(d) if "correlation" in e.get("args", {})}
+    check(sorted(c["correlation"] for c in truth["cpu_gpu"]) == sorted(cpu), "prof_cycle_event correlations")
+    for c in truth["cpu_gpu"]:
+        e = cpu[c["correlation"]]
+        check((c["cpu_gpu"], c["ts_ns"], c["dur_ns"]) == (e["name"], ns(e["ts"]), ns(e["dur"])),
+              f"prof_cycle_event {c} vs {e}")
+    print(f"placement: {len(gpu)} GPU regions; worst start error {worst_ts:.0f} ns, worst length error "
+          f"{worst_dur:.0f} ns; anchors {anchors}; alignment {d['prof_gpu_alignment']}")
+
+
+def case_placement_small(backend, program):
+    case_placement(backend, program, min_anchors=3)
+
+
+def case_async(backend, program):
+    truth, st = run_quiet(program, "async")
+    d = load("async.1.json")
+    worst_ts, worst_dur = check_placement(d, truth, backend)
+    names = sorted(e["name"] for e in gpu_xs(d))
+    check(names == ["last", "long", "short"], f"GPU regions {names}")
+    print(f"async: resolved at the save; {st['not_ready']} queries not ready, {st['engine_syncs']} waits at the "
+          f"save; worst start error {worst_ts:.0f} ns")
+
+
+def case_pool(backend, program):
+    truth, st = run_quiet(program, "pool")
+    print(f"pool: {truth['pool'][0]['pool']}; events created {st['events_created']}")
+
+
+def case_threads(backend, program):
+    run_quiet(program, "threads")
+    d = load("threads.json")
+    links = check_links(d)
+    names = collections.Counter(g["name"] for _, g in links.values())
+    check(names == {"worker_a": 2000, "worker_b": 2000, "main_region": 200}, f"GPU regions {dict(names)}")
+    check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
+
+
+def case_open_at_shutdown(backend, program):
+    run_quiet(program, "open_at_shutdown")
+    d = load("open.json")
+    check([e["name"] for e in gpu_xs(d)] == ["closed"], f"GPU regions {gpu_xs(d)}")
+
+
+def case_cap(backend, program):
+    p = run(program, "cap")
+    check_no_leak(read_truth())
+    d = load("cap.json")
+    links = check_links(d)
+    dropped = d["prof_gpu_dropped_regions"]
+    check(dropped > 0 and len(links) + dropped == 30000,
+          f"{len(links)} GPU regions and {dropped} dropped, of 30000")
+    check(len(links) <= (1 << 20) // 48, f"{len(links)} GPU regions kept under a 1 MiB cap")
+    check(len(cpu_xs(d)) == 30000 and d["prof_dropped_events"] == 0, "CPU regions lost")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and f"prof: {dropped} GPU regions dropped" in lines[0], f"messages {lines}")
+    print(f"cap: {len(links)} GPU regions kept, {dropped} dropped: {lines[0]}")
+
+
+def check_failure(backend, program, case):
+    p = run(program, case)
+    truth = read_truth()
+    check_no_leak(truth)
+    f = truth["failure"][0]["failure"]
+    lines = stderr_lines(p)
+    check(len(lines) == 1, f"expected one message, got {lines}")
+    runtime = backend.upper() if backend == "cuda" else "HIP"
+    msg = lines[0]
+    check(msg.startswith(f"prof: {runtime}: ") and f["error"] in msg and msg.endswith(GPU_OFF),
+          f"message {msg!r} should name {f['error']} and say {GPU_OFF!r}")
+    if f["kind"] in ("no_device", "no_driver"):
+        check("no usable device" in msg, f"message {msg!r}")
+    for cycle in (1, 2, 3):
+        d = load(f"fail.{cycle}.json")
+        cpu = collections.Counter(e["name"] for e in cpu_xs(d))
+        check(cpu == {"c": 2, "g1": 2, "g2": 2}, f"cycle {cycle}: CPU regions {dict(cpu)}")
+        gpu = collections.Counter(e["name"] for e in gpu_xs(d))
+        if cycle < f["cycle"]:
+            check(gpu == {"g1": 2, "g2": 2}, f"cycle {cycle}, before the failure: GPU regions {dict(gpu)}")
+            check_links(d)
+        else:
+            check(not gpu, f"cycle {cycle}, after the failure: GPU regions {dict(gpu)}")
+            check(not any("correlation" in e.get("args", {}) for e in cpu_xs(d)), "correlation without a GPU side")
+            check(not any(e["ph"] in ("s", "f") for e in d["traceEvents"]), "flows without a GPU side")
+            check(d["deviceProperties"] == [], "deviceProperties without GPU regions")
+    print(f"{case}: {msg}")
+
+
+def case_real(backend, program):
+    p = run(program, "real")
+    devices = read_truth()["devices"][0]["devices"]
+    d = load("real.json")
+    cpu = collections.Counter(e["name"] for e in cpu_xs(d))
+    check(cpu == {"cpu": 3, "gpu_scope": 3, "gpu_explicit": 3}, f"CPU regions {dict(cpu)}")
+    lines = stderr_lines(p)
+    if devices == 0:
+        check(len(lines) == 1 and GPU_OFF in lines[0], f"expected one line saying {GPU_OFF!r}, got {lines}")
+        check(not gpu_xs(d), f"GPU regions without a device: {gpu_xs(d)}")
+        print(f"real {backend}, no device: {lines[0]}")
+    else:
+        check(not any(GPU_OFF in line for line in lines), f"GPU timing went off on a machine with a GPU: {lines}")
+        check(collections.Counter(e["name"] for e in gpu_xs(d)) == {"gpu_scope": 3, "gpu_explicit": 3},
+              f"GPU regions {gpu_xs(d)}")
+        check_links(d)
+        print(f"real {backend}: {devices} devices, GPU regions recorded")
+
+
+def main():
+    backend, case, program = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
+    if case.startswith("fail_"):
+        check_failure(backend, program, case)
+    else:
+        fn = globals().get("case_" + case)
+        if not fn:
+            fail(f"no case {case}")
+        fn(backend, program)
+    print(f"ok: {backend} {case}")
+
+
+if __name__ == "__main__":
+    main()

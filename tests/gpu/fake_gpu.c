@@ -1,0 +1,350 @@
+/* fake_gpu.c - the simulated GPU behind the runtime doubles; see fake_gpu.h.
+   One lock guards it all: prof.h calls it from the engine's threads and from
+   its resolver at the same time. */
+#define _POSIX_C_SOURCE 200809L
+#include "fake_gpu.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* What streams and events share. Destroyed ones are kept (not freed), so
+   that a later use is caught and counted instead of reading freed memory. */
+typedef struct fake_obj {
+    struct fake_obj *next;              /* every one ever made */
+    int live, dev;
+    int engine;                         /* a stream the test made, or an event
+                                           last recorded on one (not prof.h's) */
+} fake_obj;
+
+typedef struct fake_stream {
+    fake_obj o;
+    unsigned long long id;
+    int64_t busy;                       /* device ns at which its queued work ends */
+} fake_stream;
+
+typedef struct fake_event {
+    fake_obj o;
+    int recorded;
+    int64_t done;                       /* device ns at which it completes */
+} fake_event;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int ndev;
+    double rate[FAKE_GPU_MAX_DEVICES];
+    int64_t offset[FAKE_GPU_MAX_DEVICES];
+    int64_t origin;                     /* host ns at setup */
+    fake_stream dflt[FAKE_GPU_MAX_DEVICES];
+    fake_obj *streams, *events;
+    unsigned long long next_id;         /* ids of prof.h's streams */
+    struct { int err; long left; } fail[FAKE_NCALLS];
+    fake_gpu_stats st;
+} S;
+
+static _Thread_local int cur_dev;
+static _Thread_local fake_gpu_mark last;
+
+int64_t fake_gpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void fake_gpu_sleep(int64_t ns) {
+    struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+    if (ns > 0) nanosleep(&ts, NULL);
+}
+
+/* Under the lock from here on, unless said otherwise. */
+static void setup_once(void) {
+    if (S.ndev) return;
+    S.ndev = 1;
+    S.origin = fake_gpu_now();
+    S.next_id = 1000;
+    for (int d = 0; d < FAKE_GPU_MAX_DEVICES; d++) {
+        S.rate[d] = 1.0;
+        S.dflt[d].o.live = S.dflt[d].o.engine = 1;
+        S.dflt[d].o.dev = d;
+    }
+}
+
+void fake_gpu_setup(int devices) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    S.ndev = devices < 1 ? 1 : devices > FAKE_GPU_MAX_DEVICES ? FAKE_GPU_MAX_DEVICES : devices;
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_gpu_clock(int device, double rate, int64_t offset_ns) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    S.rate[device] = rate;
+    S.offset[device] = offset_ns;
+    pthread_mutex_unlock(&lock);
+}
+
+static int64_t dev_now(int d) {
+    return S.offset[d] + (int64_t)((double)(fake_gpu_now() - S.origin) * S.rate[d]);
+}
+
+double fake_gpu_host_ns(int device, int64_t dev_ns) {
+    pthread_mutex_lock(&lock);
+    double h = (double)S.origin + (double)(dev_ns - S.offset[device]) / S.rate[device];
+    pthread_mutex_unlock(&lock);
+    return h;
+}
+
+/* Counts a call; nonzero: the error it must fail with (fake_gpu_fail). */
+static int enter(fake_call c) {
+    setup_once();
+    S.st.calls[c]++;
+    if (!S.fail[c].err) return 0;
+    if (S.fail[c].left > 0) { S.fail[c].left--; return 0; }
+    return S.fail[c].err;
+}
+
+void fake_gpu_fail(fake_call call, int err, long after) {
+    pthread_mutex_lock(&lock);
+    S.fail[call].err = err;
+    S.fail[call].left = after;
+    pthread_mutex_unlock(&lock);
+}
+
+/* NULL (and the runtimes' special handles 1 and 2, the legacy and
+   per-thread default streams) name the current device's default stream. */
+static fake_stream *stream_of(void *h) {
+    return (uintptr_t)h <= 2 ? &S.dflt[cur_dev] : (fake_stream *)h;
+}
+
+static int misuse(void) {
+    S.st.misuse++;
+    return FAKE_BAD_HANDLE;
+}
+
+/* A new stream or event on the current device, counted. */
+static int obj_new(fake_call call, size_t size, fake_obj **list, long *created, long *live, void **out) {
+    int err = enter(call);
+    fake_obj *o = err ? NULL : (fake_obj *)calloc(1, size);
+    if (o) {
+        o->live = 1;
+        o->dev = cur_dev;
+        o->next = *list;
+        *list = o;
+        ++*created;
+        ++*live;
+    } else if (!err) {
+        err = FAKE_BAD_VALUE;
+    }
+    *out = o;
+    return err;
+}
+
+static int obj_destroy(fake_obj *o, long *live) {
+    if (!o || !o->live) return misuse();
+    o->live = 0;
+    --*live;
+    return 0;
+}
+
+void *fake_gpu_stream(int device, unsigned long long id) {
+    fake_stream *s = (fake_stream *)calloc(1, sizeof *s);
+    if (!s) abort();
+    pthread_mutex_lock(&lock);
+    setup_once();
+    s->o.live = s->o.engine = 1;
+    s->o.dev = device;
+    s->o.next = S.streams;
+    S.streams = &s->o;
+    s->id = id;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+void fake_gpu_launch(void *stream, int64_t ns) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    fake_stream *s = stream_of(stream);
+    int64_t now = dev_now(s->o.dev);
+    s->busy = (s->busy > now ? s->busy : now) + ns;
+    pthread_mutex_unlock(&lock);
+}
+
+int fake_gpu_last(fake_gpu_mark *out) {
+    *out = last;
+    return last.seq != 0;
+}
+
+int fake_gpu_pending(void) {
+    int n = 0;
+    pthread_mutex_lock(&lock);
+    for (fake_obj *o = S.events; o; o = o->next) {
+        fake_event *e = (fake_event *)o;
+        if (o->live && o->engine && e->recorded && dev_now(o->dev) < e->done) n++;
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void fake_gpu_get_stats(fake_gpu_stats *out) {
+    pthread_mutex_lock(&lock);
+    *out = S.st;
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- the runtime calls ---------------------------------------------------- */
+
+int fake_device_count(int *n) {
+    pthread_mutex_lock(&lock);
+    int err = enter(FAKE_DEVICE_COUNT);
+    *n = err ? 0 : S.ndev;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_get_device(int *dev) {
+    pthread_mutex_lock(&lock);
+    int err = enter(FAKE_GET_DEVICE);
+    pthread_mutex_unlock(&lock);
+    if (!err) *dev = cur_dev;
+    return err;
+}
+
+int fake_device_check(int dev) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    int err = dev < 0 || dev >= S.ndev ? FAKE_BAD_DEVICE : 0;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_set_device(int dev) {
+    pthread_mutex_lock(&lock);
+    int err = enter(FAKE_SET_DEVICE);
+    if (!err && (dev < 0 || dev >= S.ndev)) err = FAKE_BAD_DEVICE;
+    pthread_mutex_unlock(&lock);
+    if (!err) cur_dev = dev;
+    return err;
+}
+
+int fake_stream_info(void *stream, int *dev, unsigned long long *id) {
+    pthread_mutex_lock(&lock);
+    int err = enter(FAKE_STREAM_INFO);
+    fake_stream *s = stream_of(stream);
+    if (!err && !s->o.live) err = misuse();
+    if (!err) {
+        *dev = s->o.dev;
+        *id = s->id;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_stream_create(void **stream) {
+    pthread_mutex_lock(&lock);
+    int err = obj_new(FAKE_STREAM_CREATE, sizeof(fake_stream), &S.streams, &S.st.streams_created,
+                      &S.st.streams_live, stream);
+    if (!err) ((fake_stream *)*stream)->id = S.next_id++;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_stream_destroy(void *stream) {
+    pthread_mutex_lock(&lock);
+    fake_obj *o = (fake_obj *)stream;
+    /* prof.h destroys only its own streams, never the engine's */
+    int err = o && o->engine ? misuse() : obj_destroy(o, &S.st.streams_live);
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_event_create(void **ev) {
+    pthread_mutex_lock(&lock);
+    int err = obj_new(FAKE_EVENT_CREATE, sizeof(fake_event), &S.events, &S.st.events_created,
+                      &S.st.events_live, ev);
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_event_destroy(void *ev) {
+    pthread_mutex_lock(&lock);
+    int err = obj_destroy((fake_obj *)ev, &S.st.events_live);
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+/* Counts a call on event e: the error it fails with, if any. */
+static int use_event(fake_call c, const fake_event *e) {
+    int err = enter(c);
+    return !err && !e->o.live ? misuse() : err;
+}
+
+/* The event completes when the stream's queued work has: at once if idle. */
+int fake_event_record(void *ev, void *stream) {
+    pthread_mutex_lock(&lock);
+    fake_event *e = (fake_event *)ev;
+    fake_stream *s = stream_of(stream);
+    int err = use_event(FAKE_EVENT_RECORD, e);
+    if (!err && (!s->o.live || e->o.dev != s->o.dev)) err = misuse();
+    if (!err) {
+        int64_t now = dev_now(s->o.dev);
+        e->done = s->busy > now ? s->busy : now;
+        e->recorded = 1;
+        e->o.engine = s->o.engine;
+        if (s->o.engine) {
+            last.device = s->o.dev;
+            last.stream_id = s->id;
+            last.dev_ns = e->done;
+            last.seq++;
+        } else {
+            S.st.private_records++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+/* As the runtimes: an event never recorded counts as complete. */
+int fake_event_query(void *ev) {
+    pthread_mutex_lock(&lock);
+    fake_event *e = (fake_event *)ev;
+    int err = use_event(FAKE_EVENT_QUERY, e);
+    if (!err && e->recorded && dev_now(e->o.dev) < e->done) {
+        err = FAKE_NOT_READY;
+        S.st.not_ready++;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_event_sync(void *ev) {
+    pthread_mutex_lock(&lock);
+    fake_event *e = (fake_event *)ev;
+    int err = use_event(FAKE_EVENT_SYNC, e);
+    if (!err && e->o.engine) S.st.engine_syncs++;
+    int dev = e->o.dev, wait = !err && e->recorded;
+    int64_t done = e->done;
+    pthread_mutex_unlock(&lock);
+    /* sleeps outside the lock: other threads go on recording meanwhile */
+    while (wait) {
+        pthread_mutex_lock(&lock);
+        int64_t left = (int64_t)((double)(done - dev_now(dev)) / S.rate[dev]);
+        pthread_mutex_unlock(&lock);
+        if (left <= 0) break;
+        fake_gpu_sleep(left < 1000000 ? left : 1000000);
+    }
+    return err;
+}
+
+/* Both complete, on one device; float milliseconds, as the runtimes give. */
+int fake_elapsed(float *ms, void *from, void *to) {
+    pthread_mutex_lock(&lock);
+    fake_event *a = (fake_event *)from, *b = (fake_event *)to;
+    int err = use_event(FAKE_ELAPSED, a);
+    if (!err && (!b->o.live || a->o.dev != b->o.dev)) err = misuse();
+    if (!err && (!a->recorded || !b->recorded)) err = FAKE_BAD_HANDLE;
+    if (!err && (dev_now(a->o.dev) < a->done || dev_now(b->o.dev) < b->done)) err = FAKE_NOT_READY;
+    if (!err) *ms = (float)((double)(b->done - a->done) / 1e6);
+    pthread_mutex_unlock(&lock);
+    return err;
+}

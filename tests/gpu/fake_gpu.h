@@ -1,0 +1,109 @@
+/* fake_gpu.h - a simulated GPU behind the test doubles of the CUDA and HIP
+   runtimes (fake_cuda.c, fake_hip.c), for testing prof_cuda.h and prof_hip.h
+   on machines without a GPU.
+
+   The doubles define the runtime functions those headers call, compiled
+   against the real runtime headers and linked instead of libcudart or
+   libamdhip64; both sit on the simulation in fake_gpu.c:
+
+   - each device has a clock that runs at its own rate and offset against
+     CLOCK_MONOTONIC, so a test can check that prof.h takes both out;
+   - work is queued per stream: a kernel (fake_gpu_launch) starts when the
+     stream's earlier work ends, and an event completes when everything
+     queued before it on its stream has; on an idle stream at once;
+   - queries answer "not ready" until the device clock, read from the host
+     clock, passes an event's completion; synchronising sleeps until then;
+   - the true device time of every event is kept (fake_gpu_last), so a test
+     knows where each GPU region belongs on the CPU timeline;
+   - any call can be made to fail on demand (fake_gpu_fail), and every event
+     and stream is counted, so a test can prove that nothing leaks and that
+     nothing destroyed is used again. */
+#ifndef FAKE_GPU_H
+#define FAKE_GPU_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FAKE_GPU_MAX_DEVICES 8
+
+/* The calls that can be made to fail. Destroying never fails: a leak is
+   then always the caller's. */
+typedef enum fake_call {
+    FAKE_DEVICE_COUNT, FAKE_GET_DEVICE, FAKE_SET_DEVICE, FAKE_STREAM_INFO, FAKE_STREAM_CREATE,
+    FAKE_EVENT_CREATE, FAKE_EVENT_RECORD, FAKE_EVENT_QUERY, FAKE_EVENT_SYNC, FAKE_ELAPSED,
+    FAKE_NCALLS
+} fake_call;
+
+/* What the simulation answers; the doubles turn these into the runtime's
+   codes. Positive values are a runtime's own codes (from fake_gpu_fail),
+   passed through as they are. */
+enum { FAKE_OK = 0, FAKE_NOT_READY = -1, FAKE_BAD_HANDLE = -2, FAKE_BAD_DEVICE = -3, FAKE_BAD_VALUE = -4 };
+
+typedef struct fake_gpu_stats {
+    long calls[FAKE_NCALLS];
+    long events_created, events_live;   /* through the runtime API */
+    long streams_created, streams_live; /* through the runtime API: prof.h's own */
+    long private_records;               /* events recorded on those streams (anchors) */
+    long engine_syncs;                  /* synchronize on events of the engine's streams */
+    long not_ready;                     /* queries answered "not ready" */
+    long misuse;                        /* calls with a destroyed event or stream, or an
+                                           event and a stream of different devices */
+} fake_gpu_stats;
+
+/* An event recorded on one of the engine's streams (not prof.h's own). */
+typedef struct fake_gpu_mark {
+    int device;
+    unsigned long long stream_id;
+    int64_t dev_ns;                     /* when it completes, device clock */
+    uint64_t seq;                       /* counts this thread's engine records */
+} fake_gpu_mark;
+
+/* Set up before the first runtime call: `devices` devices (default 1),
+   device d's clock reading offset_ns + rate * (host ns since setup). */
+void fake_gpu_setup(int devices);
+void fake_gpu_clock(int device, double rate, int64_t offset_ns);
+
+/* A stream of the engine on `device`, with the id cudaStreamGetId gives.
+   NULL as a stream is the current device's default stream (id 0). */
+void *fake_gpu_stream(int device, unsigned long long id);
+/* Queues a kernel of ns device nanoseconds on stream. */
+void fake_gpu_launch(void *stream, int64_t ns);
+
+/* From now on, after `after` more successful calls, every `call` fails
+   with the runtime's error code err. */
+void fake_gpu_fail(fake_call call, int err, long after);
+
+/* The last event this thread recorded on an engine stream; 0 if none. */
+int fake_gpu_last(fake_gpu_mark *out);
+/* Engine events recorded and not complete at this moment. */
+int fake_gpu_pending(void);
+
+/* Clocks: the host time (CLOCK_MONOTONIC ns) of device time dev_ns. */
+double fake_gpu_host_ns(int device, int64_t dev_ns);
+int64_t fake_gpu_now(void);
+void fake_gpu_sleep(int64_t ns);
+
+void fake_gpu_get_stats(fake_gpu_stats *out);
+
+/* ---- the simulation's side of the runtime calls (fake_runtime_api.h) ---- */
+int fake_device_count(int *n);
+int fake_get_device(int *dev);
+int fake_set_device(int dev);
+int fake_device_check(int dev);
+int fake_stream_info(void *stream, int *dev, unsigned long long *id);
+int fake_stream_create(void **stream);
+int fake_stream_destroy(void *stream);
+int fake_event_create(void **ev);
+int fake_event_destroy(void *ev);
+int fake_event_record(void *ev, void *stream);
+int fake_event_query(void *ev);
+int fake_event_sync(void *ev);
+int fake_elapsed(float *ms, void *from, void *to);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FAKE_GPU_H */

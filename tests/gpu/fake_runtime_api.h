@@ -1,0 +1,96 @@
+/* fake_runtime_api.h - the runtime functions both doubles define, written
+   once. fake_cuda.c and fake_hip.c include it after the runtime's header,
+   having defined:
+
+     RT(Name)            the runtime's spelling: cudaName or hipName
+     rt_error, rt_event, rt_stream, rt_props   the runtime's types
+     RT_PROPS_MORE(p)    fills the fields only that runtime's props have
+
+   Each function hands its work to the simulation (fake_gpu.c) and turns
+   the simulation's answer into the runtime's error code. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_gpu.h"
+
+#define RT_STR2(x) #x
+#define RT_STR(x) RT_STR2(x)
+
+static rt_error rt_err(int e) {
+    switch (e) {
+    case FAKE_OK: return RT(Success);
+    case FAKE_NOT_READY: return RT(ErrorNotReady);
+    case FAKE_BAD_HANDLE: return RT(ErrorInvalidResourceHandle);
+    case FAKE_BAD_DEVICE: return RT(ErrorInvalidDevice);
+    case FAKE_BAD_VALUE: return RT(ErrorInvalidValue);
+    default: return (rt_error)e;        /* a runtime code, from fake_gpu_fail */
+    }
+}
+
+/* The errors tests use, named as the runtime names them. */
+#define RT_ERROR(e) { RT(e), RT_STR(RT(e)) }
+static const struct { rt_error code; const char *name; } rt_errors[] = {
+    RT_ERROR(Success), RT_ERROR(ErrorNotReady), RT_ERROR(ErrorInvalidResourceHandle),
+    RT_ERROR(ErrorInvalidDevice), RT_ERROR(ErrorInvalidValue), RT_ERROR(ErrorNoDevice),
+    RT_ERROR(ErrorInsufficientDriver), RT_ERROR(ErrorLaunchFailure), RT_ERROR(ErrorIllegalAddress),
+    RT_ERROR(ErrorMemoryAllocation),
+};
+
+const char *RT(GetErrorName)(rt_error e) {
+    for (size_t i = 0; i < sizeof rt_errors / sizeof rt_errors[0]; i++)
+        if (rt_errors[i].code == e) return rt_errors[i].name;
+    return "unrecognized error code";
+}
+
+const char *RT(GetErrorString)(rt_error e) {
+    return e == RT(Success) ? "no error" : "error reported by the test double";
+}
+
+rt_error RT(GetDeviceCount)(int *n) { return rt_err(fake_device_count(n)); }
+rt_error RT(GetDevice)(int *dev) { return rt_err(fake_get_device(dev)); }
+rt_error RT(SetDevice)(int dev) { return rt_err(fake_set_device(dev)); }
+
+/* Device d: "Fake GPU d", 16 + 8d GiB, compute capability 9.d, 132 - 4d
+   multiprocessors (tests/gpu/check_gpu.py expects these). */
+rt_error RT(GetDeviceProperties)(rt_props *p, int d) {
+    int err = fake_device_check(d);
+    if (err) return rt_err(err);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "Fake GPU %d", d);
+    p->totalGlobalMem = (size_t)(16 + 8 * d) << 30;
+    p->major = 9;
+    p->minor = d;
+    p->multiProcessorCount = 132 - 4 * d;
+    p->warpSize = 32;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->regsPerBlock = 65536;
+    p->sharedMemPerBlock = 48 << 10;
+    RT_PROPS_MORE(p);
+    return RT(Success);
+}
+
+rt_error RT(StreamCreateWithFlags)(rt_stream *s, unsigned int flags) {
+    (void)flags;
+    return rt_err(fake_stream_create((void **)s));
+}
+rt_error RT(StreamDestroy)(rt_stream s) { return rt_err(fake_stream_destroy(s)); }
+rt_error RT(EventCreate)(rt_event *ev) { return rt_err(fake_event_create((void **)ev)); }
+rt_error RT(EventDestroy)(rt_event ev) { return rt_err(fake_event_destroy(ev)); }
+rt_error RT(EventRecord)(rt_event ev, rt_stream s) { return rt_err(fake_event_record(ev, s)); }
+rt_error RT(EventQuery)(rt_event ev) { return rt_err(fake_event_query(ev)); }
+rt_error RT(EventSynchronize)(rt_event ev) { return rt_err(fake_event_sync(ev)); }
+rt_error RT(EventElapsedTime)(float *ms, rt_event from, rt_event to) {
+    return rt_err(fake_elapsed(ms, from, to));
+}
+
+/* Host memory stands in for device memory (prof_cudaMalloc, prof_hipMalloc). */
+rt_error RT(Malloc)(void **p, size_t bytes) {
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? RT(Success) : RT(ErrorMemoryAllocation);
+}
+rt_error RT(Free)(void *p) {
+    free(p);
+    return RT(Success);
+}

@@ -1,0 +1,61 @@
+/* gpu_test.h - how the GPU test programs run, and what they write down.
+
+   ctest starts a program with a case name (prof_test's ARGS). The program
+   hands over to tests/gpu/check_gpu.py, which runs it again as
+   `<program> <case> run` in the test's scratch directory, with its stderr
+   captured, and checks what that run wrote: traces, and truth.jsonl, where
+   the program says what it knows (true device times, the double's
+   counters) one JSON object a line. */
+#ifndef GPU_TEST_H
+#define GPU_TEST_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *gpu_truth;
+static int gpu_failed;
+
+/* One line of truth.jsonl. */
+__attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...) {
+    va_list ap;
+    if (!gpu_truth && !(gpu_truth = fopen("truth.jsonl", "w"))) {
+        fprintf(stderr, "cannot write truth.jsonl\n");
+        exit(2);
+    }
+    va_start(ap, fmt);
+    vfprintf(gpu_truth, fmt, ap);
+    va_end(ap);
+    fputc('\n', gpu_truth);
+    fflush(gpu_truth);
+}
+
+/* A check made inside the program; reported on stdout, the run fails. */
+__attribute__((unused)) static void expect(int ok, const char *what) {
+    if (ok) return;
+    printf("FAIL: %s\n", what);
+    gpu_failed = 1;
+}
+
+static int gpu_test_main(int argc, char **argv, const char *backend, int (*run)(const char *)) {
+    if (argc == 3 && !strcmp(argv[2], "run")) {
+        int rc = run(argv[1]);
+        if (gpu_truth) fclose(gpu_truth);
+        return rc ? rc : gpu_failed;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s CASE [run]\n", argv[0]);
+        return 2;
+    }
+    const char *py = getenv("PROF_TEST_PY"), *src = getenv("PROF_TEST_SRC");
+    if (!py || !src) {
+        fprintf(stderr, "PROF_TEST_PY and PROF_TEST_SRC must be set (ctest sets them)\n");
+        return 2;
+    }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "\"%s\" \"%s/gpu/check_gpu.py\" %s %s \"%s\"", py, src, backend, argv[1], argv[0]);
+    return system(cmd) == 0 ? 0 : 1;
+}
+
+#endif /* GPU_TEST_H */
