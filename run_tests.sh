@@ -76,6 +76,23 @@ if [[ -n $mpi_note ]]; then
   summary+=("$mpi_note")
 fi
 
+# HIP's headers, libamdhip64 and hipcc, for examples/train_mlp_hip{,_host}
+# (example_hip*) and the HIP variants of the zero-cost check. CUDA comes from
+# the machine's toolkit (/usr/local/cuda), not from a package. Without them
+# those tests skip themselves; the summary says so.
+gpu_notes=()
+if ! command -v hipcc >/dev/null ||
+   [[ ! -e /usr/include/hip/hip_runtime_api.h && ! -e /opt/rocm/include/hip/hip_runtime_api.h ]]; then
+  apt_install libamdhip64-dev hipcc || gpu_notes+=("HIP tests skipped: $apt_why")
+fi
+if ! command -v nvcc >/dev/null && [[ -z ${CUDACXX:-} && ! -x /usr/local/cuda/bin/nvcc ]]; then
+  gpu_notes+=("CUDA example skipped: no nvcc (install the CUDA toolkit or set CUDACXX)")
+fi
+for n in "${gpu_notes[@]}"; do
+  echo "run_tests.sh: $n" >&2
+  summary+=("$n")
+done
+
 # stage NAME COMMAND...: run, time, remember a failure. A command may leave
 # a line for the summary in $note.
 note=

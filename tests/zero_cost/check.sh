@@ -2,17 +2,26 @@
 # check.sh [REPO_ROOT [WORK_DIR]] -- prof.h costs nothing when disabled.
 #
 #  1. annotated.c / annotated.cpp use every public macro of prof.h (and of the
-#     contract); strip.py removes them, keeping lines and columns in place.
+#     contract), annotated_cuda.c / annotated_hip.c every macro of prof_cuda.h
+#     / prof_hip.h and their allocation wrappers; strip.py removes them,
+#     keeping lines and columns in place.
 #  2. For {gcc, clang} x {C11, C++17} x {-O0, -O2}, the annotated source
 #     compiled without PROF_ENABLE (-Wall -Wextra -Werror) and the stripped one
 #     give objects whose allocated sections (.text*, .rodata*, .data*, .bss*,
 #     .tbss, .eh_frame, ...), relocations and symbols are byte for byte equal.
-#  3. `#define PROF_IMPLEMENTATION` + `#include "prof.h"` without PROF_ENABLE
-#     defines and references no symbol, and its object equals an empty file's.
+#     annotated_cuda.c and annotated_hip.c (C code that is also C++) are
+#     compiled as both, against the real runtime headers.
+#  3. `#define PROF_IMPLEMENTATION` + `#include "prof.h"` (or prof_cuda.h,
+#     prof_hip.h) without PROF_ENABLE defines and references no symbol, and
+#     its object equals an empty file's.
 #  4. The annotated sources also compile with PROF_ENABLE (they are real use).
 # One line per check, PASS/FAIL/SKIP; exit 0 all passed, 1 a failure,
-# 77 nothing failed but a compiler was missing.
+# 77 nothing failed but a compiler was missing. Missing CUDA or HIP headers
+# skip only the checks that compile against them (SKIP lines, exit 0).
 # Compilers: $ZC_GCC $ZC_GXX $ZC_CLANG $ZC_CLANGXX (default gcc g++ clang clang++).
+# Runtime headers: cuda_runtime_api.h in $ZC_CUDA_INCLUDE, $CUDA_HOME/include,
+# /usr/local/cuda/include or the default path; hip/hip_runtime_api.h in
+# $ZC_HIP_INCLUDE, $ROCM_PATH/include, /opt/rocm/include or the default path.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +47,7 @@ failed=0 skipped=0
 pass() { printf 'PASS  %s\n' "$*"; }
 fail() { printf 'FAIL  %s\n' "$*"; failed=1; }
 skip() { printf 'SKIP  %s\n' "$*"; skipped=1; }
+skip_gpu() { printf 'SKIP  %s\n' "$*"; }  # a missing runtime header: not a failure
 
 for tool in readelf nm "$py"; do
   command -v "$tool" >/dev/null || { echo "check.sh: $tool not found" >&2; exit 1; }
@@ -103,52 +113,125 @@ show_diff() {  # first lines of every difference, for the log
   diff -r "$dir/a" "$dir/b" | head -n 40 | sed 's/^/      /'
 }
 
+# ---- the runtime headers of the GPU variants -----------------------------------
+
+# find_header HEADER FLAGS-VAR DIR...: FLAGS-VAR=(-IDIR) for the first DIR
+# (empty: the compiler's default path) in which HEADER is found; 1 if none.
+find_header() {
+  local header=$1 var=$2 dir cc=${compiler[gcc.c]}
+  shift 2
+  command -v "$cc" >/dev/null || cc=${compiler[clang.c]}
+  for dir in "$@"; do
+    [[ -n $dir && ! -d $dir ]] && continue
+    if printf '#include <%s>\n' "$header" |
+         "$cc" -E -x c -D__HIP_PLATFORM_AMD__ ${dir:+-I"$dir"} - >/dev/null 2>&1; then
+      if [[ -n $dir ]]; then eval "$var=(-I\"\$dir\")"; else eval "$var=()"; fi
+      return 0
+    fi
+  done
+  return 1
+}
+cuda_flags=() hip_flags=()
+declare -A gpu_missing=()
+find_header cuda_runtime_api.h cuda_flags "${ZC_CUDA_INCLUDE:-}" "${CUDA_HOME:+$CUDA_HOME/include}" \
+  /usr/local/cuda/include "" || gpu_missing[cuda]="cuda_runtime_api.h not found (set ZC_CUDA_INCLUDE)"
+if find_header hip/hip_runtime_api.h hip_flags "${ZC_HIP_INCLUDE:-}" "${ROCM_PATH:+$ROCM_PATH/include}" \
+     /opt/rocm/include ""; then
+  hip_flags+=(-D__HIP_PLATFORM_AMD__)  # as an engine built by a host compiler defines it
+else
+  gpu_missing[hip]="hip/hip_runtime_api.h not found (set ZC_HIP_INCLUDE)"
+fi
+
+# ---- the variants: a source, compiled as C or C++, with flags ---------------------
+
+# variant -> source; the variant's language is its last part
+variants=(c cpp cuda.c cuda.cpp hip.c hip.cpp)
+declare -A v_src=([c]=annotated.c [cpp]=annotated.cpp [cuda.c]=annotated_cuda.c [cuda.cpp]=annotated_cuda.c
+                  [hip.c]=annotated_hip.c [hip.cpp]=annotated_hip.c)
+v_ext() { echo "${1##*.}"; }
+v_gpu() { [[ $1 == *.* ]] && echo "${1%%.*}"; }     # cuda, hip or nothing
+v_tag() {                                           # "C", "C++, CUDA", ...
+  local g; g=$(v_gpu "$1")
+  echo "${lang[$(v_ext "$1")]}${g:+, ${g^^}}"
+}
+v_flags() {                                         # the variant's extra flags into vflags
+  case $(v_gpu "$1") in
+    cuda) vflags=("${cuda_flags[@]}") ;;
+    hip)  vflags=("${hip_flags[@]}") ;;
+    *)    vflags=() ;;
+  esac
+}
+
 # ---- 1. the annotated sources use every macro -------------------------------
 
 contract=(PROF_INIT PROF_SHUTDOWN PROF_SCOPE PROF_FUNCTION PROF_BEGIN PROF_END
           PROF_INSTANT PROF_COUNTER PROF_THREAD_NAME PROF_STEP PROF_ARG_INT
           PROF_ARG_STR PROF_FLOPS PROF_ALLOC PROF_FREE PROF_SET_RANK PROF_SYNC)
-public=($(grep -oE '^[[:space:]]*#[[:space:]]*define[[:space:]]+PROF_[A-Z0-9][A-Z0-9_]*\(' "$repo/prof.h" |
-          grep -oE 'PROF_[A-Z0-9_]+' | sort -u))
-expected=($(printf '%s\n' "${contract[@]}" "${public[@]}" | sort -u))
+gpu_contract=(PROF_GPU_SCOPE PROF_GPU_BEGIN PROF_GPU_END PROF_GPU_ALLOC PROF_GPU_FREE)
+macros_of() {  # the function-like macros a header defines: PROF_* and prof_*
+  grep -oE '^[[:space:]]*#[[:space:]]*define[[:space:]]+(PROF_[A-Z0-9][A-Z0-9_]*|prof_[A-Za-z0-9_]+)\(' "$1" |
+    grep -oE '(PROF|prof)_[A-Za-z0-9_]+' | sort -u
+}
+declare -A expected=()
+expected[annotated.c]=$(printf '%s\n' "${contract[@]}" $(macros_of "$repo/prof.h" | grep '^PROF_') | sort -u)
+expected[annotated.cpp]=${expected[annotated.c]}
+for g in cuda hip; do
+  if [[ -f $repo/prof_$g.h ]]; then
+    expected[annotated_$g.c]=$(printf '%s\n' "${gpu_contract[@]}" $(macros_of "$repo/prof_$g.h") | sort -u)
+  else
+    gpu_missing[$g]="no prof_$g.h in $repo"
+  fi
+done
 
-for ext in c cpp; do
-  mkdir -p "$work/annotated.$ext" "$work/plain.$ext"
-  cp "$here/annotated.$ext" "$work/annotated.$ext/zc.$ext"
-  if ! "$py" "$here/strip.py" "$here/annotated.$ext" "$work/plain.$ext/zc.$ext" \
-       > "$work/removed.$ext" 2> "$work/strip.$ext.err"; then
-    fail "strip annotated.$ext: $(cat "$work/strip.$ext.err")"
+declare -A used_checked=()
+for v in "${variants[@]}"; do
+  src=${v_src[$v]} ext=$(v_ext "$v") g=$(v_gpu "$v")
+  [[ -n $g && -z ${expected[$src]:-} ]] && continue
+  mkdir -p "$work/annotated.$v" "$work/plain.$v"
+  cp "$here/$src" "$work/annotated.$v/zc.$ext"
+  if ! "$py" "$here/strip.py" "$here/$src" "$work/plain.$v/zc.$ext" \
+       > "$work/removed.$v" 2> "$work/strip.$v.err"; then
+    fail "strip $src: $(cat "$work/strip.$v.err")"
     continue
   fi
-  missing=$(comm -23 <(printf '%s\n' "${expected[@]}") <(awk '{ print $1 }' "$work/removed.$ext" | sort -u) | paste -sd' ' -)
+  [[ -n ${used_checked[$src]:-} ]] && continue
+  used_checked[$src]=1
+  missing=$(comm -23 <(printf '%s\n' "${expected[$src]}") <(awk '{ print $1 }' "$work/removed.$v" | sort -u) | paste -sd' ' -)
+  n=$(printf '%s\n' "${expected[$src]}" | wc -l)
   if [[ -n $missing ]]; then
-    fail "annotated.$ext does not use: $missing"
+    fail "$src does not use: $missing"
   else
-    pass "annotated.$ext uses all ${#expected[@]} macros ($(awk '{ s += $2 } END { print s }' "$work/removed.$ext") uses)"
+    pass "$src uses all $n macros ($(awk '{ s += $2 } END { print s }' "$work/removed.$v") uses)"
   fi
 done
 
 # ---- 2. annotated without PROF_ENABLE == never annotated -----------------------
 
 for cc in gcc clang; do
-  for ext in c cpp; do
+  for v in "${variants[@]}"; do
+    ext=$(v_ext "$v") g=$(v_gpu "$v")
     comp=${compiler[$cc.$ext]}
     if ! command -v "$comp" >/dev/null; then
-      skip "$cc ${lang[$ext]}: $comp not found"
+      [[ -z $g ]] && skip "$cc ${lang[$ext]}: $comp not found"
       continue
     fi
-    [[ -f $work/plain.$ext/zc.$ext ]] || continue
+    if [[ -n $g && -n ${gpu_missing[$g]:-} ]]; then
+      skip_gpu "$cc $(v_tag "$v"): ${gpu_missing[$g]}"
+      continue
+    fi
+    [[ -f $work/plain.$v/zc.$ext ]] || continue
+    v_flags "$v"
     for opt in -O0 -O2; do
-      tag="$cc ${lang[$ext]} ${std[$ext]} $opt"
-      d=$work/build-$cc-$ext$opt
+      tag="$cc $(v_tag "$v") ${std[$ext]} $opt"
+      d=$work/build-$cc-$v$opt
       mkdir -p "$d"
       ok=1
-      for v in annotated plain; do
+      for a in annotated plain; do
         # Same file name in both, so __FILE__ (assert) is the same string.
-        if ! (cd "$work/$v.$ext" && "$comp" "${std[$ext]}" "$opt" "${warn[@]}" -I"$repo" \
-                -c "zc.$ext" -o "$d/$v.o") > "$d/$v.log" 2>&1; then
-          fail "$tag: $v source does not compile"
-          sed 's/^/      /' "$d/$v.log" | head -n 30
+        if ! (cd "$work/$a.$v" && "$comp" "${std[$ext]}" "$opt" "${warn[@]}" "${vflags[@]}" -I"$repo" \
+                -c "zc.$ext" -o "$d/$a.o") > "$d/$a.log" 2>&1; then
+          fail "$tag: $a source does not compile"
+          sed 's/^/      /' "$d/$a.log" | head -n 30
           ok=0
         fi
       done
@@ -167,34 +250,39 @@ done
 # ---- 3. the implementation is nothing without PROF_ENABLE -----------------------
 
 mkdir -p "$work/impl"
-printf '#define PROF_IMPLEMENTATION\n#include "prof.h"\n' > "$work/impl/impl.c"
-cp "$work/impl/impl.c" "$work/impl/impl.cpp"
 : > "$work/impl/empty.c"
 : > "$work/impl/empty.cpp"
-for cc in gcc clang; do
-  for ext in c cpp; do
-    comp=${compiler[$cc.$ext]}
-    command -v "$comp" >/dev/null || continue
-    for opt in -O0 -O2; do
-      tag="$cc ${lang[$ext]} ${std[$ext]} $opt: implementation without PROF_ENABLE"
-      d=$work/impl/$cc-$ext$opt
-      mkdir -p "$d"
-      if ! (cd "$work/impl" && "$comp" "${std[$ext]}" "$opt" "${warn[@]}" -I"$repo" -c "impl.$ext" -o "$d/impl.o" &&
-            "$comp" "${std[$ext]}" "$opt" -c "empty.$ext" -o "$d/empty.o") > "$d/log" 2>&1; then
-        fail "$tag: does not compile"
-        sed 's/^/      /' "$d/log" | head -n 30
-        continue
-      fi
-      syms=$(nm "$d/impl.o" | awk '{ print $NF }' | paste -sd' ' -)
-      what=$(compare_objects "$d/impl.o" "$d/empty.o" "$d/fp")
-      if [[ -n $syms ]]; then
-        fail "$tag: has symbols: $syms"
-      elif [[ -n $what ]]; then
-        fail "$tag: differs from an empty file in $what"
-        show_diff "$d/fp"
-      else
-        pass "$tag: no symbols, same as an empty file"
-      fi
+for header in prof.h prof_cuda.h prof_hip.h; do
+  [[ -f $repo/$header ]] || continue
+  base=${header%.h}
+  printf '#define PROF_IMPLEMENTATION\n#include "%s"\n' "$header" > "$work/impl/$base.c"
+  cp "$work/impl/$base.c" "$work/impl/$base.cpp"
+  for cc in gcc clang; do
+    for ext in c cpp; do
+      comp=${compiler[$cc.$ext]}
+      command -v "$comp" >/dev/null || continue
+      for opt in -O0 -O2; do
+        tag="$cc ${lang[$ext]} ${std[$ext]} $opt: $header implementation without PROF_ENABLE"
+        [[ $header == prof.h ]] && tag="$cc ${lang[$ext]} ${std[$ext]} $opt: implementation without PROF_ENABLE"
+        d=$work/impl/$base-$cc-$ext$opt
+        mkdir -p "$d"
+        if ! (cd "$work/impl" && "$comp" "${std[$ext]}" "$opt" "${warn[@]}" -I"$repo" -c "$base.$ext" -o "$d/impl.o" &&
+              "$comp" "${std[$ext]}" "$opt" -c "empty.$ext" -o "$d/empty.o") > "$d/log" 2>&1; then
+          fail "$tag: does not compile"
+          sed 's/^/      /' "$d/log" | head -n 30
+          continue
+        fi
+        syms=$(nm "$d/impl.o" | awk '{ print $NF }' | paste -sd' ' -)
+        what=$(compare_objects "$d/impl.o" "$d/empty.o" "$d/fp")
+        if [[ -n $syms ]]; then
+          fail "$tag: has symbols: $syms"
+        elif [[ -n $what ]]; then
+          fail "$tag: differs from an empty file in $what"
+          show_diff "$d/fp"
+        else
+          pass "$tag: no symbols, same as an empty file"
+        fi
+      done
     done
   done
 done
@@ -202,16 +290,19 @@ done
 # ---- 4. the annotated sources are real use: they compile enabled -----------------
 
 for cc in gcc clang; do
-  for ext in c cpp; do
+  for v in "${variants[@]}"; do
+    ext=$(v_ext "$v") g=$(v_gpu "$v") src=${v_src[$v]}
     comp=${compiler[$cc.$ext]}
     command -v "$comp" >/dev/null || continue
-    tag="$cc ${lang[$ext]} ${std[$ext]}: annotated.$ext compiles with PROF_ENABLE"
-    if (cd "$here" && "$comp" "${std[$ext]}" -O2 "${warn[@]}" -DPROF_ENABLE -I"$repo" \
-          -fsyntax-only "annotated.$ext") > "$work/enabled-$cc.$ext.log" 2>&1; then
+    [[ -n $g && -n ${gpu_missing[$g]:-} ]] && continue
+    v_flags "$v"
+    tag="$cc $(v_tag "$v") ${std[$ext]}: $src compiles with PROF_ENABLE"
+    if (cd "$work/annotated.$v" && "$comp" "${std[$ext]}" -O2 "${warn[@]}" "${vflags[@]}" -DPROF_ENABLE -I"$repo" \
+          -fsyntax-only "zc.$ext") > "$work/enabled-$cc.$v.log" 2>&1; then
       pass "$tag"
     else
       fail "$tag: no"
-      sed 's/^/      /' "$work/enabled-$cc.$ext.log" | head -n 30
+      sed 's/^/      /' "$work/enabled-$cc.$v.log" | head -n 30
     fi
   done
 done
@@ -222,5 +313,9 @@ if ((failed)); then
   exit 1
 fi
 ((skipped)) && { echo "zero_cost: passed, but some compilers were missing"; exit 77; }
-echo "zero_cost: all passed"
+if ((${#gpu_missing[@]})); then
+  echo "zero_cost: all passed, without the $(printf '%s\n' "${!gpu_missing[@]}" | sort | tr a-z A-Z | paste -sd/ -) variants (headers missing)"
+else
+  echo "zero_cost: all passed"
+fi
 exit 0

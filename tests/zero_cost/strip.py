@@ -3,10 +3,13 @@
 
 Removes, keeping every line and column where it was (so __LINE__ and assert()
 see the same numbers):
-  - `#include "prof.h"` and `#define PROF_IMPLEMENTATION`;
+  - `#include "prof.h"` (or prof_cuda.h, prof_hip.h) and
+    `#define PROF_IMPLEMENTATION`;
   - `#if defined(PROF_ENABLE)` / `#ifdef` / `#ifndef` / `#if !defined(...)`
     blocks, keeping the branch a build without PROF_ENABLE compiles;
-  - every statement `PROF_NAME(args);`, arguments and semicolon included.
+  - every statement `PROF_NAME(args);`, arguments and semicolon included;
+  - the prof_ prefix of the runtime wrappers (prof_cudaMalloc is cudaMalloc,
+    right-aligned in the same columns).
 Anything it cannot remove faithfully is an error (exit 1): a PROF_ name that
 is not a call statement, a call that is the sole body of if/else/for/while/do
 (removing it would change what the code means), PROF_ in other directives.
@@ -18,6 +21,10 @@ import sys
 
 DIRECTIVE = re.compile(r"^\s*#\s*(\w+)(.*)$")
 PROF_NAME = re.compile(r"\bPROF_\w*")
+HEADERS = {f'{q[0]}{h}{q[1]}' for h in ("prof.h", "prof_cuda.h", "prof_hip.h") for q in ('""', "<>")}
+# the allocation wrappers of prof_cuda.h / prof_hip.h and what they wrap
+WRAPPERS = {"prof_cudaMalloc": "cudaMalloc", "prof_cudaFree": "cudaFree",
+            "prof_hipMalloc": "hipMalloc", "prof_hipFree": "hipFree"}
 PROF_COND = {
     # condition text (spaces removed) -> is the branch live without PROF_ENABLE
     ("ifdef", "PROF_ENABLE"): False,
@@ -73,7 +80,7 @@ def strip_directives(path, lines):
             prof = stack.pop()[0]
             out.append("" if prof or not live else line)
             continue
-        if word == "include" and cond in ('"prof.h"', "<prof.h>"):
+        if word == "include" and cond in HEADERS:
             out.append("")
             continue
         if word == "define" and cond == "PROF_IMPLEMENTATION":
@@ -126,6 +133,12 @@ def strip_calls(path, src):
                 out.append(blank(src[i:j]))
                 i = j
                 last, last_word = ";", ""
+                continue
+            if word in WRAPPERS:
+                removed[word] += 1
+                out.append(WRAPPERS[word].rjust(len(word)))
+                i = j
+                last, last_word = word[-1], WRAPPERS[word]
                 continue
             last, last_word = word[-1], word
         else:
