@@ -206,11 +206,15 @@ def case_cycles_threads(binary, tmp):
         d = load(os.path.join(tmp, f))
         steps = [e for e in xs(d) if e["name"].startswith("ProfilerStep#")]
         check(sorted(int(e["name"][13:]) for e in steps) == [4 * i + 2, 4 * i + 3], f"{f} steps")
+        # The window is the two steps; a step is written 1 ns short of the
+        # next one's start (see prof__region), so it ends 0.001 us later.
         lo = min(e["ts"] for e in steps)
-        hi = max(e["ts"] + e["dur"] for e in steps)
+        hi = max(e["ts"] + e["dur"] for e in steps) + 0.001
         busy = xs(d, "busy_region")
-        check(busy, f"{f}: no worker events")
-        check(all(lo <= e["ts"] <= hi for e in busy), f"{f}: worker event outside the window")
+        # the worker records 100 regions inside each step, none between
+        check(len(busy) == 200, f"{f}: {len(busy)} worker events, expected 200")
+        check(all(lo <= e["ts"] and e["ts"] + e["dur"] <= hi + 1e-9 for e in busy),
+              f"{f}: worker event outside the window [{lo}, {hi}]")
 
 
 def case_config(binary, tmp):

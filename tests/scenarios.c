@@ -6,6 +6,7 @@
 #include "prof.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,16 +151,23 @@ static int schedule(void) {
     return 0;
 }
 
-/* A worker thread keeps recording across cycle boundaries. */
-static int stop_worker;
-static unsigned long worker_iterations;
+/* A worker thread records in every step, across cycle boundaries: exactly
+   WORKER_REGIONS regions per step, inside it (the main thread hands each
+   step over and waits for it), so a cycle holds a known number. */
+enum { WORKER_STEPS = 12, WORKER_REGIONS = 100 };
+static int worker_go, worker_done;      /* the step handed over / finished, from 1 */
+
+static void wait_for(int *flag, int value) {
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != value) sched_yield();
+}
 
 static void *busy_worker(void *arg) {
     (void)arg;
     PROF_THREAD_NAME("busy");
-    while (!__atomic_load_n(&stop_worker, __ATOMIC_RELAXED)) {
-        PROF_SCOPE("busy_region");
-        __atomic_fetch_add(&worker_iterations, 1, __ATOMIC_RELAXED);
+    for (int s = 1; s <= WORKER_STEPS; s++) {
+        wait_for(&worker_go, s);
+        for (int i = 0; i < WORKER_REGIONS; i++) { PROF_SCOPE("busy_region"); }
+        __atomic_store_n(&worker_done, s, __ATOMIC_RELEASE);
     }
     return NULL;
 }
@@ -168,16 +176,14 @@ static int cycles_threads(void) {
     pthread_t t;
     PROF_INIT(NULL);
     pthread_create(&t, NULL, busy_worker, NULL);
-    for (int s = 0; s < 12; s++) {
+    for (int s = 1; s <= WORKER_STEPS; s++) {
         {
             PROF_SCOPE("main_work");
-            /* each step lasts until the worker has recorded some regions */
-            unsigned long start = __atomic_load_n(&worker_iterations, __ATOMIC_RELAXED);
-            while (__atomic_load_n(&worker_iterations, __ATOMIC_RELAXED) < start + 100) {}
+            __atomic_store_n(&worker_go, s, __ATOMIC_RELEASE);
+            wait_for(&worker_done, s);
         }
         PROF_STEP();
     }
-    __atomic_store_n(&stop_worker, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);
     PROF_SHUTDOWN();
     return 0;

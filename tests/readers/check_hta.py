@@ -4,6 +4,7 @@
     check_hta.py DIR [--expect-ranks N] [--expect-names a,b,...]
                      [--expect-steps N] [--expect-nesting parent/child,...]
                      [--expect-annotations a,b,...] [--include-last-step]
+                     [--hta-rounding]
 
 Uses the real reader: hta.trace_analysis.TraceAnalysis(trace_dir=DIR), which
 maps every *.json / *.gz directly in DIR to a rank (regex '"rank":\\s+(\\d+)',
@@ -25,6 +26,14 @@ Checks:
     which summarises cat "user_annotation" events per rank; CPU-only is fine);
   * when the trace has GPU kernels (stream >= 0 and correlation >= 0), that
     get_gpu_kernel_breakdown() finds them.
+HTA 0.5 rounds every ts up and every end down to a whole microsecond when a
+trace's times have decimals (Kineto's since PyTorch 2.4, and ours): a region
+that starts and ends within one microsecond gets dur -1, and its CallGraph
+raises "ValueError: Unexpected case" when such a region meets one rounded to
+dur 0 (tests/readers/mutate.py sub-us shows it on a fixture).  Our times are
+exact nanoseconds, so this script sets HTA's own switch against it,
+HTA_DISABLE_NS_ROUNDING=1, unless --hta-rounding asks for the default.
+
 Prints one summary line and exits 0 on success; prints failures (and HTA's own
 warnings) and exits 1 otherwise; 2 for usage errors.  Run it with the venv
 from setup_venv.sh.
@@ -65,7 +74,11 @@ def main():
                          "must list (cat user_annotation events)")
     ap.add_argument("--include-last-step", action="store_true",
                     help="pass include_last_profiler_step=True to TraceAnalysis")
+    ap.add_argument("--hta-rounding", action="store_true",
+                    help="keep HTA's default rounding of ns times to whole us")
     args = ap.parse_args()
+    # read by HTA at each parse (hta/configs/env_options.py)
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "0" if args.hta_rounding else "1"
     if not os.path.isdir(args.dir):
         print("check_hta: %s is not a directory" % args.dir, file=sys.stderr)
         return 2

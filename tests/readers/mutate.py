@@ -15,6 +15,13 @@ applied.  Standard library only.  Mutations:
   only-meta         keep only the M events             (HTA KeyError: no 'dur')
   bad-filename      name the file <worker>.json        (TensorBoard discovers no run)
   extra-json        add a non-trace config.json        (HTA reads it as a rank)
+  sub-us            add two short regions inside forward, as a real run
+                    has them: "tiny" (20 ns, within one whole us) and
+                    "short" (0.9 us, across one), both exact in ns.  HTA's
+                    default ns rounding (ceil start, floor end) turns them
+                    into dur -1 and dur 0, and its CallGraph raises
+                    "Unexpected case"; with HTA_DISABLE_NS_ROUNDING=1 it
+                    nests both under forward.
 """
 import json
 import os
@@ -51,6 +58,11 @@ def main():
             obj["traceEvents"] = [e for e in ev if e.get("ph") == "M"]
         elif mut == "bad-filename":
             out_name = fn.split(".")[0] + ".json"
+        elif mut == "sub-us":
+            fwd = next(e for e in ev if e.get("name") == "forward")
+            t = float(int(fwd["ts"]) + 2)     # a whole us inside forward
+            for name, ts, dur in (("tiny", t + 0.2, 0.02), ("short", t + 0.3, 0.9)):
+                ev.append(dict(fwd, name=name, ts=round(ts, 3), dur=dur))
         elif mut not in ("rank-no-space", "extra-json"):
             sys.exit("mutate.py: unknown mutation %r" % mut)
         text = json.dumps(obj, indent=1)
