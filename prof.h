@@ -210,7 +210,11 @@ int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
 int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
 
 /* key_averages().table(): one row per region name, or per name and
-   arguments. Sorted descending (by name: ascending). */
+   arguments and/or thread (group: 0 or PROF_GROUP_* ORed). Like torch's,
+   rows sum over threads unless grouped by thread. Sorted descending (by
+   name: ascending). */
+#define PROF_GROUP_ARGS   1
+#define PROF_GROUP_THREAD 2
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
     PROF_SORT_CPU_MAX, PROF_SORT_CALLS, PROF_SORT_FLOPS, PROF_SORT_NAME,
@@ -221,6 +225,8 @@ typedef enum prof_sort {
 typedef struct prof_row {
     const char *name;
     const char *args;         /* "M=64, N=128" when grouped by arguments    */
+    const char *thread;       /* the thread's name when grouped by thread   */
+    long        tid;          /*   and its id (0 otherwise)                 */
     uint64_t    calls;
     int64_t     self_ns;      /* total minus time in child regions          */
     int64_t     total_ns;
@@ -241,9 +247,11 @@ typedef struct prof_table {
     int64_t   self_gpu_sum_ns;
     int       has_mem;        /* the cycle has memory events: memory columns */
     int       has_gpu_mem;    /*   and GPU ones: GPU Mem columns too         */
+    size_t    threads;        /* threads whose regions the rows sum over    */
+    int       by_thread;      /* grouped by thread: a Thread column         */
 } prof_table;
 
-int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out);
+int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
 void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
 void prof_table_free(prof_table *t);
 
@@ -2188,7 +2196,7 @@ typedef struct prof__tw {               /* trace-writing context */
     const prof__cycle *cy;
     int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
     long pid;
-    int first;
+    size_t nev;                         /* events written: the "wrote" line's count */
     const char *xhead;                  /* PROF__X_HEAD or PROF__X_HEAD_OP */
     size_t xlen;
     char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
@@ -2265,8 +2273,7 @@ static void prof__tw_thread(prof__tw *t, long tid) {
 
 /* Opens one event: separator and the literal up to the name. */
 static void prof__ev_open(prof__tw *t, const char *lit, size_t n) {
-    if (!t->first) PROF__W_LIT(&t->w, ",");
-    t->first = 0;
+    if (t->nev++) PROF__W_LIT(&t->w, ",");
     prof__w_put(&t->w, lit, n);
 }
 
@@ -2311,8 +2318,7 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     }
     char *o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
     *o = ',';
-    o += !t->first;
-    t->first = 0;
+    o += t->nev++ != 0;
     memcpy(o, t->xhead, sizeof PROF__X_HEAD);
     o = prof__copy16(o + t->xlen, name, len);
     memcpy(o, t->where, sizeof t->where);
@@ -2497,7 +2503,10 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
     PROF__W_LIT(w, "}}");
 }
 
-__attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops) {
+/* Writes the cycle as Kineto's JSON; as_ops: regions as cpu_op (TensorBoard's
+   operator view). *nev (if not NULL) gets the number of traceEvents. */
+__attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops,
+                                                          size_t *nev) {
     /* both heads padded to the same size: the fast path copies a fixed size */
     static const char op_head[sizeof PROF__X_HEAD] = PROF__X_HEAD_OP;
     prof__tw t;
@@ -2505,7 +2514,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.cy = cy;
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
-    t.first = 1;
     t.pid = (long)getpid();
     t.ms = (uint64_t)-1;
     for (int i = 0; i < 1000; i++) {
@@ -2663,13 +2671,13 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     int ok = !w->err;
     if (fclose(w->f) != 0) ok = 0;
     if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
+    if (nev) *nev = t.nev;
     free(pend);
     free(t.corrs);
     prof__w_free(w);
     return ok;
 }
 
-static int prof__write_trace(const prof__cycle *cy, const char *path) { return prof__write_trace_as(cy, path, 0); }
 
 /* ---- a saved cycle: events, summary table, folded stacks ------------------ */
 
@@ -2684,7 +2692,7 @@ static int64_t prof__trace_shift(void) {
 int prof_cycle_index(const prof_cycle *c) { return c->index; }
 uint64_t prof_cycle_dropped(const prof_cycle *c) { return c->dropped; }
 size_t prof_cycle_event_count(const prof_cycle *c) { return c->n; }
-int prof_cycle_write_trace(const prof_cycle *c, const char *path) { return prof__write_trace(c, path); }
+int prof_cycle_write_trace(const prof_cycle *c, const char *path) { return prof__write_trace_as(c, path, 0, NULL); }
 size_t prof_cycle_gpu_count(const prof_cycle *c) { return c->ngpu; }
 
 int prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out) {
@@ -2919,7 +2927,7 @@ static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *ar
 
 typedef struct prof__agg {              /* a row while the table is built */
     uint64_t hash;
-    size_t name, args;                  /* offsets into the string buffer */
+    size_t name, args, thread;          /* offsets into the string buffer */
     prof_row r;
 } prof__agg;
 
@@ -2957,6 +2965,7 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
     }
     if (!c) c = strcmp(a->name, b->name);
     if (!c) c = strcmp(a->args ? a->args : "", b->args ? b->args : "");
+    if (!c) c = (a->tid > b->tid) - (a->tid < b->tid);
     return c;
 }
 
@@ -3127,7 +3136,8 @@ static void prof__mem_label(const prof__cycle *c) {
 }
 
 /* Rows and their strings live in one block: prof_table_free is one free(). */
-int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, prof_table *out) {
+int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
+    int group_by_args = (group & PROF_GROUP_ARGS) != 0, by_thread = (group & PROF_GROUP_THREAD) != 0;
     prof__walk w;
     prof__wreg r;
     prof__sbuf str = { NULL, 0, 0 }, key = { NULL, 0, 0 };
@@ -3144,8 +3154,14 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
     if (c->ngpu && !gdur) ok = 0;
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
+    unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* threads with regions */
+    size_t nthreads = 0;
+    if (!seen) ok = 0;
     while (ok && prof__walk_next(&w, &r)) {
         const char *name = prof__row_name(r.e);
+        const struct prof__tinfo *ti = &c->th[r.e->th];
+        nthreads += !seen[r.e->th];
+        seen[r.e->th] = 1;
         int64_t flops = 0;
         for (size_t i = 0; i < r.nargs; i++) {
             const prof__ev *a = &c->ev[r.args[i]];
@@ -3154,13 +3170,17 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         if (group_by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
         uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
         if (group_by_args) h = prof__fnv(h * 0x100000001b3ull, key.p); /* NUL between */
+        if (by_thread) h = (h ^ (uint64_t)ti->tid) * 0x100000001b3ull;
         if (!prof__index_room(&slot, &nslot, nagg, agg ? &agg[0].hash : NULL, sizeof *agg)) { ok = 0; break; }
         size_t j = (size_t)h & (nslot - 1);
         prof__agg *g = NULL;
         for (; slot[j]; j = (j + 1) & (nslot - 1)) {
             prof__agg *x = &agg[slot[j] - 1];
             if (x->hash == h && !strcmp(str.p + x->name, name) &&
-                (!group_by_args || !strcmp(str.p + x->args, key.p))) { g = x; break; }
+                (!group_by_args || !strcmp(str.p + x->args, key.p)) && (!by_thread || x->r.tid == ti->tid)) {
+                g = x;
+                break;
+            }
         }
         if (!g) {
             prof__agg *na = (prof__agg *)prof__grow(agg, &acap, nagg + 1, sizeof *na);
@@ -3173,6 +3193,14 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
             if (!prof__sb_put(&str, name, strlen(name) + 1)) { ok = 0; break; }
             g->args = str.n;
             if (group_by_args && !prof__sb_put(&str, key.p, key.n + 1)) { ok = 0; break; }
+            g->thread = str.n;
+            if (by_thread) {
+                char tn[32];
+                const char *label = ti->name;
+                if (!label) { snprintf(tn, sizeof tn, "thread %ld", ti->tid); label = tn; }
+                g->r.tid = ti->tid;
+                if (!prof__sb_put(&str, label, strlen(label) + 1)) { ok = 0; break; }
+            }
             g->r.min_ns = r.total_ns;
             g->r.max_ns = r.total_ns;
             slot[j] = ++nagg;
@@ -3188,6 +3216,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
     }
     if (w.oom || mw.oom) ok = 0;
+    free(seen);
     free(mw.pend);
     free(mw.stk);
     prof__walk_free(&w);
@@ -3211,6 +3240,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
             rows[i] = agg[i].r;
             rows[i].name = s + agg[i].name;
             rows[i].args = group_by_args ? s + agg[i].args : NULL;
+            rows[i].thread = by_thread ? s + agg[i].thread : NULL;
             /* torch: both shares are of the sum of self times */
             rows[i].self_pct = sum ? 100.0 * (double)rows[i].self_ns / (double)sum : 0.0;
             rows[i].total_pct = sum ? 100.0 * (double)rows[i].total_ns / (double)sum : 0.0;
@@ -3223,6 +3253,8 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group_by_args, pro
         out->self_gpu_sum_ns = gsum;
         out->has_mem = mem != 0;
         out->has_gpu_mem = (mem & 2) != 0;
+        out->threads = nthreads;
+        out->by_thread = by_thread;
         rows = NULL;
     }
     free(rows);
@@ -3263,22 +3295,24 @@ static const char *prof__cut(char *buf, const char *s, size_t max) {
    after each, widths 12 but Name (longest + 4, at most 55) and Args
    (longest + 4, at most 80), which stands where torch puts Input Shapes. */
 void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
-    enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__COL_W = 12 };
+    enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__THREAD_W = 32, PROF__COL_W = 12 };
     static const char *const flop_units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
     static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
     if (!t || !t->n) return;
-    size_t nw = 0, aw = 0;
+    size_t nw = 0, aw = 0, tw = 0;
     int64_t fmin = 0;
     for (size_t i = 0; i < t->n; i++) {
         const prof_row *r = &t->rows[i];
         size_t n = strlen(r->name);
         if (n > nw) nw = n;
         if (r->args && (n = strlen(r->args)) > aw) aw = n;
+        if (r->thread && (n = strlen(r->thread)) > tw) tw = n;
         if (r->flops > 0 && (!fmin || r->flops < fmin)) fmin = r->flops;
     }
     nw = nw + 4 < (size_t)PROF__NAME_W ? nw + 4 : (size_t)PROF__NAME_W;
     int has_args = aw > 0;
     aw = aw + 4 < (size_t)PROF__ARGS_W ? aw + 4 : (size_t)PROF__ARGS_W;
+    tw = tw + 4 < (size_t)PROF__THREAD_W ? tw + 4 : (size_t)PROF__THREAD_W;
     int unit = 0;                       /* torch scales FLOPs by the smallest */
     for (int64_t v = fmin; v >= 1000 && unit < 5; v /= 1000) unit++;
     char flops_head[16];
@@ -3300,6 +3334,7 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     for (int k = 0; k < nmem; k++) { head[nc] = mem_head[k]; width[nc++] = PROF__COL_W; }
     head[nc] = "# of Calls";
     width[nc++] = PROF__COL_W;
+    if (t->by_thread) { head[nc] = "Thread"; width[nc++] = (int)tw; }
     if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
     if (fmin) {
         head[nc] = flops_head; width[nc++] = PROF__COL_W;
@@ -3319,7 +3354,7 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     fprintf(f, "\n%s\n", rule);
     for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) {
         const prof_row *r = &t->rows[i];
-        char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1];
+        char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1], tbuf[PROF__THREAD_W + 1];
         const char *v[PROF__MAX_COLS];
         v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
         prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
@@ -3341,6 +3376,7 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         for (int m = 0; m < nmem; m++) prof__fmt_mem(cell[k++], 64, mem[m]);
         snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
         for (int c = 1; c < k; c++) v[c] = cell[c];
+        if (t->by_thread) v[k++] = prof__cut(tbuf, r->thread ? r->thread : "", PROF__THREAD_W);
         if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
         if (fmin) {
             if (r->flops > 0) {
@@ -3356,6 +3392,9 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         for (k = 0; k < nc; k++) fprintf(f, "%*s  ", width[k], v[k]);
         fputc('\n', f);
     }
+    if (max_rows && t->n > max_rows)
+        fprintf(f, "... %zu more row%s (rows=%zu; rows=0 prints all)\n", t->n - max_rows,
+                t->n - max_rows == 1 ? "" : "s", max_rows);
     char tot[64];
     prof__fmt_time(tot, sizeof tot, (double)t->self_sum_ns);
     fprintf(f, "%s\nSelf CPU time total: %s\n", rule, tot);
@@ -3363,6 +3402,11 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
         prof__fmt_time(tot, sizeof tot, (double)t->self_gpu_sum_ns);
         fprintf(f, "Self GPU time total: %s\n", tot);
     }
+    /* torch's key_averages() sums over threads too, and says nothing */
+    if (t->threads > 1 && !t->by_thread)
+        fprintf(f, "Rows sum over the %zu threads that recorded regions, as torch's key_averages() does "
+                "(a thread's waiting counts as its self time); group=thread gives a row per thread.\n",
+                t->threads);
 }
 
 /* ---- folded stacks --------------------------------------------------------- */
@@ -3526,6 +3570,14 @@ static int prof__mkdirs(const char *dir) {
     }
 }
 
+/* Writes a trace file and says so, with the number of events in it. */
+static int prof__write_announced(const prof__cycle *cy, const char *path, int as_ops) {
+    size_t nev = 0;
+    int ok = prof__write_trace_as(cy, path, as_ops, &nev);
+    if (ok && !prof__g.quiet) prof__msg("wrote %s (%zu events)", path, nev);
+    return ok;
+}
+
 /* TensorBoard's layout, as torch.profiler.tensorboard_trace_handler writes
    it: <dir>/<host>_<pid>.<time_ns>.pt.trace.json, one file per cycle. */
 static void prof__write_tb(const prof__cycle *cy) {
@@ -3540,7 +3592,7 @@ static void prof__write_tb(const prof__cycle *cy) {
     if (!prof__mkdirs(prof__g.tb_dir)) return;
     snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
              (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
-    if (prof__write_trace_as(cy, path, 1) && !prof__g.quiet) prof__msg("wrote %s", path);
+    prof__write_announced(cy, path, 1);
 }
 
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
@@ -3555,7 +3607,7 @@ static void prof__save_cycle(prof__cycle *cy) {
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
     int ok = 1;
     if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
-    else ok = prof__write_trace(cy, path);
+    else ok = prof__write_announced(cy, path, 0);
     if (prof__g.tb_dir[0]) prof__write_tb(cy);
     if (prof__g.stacks[0]) {
         char sp[1200];
@@ -3578,7 +3630,6 @@ static void prof__save_cycle(prof__cycle *cy) {
     prof__g.stats.dropped += cy->dropped;
     prof__g.stats.traces_written += ok ? 1 : 0;
     pthread_mutex_unlock(&prof__lock);
-    if (ok && !prof__g.quiet && !prof__g.on_ready) prof__msg("wrote %s (%zu events)", path, cy->n);
 }
 
 /* ---- environment and init ------------------------------------------------ */
@@ -3620,7 +3671,7 @@ static int prof__parse_schedule(const char *s, prof_schedule *out) {
     return 1;
 }
 
-/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args]", any order, any subset; the rest
+/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
 static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
@@ -3662,7 +3713,9 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
             } else if (!strcmp(tok, "rows")) {
                 if (!prof__parse_uint(eq, &n)) return 0;
             } else if (!strcmp(tok, "group")) {
-                if (!strcmp(eq, "args")) g = 1;
+                if (!strcmp(eq, "args")) g = PROF_GROUP_ARGS;
+                else if (!strcmp(eq, "thread")) g = PROF_GROUP_THREAD;
+                else if (!strcmp(eq, "args+thread") || !strcmp(eq, "thread+args")) g = PROF_GROUP_ARGS | PROF_GROUP_THREAD;
                 else if (!strcmp(eq, "name")) g = 0;
                 else return 0;
             } else if (!strcmp(tok, "ranks")) {
@@ -3811,7 +3864,7 @@ static void prof__init_locked(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args][,ranks=all]; no table", table);
+                      "rows=N[,group=args|thread|args+thread][,ranks=all]; no table", table);
     }
     if (!prof__g.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     cfg.schedule.warmup = 2;
     cfg.schedule.active = 5;
     cfg.schedule.repeat = 2;
-    cfg.table = "sort=self_cpu,rows=12";
+    cfg.table = "sort=self_cpu,rows=12,group=thread"; /* a row per region and thread */
     PROF_INIT(&cfg);
 #endif
     PROF_THREAD_NAME("main");

@@ -303,7 +303,43 @@ static void test_print(void) {
         "                                                   gemm         0.05%       1.000ms         0.05%       1.000ms     500.000us     500.000us     500.000us             2         4.000         4.000  \n"
         "a_region_name_that_is_far_too_long_for_the_name_colu...         0.00%       0.013us         0.00%       0.013us       0.013us       0.013us       0.013us             1            --            --  \n"
         "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  \n"
+        "Self CPU time total: 2.002s\n"
+        "Rows sum over the 2 threads that recorded regions, as torch's key_averages() does "
+        "(a thread's waiting counts as its self time); group=thread gives a row per thread.\n");
+    prof_table_free(&t);
+
+    /* a row per region and thread: the Thread column, no note; widths are
+       those of all rows, printed or not */
+    CHECK(prof_cycle_table(&c, PROF_SORT_CPU_TOTAL, PROF_GROUP_THREAD, &t));
+    CHECK_EQ(t.threads, 2);
+    CHECK(t.by_thread && t.rows[0].tid == 200 && !strcmp(t.rows[0].thread, "loader"));
+    expect_text("table by thread",
+        printed(&t, 2),
+        "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ----------  ------------  ------------  \n"
+        "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max    # of Calls      Thread  Total MFLOPs        GFLOPS  \n"
+        "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ----------  ------------  ------------  \n"
+        "                                                   load        99.93%        2.000s        99.93%        2.000s        2.000s        2.000s        2.000s             1      loader            --            --  \n"
+        "                                                   step         0.02%     499.987us         0.07%       1.500ms       1.500ms       1.500ms       1.500ms             1        main            --            --  \n"
+        "... 2 more rows (rows=2; rows=0 prints all)\n"
+        "-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ----------  ------------  ------------  \n"
         "Self CPU time total: 2.002s\n");
+    prof_table_free(&t);
+
+    /* the same name on two threads: two rows, by thread id */
+    nev = 0;
+    reg(0, "op", 100, 300);
+    reg(1, "op", 100, 200);
+    reg(0, "op", 400, 500);
+    c = make_cycle();
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, PROF_GROUP_THREAD, &t));
+    CHECK_EQ(t.n, 2);
+    if (t.n == 2) {
+        CHECK(t.rows[0].tid == 100 && t.rows[0].calls == 2 && t.rows[0].total_ns == 300);
+        CHECK(t.rows[1].tid == 200 && t.rows[1].calls == 1 && t.rows[1].total_ns == 100);
+    }
+    prof_table_free(&t);
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, 0, &t));
+    CHECK(t.n == 1 && t.rows[0].calls == 3 && t.rows[0].thread == NULL && t.threads == 2 && !t.by_thread);
     prof_table_free(&t);
 
     /* max_rows, and the Args column when grouped (no FLOPs here) */
@@ -312,13 +348,14 @@ static void test_print(void) {
     reg(0, "op", 100, 1100);
     reg(0, "op", 2000, 2500);
     c = make_cycle();
-    CHECK(prof_cycle_table(&c, PROF_SORT_SELF_CPU, 1, &t));
+    CHECK(prof_cycle_table(&c, PROF_SORT_SELF_CPU, PROF_GROUP_ARGS, &t));
     expect_text("grouped table",
         printed(&t, 1),
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "  Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg       CPU min       CPU max    # of Calls     Args  \n"
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "    op        66.67%       1.000us        66.67%       1.000us       1.000us       1.000us       1.000us             1      N=8  \n"
+        "... 1 more row (rows=1; rows=0 prints all)\n"
         "------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  ------------  -------  \n"
         "Self CPU time total: 1.500us\n");
     prof_table_free(&t);
@@ -375,6 +412,10 @@ static void test_spec(void) {
     CHECK(s == PROF_SORT_SELF_CPU && rows == 10 && g == 0);
     CHECK(prof__parse_table_spec("group=args,sort=cpu_time_total", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_CPU_TOTAL && rows == 0 && g == 1);
+    CHECK(prof__parse_table_spec("group=thread", &s, &rows, &g, NULL));
+    CHECK(s == PROF_SORT_SELF_CPU && rows == 0 && g == PROF_GROUP_THREAD);
+    CHECK(prof__parse_table_spec("rows=4,group=args+thread", &s, &rows, &g, NULL));
+    CHECK(rows == 4 && g == (PROF_GROUP_ARGS | PROF_GROUP_THREAD));
     CHECK(prof__parse_table_spec("1", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_SELF_CPU && rows == 0 && g == 0);
     static const char *const names[] = { "self_cpu", "self_cpu_time_total", "cpu_total", "cpu_time_total",
