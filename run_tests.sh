@@ -1,187 +1,164 @@
 #!/usr/bin/env bash
-# run_tests.sh -- every test, as CI runs it (.ci/run). Needs cmake, gcc, g++,
-# clang, clang++ and python3 (Debian 12: apt-get install cmake clang python3).
+# run_tests.sh -- every test, as CI runs it (.ci/run).
 #
-#   build/        gcc    Release         all tests, zero-cost and package checks
-#   build-clang/  clang  Debug           tests: clang warnings in C11 and C++17
-#   build-asan/   clang  RelWithDebInfo  tests under PROF_SANITIZE=address,undefined
-#   build-tsan/   clang  RelWithDebInfo  tests under PROF_SANITIZE=thread
+#   ./run_tests.sh [--no-install] [--stage NAME]... [-j N]
 #
-# Tests compile with -Wall -Wextra -Werror, so building with both compilers is
-# the warnings matrix. Every stage runs even when one fails; the exit status is
-# nonzero when any failed. JOBS=N sets the parallelism (default 2); ONLY="build
-# build-asan" runs only those builds; SAN_CC/SAN_CXX choose the sanitizer
-# compilers.
+# Needs cmake, gcc, g++, clang, clang++ and python3 (Debian 12: apt-get
+# install cmake gcc g++ clang python3). Everything it builds goes under
+# build-tests/, one directory per stage; it never touches build/, the
+# README's example build. The stages:
+#
+#   gcc   gcc    Release         every test, the zero-cost and package checks,
+#                                the trace readers on their fixtures
+#   asan  clang  Debug           every test under ASan+UBSan: clang's warnings,
+#                                -O0, the sanitizers
+#   tsan  clang  RelWithDebInfo  every test under TSan
+#
+# Tests compile with -Wall -Wextra -Werror, so the stages are also the
+# warnings matrix. What some tests need and a fresh machine lacks is
+# installed first, after saying what and for which tests: Debian packages
+# (Open MPI, HIP) and, from PyPI into build-tests/venv, the trace readers
+# (tests/readers/requirements.txt). --no-install installs nothing: those tests
+# are skipped with the reason. Every stage runs even when one fails; the run
+# ends with one summary (per stage passed/failed/skipped, each skip's reason,
+# each failure's first lines) and its closing line
+#     tests: N passed, N failed, N skipped
+# and exits 1 if anything failed. JOBS=N or -j N sets the parallelism
+# (default: the number of CPUs); SAN_CC/SAN_CXX choose the sanitizer stages'
+# compilers; PROF_TEST_PYTHON=... uses that interpreter for the checks and
+# makes no venv.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(pwd)
-jobs=${JOBS:-2}
+out=$root/build-tests
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 san_cc=${SAN_CC:-clang}
 san_cxx=${SAN_CXX:-clang++}
+install=1
+stages=()
 
-failed=()
-summary=()
-t_start=$SECONDS
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+while (($#)); do
+  case $1 in
+    --no-install) install=0 ;;
+    --stage) stages+=("${2:?--stage needs a name}"); shift ;;
+    -j) jobs=${2:?-j needs a number}; shift ;;
+    -j*) jobs=${1#-j} ;;
+    -h|--help) usage ;;
+    *) echo "run_tests.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+  shift
+done
+((${#stages[@]})) || stages=(gcc asan tsan)
+for s in "${stages[@]}"; do
+  [[ $s == gcc || $s == asan || $s == tsan ]] || { echo "run_tests.sh: no stage '$s' (gcc, asan, tsan)" >&2; exit 2; }
+done
 
 missing=()
 for tool in cmake gcc g++ clang clang++ python3; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if ((${#missing[@]})); then
-  echo "run_tests.sh: not found: ${missing[*]}" >&2
+  echo "run_tests.sh: not found: ${missing[*]} (Debian: apt-get install cmake gcc g++ clang python3)" >&2
   exit 1
 fi
+t_start=$SECONDS
+mkdir -p "$out"
 
-banner() { printf '\n==== %s\n' "$*"; }
-
-# ---- optional system packages -----------------------------------------------------
-# apt_install PKG...: installs those of the Debian packages that are missing,
-# quietly, when apt-get is there and we are root; `apt-get update` first only
-# when the install fails (stale or empty package lists, as in fresh
-# containers). Nonzero, with the reason in $apt_why, when they could not be
-# installed: the tests that need them then skip themselves.
-apt_why=
-apt_install() {
-  local missing=() pkg log=/tmp/run_tests.apt.$$.log
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$pkg")
-  done
-  ((${#missing[@]})) || return 0
-  if ! command -v apt-get >/dev/null || ((EUID != 0)); then
-    apt_why="not installed: ${missing[*]} (needs apt-get as root)"
-    return 1
-  fi
-  echo "run_tests.sh: apt-get install ${missing[*]}"
-  local install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}")
-  if "${install[@]}" >"$log" 2>&1 || { apt-get update -q >>"$log" 2>&1 && "${install[@]}" >>"$log" 2>&1; }; then
-    rm -f "$log"
-    return 0
-  fi
-  tail -n 5 "$log" >&2
-  rm -f "$log"
-  apt_why="apt-get install ${missing[*]} failed"
-  return 1
+# ---- what the tests need from outside ---------------------------------------
+# Each entry: the Debian packages, and the tests that need them. Only what is
+# missing is listed, and only that is installed.
+declare -a need_pkgs=() need_why=()
+installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q '^install ok installed$'; }
+want() {  # want "PKG..." "WHY": note the packages of PKG... not installed yet
+  local p miss=()
+  for p in $1; do installed "$p" || miss+=("$p"); done
+  ((${#miss[@]})) && { need_pkgs+=("${miss[*]}"); need_why+=("$2"); }
+  return 0
 }
-
-# Open MPI, for examples/train_mlp_mpi and its tests (example_mpi_np*). Without
-# it CMake finds no MPI and those tests skip (exit 77), saying why; so does
-# the summary.
-mpi_note=
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
-  apt_install libopenmpi-dev openmpi-bin ||
-    mpi_note="MPI tests skipped: $apt_why"
+  want "libopenmpi-dev openmpi-bin" "example_mpi_np2, example_mpi_np4 (the MPI example on 2 and 4 ranks)"
 fi
-if [[ -n $mpi_note ]]; then
-  echo "run_tests.sh: $mpi_note" >&2
-  summary+=("$mpi_note")
+if [[ ! -e /usr/include/hip/hip_runtime_api.h && ! -e /opt/rocm/include/hip/hip_runtime_api.h ]]; then
+  want "libamdhip64-dev" "the HIP tests: gpu_hip_c_*, real_hip_real, example_hip_host, zero_cost's HIP builds"
+fi
+if ! command -v hipcc >/dev/null && [[ ! -x /opt/rocm/bin/hipcc ]]; then
+  want "hipcc" "example_hip (the HIP example built by hipcc; brings clang-15 and llvm-15, about 20 packages)"
 fi
 
-# HIP's headers, libamdhip64 and hipcc, for examples/train_mlp_hip{,_host}
-# (example_hip*) and the HIP variants of the zero-cost check. CUDA comes from
-# the machine's toolkit (/usr/local/cuda), not from a package. Without them
-# those tests skip themselves; the summary says so.
-gpu_notes=()
-if ! command -v hipcc >/dev/null ||
-   [[ ! -e /usr/include/hip/hip_runtime_api.h && ! -e /opt/rocm/include/hip/hip_runtime_api.h ]]; then
-  apt_install libamdhip64-dev hipcc || gpu_notes+=("HIP tests skipped: $apt_why")
-fi
-if ! command -v nvcc >/dev/null && [[ -z ${CUDACXX:-} && ! -x /usr/local/cuda/bin/nvcc ]]; then
-  gpu_notes+=("CUDA example skipped: no nvcc (install the CUDA toolkit or set CUDACXX)")
-fi
-for n in "${gpu_notes[@]}"; do
-  echo "run_tests.sh: $n" >&2
-  summary+=("$n")
-done
-
-# stage NAME COMMAND...: run, time, remember a failure. A command may leave
-# a line for the summary in $note.
-note=
-stage() {
-  local name=$1 t0=$SECONDS rc=0
-  shift
-  banner "$name"
-  note=
-  "$@" || rc=$?
-  if ((rc == 0)); then
-    summary+=("$(printf '%-62s ok      %4ss' "$name" $((SECONDS - t0)))")
-  else
-    summary+=("$(printf '%-62s FAILED  %4ss' "$name" $((SECONDS - t0)))")
-    failed+=("$name")
-  fi
-  [[ -n $note ]] && summary+=("    $note")
-  return "$rc"
+apt_install() {  # apt_install PKG...: quietly; `apt-get update` first only if needed
+  local log=$out/apt.log
+  local cmd=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@")
+  "${cmd[@]}" >"$log" 2>&1 || { apt-get update -q >>"$log" 2>&1 && "${cmd[@]}" >>"$log" 2>&1; } ||
+    { tail -n 3 "$log" | sed 's/^/    /' >&2; return 1; }
 }
+if ((${#need_pkgs[@]})); then
+  if ((install)) && command -v apt-get >/dev/null && ((EUID == 0)); then
+    echo "run_tests.sh: installing Debian packages for the tests that need them (--no-install: skip those tests instead):"
+    for i in "${!need_pkgs[@]}"; do printf '    %-30s for %s\n' "${need_pkgs[$i]}" "${need_why[$i]}"; done
+    for i in "${!need_pkgs[@]}"; do
+      # shellcheck disable=SC2086
+      apt_install ${need_pkgs[$i]} || echo "run_tests.sh: could not install ${need_pkgs[$i]}; those tests will be skipped" >&2
+    done
+  else
+    why="--no-install"; ((install)) && why="installing needs apt-get as root"
+    echo "run_tests.sh: not installing ($why); these tests will be skipped:"
+    for i in "${!need_pkgs[@]}"; do printf '    %-30s missing: %s\n' "${need_why[$i]}" "${need_pkgs[$i]}"; done
+  fi
+fi
 
-# ---- Python trace readers -------------------------------------------------------
-# tests/readers/setup_venv.sh makes (once; later runs reuse it) a virtualenv with
-# the real trace readers (TensorBoard profiler plugin, HTA) from PyPI. Its python
-# is handed to every build as -DPROF_TEST_PYTHON, so tests find it in
-# $PROF_TEST_PY; tests/readers/run_checks.sh runs the readers' own checks at the
-# end. PROF_TEST_PYTHON=... instead uses that interpreter and skips the venv.
-venv=$root/build/venv
+# The trace readers (TensorBoard's profiler plugin, HTA) for the checks that
+# read our traces back: a venv from tests/readers/requirements.txt, made once.
 test_python=
 if [[ -n ${PROF_TEST_PYTHON:-} ]]; then
   test_python=$(command -v "$PROF_TEST_PYTHON") ||
     { echo "run_tests.sh: PROF_TEST_PYTHON=$PROF_TEST_PYTHON not found" >&2; exit 1; }
-fi
-make_reader_venv() {
-  local py
-  py=$(bash tests/readers/setup_venv.sh "$venv") || return 1
-  test_python=$(printf '%s\n' "$py" | tail -n 1)
-  echo "readers venv: $test_python"
-}
-reader_tests() {
-  bash tests/readers/run_checks.sh "$venv"
-}
-if [[ -z $test_python && -f tests/readers/setup_venv.sh ]]; then
-  stage "readers: venv" make_reader_venv
+elif [[ -x $out/venv/bin/python && -f $out/venv/.readers-stamp ]] && ((!install)); then
+  test_python=$out/venv/bin/python
+elif ((install)); then
+  echo "run_tests.sh: the trace readers, pinned in tests/readers/requirements.txt, from PyPI into build-tests/venv (once)"
+  test_python=$(bash tests/readers/setup_venv.sh "$out/venv" | tail -n 1) || {
+    echo "run_tests.sh: could not make the readers' venv; the tests that use the readers will be skipped" >&2
+    test_python=
+  }
+else
+  echo "run_tests.sh: no readers' venv (--no-install); the tests that use the readers will be skipped"
 fi
 
-# ---- CMake builds ---------------------------------------------------------------
-
-# build_and_test DIR CC CXX BUILD_TYPE SANITIZE [CTEST_ARG...]
-build_and_test() {
-  local dir=$1 cc=$2 cxx=$3 type=$4 san=$5
+# ---- the stages -------------------------------------------------------------
+# stage NAME CC CXX BUILD_TYPE SANITIZE [CTEST_ARG...]: configure, build and
+# test in build-tests/NAME; build-tests/NAME/result says how far it got, its
+# junit.xml what each test did (tests/summary.py reads both).
+stage() {
+  local name=$1 cc=$2 cxx=$3 type=$4 san=$5 dir=$out/$1 t0=$SECONDS
   shift 5
-  if [[ -n ${ONLY:-} && " $ONLY " != *" $dir "* ]]; then
-    return 0
-  fi
-  local what="$dir ($cc, $type${san:+, $san})"
-  local cfg=(-S "$root" -B "$root/$dir" -DCMAKE_BUILD_TYPE="$type"
+  mkdir -p "$dir"
+  rm -f "$dir/result" "$dir/junit.xml"
+  printf '\n==== %s: %s, %s%s\n' "$name" "$cc" "$type" "${san:+, -fsanitize=$san}"
+  local cfg=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type"
              -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
              -DPROF_BUILD_TESTS=ON -DPROF_BUILD_EXAMPLES=ON -DPROF_SANITIZE="$san")
   [[ -n $test_python ]] && cfg+=(-DPROF_TEST_PYTHON="$test_python")
-  stage "$what: configure" cmake "${cfg[@]}" || return 0
-  stage "$what: build" cmake --build "$root/$dir" -j "$jobs" || return 0
-  stage "$what: ctest" run_ctest "$dir" "$@"
+  if ! cmake "${cfg[@]}" >"$dir/configure.log" 2>&1; then
+    echo "configure failed" >"$dir/result"; tail -n 20 "$dir/configure.log"; return
+  fi
+  if ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
+    echo "build failed" >"$dir/result"; grep -m 20 -E 'error|warning' "$dir/build.log"; return
+  fi
+  echo "built in $((SECONDS - t0)) s (log: build-tests/$name/build.log)"
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --output-junit junit.xml "$@")
+  echo ok >"$dir/result"
+  echo "$name: $((SECONDS - t0)) s"
 }
 
-# run_ctest DIR [CTEST_ARG...]: ctest; its summary line goes in $note.
-run_ctest() {
-  local dir=$1 rc
-  shift
-  (cd "$root/$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" "$@") 2>&1 |
-    tee "$root/$dir/ctest.log"
-  rc=${PIPESTATUS[0]}
-  note=$(grep -E 'tests passed|tests failed' "$root/$dir/ctest.log" | tail -n 1)
-  return "$rc"
-}
+dirs=()
+for s in "${stages[@]}"; do
+  case $s in
+    gcc)  stage gcc  gcc       g++        Release        "" ;;
+    asan) stage asan "$san_cc" "$san_cxx" Debug          address,undefined -LE meta ;;
+    tsan) stage tsan "$san_cc" "$san_cxx" RelWithDebInfo thread            -LE meta ;;
+  esac
+  dirs+=("$out/$s")
+done
 
-build_and_test build       gcc       g++        Release        ""
-build_and_test build-clang clang     clang++    Debug          ""                -LE meta
-build_and_test build-asan  "$san_cc" "$san_cxx" RelWithDebInfo address,undefined -LE meta
-build_and_test build-tsan  "$san_cc" "$san_cxx" RelWithDebInfo thread            -LE meta
-
-if [[ -z ${ONLY:-} && -z ${PROF_TEST_PYTHON:-} && -f tests/readers/run_checks.sh ]]; then
-  stage "readers: checks" reader_tests
-fi
-
-# ---- summary --------------------------------------------------------------------
-banner "summary ($((SECONDS - t_start))s)"
-printf '%s\n' "${summary[@]}"
-if ((${#failed[@]})); then
-  printf '\nFAILED: %s\n' "${failed[@]}"
-  exit 1
-fi
-echo
-echo "all passed"
+python3 tests/summary.py "$((SECONDS - t_start))" "${dirs[@]}"

@@ -5,7 +5,7 @@
 # pinned in requirements.txt beside this script.  torch is not installed:
 # neither reader's loader imports it.
 #
-#   tests/readers/setup_venv.sh [VENV]      (default: <repo>/build/venv)
+#   tests/readers/setup_venv.sh [VENV]      (default: <repo>/build-tests/venv)
 #
 # Needs python3 (3.11 on Debian 12) and network access to PyPI.  On Debian,
 # where `python3 -m venv` needs the python3-venv package, it installs that
@@ -16,7 +16,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-venv=${1:-$repo/build/venv}
+venv=${1:-$repo/build-tests/venv}
 req=$here/requirements.txt
 py=${PYTHON:-python3}
 
