@@ -64,6 +64,11 @@
      PROF_TB_DIR     also write each cycle for TensorBoard's profiler plugin
      PROF_STACKS     also write folded stacks (flamegraph.pl, speedscope)
      PROF_RANKS      ranks that record, e.g. 0 or 0,2-3 (default all)
+     PROF_CLOCK      monotonic: CLOCK_MONOTONIC instead of the TSC
+     PROF_LOG        messages and tables go to this file, not stderr (the
+                     profiler never writes to stdout)
+     PROF_MERGE_THREADS  0: a track per OS thread (default: alike-named
+                     threads that never overlap share one)
 
    PLATFORMS  Linux with GCC or Clang, C99/C11 and C++11/17 (strict or gnu
    dialects). Timestamps: invariant TSC on x86-64, the generic timer on
@@ -116,6 +121,9 @@ typedef struct prof_config {
     const char   *tb_dir;     /* also write <tb_dir>/<worker>.<ns>.pt.trace.json */
     const char   *stacks;     /* also write folded stacks here (flamegraph.pl) */
     const char   *ranks;      /* ranks that record: "0", "0,2-3" (default all) */
+    const char   *log;        /* messages and tables go here, not stderr    */
+    int           separate_threads; /* nonzero: a track per OS thread, even
+                                 for alike-named threads that never overlap */
     prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
     void         *user_data;
 } prof_config;
@@ -322,6 +330,7 @@ typedef struct prof__tls_t { prof__rec *cur, *end; } prof__tls_t;
 extern unsigned char prof__on;  /* 1 while recording (or not yet initialised) */
 extern __thread prof__tls_t prof__tls;
 void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
+uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
 
 #define PROF__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -336,7 +345,6 @@ static inline uint64_t prof__ticks(void) {
     __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
     return v;
 #else
-    uint64_t prof__ticks_clock(void);
     return prof__ticks_clock();
 #endif
 }
@@ -410,6 +418,25 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
     prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin(name)
 #endif
 
+/* Argument conversions with no cast that a strict C++ build flags
+   (-Wold-style-cast; -Wuseless-cast when the value has the type already):
+   an exact-type overload, else a static_cast. */
+#ifdef __cplusplus
+inline double prof__f64(double v) { return v; }
+template <class T> inline double prof__f64(T v) { return static_cast<double>(v); }
+inline int64_t prof__i64(int64_t v) { return v; }
+template <class T> inline int64_t prof__i64(T v) { return static_cast<int64_t>(v); }
+inline size_t prof__size(size_t v) { return v; }
+template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v); }
+#define PROF__F64(v)  prof__f64(v)
+#define PROF__I64(v)  prof__i64(v)
+#define PROF__SIZE(v) prof__size(v)
+#else
+#define PROF__F64(v)  ((double)(v))
+#define PROF__I64(v)  ((int64_t)(v))
+#define PROF__SIZE(v) ((size_t)(v))
+#endif
+
 #define PROF__CAT2(a, b) a##b
 #define PROF__CAT(a, b) PROF__CAT2(a, b)
 #define PROF__VAR(base) PROF__CAT(base, __COUNTER__)
@@ -421,13 +448,13 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
 #define PROF_BEGIN(name)      prof_begin(name)
 #define PROF_END()            prof_end()
 #define PROF_INSTANT(name)    do { if (prof__recording()) prof_instant(name); } while (0)
-#define PROF_COUNTER(name, v) do { if (prof__recording()) prof_counter((name), (double)(v)); } while (0)
+#define PROF_COUNTER(name, v) do { if (prof__recording()) prof_counter((name), PROF__F64(v)); } while (0)
 #define PROF_THREAD_NAME(name) prof_thread_name(name)
 #define PROF_STEP()           prof_step()
-#define PROF_ARG_INT(key, v)  do { if (prof__recording()) prof_arg_int((key), (int64_t)(v)); } while (0)
+#define PROF_ARG_INT(key, v)  do { if (prof__recording()) prof_arg_int((key), PROF__I64(v)); } while (0)
 #define PROF_ARG_STR(key, s)  do { if (prof__recording()) prof_arg_str((key), (s)); } while (0)
 #define PROF_FLOPS(n)         PROF_ARG_INT("flops", (n))
-#define PROF_ALLOC(ptr, bytes) prof_mem_alloc((ptr), (size_t)(bytes), -1)
+#define PROF_ALLOC(ptr, bytes) prof_mem_alloc((ptr), PROF__SIZE(bytes), -1)
 #define PROF_FREE(ptr)        prof_mem_free(ptr)
 #define PROF_SET_RANK(r, n)   prof_set_rank((r), (n))
 #define PROF_SYNC()           prof_sync()
@@ -437,23 +464,29 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
 /* ======================================================================== */
 #else
 
-#define PROF_INIT(cfg)
-#define PROF_SHUTDOWN()
+/* Statements are ((void)0), so `if (x) PROF_STEP(); else ...` stays
+   warning-free. Values an engine may compute only for a macro (counters,
+   arguments, FLOPs, sizes, ranks) go into sizeof: never evaluated, no code,
+   but "used" (-Wunused-variable). Names and the config are dropped unread. */
+#define PROF__NOTHING          ((void)0)
+#define PROF__UNUSED(x)        ((void)sizeof(x))
+#define PROF_INIT(cfg)         PROF__NOTHING
+#define PROF_SHUTDOWN()        PROF__NOTHING
 #define PROF_SCOPE(name)
 #define PROF_FUNCTION()
-#define PROF_BEGIN(name)
-#define PROF_END()
-#define PROF_INSTANT(name)
-#define PROF_COUNTER(name, v)
-#define PROF_THREAD_NAME(name)
-#define PROF_STEP()
-#define PROF_ARG_INT(key, v)
-#define PROF_ARG_STR(key, s)
-#define PROF_FLOPS(n)
-#define PROF_ALLOC(ptr, bytes)
-#define PROF_FREE(ptr)
-#define PROF_SET_RANK(r, n)
-#define PROF_SYNC()
+#define PROF_BEGIN(name)       PROF__NOTHING
+#define PROF_END()             PROF__NOTHING
+#define PROF_INSTANT(name)     PROF__NOTHING
+#define PROF_COUNTER(name, v)  PROF__UNUSED(v)
+#define PROF_THREAD_NAME(name) PROF__NOTHING
+#define PROF_STEP()            PROF__NOTHING
+#define PROF_ARG_INT(key, v)   PROF__UNUSED(v)
+#define PROF_ARG_STR(key, s)   PROF__UNUSED(s)
+#define PROF_FLOPS(n)          PROF__UNUSED(n)
+#define PROF_ALLOC(ptr, bytes) (PROF__UNUSED(ptr), PROF__UNUSED(bytes))
+#define PROF_FREE(ptr)         PROF__NOTHING
+#define PROF_SET_RANK(r, n)    (PROF__UNUSED(r), PROF__UNUSED(n))
+#define PROF_SYNC()            PROF__NOTHING
 
 #endif /* PROF__ENABLED */
 #endif /* PROF_H */
@@ -487,8 +520,21 @@ extern int clock_gettime(int clock_id, struct timespec *tp);
 #define PROF__CLOCK_REALTIME  0 /* Linux ABI values */
 #define PROF__CLOCK_MONOTONIC 1
 
+/* The implementation is C, built as C++ too: its casts and NULLs are C's.
+   Those are C++ style warnings, off for this section alone (the inline hot
+   path above is clean without this). */
 #ifdef __cplusplus
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+#pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuseless-cast"
+#endif
 extern "C" {
+#endif
+
+#ifdef __SIZEOF_INT128__
+__extension__ typedef __int128 prof__i128;  /* not ISO C: -Wpedantic would say so */
 #endif
 
 enum {
@@ -588,23 +634,35 @@ static struct {
     long table_rows;                    /* -1: no table; 0: every row */
     prof_sort table_sort;
     int table_group;
+    int separate_threads;               /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
     prof_stats stats;
 } prof__g;                              /* zero is the state before init */
+
+/* Where the profiler speaks: stderr, or PROF_LOG's file. Never stdout, which
+   is the engine's (generated text, results). Atomic: read without the lock. */
+static FILE *prof__logf;
+static FILE *prof__log(void) {
+    FILE *f = __atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE);
+    return f ? f : stderr;
+}
 static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
 
 unsigned char prof__on = 1;             /* 1 before init: the first event inits */
 __thread prof__tls_t prof__tls;
 static __thread prof__thread *prof__self;
 
-/* One line on stderr; the profiler's only way to speak. Built whole and
-   written at once so lines from several threads do not interleave. */
+/* One line on stderr (or PROF_LOG's file); the profiler's only way to speak.
+   Built whole and written at once so lines from several threads do not
+   interleave. */
 __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "prof: %s\n", line);
+    FILE *f = prof__log();
+    fprintf(f, "prof: %s\n", line);
+    fflush(f);
 }
 
 /* ---- clock --------------------------------------------------------------- */
@@ -670,7 +728,7 @@ static void prof__calibrate(void) {
 static int64_t prof__tick_ns(uint64_t tick) {
     int64_t d = (int64_t)(tick - prof__g.tick0);
 #ifdef __SIZEOF_INT128__
-    return prof__g.mono0 + (int64_t)(((__int128)d * (__int128)prof__g.ns_per_tick_q32) >> 32);
+    return prof__g.mono0 + (int64_t)(((prof__i128)d * (prof__i128)prof__g.ns_per_tick_q32) >> 32);
 #else
     return prof__g.mono0 + (int64_t)((double)d * prof__g.ns_per_tick);
 #endif
@@ -1368,6 +1426,76 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     prof__g.dropped_reported = dropped;
 }
 
+/* Step 0 began with the first event, not at init: with a lazy start the
+   profiler starts when some thread first registers (a worker naming itself,
+   say), after regions of other threads began. Stretches ProfilerStep#0 back
+   over whatever the cycle holds that began before it. */
+static void prof__step0_covers(prof__cycle *cy) {
+    prof__ev *s0 = NULL;
+    uint64_t first = (uint64_t)-1;
+    for (size_t i = 0; i < cy->n; i++) {
+        prof__ev *e = &cy->ev[i];
+        if (e->kind == PROF__K_STEP && e->aux == 0) s0 = e;
+        if (e->t0 < first) first = e->t0;
+    }
+    if (s0 && first < s0->t0) s0->t0 = first;
+}
+
+/* Threads that share a name and whose events never overlap in time share a
+   track: a pool that starts new threads for every graph (ggml without
+   OpenMP) shows as the workers it has, not as hundreds of threads. Returns,
+   per thread index, the index of the thread whose track it is on (itself if
+   none), or NULL when out of memory. Greedy: alike-named threads in order of
+   their first event, each on the first of their tracks that has ended. */
+typedef struct prof__life { uint64_t t0, t1; uint32_t th; } prof__life;
+
+static int prof__life_cmp(const void *pa, const void *pb) {
+    const prof__life *a = (const prof__life *)pa, *b = (const prof__life *)pb;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
+    size_t nth = cy->nth ? cy->nth : 1;
+    uint32_t *track = (uint32_t *)malloc(nth * sizeof *track);
+    prof__life *sp = (prof__life *)calloc(nth, sizeof *sp), *ends = NULL;
+    if (!track || !sp) { free(track); free(sp); return NULL; }
+    for (size_t k = 0; k < nth; k++) track[k] = (uint32_t)k;
+    if (separate || cy->nth < 2) { free(sp); return track; }
+    for (size_t k = 0; k < nth; k++) sp[k].th = (uint32_t)k;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (e->th >= nth) continue;
+        prof__life *x = &sp[e->th];
+        uint64_t end = e->kind == PROF__K_REGION || e->kind == PROF__K_STEP || e->kind == PROF__K_GPU_REGION
+                           ? e->t1 : e->t0;
+        if (!x->t0 || e->t0 < x->t0) x->t0 = e->t0;
+        if (end > x->t1) x->t1 = end;
+    }
+    qsort(sp, nth, sizeof *sp, prof__life_cmp);
+    ends = (prof__life *)malloc(nth * sizeof *ends);    /* one name's tracks and their last ends */
+    unsigned char *done = (unsigned char *)calloc(nth, 1);
+    if (!ends || !done) { free(ends); free(done); free(sp); return track; }
+    for (size_t i = 0; i < nth; i++) {
+        const char *name = cy->th[sp[i].th].name;
+        if (done[i] || !name || !sp[i].t0) continue;
+        size_t nt = 0;                  /* the first thread of a name leads its first track */
+        ends[nt++] = sp[i];
+        for (size_t j = i + 1; j < nth; j++) {
+            const char *nj = cy->th[sp[j].th].name;
+            if (done[j] || !nj || !sp[j].t0 || strcmp(nj, name)) continue;
+            done[j] = 1;
+            size_t k = 0;
+            while (k < nt && ends[k].t1 > sp[j].t0) k++;
+            if (k == nt) ends[nt++] = sp[j];        /* overlaps them all: a track of its own */
+            else { track[sp[j].th] = ends[k].th; ends[k].t1 = sp[j].t1; }
+        }
+    }
+    free(done);
+    free(ends);
+    free(sp);
+    return track;
+}
+
 static void prof__cycle_free(prof__cycle *cy) {
     free(cy->ev);
     free(cy->th);
@@ -2031,7 +2159,7 @@ static void prof__w_put(prof__w *w, const char *s, size_t n) {
     }
 }
 
-#define PROF__W_LIT(w, s) prof__w_put((w), (s), sizeof(s) - 1)
+#define PROF__W_LIT(w, s) prof__w_put((w), "" s, sizeof(s) - 1) /* "" s: literals only */
 
 /* Copies n bytes in 16-byte words; both sides have slack behind them. */
 static char *prof__copy16(char *o, const char *s, size_t n) {
@@ -2209,6 +2337,7 @@ typedef struct prof__tw {               /* trace-writing context */
     char tab3[4 * 1000 + 4];
     uint32_t *corrs;                    /* correlations of GPU regions, sorted */
     size_t ncorrs;
+    long os_tid;                        /* the thread's own id when on another's track */
 } prof__tw;
 
 static int prof__u32_cmp(const void *a, const void *b) {
@@ -2277,7 +2406,7 @@ static void prof__ev_open(prof__tw *t, const char *lit, size_t n) {
     prof__w_put(&t->w, lit, n);
 }
 
-#define PROF__EV_OPEN(t, lit) prof__ev_open((t), (lit), sizeof(lit) - 1)
+#define PROF__EV_OPEN(t, lit) prof__ev_open((t), "" lit, sizeof(lit) - 1)
 
 static void prof__ev_where(prof__tw *t, uint64_t tick) {
     char *o = prof__w_room(&t->w, sizeof t->where + 32);
@@ -2334,7 +2463,7 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
 /* corr: the correlation of the region's GPU side, 0 if none */
 static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs,
                          uint32_t corr) {
-    if (e->kind == PROF__K_REGION && !nargs) { prof__region_fast(t, e); return; }
+    if (e->kind == PROF__K_REGION && !nargs && !t->os_tid) { prof__region_fast(t, e); return; }
     if (e->kind == PROF__K_STEP) {
         char name[40] = "ProfilerStep#";
         *prof__fmt_u64(name + 13, e->aux) = 0;
@@ -2352,15 +2481,23 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
        error, so a step ends 1 ns early. */
     int64_t dur = prof__ts(t, e->t1) - prof__ts(t, e->t0) - (e->kind == PROF__K_STEP);
     t->w.n = (size_t)(prof__fmt_us(o, dur) - t->w.buf);
-    if (nargs || corr) {
+    if (nargs || corr || t->os_tid) {
         PROF__W_LIT(&t->w, ",\"args\":{");
+        int sep = 0;
         if (corr) {
             PROF__W_LIT(&t->w, "\"correlation\":");
             prof__w_i64(&t->w, corr);
+            sep = 1;
+        }
+        if (t->os_tid) {                /* on an alike-named thread's track */
+            if (sep) PROF__W_LIT(&t->w, ",");
+            PROF__W_LIT(&t->w, "\"os_tid\":");
+            prof__w_i64(&t->w, t->os_tid);
+            sep = 1;
         }
         for (size_t i = 0; i < nargs; i++) {
             const prof__ev *a = &ev[args[i]];
-            if (i || corr) PROF__W_LIT(&t->w, ",");
+            if (i || sep) PROF__W_LIT(&t->w, ",");
             prof__w_name(&t->w, a->name);
             PROF__W_LIT(&t->w, ":");
             if (a->kind == PROF__K_ARG_INT) prof__w_i64(&t->w, (int64_t)a->t1);
@@ -2529,7 +2666,8 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
-    if (!t.w.buf || !pend || !prof__names_grow(&t.w)) t.w.err = 1;
+    uint32_t *track = prof__tracks(cy, prof__g.separate_threads);
+    if (!t.w.buf || !pend || !track || !prof__names_grow(&t.w)) t.w.err = 1;
     if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
         for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
         qsort(t.corrs, cy->ngpu, sizeof *t.corrs, prof__u32_cmp);
@@ -2596,16 +2734,19 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         for (size_t i = 0; i < cy->n; i++) {
             const prof__ev *e = &cy->ev[i];
             if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
-                uint32_t k = e->th;
-                char tn[64];
-                const char *name = cy->th[k].name;
-                if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
-                prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
-                prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
-                prof__tw_thread(&t, cy->th[k].tid);
+                uint32_t k = e->th, lead = track[k];
+                t.os_tid = lead != k ? cy->th[k].tid : 0;
+                if (lead == k) {
+                    char tn[64];
+                    const char *name = cy->th[k].name;
+                    if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
+                    prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
+                    prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
+                }
+                prof__tw_thread(&t, cy->th[lead].tid);
                 np = 0;
             }
-            if (PROF__LIKELY(e->kind == PROF__K_REGION && !np)) {
+            if (PROF__LIKELY(e->kind == PROF__K_REGION && !np && !t.os_tid)) {
                 prof__region_fast(&t, e);
                 continue;
             }
@@ -2672,6 +2813,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (fclose(w->f) != 0) ok = 0;
     if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
     if (nev) *nev = t.nev;
+    free(track);
     free(pend);
     free(t.corrs);
     prof__w_free(w);
@@ -2950,7 +3092,7 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
         int64_t bt = s == PROF_SORT_CPU_AVG ? b->total_ns : b->gpu_total_ns;
         int64_t at = s == PROF_SORT_CPU_AVG ? a->total_ns : a->gpu_total_ns;
 #ifdef __SIZEOF_INT128__
-        __int128 x = (__int128)bt * (__int128)a->calls, y = (__int128)at * (__int128)b->calls;
+        prof__i128 x = (prof__i128)bt * (prof__i128)a->calls, y = (prof__i128)at * (prof__i128)b->calls;
 #else
         double x = (double)bt * (double)a->calls, y = (double)at * (double)b->calls;
 #endif
@@ -3154,14 +3296,16 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     if (c->ngpu && !gdur) ok = 0;
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
-    unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* threads with regions */
+    unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
+    uint32_t *track = prof__tracks(c, prof__g.separate_threads);  /* alike threads: one row */
     size_t nthreads = 0;
-    if (!seen) ok = 0;
+    if (!seen || !track) ok = 0;
     while (ok && prof__walk_next(&w, &r)) {
         const char *name = prof__row_name(r.e);
-        const struct prof__tinfo *ti = &c->th[r.e->th];
-        nthreads += !seen[r.e->th];
-        seen[r.e->th] = 1;
+        uint32_t lead = track[r.e->th];
+        const struct prof__tinfo *ti = &c->th[lead];
+        nthreads += !seen[lead];
+        seen[lead] = 1;
         int64_t flops = 0;
         for (size_t i = 0; i < r.nargs; i++) {
             const prof__ev *a = &c->ev[r.args[i]];
@@ -3217,6 +3361,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     }
     if (w.oom || mw.oom) ok = 0;
     free(seen);
+    free(track);
     free(mw.pend);
     free(mw.stk);
     prof__walk_free(&w);
@@ -3531,10 +3676,11 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
 /* ---- output paths ---------------------------------------------------------- */
 
 /* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
-   still gets one file per cycle: ".<cycle>" goes before the extension. */
+   still gets one file per cycle: ".<cycle>" goes before the extension.
+   cycle < 0: a path of no cycle (PROF_LOG). */
 static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle) {
     char ext_tmpl[1100];
-    if (prof__g.has_sched && !strstr(tmpl, "{cycle}")) {
+    if (cycle >= 0 && prof__g.has_sched && !strstr(tmpl, "{cycle}")) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
@@ -3618,10 +3764,11 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (prof__g.table_rows >= 0 && (prof__g.rank <= 0 || prof__g.table_all_ranks)) {
         prof_table tab;
         if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
-            printf("prof: cycle %d\n", cy->index);
-            prof_table_print(&tab, stdout, (size_t)prof__g.table_rows);
-            prof__mem_print_peaks(cy, stdout);
-            fflush(stdout);
+            FILE *f = prof__log();
+            fprintf(f, "prof: cycle %d\n", cy->index);
+            prof_table_print(&tab, f, (size_t)prof__g.table_rows);
+            prof__mem_print_peaks(cy, f);
+            fflush(f);
             prof_table_free(&tab);
         }
     }
@@ -3875,6 +4022,25 @@ static void prof__init_locked(const prof_config *cfg) {
     }
     snprintf(prof__g.ranks, sizeof prof__g.ranks, "%s", ranks);
     snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
+    const char *log = cfg->log;
+    if ((e = getenv("PROF_LOG")) && *e) log = e;
+    if (log && *log && !__atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE)) {
+        char lp[1200];
+        prof__expand_path(lp, sizeof lp, log, -1);
+        FILE *lf = fopen(lp, "a");
+        if (lf) {
+            setvbuf(lf, NULL, _IOLBF, 0);
+            __atomic_store_n(&prof__logf, lf, __ATOMIC_RELEASE);
+        } else {
+            prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
+        }
+    }
+    prof__g.separate_threads = cfg->separate_threads != 0;
+    if ((e = getenv("PROF_MERGE_THREADS")) && *e) {
+        if (!strcmp(e, "0")) prof__g.separate_threads = 1;
+        else if (!strcmp(e, "1")) prof__g.separate_threads = 0;
+        else prof__msg("PROF_MERGE_THREADS='%s' is not 0 or 1; ignoring it", e);
+    }
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
     if (!prof__g.chunks_max) prof__g.chunks_max = 1;
     prof__g.user_disabled = disabled;
@@ -3916,9 +4082,9 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__g.shut = 0;
     prof__g.step = 0;
     prof__g.step_t0 = prof__now();
-    /* Without a schedule the window is the whole run, events that began
-       before init (lazily, or before PROF_INIT) included. */
-    prof__g.win_t0 = has_sched ? prof__g.step_t0 : 1;
+    /* A window that opens at step 0 (always, without a schedule) holds the
+       events that began before init too: lazily, or before PROF_INIT. */
+    prof__g.win_t0 = prof__cur_action() >= PROF__RECORD ? 1 : prof__g.step_t0;
     int act = prof__cur_action();
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
     prof__mem_start_locked();
@@ -3970,6 +4136,7 @@ void prof_step(void) {
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         cy.index = ++prof__g.cycle;
         prof__collect_locked(&cy, prof__g.win_t0, now);
+        prof__step0_covers(&cy);
         prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
         save = 1;
     }
@@ -3999,6 +4166,7 @@ void prof_shutdown(void) {
         uint64_t now = prof__now();
         cy.index = ++prof__g.cycle;
         prof__collect_locked(&cy, prof__g.win_t0, now);
+        prof__step0_covers(&cy);
         prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
     } else {
         prof__collect_locked(NULL, 0, 0);
@@ -4035,6 +4203,7 @@ void prof_get_stats(prof_stats *out) {
 
 #ifdef __cplusplus
 } /* extern "C" */
+#pragma GCC diagnostic pop
 #endif
 
 #endif /* PROF_IMPLEMENTATION */

@@ -124,7 +124,7 @@ def main():
     for c in ("loss", "lr"):
         n = sum(1 for e in ev if e["ph"] == "C" and e["name"] == c)
         check(n == len(steps), f"{n} samples of counter {c}, expected {len(steps)}")
-    check("Self CPU" in p.stdout, "no summary table on stdout")
+    check("Self CPU" in p.stderr and "Self CPU" not in p.stdout, "the summary table is not on stderr alone")
 
     if not gpu:
         # ---- no GPU work: CPU regions only, GPU timing off said once ----
@@ -135,7 +135,7 @@ def main():
             check(not gpu_ev and not flows, "GPU events or flows without a device")
             check(all("correlation" not in e.get("args", {}) for e in cpu),
                   "a CPU region has a correlation without a device")
-            check("Self GPU" not in p.stdout, "the table has GPU columns without a device")
+            check("Self GPU" not in p.stderr, "the table has GPU columns without a device")
         print(f"check_gpu_example: ok: {len(steps)} steps, {len(CPU_ONLY + GPU_SCOPED)} regions each, "
               f"CPU side only ({mode})")
         return
@@ -145,7 +145,7 @@ def main():
     check(d["deviceProperties"], "deviceProperties empty with a device")
     for dp in d["deviceProperties"]:
         check("name" in dp and "computeMajor" in dp and "totalGlobalMem" in dp, f"deviceProperties entry: {dp}")
-    check("Self GPU" in p.stdout, "the table has no GPU columns")
+    check("Self GPU" in p.stderr, "the table has no GPU columns")
     check(re.search(r"^check: .*: ok$", p.stdout, re.M), "the GPU step did not match the CPU reference")
 
     gpu_by_corr = {}

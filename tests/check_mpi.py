@@ -246,7 +246,7 @@ def main():
 
     p = launch(args.mpiexec, np, os.path.abspath(args.binary))
     check("weights identical on every rank" in p.stdout, f"no weight check in the output:\n{p.stdout}")
-    check(p.stdout.count("Self CPU time total:") == len(CYCLES), f"rank 0's tables, one per cycle:\n{p.stdout}")
+    check(p.stderr.count("Self CPU time total:") == len(CYCLES), f"rank 0's tables, one per cycle:\n{p.stderr}")
 
     want = sorted(f"train_mlp_mpi_rank{r}.{c}.json" for r in range(np) for c in CYCLES)
     got = sorted(f for f in os.listdir(".") if f.endswith(".json"))

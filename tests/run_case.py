@@ -171,6 +171,65 @@ def case_lazy(binary, tmp):
     check(names == ["before_anything", "instant", "lazy_thread"], f"lazy events {names}")
 
 
+def case_lazy_steps(binary, tmp):
+    """No PROF_INIT: the profiler starts when a worker names itself, inside
+    a region the main thread had begun; ProfilerStep#0 still holds all of
+    step 0, with or without a schedule."""
+    for sched in (None, "active=2,repeat=1", "active=1,repeat=1"):
+        env = {"PROF_OUTPUT": "t.json"}
+        if sched:
+            env["PROF_SCHEDULE"] = sched
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        run(binary, "lazy_steps", env, tmp)
+        files = os.listdir(tmp)
+        check(len(files) == 1, f"{sched}: files {files}")
+        d = load(os.path.join(tmp, files[0]))
+        steps = {e["name"]: e for e in xs(d) if e["name"].startswith("ProfilerStep#")}
+        want = ["ProfilerStep#0"] if sched == "active=1,repeat=1" else ["ProfilerStep#0", "ProfilerStep#1"]
+        check(sorted(steps) == want, f"{sched}: steps {sorted(steps)}")
+        s0 = steps["ProfilerStep#0"]
+        step0 = [e for e in d["traceEvents"] if e["ph"] in "Xi" and e["name"] in ("worker_region", "after_decode")]
+        step0.append(min(xs(d, "decode"), key=lambda e: e["ts"]))
+        check(len(step0) == 3, f"{sched}: step 0 events {step0}")
+        for e in step0:
+            check(s0["ts"] <= e["ts"] and e["ts"] + e.get("dur", 0) <= s0["ts"] + s0["dur"] + 1e-9,
+                  f"{sched}: {e['name']} [{e['ts']}, +{e.get('dur', 0)}] outside ProfilerStep#0 "
+                  f"[{s0['ts']}, +{s0['dur']}]")
+        check(s0["ts"] == min(e["ts"] for e in step0), f"{sched}: step 0 does not begin with its first event")
+        if len(want) == 2:
+            s1 = steps["ProfilerStep#1"]
+            late = max(xs(d, "decode"), key=lambda e: e["ts"])
+            check(contains(s1, late), f"{sched}: step 1's decode outside ProfilerStep#1")
+
+
+def case_short_threads(binary, tmp):
+    """100 short-lived threads named alike, one after another, are one track
+    holding all their events, each with its own thread id in args.os_tid; two
+    alike-named threads that overlap keep a track each. PROF_MERGE_THREADS=0
+    gives every thread its own track."""
+    run(binary, "short_threads", {"PROF_OUTPUT": "merged.json"}, tmp)
+    d = load(os.path.join(tmp, "merged.json"))
+    names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    pool = [t for t, n in names.items() if n == "pool-worker"]
+    check(len(pool) == 1, f"pool-worker tracks: {len(pool)}")
+    nodes = xs(d, "node")
+    check(len(nodes) == 300 and all(e["tid"] == pool[0] for e in nodes), f"{len(nodes)} nodes on {len(pool)} track")
+    os_tids = {e.get("args", {}).get("os_tid", pool[0]) for e in nodes}
+    check(len(os_tids) == 100, f"{len(os_tids)} thread ids kept in args.os_tid")
+    check(all(sum(1 for e in nodes if e.get("args", {}).get("os_tid", pool[0]) == t) == 3 for t in os_tids),
+          "3 nodes per thread")
+    ends = sorted((e["ts"], e["ts"] + e["dur"]) for e in nodes)
+    check(all(a[1] <= b[0] for a, b in zip(ends, ends[1:])), "events overlap on the merged track")
+    pair = [t for t, n in names.items() if n == "pair"]
+    check(len(pair) == 2 and len({e["tid"] for e in xs(d, "overlap")}) == 2, f"overlapping alike threads: {pair}")
+    run(binary, "short_threads", {"PROF_OUTPUT": "separate.json", "PROF_MERGE_THREADS": "0"}, tmp)
+    d = load(os.path.join(tmp, "separate.json"))
+    names = [e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"]
+    check(names.count("pool-worker") == 100, f"PROF_MERGE_THREADS=0: {names.count('pool-worker')} tracks")
+    check(not any("os_tid" in e.get("args", {}) for e in xs(d)), "os_tid without merging")
+
+
 def case_schedule(binary, tmp):
     env = {"PROF_OUTPUT": "cycle_{cycle}.json", "PROF_SCHEDULE": "skip_first=3,wait=5,warmup=1,active=3,repeat=2"}
     run(binary, "schedule", env, tmp)
@@ -315,12 +374,14 @@ def case_example(binary, tmp):
     check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
     files = sorted(f for f in os.listdir(tmp) if f.endswith(".json"))
     check(files == ["train_mlp_trace.1.json", "train_mlp_trace.2.json"], f"files {files}")
-    check(p.stdout.count("Self CPU time total:") == 2, f"tables printed: {p.stdout}")
+    # the profiler speaks on stderr only: stdout is the program's own
+    check(p.stderr.count("Self CPU time total:") == 2, f"tables printed: {p.stderr}")
+    check("prof" not in p.stdout and "Self CPU" not in p.stdout, f"profiler output on stdout: {p.stdout}")
     # its buffers go through PROF_ALLOC / PROF_FREE: memory columns, a peak
     # per cycle, and nothing left at exit
-    check(p.stdout.count("  CPU Mem  Self CPU Mem    # of Calls") == 2, f"memory columns: {p.stdout}")
+    check(p.stderr.count("  CPU Mem  Self CPU Mem    # of Calls") == 2, f"memory columns: {p.stderr}")
     check(len(re.findall(r"^prof: cycle [12] peak CPU memory [0-9.]+ [KMG]?b at '[a-z_]+' \(step \d+\)$",
-                         p.stdout, re.M)) == 2, f"peak lines: {p.stdout}")
+                         p.stderr, re.M)) == 2, f"peak lines: {p.stderr}")
     check("never freed" not in p.stderr and "bad memory" not in p.stderr, f"example leaks: {p.stderr}")
     for f, first in zip(files, (12, 24)):
         d = load(os.path.join(tmp, f))
@@ -340,6 +401,16 @@ def case_example(binary, tmp):
         main = [e["tid"] for e in d["traceEvents"] if e["ph"] == "M" and e["args"].get("name") == "main"]
         m = mems(d, main[0])    # the trainer's steps free what they allocate (the loader may exit in a cycle)
         check(len(m) >= 5 * 10 and sum(e["args"]["Bytes"] for e in m) == 0, f"{f}: {len(m)} memory events")
+    # PROF_LOG: all the profiler says goes to that file, none to stdout or stderr
+    env["PROF_LOG"] = os.path.join(tmp, "prof_{pid}.log")
+    p = subprocess.run([binary, "30"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    logs = glob.glob(os.path.join(tmp, "prof_*.log"))
+    check(len(logs) == 1 and re.search(r"prof_\d+\.log$", logs[0]), f"PROF_LOG files {logs}")
+    log = open(logs[0]).read()
+    check(log.count("Self CPU time total:") == 2 and log.count("prof: wrote train_mlp_trace.") == 2,
+          f"PROF_LOG holds: {log}")
+    check("prof" not in p.stdout and "prof" not in p.stderr, f"with PROF_LOG: {p.stdout} {p.stderr}")
 
 
 def case_readers(binary, tmp):
@@ -384,6 +455,39 @@ def case_readers(binary, tmp):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         print(r.stdout.strip())
         check(r.returncode == 0, f"{os.path.basename(cmd[1])} failed:\n{r.stdout}\n{r.stderr}")
+
+
+def case_thread_pool(binary, tmp):
+    """examples/thread_pool: 4 threads run a 5-op graph per token, a barrier
+    after each op. Every thread has one graph region per token holding its 5
+    op regions; the waiting is the graph's self time; each step holds every
+    thread's graph region of its token; the table, by thread, is on stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    p = subprocess.run([binary, "12", "4"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"thread_pool exited {p.returncode}: {p.stderr}")
+    check(p.stdout.startswith("12 tokens on 4 threads") and "prof" not in p.stdout, f"stdout: {p.stdout}")
+    d = load(os.path.join(tmp, "thread_pool_trace.json"))
+    names = {e["tid"]: e["args"]["name"] for e in d["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
+    check(sorted(names.values()) == ["worker-0", "worker-1", "worker-2", "worker-3"], f"threads {names}")
+    ops = ["mul_mat_up", "add_bias", "gelu", "mul_mat_down", "soft_max"]
+    steps = sorted((e for e in xs(d) if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    check([e["name"] for e in steps] == [f"ProfilerStep#{i}" for i in range(12)], "12 steps")
+    waited = 0.0
+    for tid in names:
+        graphs = sorted((e for e in xs(d, "graph") if e["tid"] == tid), key=lambda e: e["ts"])
+        check(len(graphs) == 12, f"{names[tid]}: {len(graphs)} graph regions")
+        for g, st in zip(graphs, steps):
+            check(contains(st, g), f"{names[tid]}: a graph region outside its step")
+            inner = [e for e in xs(d) if e["tid"] == tid and e["name"] in ops and contains(g, e)]
+            check(sorted(e["name"] for e in inner) == sorted(ops), f"{names[tid]}: ops {[e['name'] for e in inner]}")
+            self_us = g["dur"] - sum(e["dur"] for e in inner)
+            check(self_us >= 0, f"{names[tid]}: negative self time")
+            waited += self_us
+    check(waited > 0, "no time waiting at the barriers")
+    rows = [l.split() for l in p.stderr.splitlines() if l.strip().startswith("graph ")]
+    check(sorted(r[-3] for r in rows) == ["worker-0", "worker-1", "worker-2", "worker-3"],
+          f"the table's graph rows by thread: {rows}")
+    print(f"barrier waiting: {waited / 1000:.3f} ms over 4 threads and 12 tokens")
 
 
 # ---- memory ------------------------------------------------------------------
@@ -557,8 +661,9 @@ def case_mem_window(binary, tmp):
           f"leak regions {items}")
 
 
-def table_block(stdout):
-    lines = stdout.splitlines()
+def table_block(text):
+    """The first cycle's table, as printed on stderr, and the lines after it."""
+    lines = text.splitlines()
     start = lines.index("prof: cycle 1")
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("Self CPU time total:"))
     return lines[start + 1:end + 1], lines[end + 1:]
@@ -575,7 +680,7 @@ def case_mem_peak(binary, tmp):
                        f"row forward {6.5 * mib:.0f} {2 * mib} {8 * kib} 0",
                        "row ProfilerStep* 0 0 0 0",
                        f"row backward {-6.5 * mib:.0f} {-6.5 * mib:.0f} {-8 * kib} {-8 * kib}"], f"rows {out[3:7]}")
-    table, after = table_block(p.stdout)
+    table, after = table_block(p.stderr)
     head = table[1].split("  ")
     head = [h.strip() for h in head if h.strip()]
     check(head == ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "CPU min", "CPU max",

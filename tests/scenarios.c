@@ -137,6 +137,65 @@ static int lazy(void) {
     return 0;
 }
 
+/* No PROF_INIT, as in an engine annotated in place: a region begins, then a
+   worker names itself (the profiler starts there) and records, the region
+   ends; then two steps. ProfilerStep#0 must hold all of step 0. */
+static void *naming_worker(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("worker");
+    { PROF_SCOPE("worker_region"); }
+    return NULL;
+}
+
+static int lazy_steps(void) {
+    pthread_t t;
+    {
+        PROF_SCOPE("decode");
+        pthread_create(&t, NULL, naming_worker, NULL);
+        pthread_join(t, NULL);
+    }
+    PROF_INSTANT("after_decode");
+    PROF_STEP();
+    { PROF_SCOPE("decode"); }
+    PROF_STEP();
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* A pool that starts a new thread for every graph (ggml without OpenMP):
+   100 threads one after another, all named "pool-worker", 3 regions each;
+   then two alike-named threads that run at the same time. */
+static int pair_arrived;
+
+static void *short_worker(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("pool-worker");
+    for (int i = 0; i < 3; i++) { PROF_SCOPE("node"); }
+    return NULL;
+}
+
+static void *pair_worker(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("pair");
+    PROF_SCOPE("overlap");
+    __atomic_fetch_add(&pair_arrived, 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&pair_arrived, __ATOMIC_ACQUIRE) < 2) sched_yield();  /* both open here */
+    return NULL;
+}
+
+static int short_threads(void) {
+    pthread_t t[2];
+    PROF_INIT(NULL);
+    for (int i = 0; i < 100; i++) {
+        pthread_create(&t[0], NULL, short_worker, NULL);
+        pthread_join(t[0], NULL);
+    }
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, pair_worker, NULL);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* torch.profiler.schedule over 40 steps, from PROF_SCHEDULE. */
 static int schedule(void) {
     PROF_INIT(NULL);
@@ -498,7 +557,8 @@ int main(int argc, char **argv) {
     static const struct { const char *name; int (*run)(void); } cases[] = {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
-        { "schedule", schedule }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "schedule", schedule }, { "lazy_steps", lazy_steps },
+        { "short_threads", short_threads }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },

@@ -48,6 +48,19 @@ static unsigned next_rand(void) {
     return rng_state >> 8;
 }
 
+/* Shapes that warn when a disabled macro is empty: unbraced if/else bodies
+   and values computed only for a macro (-Wempty-body, -Wunused-variable). */
+static void note_step(int step, float loss, int n) {
+    long long flops = 6LL * n * n;          /* for PROF_FLOPS alone */
+    double scaled = (double)loss * 2.0;     /* for PROF_COUNTER alone */
+    PROF_SCOPE("note");
+    PROF_FLOPS(flops);
+    if (step % 2) PROF_INSTANT("odd");
+    else PROF_INSTANT("even");
+    for (int i = 0; i < 2; i++) PROF_COUNTER("scaled", scaled + i);
+    if (isnan(loss)) PROF_INSTANT("nan");
+}
+
 static int tensor_alloc(tensor *t, int rows, int cols, float scale) {
     size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
     t->data = (float *)malloc(bytes);
@@ -219,6 +232,7 @@ int main(int argc, char **argv) {
         }
         PROF_COUNTER("loss", loss);
         PROF_COUNTER("lr", 1e-3 * pow(0.99, step));
+        note_step(step, loss, n);
         if (rank == 0 && step % log_every == 0) printf("step %d loss %.4f\n", step, loss);
         PROF_STEP();
     }

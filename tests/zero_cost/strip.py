@@ -8,11 +8,14 @@ see the same numbers):
   - `#if defined(PROF_ENABLE)` / `#ifdef` / `#ifndef` / `#if !defined(...)`
     blocks, keeping the branch a build without PROF_ENABLE compiles;
   - every statement `PROF_NAME(args);`, arguments and semicolon included;
+    one that is the sole body of if/else/for/while/do becomes `{}` (the
+    empty body code without the profiler would have);
   - the prof_ prefix of the runtime wrappers (prof_cudaMalloc is cudaMalloc,
     right-aligned in the same columns).
 Anything it cannot remove faithfully is an error (exit 1): a PROF_ name that
-is not a call statement, a call that is the sole body of if/else/for/while/do
-(removing it would change what the code means), PROF_ in other directives.
+is not a call statement, PROF_ in other directives. A variable that only a
+macro used is left in place, unused: check.sh builds the stripped source with
+-Wno-unused-variable -Wno-unused-but-set-variable.
 Prints the macros it removed, "NAME COUNT" per line.
 """
 import collections
@@ -128,9 +131,10 @@ def strip_calls(path, src):
             j = re.compile(r"\w+").match(src, i).end()
             word = src[i:j]
             if word.startswith("PROF_"):
+                sole = last_word in ("else", "do") or last == ")"
                 j = strip_call(path, src, i, j, word, last, last_word, line_of)
                 removed[word] += 1
-                out.append(blank(src[i:j]))
+                out.append(("{}" + blank(src[i + 2:j])) if sole else blank(src[i:j]))
                 i = j
                 last, last_word = ";", ""
                 continue
@@ -155,10 +159,7 @@ def strip_call(path, src, start, i, word, last, last_word, line_of):
     line = line_of(start)
     if word.startswith("PROF__"):
         die(path, line, f"private name {word} in user code")
-    if last_word in ("else", "do") or last == ")":
-        die(path, line, f"{word} is the sole body of a statement; "
-                        "removing it would change the code, add braces")
-    if last not in ";{}:":
+    if last not in ";{}:)" and last_word not in ("else", "do"):
         die(path, line, f"{word} is not a statement of its own")
     m = re.compile(r"\s*\(").match(src, i)
     if not m:

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The warnings matrix: prof.h's implementation and a file that uses every
+# macro (every_macro.c), built with the warning sets real engines build with,
+# and -Werror, for gcc and clang, C11 and C++17, enabled and disabled; the
+# program must then run. Any warning fails the test.
+#
+#   check.sh SOURCE_DIR WORK_DIR
+#
+# The sets: ggml's (GGML_ALL_WARNINGS, its CI adds -Werror) for C and for C++,
+# and for C++ also the casts and null pointers that stricter C++ engines
+# reject. Exit 77 (skipped) when neither compiler is there.
+set -uo pipefail
+src=$1
+work=$2
+mkdir -p "$work" && cd "$work" || exit 2
+
+c_ggml="-Wall -Wextra -Wpedantic -Wcast-qual -Wshadow -Wstrict-prototypes -Wpointer-arith
+        -Wmissing-prototypes -Wdouble-promotion"
+c_ggml_clang="-Wunreachable-code-break -Wunreachable-code-return"
+cxx_ggml="-Wall -Wextra -Wpedantic -Wcast-qual -Wmissing-declarations -Wmissing-noreturn -Wextra-semi"
+cxx_ggml_clang="-Wmissing-prototypes"
+cxx_strict="-Wold-style-cast -Wzero-as-null-pointer-constant"
+cxx_strict_gcc="-Wuseless-cast"
+
+pass=0 fail=0 ran=0
+build() {  # build NAME COMPILER LANG-FLAGS... -- WARNING-FLAGS...
+  local name=$1 cc=$2 log=$work/$1.log
+  shift 2
+  ran=$((ran + 1))
+  # shellcheck disable=SC2068
+  if "$cc" $@ -Werror -I"$src" "$src/tests/warnings/main.c" "$src/tests/warnings/every_macro.c" \
+       -o "$work/$name" -pthread -lm >"$log" 2>&1 && "$work/$name" >>"$log" 2>&1; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: $cc $*"
+    grep -m 8 -E 'warning|error|note' "$log" | sed 's/^/    /'
+  fi
+}
+
+for cc in gcc clang; do
+  command -v "$cc" >/dev/null || { echo "SKIP: $cc not found"; continue; }
+  cxx=g++; extra_c=""; extra_cxx=$cxx_strict_gcc
+  if [[ $cc == clang ]]; then cxx=clang++; extra_c=$c_ggml_clang; extra_cxx="$cxx_ggml_clang"; fi
+  for mode in on off; do
+    def=""; [[ $mode == on ]] && def="-DPROF_ENABLE"
+    build "${cc}_c11_${mode}"      "$cc"  -std=c11 -O2 $def $c_ggml $extra_c
+    build "${cc}_gnu11_${mode}"    "$cc"  -std=gnu11 -O0 $def $c_ggml $extra_c
+    build "${cxx}_cxx17_${mode}"   "$cxx" -x c++ -std=c++17 -O2 $def $cxx_ggml $cxx_strict $extra_cxx
+    build "${cxx}_gnuxx17_${mode}" "$cxx" -x c++ -std=gnu++17 -O0 $def $cxx_ggml $cxx_strict $extra_cxx
+  done
+done
+((ran)) || { echo "SKIP: no compiler"; exit 77; }
+echo "warnings: $pass passed, $fail failed"
+((fail == 0))
