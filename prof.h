@@ -400,7 +400,7 @@ struct prof__gpu_guard {
     prof__gpu_guard(const prof__gpu_guard &) = delete;
     prof__gpu_guard &operator=(const prof__gpu_guard &) = delete;
 };
-#define PROF__GPU_SCOPE_DECL(var, api, name, stream) prof__gpu_guard var((api), (name), (void *)(stream))
+#define PROF__GPU_SCOPE_DECL(var, api, name, stream) prof__gpu_guard var((api), (name), PROF__VOIDP(stream))
 #else
 typedef struct prof__gpu_scope { const prof_gpu_api *api; void *stream; } prof__gpu_scope;
 static inline prof__gpu_scope prof__gpu_scope_begin(const prof_gpu_api *api, const char *name, void *stream) {
@@ -413,9 +413,22 @@ static inline prof__gpu_scope prof__gpu_scope_begin(const prof_gpu_api *api, con
 static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api, s->stream); }
 #define PROF__GPU_SCOPE_DECL(var, api, name, stream)                                       \
     prof__gpu_scope var __attribute__((cleanup(prof__gpu_scope_end), unused)) =           \
-        prof__gpu_scope_begin((api), (name), (void *)(stream))
+        prof__gpu_scope_begin((api), (name), PROF__VOIDP(stream))
 #define PROF__SCOPE_DECL(var, name) \
     prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin(name)
+#endif
+
+/* Casts in header code, which strict C++ builds of engines compile: named
+   casts in C++ (-Wold-style-cast), C casts in C. */
+#ifdef __cplusplus
+#define PROF__SCAST(T, x) static_cast<T>(x)
+#define PROF__RCAST(T, x) reinterpret_cast<T>(x)
+inline void *prof__voidp(void *p) { return p; }  /* any object pointer, no cast */
+#define PROF__VOIDP(p) prof__voidp(p)
+#else
+#define PROF__SCAST(T, x) ((T)(x))
+#define PROF__RCAST(T, x) ((T)(x))
+#define PROF__VOIDP(p) ((void *)(p))
 #endif
 
 /* Argument conversions with no cast that a strict C++ build flags
@@ -459,6 +472,81 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_SET_RANK(r, n)   prof_set_rank((r), (n))
 #define PROF_SYNC()           prof_sync()
 
+/* GPU regions: prof_cuda.h / prof_hip.h define PROF__GPU_API (their
+   prof_gpu_api) and PROF__GPU_DEVICE() (the current device). */
+#define PROF_GPU_SCOPE(name, stream) PROF__GPU_SCOPE_DECL(PROF__VAR(prof__gpu_scope_), &PROF__GPU_API, name, stream)
+#define PROF_GPU_BEGIN(name, stream) prof_gpu_begin(&PROF__GPU_API, (name), PROF__VOIDP(stream))
+#define PROF_GPU_END(stream)         prof_gpu_end(&PROF__GPU_API, PROF__VOIDP(stream))
+#define PROF_GPU_ALLOC(ptr, bytes)   prof_mem_alloc((ptr), PROF__SIZE(bytes), PROF__GPU_DEVICE())
+#define PROF_GPU_FREE(ptr)           prof_mem_free(ptr)
+
+/* The runtime calls that CUDA and HIP spell alike, bound once: prof_cuda.h
+   expands PROF__GPU_RUNTIME(cuda, ...), prof_hip.h PROF__GPU_RUNTIME(hip, ...),
+   after defining prof__<rt>_device_props and prof__<rt>_stream_info, which
+   differ. It defines prof__<rt>_api, prof__<rt>_device() and the allocation
+   wrappers prof_<rt>Malloc / prof_<rt>Free (in C++ also for T **, as the
+   runtime's own template). Every call returns the runtime's error as int. */
+#define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event)                                                \
+    static int prof__##rt##_device_count(int *n) { return PROF__SCAST(int, rt##GetDeviceCount(n)); }   \
+    static int prof__##rt##_get_device(int *d) { return PROF__SCAST(int, rt##GetDevice(d)); }          \
+    static int prof__##rt##_set_device(int d) { return PROF__SCAST(int, rt##SetDevice(d)); }           \
+    static int prof__##rt##_stream_create(void **s) {                                                   \
+        return PROF__SCAST(int, rt##StreamCreateWithFlags(PROF__RCAST(Stream *, s), rt##StreamNonBlocking)); \
+    }                                                                                                   \
+    static int prof__##rt##_stream_destroy(void *s) {                                                   \
+        return PROF__SCAST(int, rt##StreamDestroy(PROF__SCAST(Stream, s)));                             \
+    }                                                                                                   \
+    static int prof__##rt##_event_create(void **ev) {                                                   \
+        return PROF__SCAST(int, rt##EventCreate(PROF__RCAST(Event *, ev)));                             \
+    }                                                                                                   \
+    static int prof__##rt##_event_destroy(void *ev) {                                                   \
+        return PROF__SCAST(int, rt##EventDestroy(PROF__SCAST(Event, ev)));                              \
+    }                                                                                                   \
+    static int prof__##rt##_event_record(void *ev, void *s) {                                           \
+        return PROF__SCAST(int, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s)));        \
+    }                                                                                                   \
+    static int prof__##rt##_event_query(void *ev) {                                                     \
+        return PROF__SCAST(int, rt##EventQuery(PROF__SCAST(Event, ev)));                                \
+    }                                                                                                   \
+    static int prof__##rt##_event_sync(void *ev) {                                                      \
+        return PROF__SCAST(int, rt##EventSynchronize(PROF__SCAST(Event, ev)));                          \
+    }                                                                                                   \
+    static int prof__##rt##_elapsed(float *ms, void *a, void *b) {                                      \
+        return PROF__SCAST(int, rt##EventElapsedTime(ms, PROF__SCAST(Event, a), PROF__SCAST(Event, b))); \
+    }                                                                                                   \
+    static const char *prof__##rt##_error_name(int e) { return rt##GetErrorName(PROF__SCAST(Err, e)); } \
+    static const char *prof__##rt##_error_string(int e) { return rt##GetErrorString(PROF__SCAST(Err, e)); } \
+    static const prof_gpu_api prof__##rt##_api = {                                                      \
+        label, PROF__SCAST(int, rt##ErrorNotReady),                                                     \
+        prof__##rt##_device_count, prof__##rt##_get_device, prof__##rt##_set_device,                    \
+        prof__##rt##_device_props, prof__##rt##_stream_info, prof__##rt##_stream_create,                \
+        prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
+        prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
+        prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string,                       \
+    };                                                                                                  \
+    static inline int prof__##rt##_device(void) {                                                       \
+        int d = 0;                                                                                      \
+        return rt##GetDevice(&d) == rt##Success ? d : 0;                                                \
+    }                                                                                                   \
+    static inline Err prof_##rt##Malloc(void **ptr, size_t bytes) {                                     \
+        Err e = rt##Malloc(ptr, bytes);                                                                 \
+        if (e == rt##Success) prof_mem_alloc(*ptr, bytes, prof__##rt##_device());                       \
+        return e;                                                                                       \
+    }                                                                                                   \
+    static inline Err prof_##rt##Free(void *ptr) {                                                      \
+        if (ptr) prof_mem_free(ptr);                                                                    \
+        return rt##Free(ptr);                                                                           \
+    }                                                                                                   \
+    PROF__GPU_MALLOC_T(rt, Err)
+#ifdef __cplusplus
+#define PROF__GPU_MALLOC_T(rt, Err)                                                                     \
+    template <class T> static inline Err prof_##rt##Malloc(T **ptr, size_t bytes) {                    \
+        return prof_##rt##Malloc(reinterpret_cast<void **>(ptr), bytes);                                \
+    }
+#else
+#define PROF__GPU_MALLOC_T(rt, Err)
+#endif
+
 /* ======================================================================== */
 /*  Disabled: every macro is nothing                                        */
 /* ======================================================================== */
@@ -487,6 +575,11 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_FREE(ptr)         PROF__NOTHING
 #define PROF_SET_RANK(r, n)    (PROF__UNUSED(r), PROF__UNUSED(n))
 #define PROF_SYNC()            PROF__NOTHING
+#define PROF_GPU_SCOPE(name, stream) PROF__UNUSED(stream)   /* a stream kept only for it */
+#define PROF_GPU_BEGIN(name, stream) PROF__UNUSED(stream)
+#define PROF_GPU_END(stream)         PROF__UNUSED(stream)
+#define PROF_GPU_ALLOC(ptr, bytes)   (PROF__UNUSED(ptr), PROF__UNUSED(bytes))
+#define PROF_GPU_FREE(ptr)           PROF__NOTHING
 
 #endif /* PROF__ENABLED */
 #endif /* PROF_H */

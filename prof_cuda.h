@@ -24,16 +24,13 @@
 #if PROF__ENABLED
 #include <cuda_runtime_api.h>
 
-static int prof__cu_device_count(int *n) { return (int)cudaGetDeviceCount(n); }
-static int prof__cu_get_device(int *d) { return (int)cudaGetDevice(d); }
-static int prof__cu_set_device(int d) { return (int)cudaSetDevice(d); }
-
-static int prof__cu_device_props(int d, prof_gpu_props *o) {
+/* What differs from HIP: the properties struct and stream identity. */
+static int prof__cuda_device_props(int d, prof_gpu_props *o) {
     struct cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, d);
-    if (e != cudaSuccess) return (int)e;
+    if (e != cudaSuccess) return PROF__SCAST(int, e);
     snprintf(o->name, sizeof o->name, "%s", p.name);
-    o->total_mem = (int64_t)p.totalGlobalMem;
+    o->total_mem = PROF__SCAST(int64_t, p.totalGlobalMem);
     o->major = p.major;
     o->minor = p.minor;
     o->sms = p.multiProcessorCount;
@@ -42,85 +39,39 @@ static int prof__cu_device_props(int d, prof_gpu_props *o) {
     o->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
     o->regs_per_block = p.regsPerBlock;
     o->regs_per_sm = p.regsPerMultiprocessor;
-    o->smem_per_block = (int64_t)p.sharedMemPerBlock;
-    o->smem_per_sm = (int64_t)p.sharedMemPerMultiprocessor;
-    o->smem_per_block_optin = (int64_t)p.sharedMemPerBlockOptin;
+    o->smem_per_block = PROF__SCAST(int64_t, p.sharedMemPerBlock);
+    o->smem_per_sm = PROF__SCAST(int64_t, p.sharedMemPerMultiprocessor);
+    o->smem_per_block_optin = PROF__SCAST(int64_t, p.sharedMemPerBlockOptin);
     return 0;
 }
 
-static int prof__cu_stream_info(void *s, int *dev, long long *id) {
+/* A stream's device (CUDA 12.8+; the current device before) and id (12.0+). */
+static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
     cudaError_t e;
 #if CUDART_VERSION >= 12080
-    e = cudaStreamGetDevice((cudaStream_t)s, dev);
+    e = cudaStreamGetDevice(PROF__SCAST(cudaStream_t, s), dev);
 #else
     e = cudaGetDevice(dev);
 #endif
-    if (e != cudaSuccess) return (int)e;
+    if (e != cudaSuccess) return PROF__SCAST(int, e);
 #if CUDART_VERSION >= 12000
     unsigned long long sid;
-    e = cudaStreamGetId((cudaStream_t)s, &sid);
-    *id = e == cudaSuccess ? (long long)sid : -1;
-    return (int)e;
+    e = cudaStreamGetId(PROF__SCAST(cudaStream_t, s), &sid);
+    *id = e == cudaSuccess ? PROF__SCAST(long long, sid) : -1;
+    return PROF__SCAST(int, e);
 #else
+    (void)s;
     *id = -1;
     return 0;
 #endif
 }
 
-static int prof__cu_stream_create(void **s) {
-    return (int)cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking);
-}
-static int prof__cu_stream_destroy(void *s) { return (int)cudaStreamDestroy((cudaStream_t)s); }
-static int prof__cu_event_create(void **ev) { return (int)cudaEventCreate((cudaEvent_t *)ev); }
-static int prof__cu_event_destroy(void *ev) { return (int)cudaEventDestroy((cudaEvent_t)ev); }
-static int prof__cu_event_record(void *ev, void *s) { return (int)cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)s); }
-static int prof__cu_event_query(void *ev) { return (int)cudaEventQuery((cudaEvent_t)ev); }
-static int prof__cu_event_sync(void *ev) { return (int)cudaEventSynchronize((cudaEvent_t)ev); }
-static int prof__cu_elapsed(float *ms, void *a, void *b) {
-    return (int)cudaEventElapsedTime(ms, (cudaEvent_t)a, (cudaEvent_t)b);
-}
-static const char *prof__cu_error_name(int e) { return cudaGetErrorName((cudaError_t)e); }
-static const char *prof__cu_error_string(int e) { return cudaGetErrorString((cudaError_t)e); }
+PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t)
+#define PROF__GPU_API      prof__cuda_api
+#define PROF__GPU_DEVICE() prof__cuda_device()
 
-static const prof_gpu_api prof__cuda_api = {
-    "CUDA", (int)cudaErrorNotReady,
-    prof__cu_device_count, prof__cu_get_device, prof__cu_set_device, prof__cu_device_props,
-    prof__cu_stream_info, prof__cu_stream_create, prof__cu_stream_destroy,
-    prof__cu_event_create, prof__cu_event_destroy, prof__cu_event_record,
-    prof__cu_event_query, prof__cu_event_sync, prof__cu_elapsed,
-    prof__cu_error_name, prof__cu_error_string,
-};
+#else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */
 
-static inline int prof__cuda_device(void) {
-    int d = 0;
-    return cudaGetDevice(&d) == cudaSuccess ? d : 0;
-}
-
-#define PROF_GPU_SCOPE(name, stream) \
-    PROF__GPU_SCOPE_DECL(PROF__VAR(prof__gpu_scope_), &prof__cuda_api, name, stream)
-#define PROF_GPU_BEGIN(name, stream) prof_gpu_begin(&prof__cuda_api, (name), (void *)(stream))
-#define PROF_GPU_END(stream)         prof_gpu_end(&prof__cuda_api, (void *)(stream))
-#define PROF_GPU_ALLOC(ptr, bytes)   prof_mem_alloc((ptr), (size_t)(bytes), prof__cuda_device())
-#define PROF_GPU_FREE(ptr)           prof_mem_free(ptr)
-
-/* cudaMalloc / cudaFree that also record the allocation. */
-static inline cudaError_t prof_cudaMalloc(void **ptr, size_t bytes) {
-    cudaError_t e = cudaMalloc(ptr, bytes);
-    if (e == cudaSuccess) PROF_GPU_ALLOC(*ptr, bytes);
-    return e;
-}
-static inline cudaError_t prof_cudaFree(void *ptr) {
-    if (ptr) PROF_GPU_FREE(ptr);
-    return cudaFree(ptr);
-}
-
-#else /* disabled: nothing at all */
-
-#define PROF_GPU_SCOPE(name, stream)
-#define PROF_GPU_BEGIN(name, stream)
-#define PROF_GPU_END(stream)
-#define PROF_GPU_ALLOC(ptr, bytes)
-#define PROF_GPU_FREE(ptr)
 #define prof_cudaMalloc(ptr, bytes) cudaMalloc((ptr), (bytes))
 #define prof_cudaFree(ptr)          cudaFree(ptr)
 

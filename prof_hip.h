@@ -28,16 +28,13 @@
 #endif
 #include <hip/hip_runtime_api.h>
 
-static int prof__hip_device_count(int *n) { return (int)hipGetDeviceCount(n); }
-static int prof__hip_get_device(int *d) { return (int)hipGetDevice(d); }
-static int prof__hip_set_device(int d) { return (int)hipSetDevice(d); }
-
+/* What differs from CUDA: the properties struct, and no stream ids. */
 static int prof__hip_device_props(int d, prof_gpu_props *o) {
     hipDeviceProp_t p;
     hipError_t e = hipGetDeviceProperties(&p, d);
-    if (e != hipSuccess) return (int)e;
+    if (e != hipSuccess) return PROF__SCAST(int, e);
     snprintf(o->name, sizeof o->name, "%s", p.name);
-    o->total_mem = (int64_t)p.totalGlobalMem;
+    o->total_mem = PROF__SCAST(int64_t, p.totalGlobalMem);
     o->major = p.major;
     o->minor = p.minor;
     o->sms = p.multiProcessorCount;
@@ -46,8 +43,8 @@ static int prof__hip_device_props(int d, prof_gpu_props *o) {
     o->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
     o->regs_per_block = p.regsPerBlock;
     o->regs_per_sm = 0;                 /* not in hipDeviceProp_t */
-    o->smem_per_block = (int64_t)p.sharedMemPerBlock;
-    o->smem_per_sm = (int64_t)p.maxSharedMemoryPerMultiProcessor;
+    o->smem_per_block = PROF__SCAST(int64_t, p.sharedMemPerBlock);
+    o->smem_per_sm = PROF__SCAST(int64_t, p.maxSharedMemoryPerMultiProcessor);
     o->smem_per_block_optin = 0;
     return 0;
 }
@@ -56,63 +53,15 @@ static int prof__hip_device_props(int d, prof_gpu_props *o) {
 static int prof__hip_stream_info(void *s, int *dev, long long *id) {
     (void)s;
     *id = -1;
-    return (int)hipGetDevice(dev);
+    return PROF__SCAST(int, hipGetDevice(dev));
 }
 
-static int prof__hip_stream_create(void **s) {
-    return (int)hipStreamCreateWithFlags((hipStream_t *)s, hipStreamNonBlocking);
-}
-static int prof__hip_stream_destroy(void *s) { return (int)hipStreamDestroy((hipStream_t)s); }
-static int prof__hip_event_create(void **ev) { return (int)hipEventCreate((hipEvent_t *)ev); }
-static int prof__hip_event_destroy(void *ev) { return (int)hipEventDestroy((hipEvent_t)ev); }
-static int prof__hip_event_record(void *ev, void *s) { return (int)hipEventRecord((hipEvent_t)ev, (hipStream_t)s); }
-static int prof__hip_event_query(void *ev) { return (int)hipEventQuery((hipEvent_t)ev); }
-static int prof__hip_event_sync(void *ev) { return (int)hipEventSynchronize((hipEvent_t)ev); }
-static int prof__hip_elapsed(float *ms, void *a, void *b) {
-    return (int)hipEventElapsedTime(ms, (hipEvent_t)a, (hipEvent_t)b);
-}
-static const char *prof__hip_error_name(int e) { return hipGetErrorName((hipError_t)e); }
-static const char *prof__hip_error_string(int e) { return hipGetErrorString((hipError_t)e); }
+PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t)
+#define PROF__GPU_API      prof__hip_api
+#define PROF__GPU_DEVICE() prof__hip_device()
 
-static const prof_gpu_api prof__hip_api = {
-    "HIP", (int)hipErrorNotReady,
-    prof__hip_device_count, prof__hip_get_device, prof__hip_set_device, prof__hip_device_props,
-    prof__hip_stream_info, prof__hip_stream_create, prof__hip_stream_destroy,
-    prof__hip_event_create, prof__hip_event_destroy, prof__hip_event_record,
-    prof__hip_event_query, prof__hip_event_sync, prof__hip_elapsed,
-    prof__hip_error_name, prof__hip_error_string,
-};
+#else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */
 
-static inline int prof__hip_device(void) {
-    int d = 0;
-    return hipGetDevice(&d) == hipSuccess ? d : 0;
-}
-
-#define PROF_GPU_SCOPE(name, stream) \
-    PROF__GPU_SCOPE_DECL(PROF__VAR(prof__gpu_scope_), &prof__hip_api, name, stream)
-#define PROF_GPU_BEGIN(name, stream) prof_gpu_begin(&prof__hip_api, (name), (void *)(stream))
-#define PROF_GPU_END(stream)         prof_gpu_end(&prof__hip_api, (void *)(stream))
-#define PROF_GPU_ALLOC(ptr, bytes)   prof_mem_alloc((ptr), (size_t)(bytes), prof__hip_device())
-#define PROF_GPU_FREE(ptr)           prof_mem_free(ptr)
-
-/* hipMalloc / hipFree that also record the allocation. */
-static inline hipError_t prof_hipMalloc(void **ptr, size_t bytes) {
-    hipError_t e = hipMalloc(ptr, bytes);
-    if (e == hipSuccess) PROF_GPU_ALLOC(*ptr, bytes);
-    return e;
-}
-static inline hipError_t prof_hipFree(void *ptr) {
-    if (ptr) PROF_GPU_FREE(ptr);
-    return hipFree(ptr);
-}
-
-#else /* disabled: nothing at all */
-
-#define PROF_GPU_SCOPE(name, stream)
-#define PROF_GPU_BEGIN(name, stream)
-#define PROF_GPU_END(stream)
-#define PROF_GPU_ALLOC(ptr, bytes)
-#define PROF_GPU_FREE(ptr)
 #define prof_hipMalloc(ptr, bytes) hipMalloc((ptr), (bytes))
 #define prof_hipFree(ptr)          hipFree(ptr)
 

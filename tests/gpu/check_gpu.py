@@ -285,6 +285,11 @@ def case_open_at_shutdown(backend, program):
     check([e["name"] for e in gpu_xs(d)] == ["closed"], f"GPU regions {gpu_xs(d)}")
 
 
+def case_typed_malloc(backend, program):
+    p = run(program, "typed_malloc")
+    check("typed_malloc: ok 1, 1024 bytes live, then 0" in p.stdout, f"typed_malloc: {p.stdout}")
+
+
 def case_cap(backend, program):
     p = run(program, "cap")
     check_no_leak(read_truth())

@@ -8,11 +8,15 @@
 #ifdef GPU_TEST_HIP
 #include "prof_hip.h"
 #define RT(name) hip##name
+#define RT_MALLOC prof_hipMalloc
+#define RT_FREE prof_hipFree
 #define BACKEND "hip"
 typedef hipStream_t gpu_stream;
 #else
 #include "prof_cuda.h"
 #define RT(name) cuda##name
+#define RT_MALLOC prof_cudaMalloc
+#define RT_FREE prof_cudaFree
 #define BACKEND "cuda"
 typedef cudaStream_t gpu_stream;
 #endif
@@ -449,6 +453,25 @@ static int failure(const char *kind) {
     return 0;
 }
 
+/* The allocation wrappers take what the runtime's own calls take: void ** in
+   C and C++, and in C++ any T ** too, like cudaMalloc's template (float *p;
+   prof_cudaMalloc(&p, n) builds disabled, so it must build enabled). */
+static int typed_malloc(void) {
+    prof_config cfg = config("typed.json");
+    (void)start(&cfg, 3);
+#ifdef __cplusplus
+    float *p = nullptr;
+#else
+    void *p = NULL;
+#endif
+    int ok = RT_MALLOC(&p, 1024) == RT(Success);
+    long long live = (long long)prof_mem_allocated(0);
+    ok = ok && RT_FREE(p) == RT(Success);
+    printf("typed_malloc: ok %d, %lld bytes live, then %lld\n", ok, live, (long long)prof_mem_allocated(0));
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int run(const char *name) {
     if (!strcmp(name, "placement")) return placement(16, 70 * MS);
     if (!strcmp(name, "placement_small")) return placement(4, 20 * MS);
@@ -457,6 +480,7 @@ static int run(const char *name) {
     if (!strcmp(name, "threads")) return threads_case();
     if (!strcmp(name, "open_at_shutdown")) return open_at_shutdown();
     if (!strcmp(name, "cap")) return cap_case();
+    if (!strcmp(name, "typed_malloc")) return typed_malloc();
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
     fprintf(stderr, "unknown case %s\n", name);
     return 2;

@@ -22,9 +22,26 @@ cxx_ggml_clang="-Wmissing-prototypes"
 cxx_strict="-Wold-style-cast -Wzero-as-null-pointer-constant"
 cxx_strict_gcc="-Wuseless-cast"
 
+# The GPU headers against the real runtime headers, where installed (as
+# system headers, -isystem, the way engines include them): compiled, not run.
+gpu=()
+cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
+[[ -f $cuda_inc/cuda_runtime_api.h ]] && gpu+=("cuda:-isystem $cuda_inc")
+for d in /usr/include /opt/rocm/include; do
+  [[ -f $d/hip/hip_runtime_api.h ]] && { gpu+=("hip:-isystem $d -DWARN_HIP"); break; }
+done
+echo "GPU headers checked: ${gpu[*]:-none}"
+
 pass=0 fail=0 ran=0
-build() {  # build NAME COMPILER LANG-FLAGS... -- WARNING-FLAGS...
-  local name=$1 cc=$2 log=$work/$1.log
+failed() {  # failed NAME LOG CMD...: count and show a failure
+  local name=$1 log=$2
+  shift 2
+  fail=$((fail + 1))
+  echo "FAIL $name: $*"
+  grep -m 8 -E 'warning|error|note' "$log" | sed 's/^/    /'
+}
+build() {  # build NAME COMPILER FLAGS...: the program, run; then the GPU file
+  local name=$1 cc=$2 log=$work/$1.log g
   shift 2
   ran=$((ran + 1))
   # shellcheck disable=SC2068
@@ -32,10 +49,18 @@ build() {  # build NAME COMPILER LANG-FLAGS... -- WARNING-FLAGS...
        -o "$work/$name" -pthread -lm >"$log" 2>&1 && "$work/$name" >>"$log" 2>&1; then
     pass=$((pass + 1))
   else
-    fail=$((fail + 1))
-    echo "FAIL $name: $cc $*"
-    grep -m 8 -E 'warning|error|note' "$log" | sed 's/^/    /'
+    failed "$name" "$log" "$cc" "$@"
   fi
+  for g in "${gpu[@]}"; do
+    ran=$((ran + 1))
+    # shellcheck disable=SC2068,SC2086
+    if "$cc" $@ ${g#*:} -Werror -I"$src" -c "$src/tests/warnings/every_gpu_macro.c" \
+         -o "$work/$name.${g%%:*}.o" >"$log.${g%%:*}" 2>&1; then
+      pass=$((pass + 1))
+    else
+      failed "$name ${g%%:*}" "$log.${g%%:*}" "$cc" "$@" ${g#*:}
+    fi
+  done
 }
 
 for cc in gcc clang; do
