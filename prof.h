@@ -1,4 +1,4 @@
-/* prof.h - v0.1 - a header-only profiler for C and C++ training engines.
+/* prof.h - v0.2.0 - a header-only profiler for C and C++ training engines.
    MIT licence (see the end of this file).
 
    Regions, steps, counters and instants recorded into per-thread buffers and
@@ -77,6 +77,12 @@
 #ifndef PROF_H
 #define PROF_H
 
+#define PROF_VERSION_MAJOR 0
+#define PROF_VERSION_MINOR 2
+#define PROF_VERSION_PATCH 0
+#define PROF_VERSION       "0.2.0"
+#define PROF_VERSION_NUM   200      /* major * 10000 + minor * 100 + patch */
+
 /* -DPROF_ENABLE, -DPROF_ENABLE=1 and "#define PROF_ENABLE" enable;
    -DPROF_ENABLE=0 or no definition disables. */
 #if defined(PROF_ENABLE) && ((PROF_ENABLE + 0) != 0 || (1 - PROF_ENABLE - 1) == 2)
@@ -139,6 +145,9 @@ typedef struct prof_stats {
                                  allocation was counted as freed first      */
 } prof_stats;
 
+/* Functions that can fail return 1 on success and 0 on failure, having said
+   why on stderr. (The prof_gpu_api hooks below pass the runtime's own error
+   codes through instead, 0 for success, so that the message can name them.) */
 void prof_init(const prof_config *cfg);
 void prof_shutdown(void);
 void prof_step(void);

@@ -1,11 +1,13 @@
-/* Smoke test (placeholder): the implementation builds in a strict C11
-   translation unit, every basic macro runs, and the trace it writes is JSON
-   that Python reads back with traceEvents in it. */
+/* Smoke test: the implementation builds in a strict C11 translation unit,
+   the basic macros run, the version macros agree, and the trace holds
+   exactly what was recorded: 3 steps of one step region, one work region and
+   10 inner regions each, and 3 counter samples, read back by Python's json. */
 #define PROF_IMPLEMENTATION
 #include "prof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int fail(const char *what) {
     fprintf(stderr, "test_smoke: %s\n", what);
@@ -23,6 +25,11 @@ static long work(int n) {
 }
 
 int main(void) {
+    char version[32];
+    snprintf(version, sizeof version, "%d.%d.%d", PROF_VERSION_MAJOR, PROF_VERSION_MINOR, PROF_VERSION_PATCH);
+    if (strcmp(version, PROF_VERSION) != 0) return fail("PROF_VERSION does not match its parts");
+    if (PROF_VERSION_NUM != PROF_VERSION_MAJOR * 10000 + PROF_VERSION_MINOR * 100 + PROF_VERSION_PATCH)
+        return fail("PROF_VERSION_NUM does not match its parts");
     prof_config cfg = {0};
     cfg.output = "smoke.json";
     cfg.quiet = 1;
@@ -48,7 +55,10 @@ int main(void) {
     if (!py) return fail("PROF_TEST_PY is not set");
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "\"%s\" -c \"import json; assert json.load(open('smoke.json'))['traceEvents']\"",
+             "\"%s\" -c \"import json, collections; ev = json.load(open('smoke.json'))['traceEvents']; "
+             "n = collections.Counter((e['ph'], e['name'].split('#')[0]) for e in ev if e['ph'] in 'XC'); "
+             "want = {('X', 'ProfilerStep'): 3, ('X', 'step'): 3, ('X', 'work'): 3, ('X', 'inner'): 30, "
+             "('C', 'sum'): 3}; assert n == want, n\"",
              py);
     if (system(cmd) != 0) return fail("smoke.json is not a trace Python reads");
     return 0;
