@@ -1405,7 +1405,10 @@ typedef struct prof__cycle {
     struct prof__gdev_info *gdev;       /* the devices they ran on */
     size_t ngdev;
     uint64_t gpu_dropped;               /* GPU regions lost (pool full, errors) */
+    uint32_t *parent;                   /* per event: see prof__analyse */
 } prof__cycle;
+
+#define PROF__NO_EVENT UINT32_MAX       /* no parent */
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
     prof__chunk_clear(c);
@@ -1598,7 +1601,45 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
     return track;
 }
 
+/* ---- the one analysis pass ----------------------------------------------
+   Every event's parent: the innermost region or step open on its thread when
+   it began. Records come in post-order per thread (a region when it ends), so
+   a span adopts every waiting event of its thread that began no earlier than
+   it. Every sink reads this instead of applying the rule itself: a region's
+   children, an argument's or memory event's region (a step owns none), self
+   times. 0 when memory runs out (cy->parent stays NULL; sinks then fail). */
+static int prof__spans(uint32_t kind) {
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+}
+
+static int prof__analyse(prof__cycle *cy) {
+    uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
+    uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
+    size_t nw = 0;
+    free(cy->parent);
+    cy->parent = NULL;
+    if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (i && e->th != cy->ev[i - 1].th) nw = 0;    /* another thread: nothing is waiting */
+        par[i] = PROF__NO_EVENT;
+        if (prof__spans(e->kind))
+            while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0) par[wait[--nw]] = (uint32_t)i;
+        wait[nw++] = (uint32_t)i;
+    }
+    free(wait);
+    cy->parent = par;
+    return 1;
+}
+
+/* The region (not a step) that owns argument or memory event i, or PROF__NO_EVENT. */
+static uint32_t prof__owner(const prof__cycle *cy, size_t i) {
+    uint32_t p = cy->parent[i];
+    return p != PROF__NO_EVENT && cy->ev[p].kind != PROF__K_STEP ? p : PROF__NO_EVENT;
+}
+
 static void prof__cycle_free(prof__cycle *cy) {
+    free(cy->parent);
     free(cy->ev);
     free(cy->th);
     free(cy->gpu);
@@ -2610,14 +2651,12 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
     PROF__W_LIT(&t->w, "}");
 }
 
-/* The waiting arguments pend[k..np) that belong to e, a region or step just
-   read in record order; returns k. An argument belongs to the first region
-   that closes after it on its thread and began no later than it; steps take
-   none. The caller drops pend[k..np) once it has used them. */
-static size_t prof__args_owned(const prof__ev *ev, const size_t *pend, size_t np, const prof__ev *e) {
+/* The waiting arguments pend[k..np) that belong to event i, a region or step
+   just read in record order (prof__analyse's owners); returns k. The caller
+   drops pend[k..np) once it has used them. */
+static size_t prof__args_owned(const prof__cycle *cy, const size_t *pend, size_t np, size_t i) {
     size_t k = np;
-    if (e->kind == PROF__K_REGION || e->kind == PROF__K_GPU_REGION)
-        while (k > 0 && ev[pend[k - 1]].t0 >= e->t0) k--;
+    while (k > 0 && prof__owner(cy, pend[k - 1]) == i) k--;
     return k;
 }
 
@@ -2769,7 +2808,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     uint32_t *track = prof__tracks(cy, prof__g.separate_threads);
-    if (!t.w.buf || !pend || !track || !prof__names_grow(&t.w)) t.w.err = 1;
+    if (!t.w.buf || !pend || !track || (cy->n && !cy->parent) || !prof__names_grow(&t.w)) t.w.err = 1;
     if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
         for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
         qsort(t.corrs, cy->ngpu, sizeof *t.corrs, prof__u32_cmp);
@@ -2860,7 +2899,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
             case PROF__K_REGION:
             case PROF__K_STEP:
             case PROF__K_GPU_REGION: {
-                size_t k = prof__args_owned(cy->ev, pend, np, e);
+                size_t k = prof__args_owned(cy, pend, np, i);
                 uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(&t, e->aux) ? e->aux : 0;
                 prof__region(&t, e, cy->ev, pend + k, np - k, corr);
                 np = k;
@@ -3003,10 +3042,6 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
 typedef struct prof__span { uint64_t t0; int64_t total, gpu; size_t idx; } prof__span;
 
 /* Regions and steps: the events with a length on their thread. */
-static int prof__spans(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
-}
-
 typedef struct prof__gdur { uint32_t corr; int64_t ns; } prof__gdur;
 
 static int prof__gdur_cmp(const void *a, const void *b) {
@@ -3032,7 +3067,6 @@ typedef struct prof__walk {
     size_t sp, scap;
     size_t *pend;                       /* arguments waiting for their region */
     size_t np, pcap, keep;
-    size_t *parent;                     /* optional: enclosing region per event */
     const prof__gdur *gdur;             /* optional: GPU time by correlation */
     size_t ngdur;
     int oom;
@@ -3065,13 +3099,12 @@ static int prof__walk_next(prof__walk *w, prof__wreg *out) {
         prof__span *s = (prof__span *)prof__grow(w->stk, &w->scap, w->sp + 1, sizeof *s);
         if (!s) { w->oom = 1; return 0; }
         w->stk = s;
-        size_t k = prof__args_owned(cy->ev, w->pend, w->np, e);
+        size_t k = prof__args_owned(cy, w->pend, w->np, i);
         int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0, kids_gpu = 0, gpu = -1;
-        while (w->sp && w->stk[w->sp - 1].t0 >= e->t0) {
+        while (w->sp && cy->parent[w->stk[w->sp - 1].idx] == i) {    /* its children */
             const prof__span *c = &w->stk[--w->sp];
             kids += c->total;
             kids_gpu += c->gpu;
-            if (w->parent) w->parent[c->idx] = i;
         }
         /* GPU total: its own pair's time, else what its children launched */
         if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
@@ -3080,7 +3113,6 @@ static int prof__walk_next(prof__walk *w, prof__wreg *out) {
             if (g) gpu = g->ns;
         }
         if (gpu < 0) gpu = kids_gpu;
-        if (w->parent) w->parent[i] = PROF__NO_PARENT;
         w->stk[w->sp].t0 = e->t0;
         w->stk[w->sp].total = total;
         w->stk[w->sp].gpu = gpu;
@@ -3228,10 +3260,6 @@ static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
 /* Memory events belong to regions by the arguments' rule (see
    prof__arg_time): the first region to close after the event on its thread
    that began no later. Steps own them too, as torch's ProfilerStep* row does. */
-static int prof__mem_owner_kind(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
-}
-
 /* 1: the cycle has memory events; 3: GPU ones among them. */
 static int prof__mem_flags(const prof__cycle *c) {
     int f = 0;
@@ -3240,7 +3268,7 @@ static int prof__mem_flags(const prof__cycle *c) {
     return f;
 }
 
-typedef struct prof__mspan { uint64_t t0; int64_t cpu, gpu; } prof__mspan;
+typedef struct prof__mspan { size_t idx; int64_t cpu, gpu; } prof__mspan;
 
 /* Beside prof__walk, for the table: the memory events waiting for their
    region, and the regions' memory totals waiting for their parent, mirroring
@@ -3266,16 +3294,15 @@ static void prof__mwalk_region(prof__mwalk *m, const prof__cycle *c, size_t idx,
         m->pend = p;
         m->pend[m->np++] = j;
     }
-    const prof__ev *e = &c->ev[idx];
     int64_t cpu = 0, gpu = 0;
-    while (m->np && c->ev[m->pend[m->np - 1]].t0 >= e->t0) {
+    while (m->np && c->parent[m->pend[m->np - 1]] == idx) {
         const prof__ev *a = &c->ev[m->pend[--m->np]];
         if (a->aux) gpu += (int64_t)a->t1;
         else cpu += (int64_t)a->t1;
     }
     row->self_cpu_mem += cpu;
     row->self_gpu_mem += gpu;
-    while (m->sp && m->stk[m->sp - 1].t0 >= e->t0) {
+    while (m->sp && c->parent[m->stk[m->sp - 1].idx] == idx) {
         m->sp--;
         cpu += m->stk[m->sp].cpu;
         gpu += m->stk[m->sp].gpu;
@@ -3285,7 +3312,7 @@ static void prof__mwalk_region(prof__mwalk *m, const prof__cycle *c, size_t idx,
     prof__mspan *s = (prof__mspan *)prof__grow(m->stk, &m->scap, m->sp + 1, sizeof *s);
     if (!s) { m->oom = 1; return; }
     m->stk = s;
-    m->stk[m->sp].t0 = e->t0;
+    m->stk[m->sp].idx = idx;
     m->stk[m->sp].cpu = cpu;
     m->stk[m->sp++].gpu = gpu;
 }
@@ -3306,10 +3333,7 @@ static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, co
     const prof__ev *m = &c->ev[at];
     *peak = best;
     *region = "(no region)";
-    /* records come when they end: the first owner after it on its thread that
-       began no later is the innermost region open at it */
-    for (size_t j = at + 1; j < c->n && c->ev[j].th == m->th; j++)
-        if (prof__mem_owner_kind(c->ev[j].kind) && c->ev[j].t0 <= m->t0) { *region = prof__row_name(&c->ev[j]); break; }
+    if (c->parent && c->parent[at] != PROF__NO_EVENT) *region = prof__row_name(&c->ev[c->parent[at]]);
     *step = -1;
     for (size_t j = 0; j < c->n; j++)
         if (c->ev[j].kind == PROF__K_STEP && c->ev[j].t0 <= m->t0 && m->t0 < c->ev[j].t1) { *step = c->ev[j].aux; break; }
@@ -3361,7 +3385,7 @@ static void prof__mem_name(const prof__ev *a, const char *region) {
 /* Names the region of every allocation a saved cycle recorded. */
 static void prof__mem_label(const prof__cycle *c) {
     size_t *pend = NULL, np = 0, cap = 0;
-    if (!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED)) return;
+    if (!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED) || !c->parent) return;
     for (size_t i = 0; i <= c->n; i++) {
         if (i == c->n || (i && c->ev[i].th != c->ev[i - 1].th))
             while (np) prof__mem_name(&c->ev[pend[--np]], "(no region)");
@@ -3372,8 +3396,8 @@ static void prof__mem_label(const prof__cycle *c) {
             if (!p) break;
             pend = p;
             pend[np++] = i;
-        } else if (prof__mem_owner_kind(e->kind)) {
-            while (np && c->ev[pend[np - 1]].t0 >= e->t0) prof__mem_name(&c->ev[pend[--np]], prof__row_name(e));
+        } else if (prof__spans(e->kind)) {
+            while (np && c->parent[pend[np - 1]] == i) prof__mem_name(&c->ev[pend[--np]], prof__row_name(e));
         }
     }
     free(pend);
@@ -3395,7 +3419,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     memset(&w, 0, sizeof w);
     w.cy = c;
     prof__gdur *gdur = prof__gpu_durations(c);
-    if (c->ngpu && !gdur) ok = 0;
+    if ((c->ngpu && !gdur) || (c->n && !c->parent)) ok = 0;
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
     unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
@@ -3692,17 +3716,17 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     int ok = 1;
     memset(&w, 0, sizeof w);
     w.cy = c;
-    w.parent = (size_t *)malloc((c->n + 1) * sizeof *w.parent);
-    if (!self || !w.parent) ok = 0;
+    size_t *node_of = (size_t *)malloc((c->n + 1) * sizeof *node_of);  /* a span's node */
+    if (!self || !node_of || (c->n && !c->parent)) ok = 0;
     while (ok && prof__walk_next(&w, &r)) self[r.idx] = r.self_ns;
     if (w.oom) ok = 0;
 
-    /* Backwards, every region comes before its children: parent[i] is
-       replaced by region i's node, which its children then look up. */
+    /* Backwards, every region comes before its children, whose node's
+       parent is then its node. */
     for (size_t i = c->n; ok && i-- > 0;) {
         const prof__ev *e = &c->ev[i];
         if (!prof__spans(e->kind)) continue;
-        size_t pn = w.parent[i] == PROF__NO_PARENT ? PROF__NO_PARENT : w.parent[w.parent[i]];
+        size_t pn = c->parent[i] == PROF__NO_EVENT ? PROF__NO_PARENT : node_of[c->parent[i]];
         const char *name = prof__row_name(e);
         uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ ((uint64_t)pn * 0x9E3779B97F4A7C15ull), name);
         if (!prof__index_room(&slot, &nslot, nnode, node ? &node[0].hash : NULL, sizeof *node)) { ok = 0; break; }
@@ -3721,11 +3745,11 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
             node[nnode].hash = h;
             slot[j] = ++nnode;
         }
-        w.parent[i] = slot[j] - 1;
+        node_of[i] = slot[j] - 1;
         node[slot[j] - 1].self_ns += self[i];
     }
     prof__walk_free(&w);
-    free(w.parent);
+    free(node_of);
     free(self);
     free(slot);
 
@@ -4239,6 +4263,7 @@ void prof_step(void) {
         cy.index = ++prof__g.cycle;
         prof__collect_locked(&cy, prof__g.win_t0, now);
         prof__step0_covers(&cy);
+        prof__analyse(&cy);
         prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
         save = 1;
     }
@@ -4269,6 +4294,7 @@ void prof_shutdown(void) {
         cy.index = ++prof__g.cycle;
         prof__collect_locked(&cy, prof__g.win_t0, now);
         prof__step0_covers(&cy);
+        prof__analyse(&cy);
         prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
     } else {
         prof__collect_locked(NULL, 0, 0);

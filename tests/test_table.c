@@ -43,6 +43,10 @@ static void arg_str(uint32_t th, const char *key, uint64_t t, const char *s) {
 
 static struct prof__tinfo threads[2];
 
+/* The cycle of the events added so far, analysed as a saved cycle is (the
+   previous one's analysis is freed: one cycle is in use at a time). */
+static uint32_t *last_parent;
+
 static prof__cycle make_cycle(void) {
     prof__cycle c;
     memset(&c, 0, sizeof c);
@@ -53,6 +57,9 @@ static prof__cycle make_cycle(void) {
     c.nth = 2;
     c.index = 3;
     c.dropped = 5;
+    free(last_parent);
+    if (!prof__analyse(&c)) abort();
+    last_parent = c.parent;
     return c;
 }
 
@@ -702,6 +709,7 @@ int main(void) {
     test_mem_peak();
     test_mem_print();
     test_mem_trace();
+    free(last_parent);
     if (failures) {
         fprintf(stderr, "test_table: %d failures\n", failures);
         return 1;
