@@ -5,6 +5,27 @@
    written as Chrome Trace Event JSON in the shape PyTorch's profiler (Kineto)
    writes, so Perfetto UI, chrome://tracing and the PyTorch tooling open it.
 
+   MAP (search for the tag; the implementation runs in data-flow order)
+     >>api        public API and config: prof_config, functions, cycle API
+     >>hot        the hot path: PROF_SCOPE's inline record, the macros
+     >>disabled   without PROF_ENABLE: every macro is nothing
+     >>impl       implementation: kinds of record, global state, messages
+     >>clock        TSC / CLOCK_MONOTONIC, calibration to ns
+     >>buffers      per-thread chunks, registration, the memory cap
+     >>events       PROF_INSTANT, PROF_COUNTER, args, thread names
+     >>memory       PROF_ALLOC/FREE: live allocations, per-device totals
+     >>schedule     torch.profiler.schedule's actions
+     >>collect      a cycle's records from every thread, without stopping them
+     >>gpu          GPU core: event pairs, resolution at steps, clock alignment
+     >>analysis     the one pass every sink reads: parents, threads' tracks
+     >>json         sink: Kineto-shaped Chrome trace JSON
+     >>table        sink: the cycle API, key_averages() table
+     >>memreport    sink: memory per region, peaks, leaks
+     >>stacks       sink: folded stacks
+     >>output       paths, TensorBoard's layout, saving a cycle
+     >>env          environment variables, config, init
+     >>steps        PROF_STEP and shutdown: what drives the rest
+
    USE
      In exactly one C or C++ file:
          #define PROF_IMPLEMENTATION
@@ -92,7 +113,7 @@
 #endif
 
 /* ======================================================================== */
-/*  Public API and configuration                                            */
+/*  >>api  Public API and configuration                                   */
 /* ======================================================================== */
 #if PROF__ENABLED
 
@@ -167,7 +188,7 @@ void prof_set_rank(int rank, int world_size);
    ranks' traces on them. */
 void prof_sync(void);
 
-/* ---- memory -------------------------------------------------------------
+/* ---- >>api-memory  memory events, totals and leaks -------------------------
    PROF_ALLOC(ptr, bytes) is prof_mem_alloc(ptr, bytes, -1) and PROF_FREE(ptr)
    prof_mem_free(ptr); GPU allocators call them with the device (0, 1, ...).
    Live allocations and per-device totals are kept from init to shutdown,
@@ -195,7 +216,7 @@ typedef struct prof_leak {
    shutdown those it reported. Fills up to max, returns how many there are. */
 size_t prof_leaks(prof_leak *out, size_t max);
 
-/* ---- a saved cycle: events, the summary table, folded stacks ------------ */
+/* ---- >>api-cycle  a saved cycle: events, the summary table, folded stacks ---- */
 
 typedef enum prof_event_kind {
     PROF_EVENT_REGION, PROF_EVENT_STEP, PROF_EVENT_INSTANT, PROF_EVENT_COUNTER,
@@ -272,7 +293,7 @@ int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table
 void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
 void prof_table_free(prof_table *t);
 
-/* ---- GPU regions: the backend-neutral core's interface -------------------
+/* ---- >>api-gpu  GPU regions: the backend-neutral core's interface ----------
    prof_cuda.h and prof_hip.h fill a prof_gpu_api with a handful of runtime
    calls and define PROF_GPU_SCOPE / PROF_GPU_BEGIN / PROF_GPU_END on top of
    prof_gpu_begin / prof_gpu_end. Every call returns the runtime's error code,
@@ -323,7 +344,7 @@ typedef struct prof_gpu_event {
 size_t prof_cycle_gpu_count(const prof_cycle *c);
 int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
 
-/* ---- hot path: inline, everything else is out of line ------------------ */
+/* ---- >>hot  the hot path inline, everything else out of line ------------ */
 
 typedef struct prof__rec {      /* one recorded event: 32 bytes             */
     const char *name;
@@ -557,7 +578,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #endif
 
 /* ======================================================================== */
-/*  Disabled: every macro is nothing                                        */
+/*  >>disabled  Disabled: every macro is nothing                          */
 /* ======================================================================== */
 #else
 
@@ -594,7 +615,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #endif /* PROF_H */
 
 /* ======================================================================== */
-/*  Implementation                                                          */
+/*  >>impl  Implementation                                                */
 /* ======================================================================== */
 #if PROF__ENABLED && defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
 #define PROF__IMPLEMENTED
@@ -767,7 +788,7 @@ __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...
     fflush(f);
 }
 
-/* ---- clock --------------------------------------------------------------- */
+/* ---- >>clock  timestamps: TSC or CLOCK_MONOTONIC, in ns at write time ---- */
 
 static int64_t prof__mono_ns(void) {
     struct timespec ts;
@@ -841,7 +862,7 @@ static uint64_t prof__now(void) {
     return prof__g.fallback ? (uint64_t)prof__mono_ns() : prof__ticks();
 }
 
-/* ---- buffers ------------------------------------------------------------- */
+/* ---- >>buffers  per-thread chunks of records, registration, the cap ----- */
 
 static void prof__thread_exit(void *p) {
     prof__thread *th = (prof__thread *)p;
@@ -950,7 +971,7 @@ void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1) {
     prof__push(PROF__K_REGION, name, t0, t1, 0);
 }
 
-/* ---- public event functions ---------------------------------------------- */
+/* ---- >>events  public event functions ----------------------------------- */
 
 void prof_instant(const char *name) { prof__push(PROF__K_INSTANT, name, prof__now(), 0, 0); }
 
@@ -1004,7 +1025,7 @@ void prof_end(void) {
     if (f.t0) prof__push(PROF__K_REGION, f.name, f.t0, prof__now(), 0);
 }
 
-/* ---- memory: live allocations and per-device totals ---------------------- */
+/* ---- >>memory  live allocations and per-device totals ------------------- */
 
 /* PROF_ALLOC / PROF_FREE keep a map of the live allocations (address ->
    size, device, identity of the allocation's record) and a running total per
@@ -1373,7 +1394,7 @@ static void prof__mem_shutdown(void) {
     pthread_mutex_unlock(&prof__lock);
 }
 
-/* ---- schedule (torch.profiler.schedule) ---------------------------------- */
+/* ---- >>schedule  torch.profiler.schedule -------------------------------- */
 
 static int prof__action(const prof_schedule *s, int64_t step) {
     int64_t num = (int64_t)s->wait + s->warmup + s->active;
@@ -1390,7 +1411,7 @@ static int prof__cur_action(void) {
     return prof__g.has_sched ? prof__action(&prof__g.sched, prof__g.step) : PROF__RECORD;
 }
 
-/* ---- collection: records of every thread, taken without stopping them ---- */
+/* ---- >>collect  a cycle's records, taken without stopping threads ------- */
 
 typedef struct prof__cycle {
     prof__ev *ev;                       /* grouped by thread, each in record order */
@@ -1546,98 +1567,6 @@ static void prof__step0_covers(prof__cycle *cy) {
     if (s0 && first < s0->t0) s0->t0 = first;
 }
 
-/* Threads that share a name and whose events never overlap in time share a
-   track: a pool that starts new threads for every graph (ggml without
-   OpenMP) shows as the workers it has, not as hundreds of threads. Returns,
-   per thread index, the index of the thread whose track it is on (itself if
-   none), or NULL when out of memory. Greedy: alike-named threads in order of
-   their first event, each on the first of their tracks that has ended. */
-typedef struct prof__life { uint64_t t0, t1; uint32_t th; } prof__life;
-
-static int prof__life_cmp(const void *pa, const void *pb) {
-    const prof__life *a = (const prof__life *)pa, *b = (const prof__life *)pb;
-    return (a->t0 > b->t0) - (a->t0 < b->t0);
-}
-
-static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
-    size_t nth = cy->nth ? cy->nth : 1;
-    uint32_t *track = (uint32_t *)malloc(nth * sizeof *track);
-    prof__life *sp = (prof__life *)calloc(nth, sizeof *sp), *ends = NULL;
-    if (!track || !sp) { free(track); free(sp); return NULL; }
-    for (size_t k = 0; k < nth; k++) track[k] = (uint32_t)k;
-    if (separate || cy->nth < 2) { free(sp); return track; }
-    for (size_t k = 0; k < nth; k++) sp[k].th = (uint32_t)k;
-    for (size_t i = 0; i < cy->n; i++) {
-        const prof__ev *e = &cy->ev[i];
-        if (e->th >= nth) continue;
-        prof__life *x = &sp[e->th];
-        uint64_t end = e->kind == PROF__K_REGION || e->kind == PROF__K_STEP || e->kind == PROF__K_GPU_REGION
-                           ? e->t1 : e->t0;
-        if (!x->t0 || e->t0 < x->t0) x->t0 = e->t0;
-        if (end > x->t1) x->t1 = end;
-    }
-    qsort(sp, nth, sizeof *sp, prof__life_cmp);
-    ends = (prof__life *)malloc(nth * sizeof *ends);    /* one name's tracks and their last ends */
-    unsigned char *done = (unsigned char *)calloc(nth, 1);
-    if (!ends || !done) { free(ends); free(done); free(sp); return track; }
-    for (size_t i = 0; i < nth; i++) {
-        const char *name = cy->th[sp[i].th].name;
-        if (done[i] || !name || !sp[i].t0) continue;
-        size_t nt = 0;                  /* the first thread of a name leads its first track */
-        ends[nt++] = sp[i];
-        for (size_t j = i + 1; j < nth; j++) {
-            const char *nj = cy->th[sp[j].th].name;
-            if (done[j] || !nj || !sp[j].t0 || strcmp(nj, name)) continue;
-            done[j] = 1;
-            size_t k = 0;
-            while (k < nt && ends[k].t1 > sp[j].t0) k++;
-            if (k == nt) ends[nt++] = sp[j];        /* overlaps them all: a track of its own */
-            else { track[sp[j].th] = ends[k].th; ends[k].t1 = sp[j].t1; }
-        }
-    }
-    free(done);
-    free(ends);
-    free(sp);
-    return track;
-}
-
-/* ---- the one analysis pass ----------------------------------------------
-   Every event's parent: the innermost region or step open on its thread when
-   it began. Records come in post-order per thread (a region when it ends), so
-   a span adopts every waiting event of its thread that began no earlier than
-   it. Every sink reads this instead of applying the rule itself: a region's
-   children, an argument's or memory event's region (a step owns none), self
-   times. 0 when memory runs out (cy->parent stays NULL; sinks then fail). */
-static int prof__spans(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
-}
-
-static int prof__analyse(prof__cycle *cy) {
-    uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
-    uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
-    size_t nw = 0;
-    free(cy->parent);
-    cy->parent = NULL;
-    if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
-    for (size_t i = 0; i < cy->n; i++) {
-        const prof__ev *e = &cy->ev[i];
-        if (i && e->th != cy->ev[i - 1].th) nw = 0;    /* another thread: nothing is waiting */
-        par[i] = PROF__NO_EVENT;
-        if (prof__spans(e->kind))
-            while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0) par[wait[--nw]] = (uint32_t)i;
-        wait[nw++] = (uint32_t)i;
-    }
-    free(wait);
-    cy->parent = par;
-    return 1;
-}
-
-/* The region (not a step) that owns argument or memory event i, or PROF__NO_EVENT. */
-static uint32_t prof__owner(const prof__cycle *cy, size_t i) {
-    uint32_t p = cy->parent[i];
-    return p != PROF__NO_EVENT && cy->ev[p].kind != PROF__K_STEP ? p : PROF__NO_EVENT;
-}
-
 static void prof__cycle_free(prof__cycle *cy) {
     free(cy->parent);
     free(cy->ev);
@@ -1657,7 +1586,7 @@ static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
     return q;
 }
 
-/* ---- GPU core: event pairs, resolution, clock alignment -------------------
+/* ---- >>gpu  GPU core: event pairs, resolution, clock alignment -------------
 
    A GPU region is a pair of timing events recorded on the engine's stream.
    Pairs come from a per-thread ring: the thread fills it without a lock, the
@@ -2260,7 +2189,99 @@ static void prof__gpu_release_locked(void) {
     __atomic_store_n(&prof__gpu.state, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- JSON writer ---------------------------------------------------------- */
+/* ---- >>analysis  the one analysis pass -------------------------------------
+   Every event's parent: the innermost region or step open on its thread when
+   it began. Records come in post-order per thread (a region when it ends), so
+   a span adopts every waiting event of its thread that began no earlier than
+   it. Every sink reads this instead of applying the rule itself: a region's
+   children, an argument's or memory event's region (a step owns none), self
+   times. 0 when memory runs out (cy->parent stays NULL; sinks then fail). */
+static int prof__spans(uint32_t kind) {
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+}
+
+static int prof__analyse(prof__cycle *cy) {
+    uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
+    uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
+    size_t nw = 0;
+    free(cy->parent);
+    cy->parent = NULL;
+    if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (i && e->th != cy->ev[i - 1].th) nw = 0;    /* another thread: nothing is waiting */
+        par[i] = PROF__NO_EVENT;
+        if (prof__spans(e->kind))
+            while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0) par[wait[--nw]] = (uint32_t)i;
+        wait[nw++] = (uint32_t)i;
+    }
+    free(wait);
+    cy->parent = par;
+    return 1;
+}
+
+/* The region (not a step) that owns argument or memory event i, or PROF__NO_EVENT. */
+static uint32_t prof__owner(const prof__cycle *cy, size_t i) {
+    uint32_t p = cy->parent[i];
+    return p != PROF__NO_EVENT && cy->ev[p].kind != PROF__K_STEP ? p : PROF__NO_EVENT;
+}
+
+/* Threads that share a name and whose events never overlap in time share a
+   track: a pool that starts new threads for every graph (ggml without
+   OpenMP) shows as the workers it has, not as hundreds of threads. Returns,
+   per thread index, the index of the thread whose track it is on (itself if
+   none), or NULL when out of memory. Greedy: alike-named threads in order of
+   their first event, each on the first of their tracks that has ended. */
+typedef struct prof__life { uint64_t t0, t1; uint32_t th; } prof__life;
+
+static int prof__life_cmp(const void *pa, const void *pb) {
+    const prof__life *a = (const prof__life *)pa, *b = (const prof__life *)pb;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
+    size_t nth = cy->nth ? cy->nth : 1;
+    uint32_t *track = (uint32_t *)malloc(nth * sizeof *track);
+    prof__life *sp = (prof__life *)calloc(nth, sizeof *sp), *ends = NULL;
+    if (!track || !sp) { free(track); free(sp); return NULL; }
+    for (size_t k = 0; k < nth; k++) track[k] = (uint32_t)k;
+    if (separate || cy->nth < 2) { free(sp); return track; }
+    for (size_t k = 0; k < nth; k++) sp[k].th = (uint32_t)k;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (e->th >= nth) continue;
+        prof__life *x = &sp[e->th];
+        uint64_t end = e->kind == PROF__K_REGION || e->kind == PROF__K_STEP || e->kind == PROF__K_GPU_REGION
+                           ? e->t1 : e->t0;
+        if (!x->t0 || e->t0 < x->t0) x->t0 = e->t0;
+        if (end > x->t1) x->t1 = end;
+    }
+    qsort(sp, nth, sizeof *sp, prof__life_cmp);
+    ends = (prof__life *)malloc(nth * sizeof *ends);    /* one name's tracks and their last ends */
+    unsigned char *done = (unsigned char *)calloc(nth, 1);
+    if (!ends || !done) { free(ends); free(done); free(sp); return track; }
+    for (size_t i = 0; i < nth; i++) {
+        const char *name = cy->th[sp[i].th].name;
+        if (done[i] || !name || !sp[i].t0) continue;
+        size_t nt = 0;                  /* the first thread of a name leads its first track */
+        ends[nt++] = sp[i];
+        for (size_t j = i + 1; j < nth; j++) {
+            const char *nj = cy->th[sp[j].th].name;
+            if (done[j] || !nj || !sp[j].t0 || strcmp(nj, name)) continue;
+            done[j] = 1;
+            size_t k = 0;
+            while (k < nt && ends[k].t1 > sp[j].t0) k++;
+            if (k == nt) ends[nt++] = sp[j];        /* overlaps them all: a track of its own */
+            else { track[sp[j].th] = ends[k].th; ends[k].t1 = sp[j].t1; }
+        }
+    }
+    free(done);
+    free(ends);
+    free(sp);
+    return track;
+}
+
+/* ---- >>json  sink: Kineto-shaped JSON ----------------------------------- */
 
 /* Writes through a 1 MiB buffer with slack behind it, so an event's fixed-size
    pieces are stored with whole-word copies and one space check per event. */
@@ -2962,7 +2983,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
 }
 
 
-/* ---- a saved cycle: events, summary table, folded stacks ------------------ */
+/* ---- >>table  sink: the cycle API and the summary table ----------------- */
 
 #define PROF__NO_PARENT   ((size_t)-1)
 
@@ -3255,7 +3276,7 @@ static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
     memcpy(v, tmp, k * sizeof *v);      /* v[j..n) is in place already */
 }
 
-/* ---- memory in a saved cycle: per region, peaks, where leaks were made ----- */
+/* ---- >>memreport  sink: memory per region, peaks, leaks ----------------- */
 
 /* Memory events belong to regions by the arguments' rule (see
    prof__arg_time): the first region to close after the event on its thread
@@ -3680,7 +3701,7 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
                 t->threads);
 }
 
-/* ---- folded stacks --------------------------------------------------------- */
+/* ---- >>stacks  sink: folded stacks -------------------------------------- */
 
 /* A node of the calling-context tree: one distinct stack, all threads merged. */
 typedef struct prof__cct { const char *name; size_t parent; int64_t self_ns; uint64_t hash; } prof__cct;
@@ -3799,7 +3820,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     return ok;
 }
 
-/* ---- output paths ---------------------------------------------------------- */
+/* ---- >>output  output paths and saving a cycle -------------------------- */
 
 /* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
    still gets one file per cycle: ".<cycle>" goes before the extension.
@@ -3905,7 +3926,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     pthread_mutex_unlock(&prof__lock);
 }
 
-/* ---- environment and init ------------------------------------------------ */
+/* ---- >>env  environment and init ---------------------------------------- */
 
 /* Parses a whole non-negative number; 0 if absent or malformed. */
 static int prof__parse_uint(const char *s, long *out) {
@@ -4229,7 +4250,7 @@ static void prof__ensure_init(void) {
     pthread_mutex_unlock(&prof__lock);
 }
 
-/* ---- steps and cycles ------------------------------------------------------ */
+/* ---- >>steps  steps and shutdown, which drive the rest ------------------ */
 
 void prof_step(void) {
     prof__ensure_init();
