@@ -2802,6 +2802,12 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
     PROF__W_LIT(w, "}}");
 }
 
+/* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
+   just before init: small values keep the readers' doubles exact. ns since
+   baseTimeNanoseconds = prof__tick_ns() + this. */
+static int64_t prof__trace_base(void) { return prof__g.wall0 - prof__g.wall0 % 1000000000; }
+static int64_t prof__trace_shift(void) { return prof__g.wall0 - prof__trace_base() - prof__g.mono0; }
+
 /* Writes the cycle as Kineto's JSON; as_ops: regions as cpu_op (TensorBoard's
    operator view). *nev (if not NULL) gets the number of traceEvents. */
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops,
@@ -2820,10 +2826,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
         t.tab3[4 * i + 2] = (char)('0' + i % 10);
     }
-    /* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
-       just before init: small values keep the readers' doubles exact. */
-    int64_t base = prof__g.wall0 - prof__g.wall0 % 1000000000;
-    t.shift = prof__g.wall0 - base - prof__g.mono0;
+    t.shift = prof__trace_shift();
     t.w.f = fopen(path, "wb");
     if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
@@ -2851,7 +2854,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
             PROF__W_LIT(w, "},\n");
         }
         PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-        prof__w_i64(w, base);
+        prof__w_i64(w, prof__trace_base());
         PROF__W_LIT(w, ",\n  \"traceName\": ");
         prof__w_str(w, path);
         PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
@@ -2986,12 +2989,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
 /* ---- >>table  sink: the cycle API and the summary table ----------------- */
 
 #define PROF__NO_PARENT   ((size_t)-1)
-
-/* ns since baseTimeNanoseconds = prof__tick_ns() + this, as the writer does. */
-static int64_t prof__trace_shift(void) {
-    int64_t base = prof__g.wall0 - prof__g.wall0 % 1000000000;
-    return prof__g.wall0 - base - prof__g.mono0;
-}
 
 int prof_cycle_index(const prof_cycle *c) { return c->index; }
 uint64_t prof_cycle_dropped(const prof_cycle *c) { return c->dropped; }
@@ -3940,27 +3937,41 @@ static int prof__parse_uint(const char *s, long *out) {
 }
 
 /* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0. */
+/* The next item of a "key=value,key=value" spec, cut in place in *cur:
+   1 with *key and *val set, 0 at the end, -1 when malformed (an item without
+   '=', an empty item). The one tokenizer of PROF_SCHEDULE and PROF_TABLE. */
+static int prof__kv_next(char **cur, char **key, char **val) {
+    char *tok = *cur, *comma, *eq;
+    if (!tok) return 0;
+    comma = strchr(tok, ',');
+    if (comma) *comma = 0;
+    *cur = comma ? comma + 1 : NULL;
+    if (!(eq = strchr(tok, '=')) || eq == tok) return -1;
+    *eq = 0;
+    *key = tok;
+    *val = eq + 1;
+    return 1;
+}
+
+/* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0;
+   active >= 1 and wait + warmup + active must fit an int. */
 static int prof__parse_schedule(const char *s, prof_schedule *out) {
     prof_schedule r = { 0, 0, 0, 0, 0 };
-    char buf[256];
+    char buf[256], *cur = buf, *key, *val;
+    int k;
     if (strlen(s) >= sizeof buf) return 0;
     strcpy(buf, s);
-    for (char *tok = buf; tok && *tok;) {
-        char *comma = strchr(tok, ',');
-        if (comma) *comma = 0;
-        char *eq = strchr(tok, '=');
+    while ((k = prof__kv_next(&cur, &key, &val)) > 0) {
         long v;
-        if (!eq || !prof__parse_uint(eq + 1, &v)) return 0;
-        *eq = 0;
-        if (!strcmp(tok, "skip_first")) r.skip_first = (int)v;
-        else if (!strcmp(tok, "wait")) r.wait = (int)v;
-        else if (!strcmp(tok, "warmup")) r.warmup = (int)v;
-        else if (!strcmp(tok, "active")) r.active = (int)v;
-        else if (!strcmp(tok, "repeat")) r.repeat = (int)v;
+        if (!prof__parse_uint(val, &v)) return 0;
+        if (!strcmp(key, "skip_first")) r.skip_first = (int)v;
+        else if (!strcmp(key, "wait")) r.wait = (int)v;
+        else if (!strcmp(key, "warmup")) r.warmup = (int)v;
+        else if (!strcmp(key, "active")) r.active = (int)v;
+        else if (!strcmp(key, "repeat")) r.repeat = (int)v;
         else return 0;
-        tok = comma ? comma + 1 : NULL;
     }
-    if (r.active < 1) return 0;
+    if (k < 0 || r.active < 1 || (long long)r.wait + r.warmup + r.active > 0x7fffffffLL) return 0;
     *out = r;
     return 1;
 }
@@ -3988,17 +3999,12 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
-    int g = 0, all = 0;
-    char buf[256];
+    int g = 0, all = 0, k = 0;
+    char buf[256], *cur = buf, *tok, *eq;
     if (!spec || strlen(spec) >= sizeof buf) return 0;
     strcpy(buf, spec);
     if (strcmp(buf, "1") != 0) {
-        for (char *tok = buf; tok;) {
-            char *comma = strchr(tok, ',');
-            if (comma) *comma = 0;
-            char *eq = strchr(tok, '=');
-            if (!eq) return 0;
-            *eq++ = 0;
+        while ((k = prof__kv_next(&cur, &tok, &eq)) > 0) {
             if (!strcmp(tok, "sort")) {
                 size_t i = 0, ns = sizeof sorts / sizeof sorts[0];
                 while (i < ns && strcmp(eq, sorts[i].name)) i++;
@@ -4019,8 +4025,8 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
             } else {
                 return 0;
             }
-            tok = comma ? comma + 1 : NULL;
         }
+        if (k < 0) return 0;
     }
     *sort = s;
     *rows = (size_t)n;

@@ -449,6 +449,19 @@ static void test_spec(void) {
             failures++;
         }
     CHECK(s == PROF_SORT_FLOPS && rows == 42 && g == 1);     /* untouched on failure */
+
+    /* PROF_SCHEDULE, through the same tokenizer */
+    prof_schedule sc = { 9, 9, 9, 9, 9 };
+    CHECK(prof__parse_schedule("skip_first=3,wait=5,warmup=1,active=3,repeat=2", &sc));
+    CHECK(sc.skip_first == 3 && sc.wait == 5 && sc.warmup == 1 && sc.active == 3 && sc.repeat == 2);
+    CHECK(prof__parse_schedule("active=1", &sc) && sc.wait == 0 && sc.active == 1);
+    static const char *const bad_sched[] = { "", "active=0", "wait=1", "active=3,", "=3", "active", "active=-1",
+                                             "bogus=1,active=1", "wait=1,warmup=2147483647,active=1" };
+    for (size_t i = 0; i < sizeof bad_sched / sizeof bad_sched[0]; i++)
+        if (prof__parse_schedule(bad_sched[i], &sc)) {
+            fprintf(stderr, "schedule '%s' accepted\n", bad_sched[i]);
+            failures++;
+        }
 }
 
 /* ---- memory ------------------------------------------------------------- */

@@ -93,26 +93,30 @@ static const char usage_text[] =
 
 static const char *g_partial;   /* output file being written, removed on error */
 
-static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static _Noreturn void die(const char *fmt, ...) {
-    va_list ap;
+/* One line on stderr, "prof_merge: ..." */
+static void vnote(const char *fmt, va_list ap) {
     fputs("prof_merge: ", stderr);
-    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputc('\n', stderr);
-    if (g_partial) remove(g_partial);
-    exit(2);
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...) {
     va_list ap;
-    fputs("prof_merge: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vnote(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+/* A message, then exit 2, removing the output file half written. */
+static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static _Noreturn void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vnote(fmt, ap);
+    va_end(ap);
+    if (g_partial) remove(g_partial);
+    exit(2);
 }
 
 static void *xrealloc(void *p, size_t n) {
