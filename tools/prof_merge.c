@@ -55,6 +55,12 @@
 
    Build: cc -std=c11 -O2 -o prof_merge prof_merge.c   (libc only)
 */
+/* prof.h's implementation, for its trace writer (compiled in, never started:
+   this program records nothing). */
+#define PROF_ENABLE 1
+#define PROF_IMPLEMENTATION
+#include "prof.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -724,36 +730,21 @@ static void align(const trace *ref, trace *t) {
 /*  Writing the merged trace                                                */
 /* ======================================================================== */
 
-/* The output goes through one buffer: a merged trace is millions of small
-   pieces, and stdio's per-call cost would dominate. */
-#define OUT_CAP ((size_t)1 << 20)
-static FILE *g_out;
-static char *g_obuf;
-static size_t g_on;
-static int g_oerr;
+/* The output is written with prof.h's trace writer: one buffer (a merged
+   trace is millions of small pieces, stdio's per-call cost would dominate),
+   its number and microsecond formatting, its JSON string escaping. */
+static prof__w g_w;
 static int64_t g_base;          /* baseTimeNanoseconds of the merged trace */
 static size_t g_written;        /* events written */
 
-static void out_flush(void) {
-    if (g_on && fwrite(g_obuf, 1, g_on, g_out) != g_on) g_oerr = 1;
-    g_on = 0;
-}
-
-static void put_n(const char *s, size_t n) {
-    if (g_on + n > OUT_CAP) {
-        out_flush();
-        if (n > OUT_CAP) {
-            if (fwrite(s, 1, n, g_out) != n) g_oerr = 1;
-            return;
-        }
-    }
-    memcpy(g_obuf + g_on, s, n);
-    g_on += n;
-}
-
+static void put_n(const char *s, size_t n) { prof__w_put(&g_w, s, n); }
 static void put(const char *s) { put_n(s, strlen(s)); }
 static void put_c(char c) { put_n(&c, 1); }
 static void put_span(span s) { put_n(s.p, s.n); }
+static void put_i64(int64_t v) { prof__w_i64(&g_w, v); }
+static void put_us(int64_t ns) { g_w.n = (size_t)(prof__fmt_us(prof__w_room(&g_w, 32), ns) - g_w.buf); }
+/* A C string as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+static void put_json_str(const char *s) { prof__w_str(&g_w, s); }
 
 static void putf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void putf(const char *fmt, ...) {
@@ -763,43 +754,6 @@ static void putf(const char *fmt, ...) {
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     va_end(ap);
     put_n(tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-static void put_u64(uint64_t v) {
-    char tmp[24], *p = tmp + sizeof tmp;
-    do *--p = (char)('0' + v % 10); while (v /= 10);
-    put_n(p, (size_t)(tmp + sizeof tmp - p));
-}
-
-static void put_i64(int64_t v) {
-    if (v < 0) put_c('-');
-    put_u64(v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
-}
-
-/* ns as microseconds with 3 decimals, exact. */
-static void put_us(int64_t ns) {
-    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
-    char frac[4] = { '.', (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10) };
-    if (ns < 0) put_c('-');
-    put_u64(a / 1000);
-    put_n(frac, 4);
-}
-
-/* A C string as a JSON string; bytes that are not UTF-8 become U+FFFD. */
-static void put_json_str(const char *s) {
-    put_c('"');
-    for (size_t left = strlen(s); left;) {
-        unsigned char c = (unsigned char)*s;
-        size_t n = utf8_len((const unsigned char *)s, left);
-        if (c == '"' || c == '\\') putf("\\%c", c);
-        else if (c < 0x20) putf("\\u%04x", c);
-        else if (!n) put("\\ufffd");
-        else put_n(s, n);
-        n = n ? n : 1;
-        s += n;
-        left -= n;
-    }
-    put_c('"');
 }
 
 static void begin_event(void) { put(g_written++ ? ",\n" : "\n"); }
@@ -978,28 +932,28 @@ int main(int argc, char **argv) {
 
     char *partial = NULL;
     if (strcmp(out, "-") == 0) {
-        g_out = stdout;
+        g_w.f = stdout;
     } else {
         /* written aside, renamed when complete: never a half-written trace */
         partial = xrealloc(NULL, strlen(out) + sizeof ".part");
         strcpy(partial, out);
         strcat(partial, ".part");
-        g_out = fopen(partial, "wb");
-        if (!g_out) die("%s: cannot write: %s", out, strerror(errno));
+        g_w.f = fopen(partial, "wb");
+        if (!g_w.f) die("%s: cannot write: %s", out, strerror(errno));
         g_partial = partial;
     }
-    g_obuf = xrealloc(NULL, OUT_CAP);
+    g_w.buf = xrealloc(NULL, PROF__WBUF + PROF__SLACK);
     write_header(strcmp(out, "-") == 0 ? "merged" : out);
     for (size_t i = 0; i < g_ntr; i++) {
         for_each_event(&g_tr[i], write_event);
         write_missing_meta(&g_tr[i]);
     }
     put("\n  ]\n}\n");
-    out_flush();
-    if (g_out == stdout) {
-        if (fflush(stdout) != 0 || g_oerr) die("cannot write the merged trace: %s", strerror(errno));
+    prof__w_flush(&g_w);
+    if (g_w.f == stdout) {
+        if (fflush(stdout) != 0 || g_w.err) die("cannot write the merged trace: %s", strerror(errno));
     } else {
-        if (fclose(g_out) != 0 || g_oerr) die("%s: cannot write: %s", out, strerror(errno));
+        if (fclose(g_w.f) != 0 || g_w.err) die("%s: cannot write: %s", out, strerror(errno));
         if (rename(partial, out) != 0) die("%s: cannot write: %s", out, strerror(errno));
         g_partial = NULL;
     }
@@ -1029,7 +983,7 @@ int main(int argc, char **argv) {
     }
     free(g_tr);
     free(g_ev.m);
-    free(g_obuf);
+    prof__w_free(&g_w);
     free(partial);
     return 0;
 }
