@@ -722,7 +722,7 @@ static struct {
     pthread_key_t key;
     prof__thread *threads;
     struct prof__tinfo *tinfo;          /* every thread ever seen: tid, name */
-    size_t ntinfo;
+    size_t ntinfo, tinfo_cap;
     struct prof__ev *spill;             /* taken early: began after a cycle's end */
     size_t nspill, spillcap;
     prof__chunk *pool;
@@ -786,6 +786,22 @@ __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...
     FILE *f = prof__log();
     fprintf(f, "prof: %s\n", line);
     fflush(f);
+}
+
+/* The one array-growth helper: room for need elements of size bytes at p,
+   doubling. The (possibly moved) array, or NULL with p and *cap untouched
+   when memory runs out or the size would overflow. */
+static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return p;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need) {
+        if (nc > (size_t)-1 / 2) return NULL;
+        nc *= 2;
+    }
+    if (nc > (size_t)-1 / size) return NULL;
+    void *q = realloc(p, nc * size);
+    if (q) *cap = nc;
+    return q;
 }
 
 /* ---- >>clock  timestamps: TSC or CLOCK_MONOTONIC, in ns at write time ---- */
@@ -879,7 +895,8 @@ static prof__thread *prof__register(void) {
     th->tid = (long)syscall(SYS_gettid);
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
-    struct prof__tinfo *ti = (struct prof__tinfo *)realloc(prof__g.tinfo, (prof__g.ntinfo + 1) * sizeof *ti);
+    struct prof__tinfo *ti = (struct prof__tinfo *)prof__grow(prof__g.tinfo, &prof__g.tinfo_cap,
+                                                               prof__g.ntinfo + 1, sizeof *ti);
     if (!ti) { pthread_mutex_unlock(&prof__lock); free(th); return NULL; }
     prof__g.tinfo = ti;
     th->idx = (uint32_t)prof__g.ntinfo++;
@@ -1067,7 +1084,6 @@ static struct {
 } prof__mem;
 
 static void prof__ensure_init(void);
-static void *prof__grow(void *p, size_t *cap, size_t need, size_t size);
 
 __attribute__((noinline)) static void prof__spin_wait(int *l) {
     do {
@@ -1439,13 +1455,9 @@ static void prof__chunk_release(prof__chunk *c) {   /* under lock */
 
 /* Room for `more` events; 0 (and *oom set) when memory runs out. */
 static int prof__ev_reserve(prof__ev **v, size_t n, size_t *cap, size_t more, int *oom) {
-    if (n + more <= *cap) return 1;
-    size_t nc = *cap ? *cap : 4096;
-    while (nc < n + more) nc *= 2;
-    prof__ev *nv = (prof__ev *)realloc(*v, nc * sizeof *nv);
+    prof__ev *nv = (prof__ev *)prof__grow(*v, cap, n + more, sizeof *nv);
     if (!nv) { *oom = 1; return 0; }
     *v = nv;
-    *cap = nc;
     return 1;
 }
 
@@ -1575,16 +1587,6 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->gdev);
 }
 
-/* Room for need elements of size bytes at p: the (possibly moved) array, or
-   NULL with p untouched when memory runs out. */
-static void *prof__grow(void *p, size_t *cap, size_t need, size_t size) {
-    if (need <= *cap) return p;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need) nc *= 2;
-    void *q = realloc(p, nc * size);
-    if (q) *cap = nc;
-    return q;
-}
 
 /* ---- >>gpu  GPU core: event pairs, resolution, clock alignment -------------
 
@@ -2376,14 +2378,10 @@ static void prof__w_double(prof__w *w, double v) {
 }
 
 static int prof__arena_grow(prof__w *w, size_t need) {
-    need += 16;                         /* prof__copy16 reads past the end */
-    if (w->an + need <= w->acap) return 1;
-    size_t cap = w->acap ? w->acap : 4096;
-    while (cap < w->an + need) cap *= 2;
-    char *a = (char *)realloc(w->arena, cap);
+    /* + 16: prof__copy16 reads past the end */
+    char *a = (char *)prof__grow(w->arena, &w->acap, w->an + need + 16, 1);
     if (!a) return 0;
     w->arena = a;
-    w->acap = cap;
     return 1;
 }
 
