@@ -1,6 +1,6 @@
-/* gpu_mlp.h - what train_mlp_cuda.cu and train_mlp_hip.cpp share: the model
-   and data of mlp.h (a 32 -> 128 -> 128 -> 8 MLP, SGD with momentum, Gaussian
-   blobs), and the CPU reference of every kernel they launch.
+/* gpu_mlp.h - the model and data of the GPU examples (train_mlp_gpu.h):
+   mlp.h's 32 -> 128 -> 128 -> 8 MLP, SGD with momentum and Gaussian blobs,
+   in C++, and the CPU reference of every kernel they launch.
 
    The reference is the CPU path of those programs (no device, or no device
    code in the build) and the check of their kernels (a GPU step must match a
@@ -17,28 +17,11 @@
 #include <cstring>
 #include <vector>
 
-enum {
-    IN = 32, H1 = 128, H2 = 128, CLASSES = 8,  /* 32 -> 128 -> 128 -> 8      */
-    CLUSTERS = 3,                  /* Gaussian blobs per class: not linear */
-    NTRAIN = 8192, NTEST = 2048, BATCH = 128,
-    PRINT_EVERY = 10, WARMUP = 5,
-};
-static const float PEAK_LR = 0.05f, MOMENTUM = 0.9f;
+#include "mlp_common.h" /* sizes, random numbers, schedule, loss lines, clock */
+
 static const int DIMS[4] = { IN, H1, H2, CLASSES };
 
 /* ---- data: classes made of several Gaussian blobs in IN dimensions ----- */
-
-static uint64_t rng_next(uint64_t *s) {  /* splitmix64 */
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) / 16777216.0f; }
-static float rng_normal(uint64_t *s) {   /* Box-Muller; 1 - u keeps log away from 0 */
-    float u1 = 1.0f - rng_uniform(s), u2 = rng_uniform(s);
-    return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853f * u2);
-}
 
 struct HostData {
     std::vector<float> train_x, test_x;  /* [n][IN] */
@@ -115,13 +98,6 @@ static std::vector<float> init_params(uint64_t seed) {
         for (int k = 0; k < DIMS[l] * DIMS[l + 1]; k++) p[w_off(l) + k] = std_dev * rng_normal(&seed);
     }
     return p;
-}
-
-/* linear warmup, then cosine decay to 10% of the peak */
-static float lr_at(int step, int steps) {
-    if (step < WARMUP) return PEAK_LR * (float)(step + 1) / WARMUP;
-    float t = (float)(step - WARMUP) / (float)(steps > WARMUP + 1 ? steps - WARMUP - 1 : 1);
-    return PEAK_LR * (0.1f + 0.45f * (1.0f + std::cos(3.14159265f * t)));
 }
 
 /* ---- the CPU reference of each kernel, same arguments ------------------ */

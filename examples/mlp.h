@@ -20,17 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "prof.h"
-
-enum {
-    IN = 32, H1 = 128, H2 = 128, CLASSES = 8,  /* 32 -> 128 -> 128 -> 8      */
-    CLUSTERS = 3,                  /* Gaussian blobs per class: not linear */
-    NTRAIN = 8192, NTEST = 2048, BATCH = 128,
-    PRINT_EVERY = 10, EVAL_EVERY = 20, WARMUP = 5,
-};
-static const float PEAK_LR = 0.05f, MOMENTUM = 0.9f;
+#include "mlp_common.h" /* sizes, random numbers, schedule, loss lines, clock */
 
 /* ---- allocation: one wrapper, so every buffer shows in the memory view -- */
 
@@ -44,20 +36,6 @@ static void *xalloc(size_t bytes) {
 static void xfree(void *p) { PROF_FREE(p); free(p); }
 
 static float *falloc(size_t n) { return xalloc(n * sizeof(float)); }
-
-/* ---- deterministic random numbers (splitmix64) ------------------------- */
-
-static uint64_t rng_next(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static float rng_uniform(uint64_t *s) { return (float)(rng_next(s) >> 40) / 16777216.0f; }
-static float rng_normal(uint64_t *s) {  /* Box-Muller; 1 - u keeps log away from 0 */
-    float u1 = 1.0f - rng_uniform(s), u2 = rng_uniform(s);
-    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
-}
 
 /* ---- data: classes made of several Gaussian blobs in IN dimensions ----- */
 
@@ -372,19 +350,6 @@ static int evaluate(const MLP *net, const Dataset *ds) {
         xfree(A.a1); xfree(A.a2); xfree(A.logits);
     }
     return correct;
-}
-
-/* linear warmup, then cosine decay to 10% of the peak */
-static float lr_at(int step, int steps) {
-    if (step < WARMUP) return PEAK_LR * (float)(step + 1) / WARMUP;
-    float t = (float)(step - WARMUP) / (float)(steps > WARMUP + 1 ? steps - WARMUP - 1 : 1);
-    return PEAK_LR * (0.1f + 0.45f * (1.0f + cosf(3.14159265f * t)));
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 #endif /* MLP_H */

@@ -71,11 +71,7 @@ int main(int argc, char **argv) {
         PROF_COUNTER("lr", lr);
 
         window += loss;
-        if (step == 0 || (step + 1) % PRINT_EVERY == 0) {
-            int len = step == 0 ? 1 : PRINT_EVERY;
-            printf("step %4d  loss %.4f  lr %.4f\n", step + 1, window / len, lr);
-            window = 0;
-        }
+        if (is_print_step(step)) { print_loss(step, window, 1, lr); window = 0; }
         if ((step + 1) % EVAL_EVERY == 0 || step + 1 == steps) {
             acc = (float)evaluate(&net, &test) / (float)test.n;
             printf("           test accuracy %.1f%%\n", 100.0 * acc);

@@ -134,11 +134,10 @@ int main(int argc, char **argv) {
         PROF_COUNTER("lr", lr);
 
         window += loss;
-        if (step == 0 || (step + 1) % PRINT_EVERY == 0) {
-            int len = step == 0 ? 1 : PRINT_EVERY;
+        if (is_print_step(step)) {
             double sum = 0;
             { PROF_SCOPE("reduce"); MPI_Reduce(&window, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); }
-            if (rank == 0) printf("step %4d  loss %.4f  lr %.4f\n", step + 1, sum / (len * world), lr);
+            if (rank == 0) print_loss(step, sum, world, lr);
             window = 0;
         }
         if ((step + 1) % EVAL_EVERY == 0 || step + 1 == steps) {
