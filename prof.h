@@ -678,6 +678,7 @@ enum {
 #define PROF__STACK_MAX    256
 #define PROF__DEFAULT_MB   64
 #define PROF__DEFAULT_OUT  "prof_trace_{pid}.json"
+#define PROF__PATH         4096         /* every path, with its NUL (Linux's PATH_MAX): longer is an error, never cut */
 
 typedef struct prof__chunk {
     struct prof__chunk *next;   /* set once by the producer, release */
@@ -743,9 +744,9 @@ static struct {
     uint64_t step_t0;                   /* tick at which the current step began */
     uint64_t win_t0;                    /* tick at which the recording window began */
     int cycle;                          /* cycles saved so far */
-    char output[1024];
-    char tb_dir[1024];
-    char stacks[1024];
+    char output[PROF__PATH];
+    char tb_dir[PROF__PATH];
+    char stacks[PROF__PATH];
     prof_trace_ready_fn on_ready;
     void *user_data;
     int rank, world;                    /* rank -1: not a distributed run */
@@ -778,7 +779,7 @@ static __thread prof__thread *prof__self;
    Built whole and written at once so lines from several threads do not
    interleave. */
 __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
-    char line[1024];
+    char line[2 * 4096 + 512];          /* room for two whole paths and the words around them */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
@@ -3817,11 +3818,13 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
 
 /* ---- >>output  output paths and saving a cycle -------------------------- */
 
-/* Expands {pid}, {rank} and {cycle}. A schedule without {cycle} in the path
-   still gets one file per cycle: ".<cycle>" goes before the extension.
-   cycle < 0: a path of no cycle (PROF_LOG). */
-static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle) {
-    char ext_tmpl[1100];
+/* Expands {pid}, {rank} and {cycle} into out[PROF__PATH]. A schedule without
+   {cycle} in the path still gets one file per cycle: ".<cycle>" goes before
+   the extension. cycle < 0: a path of no cycle (PROF_LOG). 0, with a
+   message naming what, when the path would not fit: never a cut path. */
+static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
+    char ext_tmpl[PROF__PATH + 16];
+    size_t n = 0, cap = PROF__PATH;
     if (cycle >= 0 && prof__g.has_sched && !strstr(tmpl, "{cycle}")) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
@@ -3829,7 +3832,6 @@ static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle
         snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s.{cycle}%s", (int)(dot - tmpl), tmpl, dot);
         tmpl = ext_tmpl;
     }
-    size_t n = 0;
     while (*tmpl && n + 1 < cap) {
         long v = -1;
         if (!strncmp(tmpl, "{pid}", 5)) { v = (long)getpid(); tmpl += 5; }
@@ -3837,15 +3839,20 @@ static void prof__expand_path(char *out, size_t cap, const char *tmpl, int cycle
         else if (!strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }
         if (v >= 0) n += (size_t)snprintf(out + n, cap - n, "%ld", v);
         else out[n++] = *tmpl++;
-        if (n >= cap) n = cap - 1;
+    }
+    if (*tmpl || n >= cap) {
+        out[0] = 0;
+        prof__msg("the path of %s would be longer than %d bytes; not written", what, PROF__PATH - 1);
+        return 0;
     }
     out[n] = 0;
+    return 1;
 }
 
 /* mkdir -p; 0 and a message if the directory cannot be made. */
 static int prof__mkdirs(const char *dir) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
+    char buf[PROF__PATH];
+    snprintf(buf, sizeof buf, "%s", dir);   /* fits: PROF_TB_DIR was checked at init */
     for (char *p = buf + 1;; p++) {
         if (*p != '/' && *p) continue;
         char c = *p;
@@ -3869,7 +3876,7 @@ static int prof__write_announced(const prof__cycle *cy, const char *path, int as
 /* TensorBoard's layout, as torch.profiler.tensorboard_trace_handler writes
    it: <dir>/<host>_<pid>.<time_ns>.pt.trace.json, one file per cycle. */
 static void prof__write_tb(const prof__cycle *cy) {
-    char host[256] = "host", path[1400];
+    char host[256] = "host", path[PROF__PATH];
     FILE *f = fopen("/proc/sys/kernel/hostname", "r");
     if (f) {
         if (fgets(host, sizeof host, f)) host[strcspn(host, "\n")] = 0;
@@ -3878,29 +3885,37 @@ static void prof__write_tb(const prof__cycle *cy) {
     struct timespec ts;
     clock_gettime(PROF__CLOCK_REALTIME, &ts);
     if (!prof__mkdirs(prof__g.tb_dir)) return;
-    snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
-             (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    int n = snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
+                     (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        prof__msg("the path of cycle %d's TensorBoard trace would be longer than %d bytes; not written",
+                  cy->index, PROF__PATH - 1);
+        return;
+    }
     prof__write_announced(cy, path, 1);
 }
 
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
-    char path[1200];
+    char path[PROF__PATH], what[64];
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
-    prof__expand_path(path, sizeof path, prof__g.output, cy->index);
+    snprintf(what, sizeof what, "cycle %d's trace", cy->index);
+    int have_path = prof__expand_path(path, prof__g.output, cy->index, what);
     if (cy->dropped)
         prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
     int ok = 1;
     if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
-    else ok = prof__write_announced(cy, path, 0);
+    else ok = have_path && prof__write_announced(cy, path, 0);
     if (prof__g.tb_dir[0]) prof__write_tb(cy);
     if (prof__g.stacks[0]) {
-        char sp[1200];
-        prof__expand_path(sp, sizeof sp, prof__g.stacks, cy->index);
-        if (prof_cycle_write_stacks(cy, sp) && !prof__g.quiet) prof__msg("wrote %s", sp);
+        char sp[PROF__PATH];
+        snprintf(what, sizeof what, "cycle %d's stacks", cy->index);
+        if (prof__expand_path(sp, prof__g.stacks, cy->index, what) && prof_cycle_write_stacks(cy, sp) &&
+            !prof__g.quiet)
+            prof__msg("wrote %s", sp);
     }
     /* One table for the run, not one per rank: rank 0's, unless asked */
     if (prof__g.table_rows >= 0 && (prof__g.rank <= 0 || prof__g.table_all_ranks)) {
@@ -3922,6 +3937,19 @@ static void prof__save_cycle(prof__cycle *cy) {
 }
 
 /* ---- >>env  environment and init ---------------------------------------- */
+
+/* Keeps a path template in dst[PROF__PATH]: 0 and a message (what follows,
+   `instead`) if it is too long, with dst emptied; never cut. */
+static int prof__set_path(char *dst, const char *var, const char *value, const char *instead) {
+    size_t n = strlen(value);
+    if (n < PROF__PATH) {
+        memcpy(dst, value, n + 1);
+        return 1;
+    }
+    dst[0] = 0;
+    prof__msg("%s is %zu bytes, longer than the %d a path can have; %s", var, n, PROF__PATH - 1, instead);
+    return 0;
+}
 
 /* Parses a whole non-negative number; 0 if absent or malformed. */
 static int prof__parse_uint(const char *s, long *out) {
@@ -4145,10 +4173,10 @@ static void prof__init_locked(const prof_config *cfg) {
     }
     const char *st = cfg->stacks;
     if ((e = getenv("PROF_STACKS")) && *e) st = e;
-    snprintf(prof__g.stacks, sizeof prof__g.stacks, "%s", st ? st : "");
+    prof__set_path(prof__g.stacks, "PROF_STACKS", st ? st : "", "no folded stacks");
     const char *tb = cfg->tb_dir;
     if ((e = getenv("PROF_TB_DIR")) && *e) tb = e;
-    snprintf(prof__g.tb_dir, sizeof prof__g.tb_dir, "%s", tb ? tb : "");
+    prof__set_path(prof__g.tb_dir, "PROF_TB_DIR", tb ? tb : "", "no TensorBoard traces");
     prof__g.on_ready = cfg->on_trace_ready;
     prof__g.user_data = cfg->user_data;
     const char *table = cfg->table;
@@ -4172,17 +4200,17 @@ static void prof__init_locked(const prof_config *cfg) {
         ranks = "";
     }
     snprintf(prof__g.ranks, sizeof prof__g.ranks, "%s", ranks);
-    snprintf(prof__g.output, sizeof prof__g.output, "%s", out);
+    if (!prof__set_path(prof__g.output, "PROF_OUTPUT", out, "using " PROF__DEFAULT_OUT))
+        strcpy(prof__g.output, PROF__DEFAULT_OUT);
     const char *log = cfg->log;
     if ((e = getenv("PROF_LOG")) && *e) log = e;
     if (log && *log && !__atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE)) {
-        char lp[1200];
-        prof__expand_path(lp, sizeof lp, log, -1);
-        FILE *lf = fopen(lp, "a");
+        char lp[PROF__PATH];
+        FILE *lf = prof__expand_path(lp, log, -1, "PROF_LOG") ? fopen(lp, "a") : NULL;
         if (lf) {
             setvbuf(lf, NULL, _IOLBF, 0);
             __atomic_store_n(&prof__logf, lf, __ATOMIC_RELEASE);
-        } else {
+        } else if (lp[0]) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }

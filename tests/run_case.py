@@ -164,6 +164,28 @@ def case_unwritable(binary, tmp):
     check(len(lines) == 1 and "/nonexistent-dir/sub/t.json" in lines[0], f"stderr: {p.stderr}")
 
 
+def case_long_paths(binary, tmp):
+    """A path is never cut: a PROF_OUTPUT longer than a path can be (4095
+    bytes) is refused at init for the default, and one that only grows too
+    long when the cycle number goes in writes nothing; each says so in one line that
+    ends with its explanation, and a deep but valid path's error is whole."""
+    p = run(binary, "regions", {"PROF_OUTPUT": "z" * 5000}, tmp)
+    check(re.search(r"^prof: PROF_OUTPUT is 5000 bytes, longer than the 4095 a path can have; "
+                    r"using prof_trace_\{pid\}\.json$", p.stderr, re.M), f"stderr: {p.stderr[-300:]}")
+    check(glob.glob(os.path.join(tmp, "prof_trace_*.json")), f"no default trace: {os.listdir(tmp)}")
+    for f in os.listdir(tmp):
+        os.remove(os.path.join(tmp, f))
+    # 4095 bytes fit; the cycle number that a schedule adds does not
+    p = run(binary, "schedule", {"PROF_OUTPUT": "y" * 4090 + ".json", "PROF_SCHEDULE": "active=1,repeat=1"}, tmp)
+    check(re.search(r"^prof: the path of cycle 1's trace would be longer than 4095 bytes; not written$",
+                    p.stderr, re.M), f"stderr: {p.stderr[-300:]}")
+    check(os.listdir(tmp) == [], f"files {os.listdir(tmp)}")
+    deep = "d/" * 1500 + "t.json"
+    p = run(binary, "regions", {"PROF_OUTPUT": deep}, tmp)
+    check(re.search(r"^prof: cannot write trace '" + re.escape(deep) + r"': No such file or directory$",
+                    p.stderr, re.M), f"stderr: {p.stderr[-300:]}")
+
+
 def case_lazy(binary, tmp):
     run(binary, "lazy", {"PROF_OUTPUT": "t.json"}, tmp)
     d = load(os.path.join(tmp, "t.json"))
