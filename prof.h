@@ -2807,6 +2807,145 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
 static int64_t prof__trace_base(void) { return prof__g.wall0 - prof__g.wall0 % 1000000000; }
 static int64_t prof__trace_shift(void) { return prof__g.wall0 - prof__trace_base() - prof__g.mono0; }
 
+/* The trace's header, Kineto's keys in Kineto's order, up to the opening of
+   traceEvents, and the process's metadata events. */
+static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
+    prof__w *w = &t->w;
+    PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n");
+    prof__w_devices(w, cy);
+    if (prof__g.rank >= 0) {
+        /* "rank": N with the space: HTA finds ranks with "rank":\s+(\d+) */
+        PROF__W_LIT(w, "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
+        prof__w_i64(w, prof__g.rank);
+        PROF__W_LIT(w, ", \"world_size\": ");
+        prof__w_i64(w, prof__g.world);
+        PROF__W_LIT(w, "},\n");
+    }
+    PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+    prof__w_i64(w, prof__trace_base());
+    PROF__W_LIT(w, ",\n  \"traceName\": ");
+    prof__w_str(w, path);
+    PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
+    prof__w_i64(w, (int64_t)cy->dropped);
+    if (cy->ngdev || cy->gpu_dropped) {
+        PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_regions\": ");
+        prof__w_i64(w, (int64_t)cy->gpu_dropped);
+        /* how well GPU times sit on the CPU clock, per device */
+        PROF__W_LIT(w, ",\n  \"prof_gpu_alignment\": [");
+        for (size_t i = 0; i < cy->ngdev; i++) {
+            if (i) PROF__W_LIT(w, ", ");
+            PROF__W_LIT(w, "{\"device\": ");
+            prof__w_i64(w, cy->gdev[i].dev);
+            PROF__W_LIT(w, ", \"anchor_uncertainty_ns\": ");
+            prof__w_i64(w, cy->gdev[i].unc_ns);
+            PROF__W_LIT(w, ", \"drift_corrected_ns\": ");
+            prof__w_i64(w, cy->gdev[i].drift_ns);
+            PROF__W_LIT(w, "}");
+        }
+        PROF__W_LIT(w, "]");
+    }
+    PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
+
+    char comm[64] = "prof";
+    FILE *cf = fopen("/proc/self/comm", "r");
+    if (cf) {
+        if (fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
+        fclose(cf);
+    }
+    /* a rank's process says which rank it is: pids of different hosts may clash */
+    if (prof__g.rank >= 0) {
+        size_t cl = strlen(comm);
+        snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.rank);
+    }
+    prof__meta(t, "process_name", 0, "name", comm, 0);
+    prof__meta(t, "process_labels", 0, "labels", "CPU", 0);
+    prof__meta(t, "process_sort_index", 0, "sort_index", NULL, t->pid);
+}
+
+/* The CPU side: every thread's events in record order, its metadata first.
+   pend holds the arguments waiting for their region (cy->n of room). */
+static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend, const uint32_t *track) {
+    prof__w *w = &t->w;
+    /* Events come grouped by thread, each group in record order; arguments
+       wait on a stack for the region that owns them (prof__owner). */
+    size_t np = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
+            uint32_t k = e->th, lead = track[k];
+            t->os_tid = lead != k ? cy->th[k].tid : 0;
+            if (lead == k) {
+                char tn[64];
+                const char *name = cy->th[k].name;
+                if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
+                prof__meta(t, "thread_name", cy->th[k].tid, "name", name, 0);
+                prof__meta(t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
+            }
+            prof__tw_thread(t, cy->th[lead].tid);
+            np = 0;
+        }
+        if (PROF__LIKELY(e->kind == PROF__K_REGION && !np && !t->os_tid)) {
+            prof__region_fast(t, e);
+            continue;
+        }
+        switch (e->kind) {
+        case PROF__K_ARG_INT:
+        case PROF__K_ARG_STR:
+            pend[np++] = i;
+            break;
+        case PROF__K_REGION:
+        case PROF__K_STEP:
+        case PROF__K_GPU_REGION: {
+            size_t k = prof__args_owned(cy, pend, np, i);
+            uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(t, e->aux) ? e->aux : 0;
+            prof__region(t, e, cy->ev, pend + k, np - k, corr);
+            np = k;
+            if (corr) {             /* the flow's start, bound to this region */
+                PROF__EV_OPEN(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+                prof__w_i64(w, corr);
+                prof__ev_where(t, e->t0);
+                PROF__W_LIT(w, "}");
+            }
+            break;
+        }
+        case PROF__K_INSTANT:
+            PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+            prof__w_name(w, e->name);
+            prof__ev_where(t, e->t0);
+            PROF__W_LIT(w, "}");
+            break;
+        case PROF__K_COUNTER: {
+            double v;
+            memcpy(&v, &e->t1, sizeof v);
+            PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":");
+            prof__w_name(w, e->name);
+            prof__ev_where(t, e->t0);
+            PROF__W_LIT(w, ",\"args\":{");
+            prof__w_name(w, e->name);
+            PROF__W_LIT(w, ":");
+            prof__w_double(w, v);
+            PROF__W_LIT(w, "}}");
+            break;
+        }
+        case PROF__K_SYNC:      /* what prof_merge aligns ranks on */
+            PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"prof_sync\",\"name\":\"prof_sync\"");
+            prof__ev_where(t, e->t0);
+            PROF__W_LIT(w, ",\"args\":{\"sync\":");
+            prof__w_i64(w, e->aux);
+            PROF__W_LIT(w, "}}");
+            break;
+        case PROF__K_MEM: {     /* its total is the next record; a lone total is skipped */
+            const prof__ev *tot = prof__mem_total(cy, i);
+            if (tot) prof__w_mem(t, e, tot);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+
 /* Writes the cycle as Kineto's JSON; as_ops: regions as cpu_op (TensorBoard's
    operator view). *nev (if not NULL) gets the number of traceEvents. */
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops,
@@ -2840,135 +2979,9 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.w.err = 1;
     }
     prof__w *w = &t.w;
-
     if (!w->err) {
-        PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n");
-        prof__w_devices(w, cy);
-        if (prof__g.rank >= 0) {
-            /* "rank": N with the space: HTA finds ranks with "rank":\s+(\d+) */
-            PROF__W_LIT(w, "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
-            prof__w_i64(w, prof__g.rank);
-            PROF__W_LIT(w, ", \"world_size\": ");
-            prof__w_i64(w, prof__g.world);
-            PROF__W_LIT(w, "},\n");
-        }
-        PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-        prof__w_i64(w, prof__trace_base());
-        PROF__W_LIT(w, ",\n  \"traceName\": ");
-        prof__w_str(w, path);
-        PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
-        prof__w_i64(w, (int64_t)cy->dropped);
-        if (cy->ngdev || cy->gpu_dropped) {
-            PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_regions\": ");
-            prof__w_i64(w, (int64_t)cy->gpu_dropped);
-            /* how well GPU times sit on the CPU clock, per device */
-            PROF__W_LIT(w, ",\n  \"prof_gpu_alignment\": [");
-            for (size_t i = 0; i < cy->ngdev; i++) {
-                if (i) PROF__W_LIT(w, ", ");
-                PROF__W_LIT(w, "{\"device\": ");
-                prof__w_i64(w, cy->gdev[i].dev);
-                PROF__W_LIT(w, ", \"anchor_uncertainty_ns\": ");
-                prof__w_i64(w, cy->gdev[i].unc_ns);
-                PROF__W_LIT(w, ", \"drift_corrected_ns\": ");
-                prof__w_i64(w, cy->gdev[i].drift_ns);
-                PROF__W_LIT(w, "}");
-            }
-            PROF__W_LIT(w, "]");
-        }
-        PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
-
-        char comm[64] = "prof";
-        FILE *cf = fopen("/proc/self/comm", "r");
-        if (cf) {
-            if (fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
-            fclose(cf);
-        }
-        /* a rank's process says which rank it is: pids of different hosts may clash */
-        if (prof__g.rank >= 0) {
-            size_t cl = strlen(comm);
-            snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.rank);
-        }
-        prof__meta(&t, "process_name", 0, "name", comm, 0);
-        prof__meta(&t, "process_labels", 0, "labels", "CPU", 0);
-        prof__meta(&t, "process_sort_index", 0, "sort_index", NULL, t.pid);
-
-        /* Events come grouped by thread, each group in record order; arguments
-           wait on a stack for the region that owns them (see prof__arg_time). */
-        size_t np = 0;
-        for (size_t i = 0; i < cy->n; i++) {
-            const prof__ev *e = &cy->ev[i];
-            if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
-                uint32_t k = e->th, lead = track[k];
-                t.os_tid = lead != k ? cy->th[k].tid : 0;
-                if (lead == k) {
-                    char tn[64];
-                    const char *name = cy->th[k].name;
-                    if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
-                    prof__meta(&t, "thread_name", cy->th[k].tid, "name", name, 0);
-                    prof__meta(&t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
-                }
-                prof__tw_thread(&t, cy->th[lead].tid);
-                np = 0;
-            }
-            if (PROF__LIKELY(e->kind == PROF__K_REGION && !np && !t.os_tid)) {
-                prof__region_fast(&t, e);
-                continue;
-            }
-            switch (e->kind) {
-            case PROF__K_ARG_INT:
-            case PROF__K_ARG_STR:
-                pend[np++] = i;
-                break;
-            case PROF__K_REGION:
-            case PROF__K_STEP:
-            case PROF__K_GPU_REGION: {
-                size_t k = prof__args_owned(cy, pend, np, i);
-                uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(&t, e->aux) ? e->aux : 0;
-                prof__region(&t, e, cy->ev, pend + k, np - k, corr);
-                np = k;
-                if (corr) {             /* the flow's start, bound to this region */
-                    PROF__EV_OPEN(&t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-                    prof__w_i64(w, corr);
-                    prof__ev_where(&t, e->t0);
-                    PROF__W_LIT(w, "}");
-                }
-                break;
-            }
-            case PROF__K_INSTANT:
-                PROF__EV_OPEN(&t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
-                prof__w_name(w, e->name);
-                prof__ev_where(&t, e->t0);
-                PROF__W_LIT(w, "}");
-                break;
-            case PROF__K_COUNTER: {
-                double v;
-                memcpy(&v, &e->t1, sizeof v);
-                PROF__EV_OPEN(&t, "{\"ph\":\"C\",\"name\":");
-                prof__w_name(w, e->name);
-                prof__ev_where(&t, e->t0);
-                PROF__W_LIT(w, ",\"args\":{");
-                prof__w_name(w, e->name);
-                PROF__W_LIT(w, ":");
-                prof__w_double(w, v);
-                PROF__W_LIT(w, "}}");
-                break;
-            }
-            case PROF__K_SYNC:      /* what prof_merge aligns ranks on */
-                PROF__EV_OPEN(&t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"prof_sync\",\"name\":\"prof_sync\"");
-                prof__ev_where(&t, e->t0);
-                PROF__W_LIT(w, ",\"args\":{\"sync\":");
-                prof__w_i64(w, e->aux);
-                PROF__W_LIT(w, "}}");
-                break;
-            case PROF__K_MEM: {     /* its total is the next record; a lone total is skipped */
-                const prof__ev *tot = prof__mem_total(cy, i);
-                if (tot) prof__w_mem(&t, e, tot);
-                break;
-            }
-            default:
-                break;
-            }
-        }
+        prof__w_head(&t, cy, path);
+        prof__w_cpu_events(&t, cy, pend, track);
         prof__w_gpu(&t, cy);
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
@@ -4139,9 +4152,18 @@ void prof_sync(void) {
 
 static void prof__atexit(void) { prof_shutdown(); }
 
-static void prof__init_locked(const prof_config *cfg) {
-    static prof_config none;            /* all defaults */
-    if (!cfg) cfg = &none;
+/* A 0/1 environment variable: *v keeps its value when unset or malformed
+   (malformed: one line saying so). */
+static void prof__env_bool(const char *var, int *v) {
+    const char *e = getenv(var);
+    if (!e || !*e) return;
+    if (!strcmp(e, "1")) *v = 1;
+    else if (!strcmp(e, "0")) *v = 0;
+    else prof__msg("%s='%s' is not 0 or 1; ignoring it", var, e);
+}
+
+/* Init, part 1: the config, then the environment over it, into prof__g. */
+static void prof__resolve_config(const prof_config *cfg) {
     const char *out = cfg->output && *cfg->output ? cfg->output : PROF__DEFAULT_OUT;
     long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
     int disabled = cfg->disable != 0;
@@ -4161,11 +4183,7 @@ static void prof__init_locked(const prof_config *cfg) {
         else prof__msg("PROF_BUFFER_MB='%s' is not a whole number of MiB above 0; using %s", e,
                        cfg->buffer_mb ? "the config's value" : "64");
     }
-    if ((e = getenv("PROF_DISABLE")) && *e) {
-        if (!strcmp(e, "1")) disabled = 1;
-        else if (!strcmp(e, "0")) disabled = 0;
-        else prof__msg("PROF_DISABLE='%s' is not 0 or 1; ignoring it", e);
-    }
+    prof__env_bool("PROF_DISABLE", &disabled);
     if ((e = getenv("PROF_SCHEDULE")) && *e) {
         if (prof__parse_schedule(e, &sched)) has_sched = 1;
         else prof__msg("PROF_SCHEDULE='%s' is not of the form "
@@ -4214,49 +4232,56 @@ static void prof__init_locked(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
-    prof__g.separate_threads = cfg->separate_threads != 0;
-    if ((e = getenv("PROF_MERGE_THREADS")) && *e) {
-        if (!strcmp(e, "0")) prof__g.separate_threads = 1;
-        else if (!strcmp(e, "1")) prof__g.separate_threads = 0;
-        else prof__msg("PROF_MERGE_THREADS='%s' is not 0 or 1; ignoring it", e);
-    }
+    int merge = cfg->separate_threads == 0;
+    prof__env_bool("PROF_MERGE_THREADS", &merge);
+    prof__g.separate_threads = !merge;
     prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
     if (!prof__g.chunks_max) prof__g.chunks_max = 1;
     prof__g.user_disabled = disabled;
     prof__update_disabled();
     prof__g.sched = sched;
     prof__g.has_sched = has_sched;
+}
 
-    if (!prof__g.inited) {
-        const char *clk = getenv("PROF_CLOCK");
-        int force_mono = clk && !strcmp(clk, "monotonic");
-        if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
-            prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", clk);
-        prof__g.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
-        if (prof__g.fallback && !force_mono)
-            prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");
-        uint64_t t;
-        int64_t m;
-        prof__clock_pair(&t, &m);
-        if (prof__g.fallback) {
-            prof__g.fb_tsc0 = t;
-            prof__g.tick0 = (uint64_t)m;
-            /* a first rate for the TSC; refined at every step */
-            int64_t m1;
-            uint64_t t1;
-            do prof__clock_pair(&t1, &m1); while (m1 - m < 2000000);
-            prof__g.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
-        } else {
-            prof__g.tick0 = t;
-        }
-        prof__g.mono0 = m;
-        prof__g.ns_per_tick = 1.0;
-        struct timespec ts;
-        clock_gettime(PROF__CLOCK_REALTIME, &ts);
-        prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-        pthread_key_create(&prof__g.key, prof__thread_exit);
-        atexit(prof__atexit);
+/* Init, part 2, once per process: the clock's zero and rate, the thread
+   key, the exit hook. */
+static void prof__start_clock(void) {
+    const char *clk = getenv("PROF_CLOCK");
+    int force_mono = clk && !strcmp(clk, "monotonic");
+    if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
+        prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", clk);
+    prof__g.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
+    if (prof__g.fallback && !force_mono)
+        prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");
+    uint64_t t;
+    int64_t m;
+    prof__clock_pair(&t, &m);
+    if (prof__g.fallback) {
+        prof__g.fb_tsc0 = t;
+        prof__g.tick0 = (uint64_t)m;
+        /* a first rate for the TSC; refined at every step */
+        int64_t m1;
+        uint64_t t1;
+        do prof__clock_pair(&t1, &m1); while (m1 - m < 2000000);
+        prof__g.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
+    } else {
+        prof__g.tick0 = t;
     }
+    prof__g.mono0 = m;
+    prof__g.ns_per_tick = 1.0;
+    struct timespec ts;
+    clock_gettime(PROF__CLOCK_REALTIME, &ts);
+    prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    pthread_key_create(&prof__g.key, prof__thread_exit);
+    atexit(prof__atexit);
+}
+
+/* Init: resolve the config, start the clock (the first time only), then
+   open step 0 and its window. */
+static void prof__init_locked(const prof_config *cfg) {
+    static prof_config none;            /* all defaults */
+    prof__resolve_config(cfg ? cfg : &none);
+    if (!prof__g.inited) prof__start_clock();
     prof__g.inited = 1;
     prof__g.shut = 0;
     prof__g.step = 0;
