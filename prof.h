@@ -694,13 +694,13 @@ typedef struct prof__ev {               /* a record taken by the collector */
     const char *name;
     uint64_t t0, t1;
     uint32_t kind, aux;
-    uint32_t th;                        /* index into prof__g.tinfo */
+    uint32_t th;                        /* index into prof__g.rec.tinfo */
 } prof__ev;
 
 /* One per recording thread. Producer fields are touched only by the owner;
    the collector reads published records and owns head/head_pos. */
 typedef struct prof__thread {
-    struct prof__thread *next;          /* registry, under prof__g.lock */
+    struct prof__thread *next;          /* registry, under prof__lock */
     prof__chunk *head;                  /* collector: oldest live chunk */
     uint32_t head_pos;                  /* collector: records taken from head */
     prof__chunk *tail;                  /* producer: current chunk */
@@ -709,7 +709,7 @@ typedef struct prof__thread {
     const char *name;                   /* atomic */
     int dead;                           /* atomic: the thread has exited */
     long tid;
-    uint32_t idx;                       /* index into prof__g.tinfo, never reused */
+    uint32_t idx;                       /* index into prof__g.rec.tinfo, never reused */
     int sp, overflow;                   /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
@@ -719,46 +719,56 @@ typedef struct prof__thread {
 enum { PROF__NONE, PROF__WARMUP, PROF__RECORD, PROF__RECORD_AND_SAVE };
 
 static struct {
-    int inited, shut, fallback, quiet, disabled;
-    pthread_key_t key;
-    prof__thread *threads;
-    struct prof__tinfo *tinfo;          /* every thread ever seen: tid, name */
-    size_t ntinfo, tinfo_cap;
-    struct prof__ev *spill;             /* taken early: began after a cycle's end */
-    size_t nspill, spillcap;
-    prof__chunk *pool;
-    size_t chunks, chunks_max;
-    uint64_t dropped_dead;              /* drops of threads already freed */
-    uint64_t dropped_reported;
-    /* clock: ns = mono0 + (tick - tick0) * ns_per_tick */
-    uint64_t tick0;
-    int64_t mono0, wall0;
-    double ns_per_tick;
-    uint64_t ns_per_tick_q32;           /* the same in 32.32 fixed point, for the writer */
-    uint64_t fb_tsc0;                   /* fallback: TSC at init ...         */
-    double fb_ns_per_tsc;               /* ... and its last measured rate    */
-    /* schedule */
-    prof_schedule sched;
-    int has_sched;
-    int64_t step;
-    uint64_t step_t0;                   /* tick at which the current step began */
-    uint64_t win_t0;                    /* tick at which the recording window began */
-    int cycle;                          /* cycles saved so far */
-    char output[PROF__PATH];
-    char tb_dir[PROF__PATH];
-    char stacks[PROF__PATH];
-    prof_trace_ready_fn on_ready;
-    void *user_data;
-    int rank, world;                    /* rank -1: not a distributed run */
-    int rank_set;                       /* by prof_set_rank: the environment yields */
-    int user_disabled;                  /* PROF_DISABLE or cfg.disable */
-    char ranks[256];                    /* ranks that record; "" = all */
-    uint32_t syncs;                     /* PROF_SYNC calls so far, recorded or not */
-    int table_all_ranks;
-    long table_rows;                    /* -1: no table; 0: every row */
-    prof_sort table_sort;
-    int table_group;
-    int separate_threads;               /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
+    int inited, shut;                   /* under prof__lock; inited also read atomically */
+    int disabled;                       /* recording off: the user's word or an unchosen rank */
+    struct {                            /* what the config and the environment asked for */
+        char output[PROF__PATH];
+        char tb_dir[PROF__PATH];
+        char stacks[PROF__PATH];
+        prof_trace_ready_fn on_ready;
+        void *user_data;
+        int quiet;
+        int user_disabled;              /* PROF_DISABLE or cfg.disable */
+        char ranks[256];                /* ranks that record; "" = all */
+        long table_rows;                /* -1: no table; 0: every row */
+        prof_sort table_sort;
+        int table_group, table_all_ranks;
+        int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
+        prof_schedule sched;
+        int has_sched;
+    } conf;
+    struct {                            /* ns = mono0 + (tick - tick0) * ns_per_tick */
+        int fallback;                   /* the TSC is not invariant: CLOCK_MONOTONIC */
+        uint64_t tick0;
+        int64_t mono0, wall0;
+        double ns_per_tick;
+        uint64_t ns_per_tick_q32;       /* the same in 32.32 fixed point, for the writer */
+        uint64_t fb_tsc0;               /* fallback: TSC at init ...         */
+        double fb_ns_per_tsc;           /* ... and its last measured rate    */
+    } clk;
+    struct {                            /* where the schedule stands */
+        int64_t step;
+        uint64_t step_t0;               /* tick at which the current step began */
+        uint64_t win_t0;                /* tick at which the recording window began */
+        int cycle;                      /* cycles saved so far */
+        uint32_t syncs;                 /* PROF_SYNC calls so far, recorded or not */
+    } run;
+    struct {                            /* the recorder: threads and their chunks */
+        pthread_key_t key;
+        prof__thread *threads;
+        struct prof__tinfo *tinfo;      /* every thread ever seen: tid, name */
+        size_t ntinfo, tinfo_cap;
+        struct prof__ev *spill;         /* taken early: began after a cycle's end */
+        size_t nspill, spillcap;
+        prof__chunk *pool;
+        size_t chunks, chunks_max;
+        uint64_t dropped_dead;          /* drops of threads already freed */
+        uint64_t dropped_reported;
+    } rec;
+    struct {                            /* this process in a distributed run */
+        int rank, world;                /* rank -1: not a distributed run */
+        int rank_set;                   /* by prof_set_rank: the environment yields */
+    } who;
     prof_stats stats;
 } prof__g;                              /* zero is the state before init */
 
@@ -856,27 +866,27 @@ static int prof__tsc_invariant(void) {
 /* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
    so the calibration error stays below a few ns per ms. */
 static void prof__calibrate(void) {
-    prof__g.ns_per_tick = 1.0;
-    if (!PROF__TICKS_ARE_NS && !prof__g.fallback) {
+    prof__g.clk.ns_per_tick = 1.0;
+    if (!PROF__TICKS_ARE_NS && !prof__g.clk.fallback) {
         uint64_t t; int64_t m;
-        do prof__clock_pair(&t, &m); while (m - prof__g.mono0 < 20000000);
-        prof__g.ns_per_tick = (double)(m - prof__g.mono0) / (double)(t - prof__g.tick0);
+        do prof__clock_pair(&t, &m); while (m - prof__g.clk.mono0 < 20000000);
+        prof__g.clk.ns_per_tick = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.tick0);
     }
-    prof__g.ns_per_tick_q32 = (uint64_t)(prof__g.ns_per_tick * 4294967296.0 + 0.5);
+    prof__g.clk.ns_per_tick_q32 = (uint64_t)(prof__g.clk.ns_per_tick * 4294967296.0 + 0.5);
 }
 
 static int64_t prof__tick_ns(uint64_t tick) {
-    int64_t d = (int64_t)(tick - prof__g.tick0);
+    int64_t d = (int64_t)(tick - prof__g.clk.tick0);
 #ifdef __SIZEOF_INT128__
-    return prof__g.mono0 + (int64_t)(((prof__i128)d * (prof__i128)prof__g.ns_per_tick_q32) >> 32);
+    return prof__g.clk.mono0 + (int64_t)(((prof__i128)d * (prof__i128)prof__g.clk.ns_per_tick_q32) >> 32);
 #else
-    return prof__g.mono0 + (int64_t)((double)d * prof__g.ns_per_tick);
+    return prof__g.clk.mono0 + (int64_t)((double)d * prof__g.clk.ns_per_tick);
 #endif
 }
 
 /* The current time in the units records store: ticks, or ns in fallback. */
 static uint64_t prof__now(void) {
-    return prof__g.fallback ? (uint64_t)prof__mono_ns() : prof__ticks();
+    return prof__g.clk.fallback ? (uint64_t)prof__mono_ns() : prof__ticks();
 }
 
 /* ---- >>buffers  per-thread chunks of records, registration, the cap ----- */
@@ -896,17 +906,17 @@ static prof__thread *prof__register(void) {
     th->tid = (long)syscall(SYS_gettid);
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
-    struct prof__tinfo *ti = (struct prof__tinfo *)prof__grow(prof__g.tinfo, &prof__g.tinfo_cap,
-                                                               prof__g.ntinfo + 1, sizeof *ti);
+    struct prof__tinfo *ti = (struct prof__tinfo *)prof__grow(prof__g.rec.tinfo, &prof__g.rec.tinfo_cap,
+                                                               prof__g.rec.ntinfo + 1, sizeof *ti);
     if (!ti) { pthread_mutex_unlock(&prof__lock); free(th); return NULL; }
-    prof__g.tinfo = ti;
-    th->idx = (uint32_t)prof__g.ntinfo++;
+    prof__g.rec.tinfo = ti;
+    th->idx = (uint32_t)prof__g.rec.ntinfo++;
     ti[th->idx].tid = th->tid;
     ti[th->idx].name = NULL;
-    th->next = prof__g.threads;
-    prof__g.threads = th;
+    th->next = prof__g.rec.threads;
+    prof__g.rec.threads = th;
     pthread_mutex_unlock(&prof__lock);
-    pthread_setspecific(prof__g.key, th);
+    pthread_setspecific(prof__g.rec.key, th);
     prof__self = th;
     return th;
 }
@@ -927,15 +937,15 @@ static void prof__chunk_clear(prof__chunk *c) {
 static int prof__refill(prof__thread *th) {
     prof__chunk *c = NULL;
     pthread_mutex_lock(&prof__lock);
-    if (prof__g.pool) {
-        c = prof__g.pool;
-        prof__g.pool = c->next;
+    if (prof__g.rec.pool) {
+        c = prof__g.rec.pool;
+        prof__g.rec.pool = c->next;
         c->next = NULL;
-    } else if (prof__g.chunks < prof__g.chunks_max && !prof__g.shut) {
+    } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut) {
         c = (prof__chunk *)malloc(sizeof *c);
         if (c) {
             prof__chunk_clear(c);
-            prof__g.chunks++;
+            prof__g.rec.chunks++;
         }
     }
     pthread_mutex_unlock(&prof__lock);
@@ -952,7 +962,7 @@ static int prof__refill(prof__thread *th) {
 static prof__rec *prof__slot(void) {
     prof__thread *th = prof__self;
     if (PROF__UNLIKELY(!th) && !(th = prof__register())) return NULL;
-    if (!prof__g.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (!prof__g.clk.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
     if (th->cur >= th->lim && !prof__refill(th)) {
         __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
         prof__tls.cur = prof__tls.end = NULL;
@@ -961,8 +971,8 @@ static prof__rec *prof__slot(void) {
     prof__rec *r = th->cur++;
     /* In fallback mode the inline path never gets a window: every region goes
        through prof__emit_slow, which re-times it on CLOCK_MONOTONIC. */
-    prof__tls.cur = prof__g.fallback ? NULL : th->cur;
-    prof__tls.end = prof__g.fallback ? NULL : th->lim;
+    prof__tls.cur = prof__g.clk.fallback ? NULL : th->cur;
+    prof__tls.end = prof__g.clk.fallback ? NULL : th->lim;
     return r;
 }
 
@@ -977,11 +987,11 @@ static void prof__push(uint32_t kind, const char *name, uint64_t t0, uint64_t t1
 }
 
 void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1) {
-    if (prof__g.fallback) {
+    if (prof__g.clk.fallback) {
         /* Region timed by a TSC that is not invariant: place its end on
            CLOCK_MONOTONIC and scale its length by the last calibration. */
         int64_t end = prof__mono_ns();
-        double len = (double)(t1 - t0) * prof__g.fb_ns_per_tsc;
+        double len = (double)(t1 - t0) * prof__g.clk.fb_ns_per_tsc;
         t1 = (uint64_t)end;
         t0 = (uint64_t)(end - (int64_t)len);
         if (!t0) t0 = 1;
@@ -1166,7 +1176,7 @@ static void prof__mem_erase(prof__mshard *s, prof__mentry *e) {
 static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t code, int64_t total) {
     prof__thread *th = prof__self;
     if (PROF__UNLIKELY(!th) && !(th = prof__register())) return;
-    if (!prof__g.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (!prof__g.clk.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
     if (!th->cur || th->lim - th->cur < 2) {
         if (th->cur && th->cur < th->lim) { /* one slot left: a lone total, which readers skip */
             prof__rec *pad = th->cur++;
@@ -1184,8 +1194,8 @@ static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t cod
     }
     prof__rec *r = th->cur;
     th->cur += 2;
-    prof__tls.cur = prof__g.fallback ? NULL : th->cur;
-    prof__tls.end = prof__g.fallback ? NULL : th->lim;
+    prof__tls.cur = prof__g.clk.fallback ? NULL : th->cur;
+    prof__tls.end = prof__g.clk.fallback ? NULL : th->lim;
     r[0].name = (const char *)p;
     r[0].t1 = (uint64_t)bytes;
     r[0].kind = PROF__K_MEM;
@@ -1306,7 +1316,7 @@ static void prof__mem_start_locked(void) {
             prof__spin_unlock(&prof__mem.shard[i].lock);
         }
     }
-    __atomic_store_n(&prof__mem.on, !prof__g.user_disabled, __ATOMIC_RELEASE);
+    __atomic_store_n(&prof__mem.on, !prof__g.conf.user_disabled, __ATOMIC_RELEASE);
 }
 
 static int prof__leak_cmp(const void *a, const void *b) {
@@ -1425,7 +1435,7 @@ static int prof__action(const prof_schedule *s, int64_t step) {
 }
 
 static int prof__cur_action(void) {
-    return prof__g.has_sched ? prof__action(&prof__g.sched, prof__g.step) : PROF__RECORD;
+    return prof__g.conf.has_sched ? prof__action(&prof__g.conf.sched, prof__g.run.step) : PROF__RECORD;
 }
 
 /* ---- >>collect  a cycle's records, taken without stopping threads ------- */
@@ -1433,7 +1443,7 @@ static int prof__cur_action(void) {
 typedef struct prof__cycle {
     prof__ev *ev;                       /* grouped by thread, each in record order */
     size_t n, cap;
-    struct prof__tinfo *th;             /* snapshot of prof__g.tinfo */
+    struct prof__tinfo *th;             /* snapshot of prof__g.rec.tinfo */
     size_t nth;
     uint64_t dropped;                   /* lost to the cap since the last cycle */
     int index;                          /* 1-based cycle number */
@@ -1450,8 +1460,8 @@ typedef struct prof__cycle {
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
     prof__chunk_clear(c);
-    c->next = prof__g.pool;
-    prof__g.pool = c;
+    c->next = prof__g.rec.pool;
+    prof__g.rec.pool = c;
 }
 
 /* Room for `more` events; 0 (and *oom set) when memory runs out. */
@@ -1482,17 +1492,17 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     size_t nspill = 0, spillcap = 0;
     int oom = 0;
     prof__cycle *into = cy;             /* NULL once memory runs out */
-    for (size_t i = 0; i < prof__g.nspill; i++)
-        prof__take(cy, &prof__g.spill[i], t_from, t_to, &spill, &nspill, &spillcap, &oom);
-    free(prof__g.spill);
+    for (size_t i = 0; i < prof__g.rec.nspill; i++)
+        prof__take(cy, &prof__g.rec.spill[i], t_from, t_to, &spill, &nspill, &spillcap, &oom);
+    free(prof__g.rec.spill);
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
-    uint64_t dropped = prof__g.dropped_dead;
-    prof__thread **link = &prof__g.threads;
+    uint64_t dropped = prof__g.rec.dropped_dead;
+    prof__thread **link = &prof__g.rec.threads;
     while (*link) {
         prof__thread *th = *link;
         int dead = __atomic_load_n(&th->dead, __ATOMIC_ACQUIRE);
-        prof__g.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+        prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
         prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
         uint32_t pos = th->head_pos;
         while (c) {
@@ -1521,7 +1531,7 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
         th->head_pos = pos;
         dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
         if (dead) {                         /* nothing more will come from it */
-            prof__g.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+            prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
             for (c = th->head; c;) {
                 prof__chunk *next = c->next;
                 prof__chunk_release(c);
@@ -1533,23 +1543,23 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
             link = &th->next;
         }
     }
-    prof__g.spill = spill;
-    prof__g.nspill = nspill;
-    prof__g.spillcap = spillcap;
+    prof__g.rec.spill = spill;
+    prof__g.rec.nspill = nspill;
+    prof__g.rec.spillcap = spillcap;
     if (cy) {
         if (oom) cy->oom = 1;
-        cy->dropped = dropped - prof__g.dropped_reported;
-        cy->th = (struct prof__tinfo *)malloc(prof__g.ntinfo * sizeof *cy->th + 1);
-        if (cy->th) memcpy(cy->th, prof__g.tinfo, prof__g.ntinfo * sizeof *cy->th);
-        cy->nth = cy->th ? prof__g.ntinfo : 0;
+        cy->dropped = dropped - prof__g.rec.dropped_reported;
+        cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
+        if (cy->th) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
+        cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
         /* spilled events came first: regroup by thread, keeping record order */
         if (from_spill) {
             /* stable counting sort by thread index */
-            size_t *cnt = (size_t *)calloc(prof__g.ntinfo + 1, sizeof *cnt);
+            size_t *cnt = (size_t *)calloc(prof__g.rec.ntinfo + 1, sizeof *cnt);
             prof__ev *sorted = (prof__ev *)malloc(cy->n * sizeof *sorted);
             if (cnt && sorted) {
                 for (size_t i = 0; i < cy->n; i++) cnt[cy->ev[i].th + 1]++;
-                for (size_t t = 0; t < prof__g.ntinfo; t++) cnt[t + 1] += cnt[t];
+                for (size_t t = 0; t < prof__g.rec.ntinfo; t++) cnt[t + 1] += cnt[t];
                 for (size_t i = 0; i < cy->n; i++) sorted[cnt[cy->ev[i].th]++] = cy->ev[i];
                 free(cy->ev);
                 cy->ev = sorted;
@@ -1562,7 +1572,7 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
             free(sorted);
         }
     }
-    prof__g.dropped_reported = dropped;
+    prof__g.rec.dropped_reported = dropped;
 }
 
 /* Step 0 began with the first event, not at init: with a lazy start the
@@ -2015,7 +2025,7 @@ static void prof__gpu_poll_locked(int wait) {
                 }
                 /* a window's results take at most what the memory cap
                    (PROF_BUFFER_MB) allows the CPU's records; more are dropped */
-                int room = prof__gpu.nres < prof__g.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__gres);
+                int room = prof__gpu.nres < prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__gres);
                 prof__gres *nr = err || !room ? NULL : (prof__gres *)prof__grow(prof__gpu.res, &prof__gpu.rescap,
                                                                                  prof__gpu.nres + 1, sizeof *nr);
                 if (err) {
@@ -2106,7 +2116,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             for (int k = 0; k < g->n; k++) {
                 int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
                 if (unc > in->unc_ns) in->unc_ns = unc;
-                scale[d][k] = prof__g.ns_per_tick > 0 ? 1.0 / prof__g.ns_per_tick : 1.0;
+                scale[d][k] = prof__g.clk.ns_per_tick > 0 ? 1.0 / prof__g.clk.ns_per_tick : 1.0;
                 float ms;
                 if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
                     double gpu_ns = (double)ms * 1e6;
@@ -2804,8 +2814,8 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
 /* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
    just before init: small values keep the readers' doubles exact. ns since
    baseTimeNanoseconds = prof__tick_ns() + this. */
-static int64_t prof__trace_base(void) { return prof__g.wall0 - prof__g.wall0 % 1000000000; }
-static int64_t prof__trace_shift(void) { return prof__g.wall0 - prof__trace_base() - prof__g.mono0; }
+static int64_t prof__trace_base(void) { return prof__g.clk.wall0 - prof__g.clk.wall0 % 1000000000; }
+static int64_t prof__trace_shift(void) { return prof__g.clk.wall0 - prof__trace_base() - prof__g.clk.mono0; }
 
 /* The trace's header, Kineto's keys in Kineto's order, up to the opening of
    traceEvents, and the process's metadata events. */
@@ -2813,12 +2823,12 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     prof__w *w = &t->w;
     PROF__W_LIT(w, "{\n  \"schemaVersion\": 1,\n");
     prof__w_devices(w, cy);
-    if (prof__g.rank >= 0) {
+    if (prof__g.who.rank >= 0) {
         /* "rank": N with the space: HTA finds ranks with "rank":\s+(\d+) */
         PROF__W_LIT(w, "  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
-        prof__w_i64(w, prof__g.rank);
+        prof__w_i64(w, prof__g.who.rank);
         PROF__W_LIT(w, ", \"world_size\": ");
-        prof__w_i64(w, prof__g.world);
+        prof__w_i64(w, prof__g.who.world);
         PROF__W_LIT(w, "},\n");
     }
     PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
@@ -2853,9 +2863,9 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
         fclose(cf);
     }
     /* a rank's process says which rank it is: pids of different hosts may clash */
-    if (prof__g.rank >= 0) {
+    if (prof__g.who.rank >= 0) {
         size_t cl = strlen(comm);
-        snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.rank);
+        snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.who.rank);
     }
     prof__meta(t, "process_name", 0, "name", comm, 0);
     prof__meta(t, "process_labels", 0, "labels", "CPU", 0);
@@ -2969,7 +2979,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
-    uint32_t *track = prof__tracks(cy, prof__g.separate_threads);
+    uint32_t *track = prof__tracks(cy, prof__g.conf.separate_threads);
     if (!t.w.buf || !pend || !track || (cy->n && !cy->parent) || !prof__names_grow(&t.w)) t.w.err = 1;
     if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
         for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
@@ -3453,7 +3463,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
     unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
-    uint32_t *track = prof__tracks(c, prof__g.separate_threads);  /* alike threads: one row */
+    uint32_t *track = prof__tracks(c, prof__g.conf.separate_threads);  /* alike threads: one row */
     size_t nthreads = 0;
     if (!seen || !track) ok = 0;
     while (ok && prof__walk_next(&w, &r)) {
@@ -3838,7 +3848,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
 static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
     char ext_tmpl[PROF__PATH + 16];
     size_t n = 0, cap = PROF__PATH;
-    if (cycle >= 0 && prof__g.has_sched && !strstr(tmpl, "{cycle}")) {
+    if (cycle >= 0 && prof__g.conf.has_sched && !strstr(tmpl, "{cycle}")) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
@@ -3848,7 +3858,7 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
     while (*tmpl && n + 1 < cap) {
         long v = -1;
         if (!strncmp(tmpl, "{pid}", 5)) { v = (long)getpid(); tmpl += 5; }
-        else if (!strncmp(tmpl, "{rank}", 6)) { v = prof__g.rank > 0 ? prof__g.rank : 0; tmpl += 6; }
+        else if (!strncmp(tmpl, "{rank}", 6)) { v = prof__g.who.rank > 0 ? prof__g.who.rank : 0; tmpl += 6; }
         else if (!strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }
         if (v >= 0) n += (size_t)snprintf(out + n, cap - n, "%ld", v);
         else out[n++] = *tmpl++;
@@ -3882,7 +3892,7 @@ static int prof__mkdirs(const char *dir) {
 static int prof__write_announced(const prof__cycle *cy, const char *path, int as_ops) {
     size_t nev = 0;
     int ok = prof__write_trace_as(cy, path, as_ops, &nev);
-    if (ok && !prof__g.quiet) prof__msg("wrote %s (%zu events)", path, nev);
+    if (ok && !prof__g.conf.quiet) prof__msg("wrote %s (%zu events)", path, nev);
     return ok;
 }
 
@@ -3897,8 +3907,8 @@ static void prof__write_tb(const prof__cycle *cy) {
     }
     struct timespec ts;
     clock_gettime(PROF__CLOCK_REALTIME, &ts);
-    if (!prof__mkdirs(prof__g.tb_dir)) return;
-    int n = snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.tb_dir, host, (long)getpid(),
+    if (!prof__mkdirs(prof__g.conf.tb_dir)) return;
+    int n = snprintf(path, sizeof path, "%s/%s_%ld.%lld.pt.trace.json", prof__g.conf.tb_dir, host, (long)getpid(),
                      (long long)ts.tv_sec * 1000000000 + ts.tv_nsec);
     if (n < 0 || (size_t)n >= sizeof path) {
         prof__msg("the path of cycle %d's TensorBoard trace would be longer than %d bytes; not written",
@@ -3915,28 +3925,28 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
     snprintf(what, sizeof what, "cycle %d's trace", cy->index);
-    int have_path = prof__expand_path(path, prof__g.output, cy->index, what);
+    int have_path = prof__expand_path(path, prof__g.conf.output, cy->index, what);
     if (cy->dropped)
         prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
     int ok = 1;
-    if (prof__g.on_ready) prof__g.on_ready(cy, prof__g.user_data);
+    if (prof__g.conf.on_ready) prof__g.conf.on_ready(cy, prof__g.conf.user_data);
     else ok = have_path && prof__write_announced(cy, path, 0);
-    if (prof__g.tb_dir[0]) prof__write_tb(cy);
-    if (prof__g.stacks[0]) {
+    if (prof__g.conf.tb_dir[0]) prof__write_tb(cy);
+    if (prof__g.conf.stacks[0]) {
         char sp[PROF__PATH];
         snprintf(what, sizeof what, "cycle %d's stacks", cy->index);
-        if (prof__expand_path(sp, prof__g.stacks, cy->index, what) && prof_cycle_write_stacks(cy, sp) &&
-            !prof__g.quiet)
+        if (prof__expand_path(sp, prof__g.conf.stacks, cy->index, what) && prof_cycle_write_stacks(cy, sp) &&
+            !prof__g.conf.quiet)
             prof__msg("wrote %s", sp);
     }
     /* One table for the run, not one per rank: rank 0's, unless asked */
-    if (prof__g.table_rows >= 0 && (prof__g.rank <= 0 || prof__g.table_all_ranks)) {
+    if (prof__g.conf.table_rows >= 0 && (prof__g.who.rank <= 0 || prof__g.conf.table_all_ranks)) {
         prof_table tab;
-        if (prof_cycle_table(cy, prof__g.table_sort, prof__g.table_group, &tab)) {
+        if (prof_cycle_table(cy, prof__g.conf.table_sort, prof__g.conf.table_group, &tab)) {
             FILE *f = prof__log();
             fprintf(f, "prof: cycle %d\n", cy->index);
-            prof_table_print(&tab, f, (size_t)prof__g.table_rows);
+            prof_table_print(&tab, f, (size_t)prof__g.conf.table_rows);
             prof__mem_print_peaks(cy, f);
             fflush(f);
             prof_table_free(&tab);
@@ -4082,8 +4092,8 @@ static void prof__rank_from_env(void) {
         { "PMI_RANK", "PMI_SIZE" },
         { "SLURM_PROCID", "SLURM_NTASKS" },
     };
-    prof__g.rank = -1;
-    prof__g.world = 0;
+    prof__g.who.rank = -1;
+    prof__g.who.world = 0;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *r = getenv(vars[i][0]), *n = getenv(vars[i][1]);
         long rv, nv;
@@ -4093,8 +4103,8 @@ static void prof__rank_from_env(void) {
                       vars[i][0], r, vars[i][1], n ? n : "");
             continue;
         }
-        prof__g.rank = (int)rv;
-        prof__g.world = (int)nv;
+        prof__g.who.rank = (int)rv;
+        prof__g.who.world = (int)nv;
         return;
     }
 }
@@ -4123,8 +4133,8 @@ static int prof__rank_in(const char *list, int rank) {
 /* Recording is off when the user says so or this rank is not chosen; a run
    with no rank (not distributed) records as rank 0 would. Under the lock. */
 static void prof__update_disabled(void) {
-    prof__g.disabled = prof__g.user_disabled ||
-                       prof__rank_in(prof__g.ranks, prof__g.rank > 0 ? prof__g.rank : 0) == 0;
+    prof__g.disabled = prof__g.conf.user_disabled ||
+                       prof__rank_in(prof__g.conf.ranks, prof__g.who.rank > 0 ? prof__g.who.rank : 0) == 0;
 }
 
 void prof_set_rank(int rank, int world_size) {
@@ -4134,9 +4144,9 @@ void prof_set_rank(int rank, int world_size) {
         return;
     }
     pthread_mutex_lock(&prof__lock);
-    prof__g.rank = rank;
-    prof__g.world = world_size;
-    prof__g.rank_set = 1;
+    prof__g.who.rank = rank;
+    prof__g.who.world = world_size;
+    prof__g.who.rank_set = 1;
     if (prof__g.inited && !prof__g.shut) {
         prof__update_disabled();
         __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && prof__cur_action() != PROF__NONE),
@@ -4146,7 +4156,7 @@ void prof_set_rank(int rank, int world_size) {
 }
 
 void prof_sync(void) {
-    uint32_t k = __atomic_fetch_add(&prof__g.syncs, 1, __ATOMIC_RELAXED);
+    uint32_t k = __atomic_fetch_add(&prof__g.run.syncs, 1, __ATOMIC_RELAXED);
     if (prof__recording()) prof__push(PROF__K_SYNC, NULL, prof__now(), 0, k);
 }
 
@@ -4173,7 +4183,7 @@ static void prof__resolve_config(const prof_config *cfg) {
         prof__msg("prof_config.schedule has a negative field; recording without a schedule");
         has_sched = 0;
     }
-    prof__g.quiet = cfg->quiet != 0;
+    prof__g.conf.quiet = cfg->quiet != 0;
 
     const char *e;
     if ((e = getenv("PROF_OUTPUT")) && *e) out = e;
@@ -4191,35 +4201,35 @@ static void prof__resolve_config(const prof_config *cfg) {
     }
     const char *st = cfg->stacks;
     if ((e = getenv("PROF_STACKS")) && *e) st = e;
-    prof__set_path(prof__g.stacks, "PROF_STACKS", st ? st : "", "no folded stacks");
+    prof__set_path(prof__g.conf.stacks, "PROF_STACKS", st ? st : "", "no folded stacks");
     const char *tb = cfg->tb_dir;
     if ((e = getenv("PROF_TB_DIR")) && *e) tb = e;
-    prof__set_path(prof__g.tb_dir, "PROF_TB_DIR", tb ? tb : "", "no TensorBoard traces");
-    prof__g.on_ready = cfg->on_trace_ready;
-    prof__g.user_data = cfg->user_data;
+    prof__set_path(prof__g.conf.tb_dir, "PROF_TB_DIR", tb ? tb : "", "no TensorBoard traces");
+    prof__g.conf.on_ready = cfg->on_trace_ready;
+    prof__g.conf.user_data = cfg->user_data;
     const char *table = cfg->table;
     if ((e = getenv("PROF_TABLE")) && *e) table = e;
-    prof__g.table_rows = -1;
+    prof__g.conf.table_rows = -1;
     if (table && *table) {
         size_t rows = 0;
-        if (prof__parse_table_spec(table, &prof__g.table_sort, &rows, &prof__g.table_group,
-                                   &prof__g.table_all_ranks))
-            prof__g.table_rows = (long)rows;
+        if (prof__parse_table_spec(table, &prof__g.conf.table_sort, &rows, &prof__g.conf.table_group,
+                                   &prof__g.conf.table_all_ranks))
+            prof__g.conf.table_rows = (long)rows;
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
                       "rows=N[,group=args|thread|args+thread][,ranks=all]; no table", table);
     }
-    if (!prof__g.rank_set) prof__rank_from_env();
+    if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";
     if ((e = getenv("PROF_RANKS")) && *e) ranks = e;
-    if (strlen(ranks) >= sizeof prof__g.ranks || prof__rank_in(ranks, 0) < 0) {
+    if (strlen(ranks) >= sizeof prof__g.conf.ranks || prof__rank_in(ranks, 0) < 0) {
         prof__msg("PROF_RANKS='%s' is not 'all' or a list of ranks like 0,2-3; recording on every rank", ranks);
         ranks = "";
     }
-    snprintf(prof__g.ranks, sizeof prof__g.ranks, "%s", ranks);
-    if (!prof__set_path(prof__g.output, "PROF_OUTPUT", out, "using " PROF__DEFAULT_OUT))
-        strcpy(prof__g.output, PROF__DEFAULT_OUT);
+    snprintf(prof__g.conf.ranks, sizeof prof__g.conf.ranks, "%s", ranks);
+    if (!prof__set_path(prof__g.conf.output, "PROF_OUTPUT", out, "using " PROF__DEFAULT_OUT))
+        strcpy(prof__g.conf.output, PROF__DEFAULT_OUT);
     const char *log = cfg->log;
     if ((e = getenv("PROF_LOG")) && *e) log = e;
     if (log && *log && !__atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE)) {
@@ -4234,13 +4244,13 @@ static void prof__resolve_config(const prof_config *cfg) {
     }
     int merge = cfg->separate_threads == 0;
     prof__env_bool("PROF_MERGE_THREADS", &merge);
-    prof__g.separate_threads = !merge;
-    prof__g.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
-    if (!prof__g.chunks_max) prof__g.chunks_max = 1;
-    prof__g.user_disabled = disabled;
+    prof__g.conf.separate_threads = !merge;
+    prof__g.rec.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
+    if (!prof__g.rec.chunks_max) prof__g.rec.chunks_max = 1;
+    prof__g.conf.user_disabled = disabled;
     prof__update_disabled();
-    prof__g.sched = sched;
-    prof__g.has_sched = has_sched;
+    prof__g.conf.sched = sched;
+    prof__g.conf.has_sched = has_sched;
 }
 
 /* Init, part 2, once per process: the clock's zero and rate, the thread
@@ -4250,29 +4260,29 @@ static void prof__start_clock(void) {
     int force_mono = clk && !strcmp(clk, "monotonic");
     if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
         prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", clk);
-    prof__g.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
-    if (prof__g.fallback && !force_mono)
+    prof__g.clk.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
+    if (prof__g.clk.fallback && !force_mono)
         prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");
     uint64_t t;
     int64_t m;
     prof__clock_pair(&t, &m);
-    if (prof__g.fallback) {
-        prof__g.fb_tsc0 = t;
-        prof__g.tick0 = (uint64_t)m;
+    if (prof__g.clk.fallback) {
+        prof__g.clk.fb_tsc0 = t;
+        prof__g.clk.tick0 = (uint64_t)m;
         /* a first rate for the TSC; refined at every step */
         int64_t m1;
         uint64_t t1;
         do prof__clock_pair(&t1, &m1); while (m1 - m < 2000000);
-        prof__g.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
+        prof__g.clk.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
     } else {
-        prof__g.tick0 = t;
+        prof__g.clk.tick0 = t;
     }
-    prof__g.mono0 = m;
-    prof__g.ns_per_tick = 1.0;
+    prof__g.clk.mono0 = m;
+    prof__g.clk.ns_per_tick = 1.0;
     struct timespec ts;
     clock_gettime(PROF__CLOCK_REALTIME, &ts);
-    prof__g.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    pthread_key_create(&prof__g.key, prof__thread_exit);
+    prof__g.clk.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    pthread_key_create(&prof__g.rec.key, prof__thread_exit);
     atexit(prof__atexit);
 }
 
@@ -4284,11 +4294,11 @@ static void prof__init_locked(const prof_config *cfg) {
     if (!prof__g.inited) prof__start_clock();
     prof__g.inited = 1;
     prof__g.shut = 0;
-    prof__g.step = 0;
-    prof__g.step_t0 = prof__now();
+    prof__g.run.step = 0;
+    prof__g.run.step_t0 = prof__now();
     /* A window that opens at step 0 (always, without a schedule) holds the
        events that began before init too: lazily, or before PROF_INIT. */
-    prof__g.win_t0 = prof__cur_action() >= PROF__RECORD ? 1 : prof__g.step_t0;
+    prof__g.run.win_t0 = prof__cur_action() >= PROF__RECORD ? 1 : prof__g.run.step_t0;
     int act = prof__cur_action();
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
     prof__mem_start_locked();
@@ -4314,11 +4324,11 @@ void prof_step(void) {
     uint64_t now = prof__now();
     pthread_mutex_lock(&prof__lock);
     if (prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
-    int64_t step = prof__g.step;
-    uint64_t step_t0 = prof__g.step_t0;
+    int64_t step = prof__g.run.step;
+    uint64_t step_t0 = prof__g.run.step_t0;
     int prev = prof__cur_action();
-    prof__g.step = step + 1;
-    prof__g.step_t0 = now;
+    prof__g.run.step = step + 1;
+    prof__g.run.step_t0 = now;
     int next = prof__cur_action();
     int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
     pthread_mutex_unlock(&prof__lock);
@@ -4332,23 +4342,23 @@ void prof_step(void) {
     memset(&cy, 0, sizeof cy);
     int save = 0;
     pthread_mutex_lock(&prof__lock);
-    if (prof__g.fallback) {
+    if (prof__g.clk.fallback) {
         uint64_t t; int64_t m;
         prof__clock_pair(&t, &m);
-        if (t != prof__g.fb_tsc0) prof__g.fb_ns_per_tsc = (double)(m - prof__g.mono0) / (double)(t - prof__g.fb_tsc0);
+        if (t != prof__g.clk.fb_tsc0) prof__g.clk.fb_ns_per_tsc = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.fb_tsc0);
     }
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
-        cy.index = ++prof__g.cycle;
-        prof__collect_locked(&cy, prof__g.win_t0, now);
+        cy.index = ++prof__g.run.cycle;
+        prof__collect_locked(&cy, prof__g.run.win_t0, now);
         prof__step0_covers(&cy);
         prof__analyse(&cy);
-        prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
+        prof__gpu_cycle_locked(&cy, prof__g.run.win_t0, now);
         save = 1;
     }
     if (next >= PROF__RECORD && prev != PROF__RECORD) {
         if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
         prof__gpu_window_locked();
-        prof__g.win_t0 = now;
+        prof__g.run.win_t0 = now;
     } else if (!save) {
         prof__gpu_step_locked();
     }
@@ -4369,26 +4379,26 @@ void prof_shutdown(void) {
     int save = !prof__g.disabled && act >= PROF__RECORD;
     if (save) {
         uint64_t now = prof__now();
-        cy.index = ++prof__g.cycle;
-        prof__collect_locked(&cy, prof__g.win_t0, now);
+        cy.index = ++prof__g.run.cycle;
+        prof__collect_locked(&cy, prof__g.run.win_t0, now);
         prof__step0_covers(&cy);
         prof__analyse(&cy);
-        prof__gpu_cycle_locked(&cy, prof__g.win_t0, now);
+        prof__gpu_cycle_locked(&cy, prof__g.run.win_t0, now);
     } else {
         prof__collect_locked(NULL, 0, 0);
     }
     prof__gpu_release_locked();
     /* Live threads keep their current chunk: a region open right now may still
        close into it. Everything else goes back. */
-    while (prof__g.pool) {
-        prof__chunk *c = prof__g.pool;
-        prof__g.pool = c->next;
+    while (prof__g.rec.pool) {
+        prof__chunk *c = prof__g.rec.pool;
+        prof__g.rec.pool = c->next;
         free(c);
-        prof__g.chunks--;
+        prof__g.rec.chunks--;
     }
-    free(prof__g.spill);
-    prof__g.spill = NULL;
-    prof__g.nspill = prof__g.spillcap = 0;
+    free(prof__g.rec.spill);
+    prof__g.rec.spill = NULL;
+    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
     pthread_mutex_unlock(&prof__lock);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
@@ -4398,10 +4408,10 @@ void prof_shutdown(void) {
 void prof_get_stats(prof_stats *out) {
     pthread_mutex_lock(&prof__lock);
     *out = prof__g.stats;
-    uint64_t pending = prof__g.dropped_dead;
-    for (prof__thread *th = prof__g.threads; th; th = th->next)
+    uint64_t pending = prof__g.rec.dropped_dead;
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next)
         pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-    out->dropped += pending - prof__g.dropped_reported;
+    out->dropped += pending - prof__g.rec.dropped_reported;
     out->unknown_frees = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED);
     out->reused_live = __atomic_load_n(&prof__mem.reused_live, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&prof__lock);

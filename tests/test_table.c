@@ -702,11 +702,11 @@ static void test_mem_trace(void) {
 
 int main(void) {
     /* 1 tick = 1 ns from 0; the wall clock read at init was 5.123456789 s */
-    prof__g.tick0 = 0;
-    prof__g.mono0 = 0;
-    prof__g.wall0 = 5123456789;
-    prof__g.ns_per_tick = 1.0;
-    prof__g.ns_per_tick_q32 = 1ull << 32;
+    prof__g.clk.tick0 = 0;
+    prof__g.clk.mono0 = 0;
+    prof__g.clk.wall0 = 5123456789;
+    prof__g.clk.ns_per_tick = 1.0;
+    prof__g.clk.ns_per_tick_q32 = 1ull << 32;
     threads[0].tid = 100;
     threads[0].name = "main";
     threads[1].tid = 200;
