@@ -294,10 +294,20 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all 
 void prof_table_free(prof_table *t);
 
 /* ---- >>api-gpu  GPU regions: the backend-neutral core's interface ----------
-   prof_cuda.h and prof_hip.h fill a prof_gpu_api with a handful of runtime
-   calls and define PROF_GPU_SCOPE / PROF_GPU_BEGIN / PROF_GPU_END on top of
-   prof_gpu_begin / prof_gpu_end. Every call returns the runtime's error code,
-   0 for success. Engines do not use this directly. */
+   With prof_cuda.h or prof_hip.h included (instead of prof.h):
+     PROF_GPU_SCOPE(name, stream)   a CPU region plus a GPU region on stream,
+                                    timed by an event pair, to block end
+     PROF_GPU_BEGIN(name, stream)   the same, explicit; last in, first out
+     PROF_GPU_END(stream)             per thread
+     PROF_GPU_ALLOC(ptr, bytes)     device memory events (current device)
+     PROF_GPU_FREE(ptr)
+   Events come from a pool and are resolved with event queries at steps; the
+   engine's stream is never synchronised. Without a usable device (no GPU, a
+   driver older than the runtime, a failing event call) prof.h says so once,
+   GPU timing goes off and CPU regions are still recorded.
+   The two headers fill a prof_gpu_api with a handful of runtime calls; every
+   call returns the runtime's error code, 0 for success. Engines do not use
+   it directly. */
 
 typedef struct prof_gpu_props {  /* what Kineto writes in deviceProperties */
     char    name[256];
@@ -568,6 +578,20 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         return rt##Free(ptr);                                                                           \
     }                                                                                                   \
     PROF__GPU_MALLOC_T(rt, Err)
+/* The device properties both runtimes' structs name alike, from p into o. */
+#define PROF__GPU_PROPS(o, p)                                                                           \
+    do {                                                                                                \
+        snprintf((o)->name, sizeof (o)->name, "%s", (p).name);                                          \
+        (o)->total_mem = PROF__SCAST(int64_t, (p).totalGlobalMem);                                       \
+        (o)->major = (p).major;                                                                         \
+        (o)->minor = (p).minor;                                                                         \
+        (o)->sms = (p).multiProcessorCount;                                                             \
+        (o)->warp_size = (p).warpSize;                                                                  \
+        (o)->max_threads_per_block = (p).maxThreadsPerBlock;                                            \
+        (o)->max_threads_per_sm = (p).maxThreadsPerMultiProcessor;                                      \
+        (o)->regs_per_block = (p).regsPerBlock;                                                         \
+        (o)->smem_per_block = PROF__SCAST(int64_t, (p).sharedMemPerBlock);                               \
+    } while (0)
 #ifdef __cplusplus
 #define PROF__GPU_MALLOC_T(rt, Err)                                                                     \
     template <class T> static inline Err prof_##rt##Malloc(T **ptr, size_t bytes) {                    \

@@ -1,21 +1,10 @@
 /* prof_cuda.h - GPU regions for prof.h on CUDA. MIT licence (see prof.h).
 
-   Include this instead of prof.h in code that launches CUDA work; define
-   PROF_IMPLEMENTATION in one file as for prof.h. Link the CUDA runtime the
-   engine already links (libcudart). Build with -DPROF_ENABLE to compile it in.
-
-     PROF_GPU_SCOPE(name, stream)   a CPU region plus a GPU region on stream,
-                                    timed by a cudaEvent pair, to block end
-     PROF_GPU_BEGIN(name, stream)   the same, explicit; last in, first out
-     PROF_GPU_END(stream)             per thread
-     PROF_GPU_ALLOC(ptr, bytes)     device memory events (current device)
-     PROF_GPU_FREE(ptr)
-     prof_cudaMalloc / prof_cudaFree  cudaMalloc / cudaFree that also record
-
-   Events come from a pool and are resolved with cudaEventQuery at steps; the
-   engine's stream is never synchronised. Without a usable device (no GPU, a
-   driver older than the runtime, a failing event call) prof.h says so once,
-   GPU timing goes off and CPU regions are still recorded. */
+   Include it instead of prof.h where CUDA work is launched, as prof.h is
+   (PROF_IMPLEMENTATION in one file, -DPROF_ENABLE to compile it in). It binds
+   prof.h's PROF_GPU_* macros (>>api-gpu) to libcudart, which the engine links
+   already, and adds prof_cudaMalloc / prof_cudaFree: cudaMalloc and cudaFree
+   that also record. Stream ids need CUDA 12.0, a stream's device 12.8. */
 #ifndef PROF_CUDA_H
 #define PROF_CUDA_H
 
@@ -29,17 +18,8 @@ static int prof__cuda_device_props(int d, prof_gpu_props *o) {
     struct cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, d);
     if (e != cudaSuccess) return PROF__SCAST(int, e);
-    snprintf(o->name, sizeof o->name, "%s", p.name);
-    o->total_mem = PROF__SCAST(int64_t, p.totalGlobalMem);
-    o->major = p.major;
-    o->minor = p.minor;
-    o->sms = p.multiProcessorCount;
-    o->warp_size = p.warpSize;
-    o->max_threads_per_block = p.maxThreadsPerBlock;
-    o->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-    o->regs_per_block = p.regsPerBlock;
+    PROF__GPU_PROPS(o, p);
     o->regs_per_sm = p.regsPerMultiprocessor;
-    o->smem_per_block = PROF__SCAST(int64_t, p.sharedMemPerBlock);
     o->smem_per_sm = PROF__SCAST(int64_t, p.sharedMemPerMultiprocessor);
     o->smem_per_block_optin = PROF__SCAST(int64_t, p.sharedMemPerBlockOptin);
     return 0;
