@@ -1478,6 +1478,7 @@ typedef struct prof__cycle {
     size_t ngdev;
     uint64_t gpu_dropped;               /* GPU regions lost (pool full, errors) */
     uint32_t *parent;                   /* per event: see prof__analyse */
+    uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
@@ -1616,6 +1617,7 @@ static void prof__step0_covers(prof__cycle *cy) {
 
 static void prof__cycle_free(prof__cycle *cy) {
     free(cy->parent);
+    free(cy->track);
     free(cy->ev);
     free(cy->th);
     free(cy->gpu);
@@ -2227,15 +2229,18 @@ static void prof__gpu_release_locked(void) {
 }
 
 /* ---- >>analysis  the one analysis pass -------------------------------------
-   Every event's parent: the innermost region or step open on its thread when
-   it began. Records come in post-order per thread (a region when it ends), so
-   a span adopts every waiting event of its thread that began no earlier than
-   it. Every sink reads this instead of applying the rule itself: a region's
-   children, an argument's or memory event's region (a step owns none), self
-   times. 0 when memory runs out (cy->parent stays NULL; sinks then fail). */
+   Every event's parent: the innermost region or step open on its thread
+   when it began. Records come in post-order per thread (a region when it
+   ends), so a span adopts every waiting event of its thread that began no
+   earlier than it. And every thread's track (prof__tracks, below). Every sink
+   reads these instead of applying the rules itself: a region's children, an
+   argument's or memory event's region (a step owns none), self times, the
+   track an event is drawn on. 0 when memory runs out (sinks then fail). */
 static int prof__spans(uint32_t kind) {
     return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
 }
+
+static uint32_t *prof__tracks(const prof__cycle *cy, int separate);
 
 static int prof__analyse(prof__cycle *cy) {
     uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
@@ -2254,6 +2259,8 @@ static int prof__analyse(prof__cycle *cy) {
     }
     free(wait);
     cy->parent = par;
+    free(cy->track);
+    if (!(cy->track = prof__tracks(cy, prof__g.conf.separate_threads))) { cy->oom = 1; return 0; }
     return 1;
 }
 
@@ -2329,7 +2336,7 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
 typedef struct prof__w {
     FILE *f;
     char *buf;
-    size_t n;
+    size_t n, cap;                      /* cap: PROF__WBUF, more for a huge piece */
     int err;
     /* escaped strings, each escaped once: pointer -> [off, off + len) of arena */
     const char **key;
@@ -2344,9 +2351,28 @@ static void prof__w_flush(prof__w *w) {
     w->n = 0;
 }
 
+/* The buffer flushed, and grown if one piece needs more than it holds (a
+   hostile name of megabytes); on failure err is set and the piece goes to a
+   small scratch area, so the writer goes on and the trace is reported failed. */
+__attribute__((noinline, cold)) static char *prof__w_make_room(prof__w *w, size_t need) {
+    prof__w_flush(w);
+    if (need > w->cap) {
+        char *b = (char *)realloc(w->buf, need + PROF__SLACK);
+        if (!b) {
+            static char scratch[PROF__SLACK];   /* written, never read */
+            w->err = 1;
+            w->n = 0;
+            return need <= sizeof scratch / 2 ? scratch : w->buf;
+        }
+        w->buf = b;
+        w->cap = need;
+    }
+    return w->buf + w->n;
+}
+
 /* Room for need more bytes, plus the slack the word copies may overrun. */
 PROF__INLINE char *prof__w_room(prof__w *w, size_t need) {
-    if (w->n + need > PROF__WBUF) prof__w_flush(w);
+    if (PROF__UNLIKELY(w->n + need > w->cap)) return prof__w_make_room(w, need);
     return w->buf + w->n;
 }
 
@@ -2630,7 +2656,30 @@ static void prof__meta(prof__tw *t, const char *what, long tid, const char *key,
    cycle files regions under that category (steps stay user_annotation). */
 #define PROF__X_HEAD_OP "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
 
-/* The common case, a region without arguments: one space check, word copies. */
+/* The one serializer of X events (regions and steps): head (the literal up
+   to the name, padded to sizeof PROF__X_HEAD), the name escaped with its
+   quotes (16 bytes of slack behind it), where, ts and dur (trim ns shorter).
+   One space check (which grows the buffer for a name longer than it) and
+   word copies. */
+PROF__INLINE void prof__x_event(prof__tw *t, const char *head, size_t hlen, const char *name, uint32_t len,
+                                uint64_t tick0, uint64_t tick1, int64_t trim) {
+    prof__w *w = &t->w;
+    char *o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
+    *o = ',';
+    o += t->nev++ != 0;
+    memcpy(o, head, sizeof PROF__X_HEAD);
+    o = prof__copy16(o + hlen, name, len);
+    memcpy(o, t->where, sizeof t->where);
+    int64_t t0 = prof__ts(t, tick0), t1 = prof__ts(t, tick1);
+    o = prof__fmt_ts(t, o + t->wlen, t0);
+    memcpy(o, ",\"dur\":", 8);
+    o = prof__fmt_dur(t, o + 7, t1 - t0 - trim);
+    *o++ = '}';
+    w->n = (size_t)(o - w->buf);
+}
+
+/* A region: its name escaped once per distinct pointer. Both ends are
+   converted, so children end inside their parents exactly. */
 PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     prof__w *w = &t->w;
     const char *name;
@@ -2642,43 +2691,28 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     } else if (!(name = prof__name_ref(w, e->name, &len))) {
         return;
     }
-    char *o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
-    *o = ',';
-    o += t->nev++ != 0;
-    memcpy(o, t->xhead, sizeof PROF__X_HEAD);
-    o = prof__copy16(o + t->xlen, name, len);
-    memcpy(o, t->where, sizeof t->where);
-    int64_t t0 = prof__ts(t, e->t0), t1 = prof__ts(t, e->t1);
-    o = prof__fmt_ts(t, o + t->wlen, t0);
-    memcpy(o, ",\"dur\":", 8);
-    /* both ends converted, so children end inside their parents exactly */
-    o = prof__fmt_dur(t, o + 7, t1 - t0);
-    *o++ = '}';
-    t->w.n = (size_t)(o - t->w.buf);
+    prof__x_event(t, t->xhead, t->xlen, name, len, e->t0, e->t1, 0);
 }
 
-/* corr: the correlation of the region's GPU side, 0 if none */
-static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs,
+/* A region with what the fast path leaves out (arguments, its GPU side's
+   correlation, its own thread id on another's track), or a step: the X
+   event, then its closing brace becomes the args object.
+   corr: the correlation of the region's GPU side, 0 if none */
+__attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, const size_t *args, size_t nargs,
                          uint32_t corr) {
-    if (e->kind == PROF__K_REGION && !nargs && !t->os_tid) { prof__region_fast(t, e); return; }
     if (e->kind == PROF__K_STEP) {
-        char name[40] = "ProfilerStep#";
-        *prof__fmt_u64(name + 13, e->aux) = 0;
-        PROF__EV_OPEN(t, PROF__X_HEAD);
-        prof__w_str(&t->w, name);
+        /* A step ends where the next begins; readers that add ts and dur in
+           floating point (TensorBoard) would see the two overlap by a rounding
+           error, so a step ends 1 ns early. */
+        char name[64] = "\"ProfilerStep#";
+        char *o = prof__fmt_u64(name + 14, e->aux);
+        *o++ = '"';
+        prof__x_event(t, PROF__X_HEAD, sizeof PROF__X_HEAD - 1, name, (uint32_t)(o - name), e->t0, e->t1, 1);
     } else {
-        prof__ev_open(t, t->xhead, t->xlen);
-        prof__w_name(&t->w, e->name);
+        prof__region_fast(t, e);
     }
-    prof__ev_where(t, e->t0);
-    PROF__W_LIT(&t->w, ",\"dur\":");
-    char *o = prof__w_room(&t->w, 32);
-    /* A step ends where the next begins; readers that add ts and dur in
-       floating point (TensorBoard) would see the two overlap by a rounding
-       error, so a step ends 1 ns early. */
-    int64_t dur = prof__ts(t, e->t1) - prof__ts(t, e->t0) - (e->kind == PROF__K_STEP);
-    t->w.n = (size_t)(prof__fmt_us(o, dur) - t->w.buf);
-    if (nargs || corr || t->os_tid) {
+    if ((nargs || corr || t->os_tid) && !t->w.err) {
+        t->w.n--;                       /* the closing brace */
         PROF__W_LIT(&t->w, ",\"args\":{");
         int sep = 0;
         if (corr) {
@@ -2700,9 +2734,8 @@ static void prof__region(prof__tw *t, const prof__ev *e, const prof__ev *ev, con
             if (a->kind == PROF__K_ARG_INT) prof__w_i64(&t->w, (int64_t)a->t1);
             else prof__w_name(&t->w, (const char *)(uintptr_t)a->t1);
         }
-        PROF__W_LIT(&t->w, "}");
+        PROF__W_LIT(&t->w, "}}");
     }
-    PROF__W_LIT(&t->w, "}");
 }
 
 /* The waiting arguments pend[k..np) that belong to event i, a region or step
@@ -2902,12 +2935,13 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
     prof__w *w = &t->w;
     /* Events come grouped by thread, each group in record order; arguments
        wait on a stack for the region that owns them (prof__owner). */
-    size_t np = 0;
+    size_t np = 0, merged = 0;          /* merged: this thread is on another's track */
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
         if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
             uint32_t k = e->th, lead = track[k];
             t->os_tid = lead != k ? cy->th[k].tid : 0;
+            merged = lead != k;
             if (lead == k) {
                 char tn[64];
                 const char *name = cy->th[k].name;
@@ -2918,7 +2952,8 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
             prof__tw_thread(t, cy->th[lead].tid);
             np = 0;
         }
-        if (PROF__LIKELY(e->kind == PROF__K_REGION && !np && !t->os_tid)) {
+        /* a region, no argument waiting, on its own thread's track: most events */
+        if (PROF__LIKELY(!((size_t)e->kind | np | merged))) {
             prof__region_fast(t, e);
             continue;
         }
@@ -3002,9 +3037,10 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.w.f = fopen(path, "wb");
     if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
+    t.w.cap = PROF__WBUF;
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
-    uint32_t *track = prof__tracks(cy, prof__g.conf.separate_threads);
-    if (!t.w.buf || !pend || !track || (cy->n && !cy->parent) || !prof__names_grow(&t.w)) t.w.err = 1;
+    const uint32_t *track = cy->track;
+    if (!t.w.buf || !pend || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w)) t.w.err = 1;
     if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
         for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
         qsort(t.corrs, cy->ngpu, sizeof *t.corrs, prof__u32_cmp);
@@ -3024,7 +3060,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (fclose(w->f) != 0) ok = 0;
     if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
     if (nev) *nev = t.nev;
-    free(track);
     free(pend);
     free(t.corrs);
     prof__w_free(w);
@@ -3487,9 +3522,9 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
     unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
-    uint32_t *track = prof__tracks(c, prof__g.conf.separate_threads);  /* alike threads: one row */
+    const uint32_t *track = c->track;   /* alike threads: one row */
     size_t nthreads = 0;
-    if (!seen || !track) ok = 0;
+    if (!seen || (c->n && !track)) ok = 0;
     while (ok && prof__walk_next(&w, &r)) {
         const char *name = prof__row_name(r.e);
         uint32_t lead = track[r.e->th];
@@ -3551,7 +3586,6 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     }
     if (w.oom || mw.oom) ok = 0;
     free(seen);
-    free(track);
     free(mw.pend);
     free(mw.stk);
     prof__walk_free(&w);

@@ -186,6 +186,22 @@ def case_long_paths(binary, tmp):
                     p.stderr, re.M), f"stderr: {p.stderr[-300:]}")
 
 
+def case_long_names(binary, tmp):
+    """Names of 3 MiB (and 768 KiB of control characters, 4.5 MiB escaped)
+    are written whole, as names and as an argument, and the trace is JSON."""
+    run(binary, "long_names", {"PROF_OUTPUT": "t.json"}, tmp)
+    d = load(os.path.join(tmp, "t.json"))
+    n = 3 << 20
+    big = "".join(chr(ord("a") + i % 26) for i in range(26)) * (n // 26 + 1)
+    big = big[:n]
+    by = {}
+    for e in xs(d):
+        by.setdefault(e["name"], []).append(e)
+    check(len(by.get("short", [])) == 3, "short regions")
+    check(len(by.get(big, [])) == 3 and all(e["args"]["arg"] == big for e in by[big]), "3 MiB names")
+    check(len(by.get("\x01" * (n // 4), [])) == 3, "escaped names")
+
+
 def case_lazy(binary, tmp):
     run(binary, "lazy", {"PROF_OUTPUT": "t.json"}, tmp)
     d = load(os.path.join(tmp, "t.json"))

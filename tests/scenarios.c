@@ -196,6 +196,28 @@ static int short_threads(void) {
     return 0;
 }
 
+/* Names longer than the writer's 1 MiB buffer, and one that is all
+   characters JSON escapes (6 bytes each once escaped), among short ones. */
+static int long_names(void) {
+    size_t n = (size_t)3 << 20;
+    char *big = (char *)malloc(n + 1), *quotes = (char *)malloc(n / 4 + 1);
+    if (!big || !quotes) return 1;
+    for (size_t i = 0; i < n; i++) big[i] = (char)('a' + i % 26);
+    big[n] = 0;
+    memset(quotes, '\x01', n / 4);
+    quotes[n / 4] = 0;
+    PROF_INIT(NULL);
+    for (int i = 0; i < 3; i++) {
+        { PROF_SCOPE("short"); }
+        { PROF_SCOPE(big); PROF_ARG_STR("arg", big); }
+        { PROF_SCOPE(quotes); }
+    }
+    PROF_SHUTDOWN();
+    free(big);
+    free(quotes);
+    return 0;
+}
+
 /* torch.profiler.schedule over 40 steps, from PROF_SCHEDULE. */
 static int schedule(void) {
     PROF_INIT(NULL);
@@ -558,7 +580,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },

@@ -45,7 +45,7 @@ static struct prof__tinfo threads[2];
 
 /* The cycle of the events added so far, analysed as a saved cycle is (the
    previous one's analysis is freed: one cycle is in use at a time). */
-static uint32_t *last_parent;
+static uint32_t *last_parent, *last_track;
 
 static prof__cycle make_cycle(void) {
     prof__cycle c;
@@ -58,8 +58,10 @@ static prof__cycle make_cycle(void) {
     c.index = 3;
     c.dropped = 5;
     free(last_parent);
+    free(last_track);
     if (!prof__analyse(&c)) abort();
     last_parent = c.parent;
+    last_track = c.track;
     return c;
 }
 
@@ -723,6 +725,7 @@ int main(void) {
     test_mem_print();
     test_mem_trace();
     free(last_parent);
+    free(last_track);
     if (failures) {
         fprintf(stderr, "test_table: %d failures\n", failures);
         return 1;
