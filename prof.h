@@ -1139,21 +1139,22 @@ static inline __attribute__((always_inline)) void prof__spin_lock(int *l) {
 
 static void prof__spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
-/* murmur3's finaliser: the top 6 bits pick the shard, the low ones the slot. */
-static uint64_t prof__mem_hash(uintptr_t p) {
-    uint64_t x = (uint64_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-}
+/* The one integer and pointer hash (strings have prof__fnv), of the memory
+   map, the writer's names and the stacks' nodes:
+   Fibonacci hashing, whose high bits are the well-mixed ones. Users take
+   bits from the top: the map's shard is bits 58-63 and its slot bits from
+   26 up (prof__mem_home), the names' slot bits from 32 up. */
+static uint64_t prof__mix64(uint64_t x) { return x * 0x9E3779B97F4A7C15ull; }
+static uint64_t prof__hash_ptr(const void *p) { return prof__mix64((uint64_t)(uintptr_t)p); }
+
+static uint64_t prof__mem_hash(uintptr_t p) { return prof__hash_ptr((const void *)p); }
+static size_t prof__mem_home(uint64_t h, size_t mask) { return (size_t)(h >> 26) & mask; }
 
 static prof__mshard *prof__mem_shard(uint64_t h) { return &prof__mem.shard[h >> 58]; }
 
 /* The slot holding p, or the empty one where it would go (cap > 0). */
 static prof__mentry *prof__mem_find(const prof__mshard *s, uintptr_t p, uint64_t h) {
-    size_t mask = s->cap - 1, i = (size_t)h & mask;
+    size_t mask = s->cap - 1, i = prof__mem_home(h, mask);
     while (s->slot[i].ptr && s->slot[i].ptr != p) i = (i + 1) & mask;
     return &s->slot[i];
 }
@@ -1166,7 +1167,7 @@ static int prof__mem_room(prof__mshard *s) {
     if (!v) return 0;
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->slot[i].ptr) continue;
-        size_t j = (size_t)prof__mem_hash(s->slot[i].ptr) & (cap - 1);
+        size_t j = prof__mem_home(prof__mem_hash(s->slot[i].ptr), cap - 1);
         while (v[j].ptr) j = (j + 1) & (cap - 1);
         v[j] = s->slot[i];
     }
@@ -1183,7 +1184,7 @@ static void prof__mem_erase(prof__mshard *s, prof__mentry *e) {
     for (;;) {
         j = (j + 1) & mask;
         if (!s->slot[j].ptr) break;
-        size_t home = (size_t)prof__mem_hash(s->slot[j].ptr) & mask;
+        size_t home = prof__mem_home(prof__mem_hash(s->slot[j].ptr), mask);
         if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
             s->slot[i] = s->slot[j];
             i = j;
@@ -2479,10 +2480,7 @@ static void prof__escape(prof__w *w, const char *s) {
     w->an = (size_t)(o - w->arena);
 }
 
-static uint32_t prof__hash(const void *p) {
-    uint64_t x = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32);
-}
+static uint32_t prof__hash(const void *p) { return (uint32_t)(prof__hash_ptr(p) >> 32); }
 
 static int prof__names_grow(prof__w *w) {
     size_t slots = w->slots ? w->slots * 2 : 1024;
@@ -3826,7 +3824,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
         if (!prof__spans(e->kind)) continue;
         size_t pn = c->parent[i] == PROF__NO_EVENT ? PROF__NO_PARENT : node_of[c->parent[i]];
         const char *name = prof__row_name(e);
-        uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ ((uint64_t)pn * 0x9E3779B97F4A7C15ull), name);
+        uint64_t h = prof__fnv(0xcbf29ce484222325ull ^ prof__mix64((uint64_t)pn), name);
         if (!prof__index_room(&slot, &nslot, nnode, node ? &node[0].hash : NULL, sizeof *node)) { ok = 0; break; }
         size_t j = (size_t)h & (nslot - 1);
         for (; slot[j]; j = (j + 1) & (nslot - 1)) {
