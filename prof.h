@@ -3500,134 +3500,140 @@ static void prof__mem_label(const prof__cycle *c) {
     free(pend);
 }
 
-/* Rows and their strings live in one block: prof_table_free is one free(). */
+/* The rows while they are summed: their strings in one buffer, an index. */
+typedef struct prof__rows {
+    prof__agg *v;
+    size_t n, cap, *slot, nslot;
+    prof__sbuf str;
+    int by_args, by_thread;
+} prof__rows;
+
+/* The row of region r (name, and arguments key / thread ti as grouped),
+   made on first sight; NULL when memory runs out. */
+static prof__agg *prof__row_of(prof__rows *t, const prof__wreg *r, const char *key,
+                               const struct prof__tinfo *ti) {
+    const char *name = prof__row_name(r->e);
+    uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
+    if (t->by_args) h = prof__fnv(h * 0x100000001b3ull, key); /* NUL between */
+    if (t->by_thread) h = (h ^ (uint64_t)ti->tid) * 0x100000001b3ull;
+    if (!prof__index_room(&t->slot, &t->nslot, t->n, t->v ? &t->v[0].hash : NULL, sizeof *t->v)) return NULL;
+    size_t j = (size_t)h & (t->nslot - 1);
+    for (; t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
+        prof__agg *x = &t->v[t->slot[j] - 1];
+        if (x->hash == h && !strcmp(t->str.p + x->name, name) && (!t->by_args || !strcmp(t->str.p + x->args, key)) &&
+            (!t->by_thread || x->r.tid == ti->tid))
+            return x;
+    }
+    prof__agg *na = (prof__agg *)prof__grow(t->v, &t->cap, t->n + 1, sizeof *na);
+    if (!na) return NULL;
+    t->v = na;
+    prof__agg *g = &t->v[t->n];
+    memset(g, 0, sizeof *g);
+    g->hash = h;
+    g->name = t->str.n;
+    if (!prof__sb_put(&t->str, name, strlen(name) + 1)) return NULL;
+    g->args = t->str.n;
+    if (t->by_args && !prof__sb_put(&t->str, key, strlen(key) + 1)) return NULL;
+    g->thread = t->str.n;
+    if (t->by_thread) {
+        char tn[32];
+        const char *label = ti->name;
+        if (!label) { snprintf(tn, sizeof tn, "thread %ld", ti->tid); label = tn; }
+        g->r.tid = ti->tid;
+        if (!prof__sb_put(&t->str, label, strlen(label) + 1)) return NULL;
+    }
+    g->r.min_ns = g->r.max_ns = r->total_ns;
+    t->slot[j] = ++t->n;
+    return g;
+}
+
+/* The summed rows as prof_table's: one block with their strings (so that
+   prof_table_free is one free()), shares of the self-time sum, sorted. */
+static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) {
+    prof_row *rows = (prof_row *)malloc(t->n * sizeof *rows + t->str.n);
+    prof_row *tmp = (prof_row *)malloc(t->n * sizeof *tmp);
+    if (!rows || !tmp) { free(rows); free(tmp); return 0; }
+    char *s = (char *)(rows + t->n);
+    memcpy(s, t->str.p, t->str.n);
+    int64_t sum = 0, gsum = 0;
+    for (size_t i = 0; i < t->n; i++) sum += t->v[i].r.self_ns;
+    for (size_t i = 0; i < t->n; i++) gsum += t->v[i].r.self_gpu_ns;
+    for (size_t i = 0; i < t->n; i++) {
+        rows[i] = t->v[i].r;
+        rows[i].name = s + t->v[i].name;
+        rows[i].args = t->by_args ? s + t->v[i].args : NULL;
+        rows[i].thread = t->by_thread ? s + t->v[i].thread : NULL;
+        /* torch: both shares are of the sum of self times */
+        rows[i].self_pct = sum ? 100.0 * (double)rows[i].self_ns / (double)sum : 0.0;
+        rows[i].total_pct = sum ? 100.0 * (double)rows[i].total_ns / (double)sum : 0.0;
+    }
+    prof__row_sort(rows, tmp, t->n, sort);
+    free(tmp);
+    out->rows = rows;
+    out->n = t->n;
+    out->self_sum_ns = sum;
+    out->self_gpu_sum_ns = gsum;
+    return 1;
+}
+
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
-    int group_by_args = (group & PROF_GROUP_ARGS) != 0, by_thread = (group & PROF_GROUP_THREAD) != 0;
     prof__walk w;
     prof__wreg r;
-    prof__sbuf str = { NULL, 0, 0 }, key = { NULL, 0, 0 };
-    prof__agg *agg = NULL;
-    size_t nagg = 0, acap = 0, *slot = NULL, nslot = 0;
-    int ok = 1;
-    int mem = prof__mem_flags(c);       /* memory columns: per region, beside the walk */
+    prof__rows t;
+    prof__sbuf key = { NULL, 0, 0 };
     prof__mwalk mw;
+    int ok = 1, mem = prof__mem_flags(c);   /* memory columns: per region, beside the walk */
+    memset(&t, 0, sizeof t);
     memset(&mw, 0, sizeof mw);
     memset(out, 0, sizeof *out);
     memset(&w, 0, sizeof w);
+    t.by_args = (group & PROF_GROUP_ARGS) != 0;
+    t.by_thread = (group & PROF_GROUP_THREAD) != 0;
     w.cy = c;
     prof__gdur *gdur = prof__gpu_durations(c);
-    if ((c->ngpu && !gdur) || (c->n && !c->parent)) ok = 0;
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
     unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
-    const uint32_t *track = c->track;   /* alike threads: one row */
     size_t nthreads = 0;
-    if (!seen || (c->n && !track)) ok = 0;
+    if (!seen || (c->ngpu && !gdur) || (c->n && (!c->parent || !c->track))) ok = 0;
     while (ok && prof__walk_next(&w, &r)) {
-        const char *name = prof__row_name(r.e);
-        uint32_t lead = track[r.e->th];
-        const struct prof__tinfo *ti = &c->th[lead];
+        uint32_t lead = c->track[r.e->th];  /* alike threads: one row */
         nthreads += !seen[lead];
         seen[lead] = 1;
-        int64_t flops = 0;
+        if (t.by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
+        prof__agg *g = prof__row_of(&t, &r, key.p, &c->th[lead]);
+        if (!g) { ok = 0; break; }
         for (size_t i = 0; i < r.nargs; i++) {
             const prof__ev *a = &c->ev[r.args[i]];
-            if (a->kind == PROF__K_ARG_INT && a->name && !strcmp(a->name, "flops")) flops += (int64_t)a->t1;
-        }
-        if (group_by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
-        uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
-        if (group_by_args) h = prof__fnv(h * 0x100000001b3ull, key.p); /* NUL between */
-        if (by_thread) h = (h ^ (uint64_t)ti->tid) * 0x100000001b3ull;
-        if (!prof__index_room(&slot, &nslot, nagg, agg ? &agg[0].hash : NULL, sizeof *agg)) { ok = 0; break; }
-        size_t j = (size_t)h & (nslot - 1);
-        prof__agg *g = NULL;
-        for (; slot[j]; j = (j + 1) & (nslot - 1)) {
-            prof__agg *x = &agg[slot[j] - 1];
-            if (x->hash == h && !strcmp(str.p + x->name, name) &&
-                (!group_by_args || !strcmp(str.p + x->args, key.p)) && (!by_thread || x->r.tid == ti->tid)) {
-                g = x;
-                break;
-            }
-        }
-        if (!g) {
-            prof__agg *na = (prof__agg *)prof__grow(agg, &acap, nagg + 1, sizeof *na);
-            if (!na) { ok = 0; break; }
-            agg = na;
-            g = &agg[nagg];
-            memset(g, 0, sizeof *g);
-            g->hash = h;
-            g->name = str.n;
-            if (!prof__sb_put(&str, name, strlen(name) + 1)) { ok = 0; break; }
-            g->args = str.n;
-            if (group_by_args && !prof__sb_put(&str, key.p, key.n + 1)) { ok = 0; break; }
-            g->thread = str.n;
-            if (by_thread) {
-                char tn[32];
-                const char *label = ti->name;
-                if (!label) { snprintf(tn, sizeof tn, "thread %ld", ti->tid); label = tn; }
-                g->r.tid = ti->tid;
-                if (!prof__sb_put(&str, label, strlen(label) + 1)) { ok = 0; break; }
-            }
-            g->r.min_ns = r.total_ns;
-            g->r.max_ns = r.total_ns;
-            slot[j] = ++nagg;
+            if (a->kind == PROF__K_ARG_INT && a->name && !strcmp(a->name, "flops")) g->r.flops += (int64_t)a->t1;
         }
         g->r.calls++;
         g->r.self_ns += r.self_ns;
         g->r.total_ns += r.total_ns;
         if (r.total_ns < g->r.min_ns) g->r.min_ns = r.total_ns;
         if (r.total_ns > g->r.max_ns) g->r.max_ns = r.total_ns;
-        g->r.flops += flops;
         g->r.self_gpu_ns += r.self_gpu_ns;
         g->r.gpu_total_ns += r.gpu_total_ns;
         if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
     }
     if (w.oom || mw.oom) ok = 0;
+    if (ok && t.n) ok = prof__rows_out(&t, sort, out);
+    if (ok) {
+        out->has_gpu = c->ngpu > 0;
+        out->has_mem = mem != 0;
+        out->has_gpu_mem = (mem & 2) != 0;
+        out->threads = nthreads;
+        out->by_thread = t.by_thread;
+    }
     free(seen);
     free(mw.pend);
     free(mw.stk);
     prof__walk_free(&w);
     free(gdur);
-    free(slot);
     free(key.p);
-
-    prof_row *rows = NULL, *tmp = NULL;
-    if (ok && nagg) {
-        rows = (prof_row *)malloc(nagg * sizeof *rows + str.n);
-        tmp = (prof_row *)malloc(nagg * sizeof *tmp);
-        ok = rows && tmp;
-    }
-    if (ok && nagg) {
-        char *s = (char *)(rows + nagg);
-        memcpy(s, str.p, str.n);
-        int64_t sum = 0, gsum = 0;
-        for (size_t i = 0; i < nagg; i++) sum += agg[i].r.self_ns;
-        for (size_t i = 0; i < nagg; i++) gsum += agg[i].r.self_gpu_ns;
-        for (size_t i = 0; i < nagg; i++) {
-            rows[i] = agg[i].r;
-            rows[i].name = s + agg[i].name;
-            rows[i].args = group_by_args ? s + agg[i].args : NULL;
-            rows[i].thread = by_thread ? s + agg[i].thread : NULL;
-            /* torch: both shares are of the sum of self times */
-            rows[i].self_pct = sum ? 100.0 * (double)rows[i].self_ns / (double)sum : 0.0;
-            rows[i].total_pct = sum ? 100.0 * (double)rows[i].total_ns / (double)sum : 0.0;
-        }
-        prof__row_sort(rows, tmp, nagg, sort);
-        out->rows = rows;
-        out->n = nagg;
-        out->self_sum_ns = sum;
-        out->has_gpu = c->ngpu > 0;
-        out->self_gpu_sum_ns = gsum;
-        out->has_mem = mem != 0;
-        out->has_gpu_mem = (mem & 2) != 0;
-        out->threads = nthreads;
-        out->by_thread = by_thread;
-        rows = NULL;
-    }
-    free(rows);
-    free(tmp);
-    free(agg);
-    free(str.p);
+    free(t.slot);
+    free(t.v);
+    free(t.str.p);
     return ok;
 }
 
@@ -3658,113 +3664,118 @@ static const char *prof__cut(char *buf, const char *s, size_t max) {
     return buf;
 }
 
-/* Laid out as torch's EventList.table(): columns right-aligned, two spaces
-   after each, widths 12 but Name (longest + 4, at most 55) and Args
-   (longest + 4, at most 80), which stands where torch puts Input Shapes. */
-void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
-    enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__THREAD_W = 32, PROF__COL_W = 12 };
+/* The table's columns, laid out as torch's EventList.table(): right-aligned,
+   two spaces after each, widths 12 but Name (longest + 4, at most 55),
+   Thread (at most 32) and Args (at most 80), which stands where torch puts
+   Input Shapes; FLOPs scaled by the smallest count, as torch does. */
+enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__THREAD_W = 32, PROF__COL_W = 12, PROF__MAX_COLS = 24 };
+
+typedef struct prof__cols {
+    const char *head[PROF__MAX_COLS];
+    int width[PROF__MAX_COLS];
+    int n, nmem, has_args, unit;        /* unit: FLOPs scale, 0 FLOPs ... 5 PFLOPs */
+    int64_t fmin;                       /* the smallest FLOPs of a row; 0: no FLOPs columns */
+    char flops_head[16];
+    char rule[512];
+} prof__cols;
+
+static void prof__table_cols(const prof_table *t, prof__cols *c) {
     static const char *const flop_units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
-    static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
-    if (!t || !t->n) return;
+    static const char *const base[8] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                         "CPU time avg", "CPU min", "CPU max" };
+    static const char *const gpu[4] = { "Self GPU", "Self GPU %", "GPU total", "GPU time avg" };
+    static const char *const mem[4] = { "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem" };
     size_t nw = 0, aw = 0, tw = 0;
-    int64_t fmin = 0;
+    memset(c, 0, sizeof *c);
     for (size_t i = 0; i < t->n; i++) {
         const prof_row *r = &t->rows[i];
         size_t n = strlen(r->name);
         if (n > nw) nw = n;
         if (r->args && (n = strlen(r->args)) > aw) aw = n;
         if (r->thread && (n = strlen(r->thread)) > tw) tw = n;
-        if (r->flops > 0 && (!fmin || r->flops < fmin)) fmin = r->flops;
+        if (r->flops > 0 && (!c->fmin || r->flops < c->fmin)) c->fmin = r->flops;
     }
-    nw = nw + 4 < (size_t)PROF__NAME_W ? nw + 4 : (size_t)PROF__NAME_W;
-    int has_args = aw > 0;
-    aw = aw + 4 < (size_t)PROF__ARGS_W ? aw + 4 : (size_t)PROF__ARGS_W;
-    tw = tw + 4 < (size_t)PROF__THREAD_W ? tw + 4 : (size_t)PROF__THREAD_W;
-    int unit = 0;                       /* torch scales FLOPs by the smallest */
-    for (int64_t v = fmin; v >= 1000 && unit < 5; v /= 1000) unit++;
-    char flops_head[16];
-    snprintf(flops_head, sizeof flops_head, "Total %s", flop_units[unit]);
-
-    enum { PROF__MAX_COLS = 24 };
-    const char *head[PROF__MAX_COLS] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                         "CPU time avg", "CPU min", "CPU max" };
-    int width[PROF__MAX_COLS] = { (int)nw, PROF__COL_W, PROF__COL_W, PROF__COL_W, PROF__COL_W,
-                                  PROF__COL_W, PROF__COL_W, PROF__COL_W };
-    int nc = 8;
-    if (t->has_gpu) {                   /* torch: Self CUDA, Self CUDA %, CUDA total, CUDA time avg */
-        static const char *const gh[] = { "Self GPU", "Self GPU %", "GPU total", "GPU time avg" };
-        for (int k = 0; k < 4; k++) { head[nc] = gh[k]; width[nc++] = PROF__COL_W; }
+    c->has_args = aw > 0;
+    for (int64_t v = c->fmin; v >= 1000 && c->unit < 5; v /= 1000) c->unit++;
+    snprintf(c->flops_head, sizeof c->flops_head, "Total %s", flop_units[c->unit]);
+#define PROF__COL(h, w) (c->head[c->n] = (h), c->width[c->n++] = (int)(w))
+    for (int k = 0; k < 8; k++) PROF__COL(base[k], k ? PROF__COL_W : (nw + 4 < PROF__NAME_W ? nw + 4 : PROF__NAME_W));
+    if (t->has_gpu)                     /* torch: Self CUDA, Self CUDA %, CUDA total, CUDA time avg */
+        for (int k = 0; k < 4; k++) PROF__COL(gpu[k], PROF__COL_W);
+    c->nmem = t->has_mem ? (t->has_gpu_mem ? 4 : 2) : 0;    /* torch's order: before # of Calls */
+    for (int k = 0; k < c->nmem; k++) PROF__COL(mem[k], PROF__COL_W);
+    PROF__COL("# of Calls", PROF__COL_W);
+    if (t->by_thread) PROF__COL("Thread", tw + 4 < PROF__THREAD_W ? tw + 4 : PROF__THREAD_W);
+    if (c->has_args) PROF__COL("Args", aw + 4 < PROF__ARGS_W ? aw + 4 : PROF__ARGS_W);
+    if (c->fmin) {
+        PROF__COL(c->flops_head, PROF__COL_W);
+        PROF__COL("GFLOPS", PROF__COL_W);
     }
-    /* memory columns: torch's order, after the time columns, before # of Calls */
-    static const char *const mem_head[4] = { "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem" };
-    int nmem = t->has_mem ? (t->has_gpu_mem ? 4 : 2) : 0;
-    for (int k = 0; k < nmem; k++) { head[nc] = mem_head[k]; width[nc++] = PROF__COL_W; }
-    head[nc] = "# of Calls";
-    width[nc++] = PROF__COL_W;
-    if (t->by_thread) { head[nc] = "Thread"; width[nc++] = (int)tw; }
-    if (has_args) { head[nc] = "Args"; width[nc++] = (int)aw; }
-    if (fmin) {
-        head[nc] = flops_head; width[nc++] = PROF__COL_W;
-        head[nc] = "GFLOPS"; width[nc++] = PROF__COL_W;
-    }
-    char rule[512];
+#undef PROF__COL
     size_t rl = 0;
-    for (int k = 0; k < nc; k++) {
-        for (int d = 0; d < width[k]; d++) rule[rl++] = '-';
-        rule[rl++] = ' ';
-        rule[rl++] = ' ';
+    for (int k = 0; k < c->n; k++) {
+        for (int d = 0; d < c->width[k]; d++) c->rule[rl++] = '-';
+        c->rule[rl++] = ' ';
+        c->rule[rl++] = ' ';
     }
-    rule[rl] = 0;
+    c->rule[rl] = 0;
+}
 
-    fprintf(f, "%s\n", rule);
-    for (int k = 0; k < nc; k++) fprintf(f, "%*s  ", width[k], head[k]);
-    fprintf(f, "\n%s\n", rule);
-    for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) {
-        const prof_row *r = &t->rows[i];
-        char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1], tbuf[PROF__THREAD_W + 1];
-        const char *v[PROF__MAX_COLS];
-        v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
-        prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
-        prof__fmt_time(cell[2], 64, (double)r->self_ns);
-        prof__fmt_share(cell[3], 64, r->total_ns, t->self_sum_ns);
-        prof__fmt_time(cell[4], 64, (double)r->total_ns);
-        prof__fmt_time(cell[5], 64, r->calls ? (double)r->total_ns / (double)r->calls : 0.0);
-        prof__fmt_time(cell[6], 64, (double)r->min_ns);
-        prof__fmt_time(cell[7], 64, (double)r->max_ns);
-        int k = 8;
-        if (t->has_gpu) {
-            prof__fmt_time(cell[k++], 64, (double)r->self_gpu_ns);
-            prof__fmt_share(cell[k++], 64, r->self_gpu_ns, t->self_gpu_sum_ns);
-            prof__fmt_time(cell[k++], 64, (double)r->gpu_total_ns);
-            prof__fmt_time(cell[k++], 64, r->calls ? (double)r->gpu_total_ns / (double)r->calls : 0.0);
-        }
-        /* memory columns */
-        const int64_t mem[4] = { r->cpu_mem, r->self_cpu_mem, r->gpu_mem, r->self_gpu_mem };
-        for (int m = 0; m < nmem; m++) prof__fmt_mem(cell[k++], 64, mem[m]);
-        snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
-        for (int c = 1; c < k; c++) v[c] = cell[c];
-        if (t->by_thread) v[k++] = prof__cut(tbuf, r->thread ? r->thread : "", PROF__THREAD_W);
-        if (has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
-        if (fmin) {
-            if (r->flops > 0) {
-                snprintf(cell[k], 64, "%8.3f", (double)r->flops * flop_scale[unit]);
-                snprintf(cell[k + 1], 64, "%8.3f", r->total_ns ? (double)r->flops / (double)r->total_ns : 0.0);
-            } else {
-                strcpy(cell[k], "--");
-                strcpy(cell[k + 1], "--");
-            }
-            v[k] = cell[k];
-            v[k + 1] = cell[k + 1];
-        }
-        for (k = 0; k < nc; k++) fprintf(f, "%*s  ", width[k], v[k]);
-        fputc('\n', f);
+/* One row's line. */
+static void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f) {
+    static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
+    char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1], tbuf[PROF__THREAD_W + 1];
+    const char *v[PROF__MAX_COLS];
+    v[0] = prof__cut(nbuf, r->name, PROF__NAME_W);
+    prof__fmt_share(cell[1], 64, r->self_ns, t->self_sum_ns);
+    prof__fmt_time(cell[2], 64, (double)r->self_ns);
+    prof__fmt_share(cell[3], 64, r->total_ns, t->self_sum_ns);
+    prof__fmt_time(cell[4], 64, (double)r->total_ns);
+    prof__fmt_time(cell[5], 64, r->calls ? (double)r->total_ns / (double)r->calls : 0.0);
+    prof__fmt_time(cell[6], 64, (double)r->min_ns);
+    prof__fmt_time(cell[7], 64, (double)r->max_ns);
+    int k = 8;
+    if (t->has_gpu) {
+        prof__fmt_time(cell[k++], 64, (double)r->self_gpu_ns);
+        prof__fmt_share(cell[k++], 64, r->self_gpu_ns, t->self_gpu_sum_ns);
+        prof__fmt_time(cell[k++], 64, (double)r->gpu_total_ns);
+        prof__fmt_time(cell[k++], 64, r->calls ? (double)r->gpu_total_ns / (double)r->calls : 0.0);
     }
+    const int64_t mem[4] = { r->cpu_mem, r->self_cpu_mem, r->gpu_mem, r->self_gpu_mem };
+    for (int m = 0; m < c->nmem; m++) prof__fmt_mem(cell[k++], 64, mem[m]);
+    snprintf(cell[k++], 64, "%llu", (unsigned long long)r->calls);
+    for (int i = 1; i < k; i++) v[i] = cell[i];
+    if (t->by_thread) v[k++] = prof__cut(tbuf, r->thread ? r->thread : "", PROF__THREAD_W);
+    if (c->has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
+    if (c->fmin) {
+        if (r->flops > 0) {
+            snprintf(cell[k], 64, "%8.3f", (double)r->flops * flop_scale[c->unit]);
+            snprintf(cell[k + 1], 64, "%8.3f", r->total_ns ? (double)r->flops / (double)r->total_ns : 0.0);
+        } else {
+            strcpy(cell[k], "--");
+            strcpy(cell[k + 1], "--");
+        }
+        v[k] = cell[k];
+        v[k + 1] = cell[k + 1];
+    }
+    for (k = 0; k < c->n; k++) fprintf(f, "%*s  ", c->width[k], v[k]);
+    fputc('\n', f);
+}
+
+void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
+    prof__cols c;
+    if (!t || !t->n) return;
+    prof__table_cols(t, &c);
+    fprintf(f, "%s\n", c.rule);
+    for (int k = 0; k < c.n; k++) fprintf(f, "%*s  ", c.width[k], c.head[k]);
+    fprintf(f, "\n%s\n", c.rule);
+    for (size_t i = 0; i < t->n && (!max_rows || i < max_rows); i++) prof__table_line(t, &c, &t->rows[i], f);
     if (max_rows && t->n > max_rows)
         fprintf(f, "... %zu more row%s (rows=%zu; rows=0 prints all)\n", t->n - max_rows,
                 t->n - max_rows == 1 ? "" : "s", max_rows);
     char tot[64];
     prof__fmt_time(tot, sizeof tot, (double)t->self_sum_ns);
-    fprintf(f, "%s\nSelf CPU time total: %s\n", rule, tot);
+    fprintf(f, "%s\nSelf CPU time total: %s\n", c.rule, tot);
     if (t->has_gpu) {
         prof__fmt_time(tot, sizeof tot, (double)t->self_gpu_sum_ns);
         fprintf(f, "Self GPU time total: %s\n", tot);
