@@ -3668,7 +3668,11 @@ static const char *prof__cut(char *buf, const char *s, size_t max) {
    two spaces after each, widths 12 but Name (longest + 4, at most 55),
    Thread (at most 32) and Args (at most 80), which stands where torch puts
    Input Shapes; FLOPs scaled by the smallest count, as torch does. */
-enum { PROF__NAME_W = 55, PROF__ARGS_W = 80, PROF__THREAD_W = 32, PROF__COL_W = 12, PROF__MAX_COLS = 24 };
+#define PROF__NAME_W   55
+#define PROF__ARGS_W   80
+#define PROF__THREAD_W 32
+#define PROF__COL_W    12
+#define PROF__MAX_COLS 24
 
 typedef struct prof__cols {
     const char *head[PROF__MAX_COLS];
