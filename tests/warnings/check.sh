@@ -40,7 +40,9 @@ failed() {  # failed NAME LOG CMD...: count and show a failure
   echo "FAIL $name: $*"
   grep -m 8 -E 'warning|error|note' "$log" | sed 's/^/    /'
 }
-build() {  # build NAME COMPILER FLAGS...: the program, run; then the GPU file
+build() {  # build [-gpu] NAME COMPILER FLAGS...: the program, run; with -gpu the GPU file too
+  local with_gpu=0
+  [[ $1 == -gpu ]] && { with_gpu=1; shift; }
   local name=$1 cc=$2 log=$work/$1.log g
   shift 2
   ran=$((ran + 1))
@@ -51,6 +53,7 @@ build() {  # build NAME COMPILER FLAGS...: the program, run; then the GPU file
   else
     failed "$name" "$log" "$cc" "$@"
   fi
+  ((with_gpu)) || return 0
   for g in "${gpu[@]}"; do
     ran=$((ran + 1))
     # shellcheck disable=SC2068,SC2086
@@ -69,10 +72,11 @@ for cc in gcc clang; do
   if [[ $cc == clang ]]; then cxx=clang++; extra_c=$c_ggml_clang; extra_cxx="$cxx_ggml_clang"; fi
   for mode in on off; do
     def=""; [[ $mode == on ]] && def="-DPROF_ENABLE"
-    build "${cc}_c11_${mode}"      "$cc"  -std=c11 -O2 $def $c_ggml $extra_c
-    build "${cc}_gnu11_${mode}"    "$cc"  -std=gnu11 -O0 $def $c_ggml $extra_c
-    build "${cxx}_cxx17_${mode}"   "$cxx" -x c++ -std=c++17 -O2 $def $cxx_ggml $cxx_strict $extra_cxx
-    build "${cxx}_gnuxx17_${mode}" "$cxx" -x c++ -std=gnu++17 -O0 $def $cxx_ggml $cxx_strict $extra_cxx
+    # the GPU headers in the strict dialects (their code has no dialect branch)
+    build -gpu "${cc}_c11_${mode}"    "$cc"  -std=c11 -O2 $def $c_ggml $extra_c
+    build "${cc}_gnu11_${mode}"       "$cc"  -std=gnu11 -O0 $def $c_ggml $extra_c
+    build -gpu "${cxx}_cxx17_${mode}" "$cxx" -x c++ -std=c++17 -O2 $def $cxx_ggml $cxx_strict $extra_cxx
+    build "${cxx}_gnuxx17_${mode}"    "$cxx" -x c++ -std=gnu++17 -O0 $def $cxx_ggml $cxx_strict $extra_cxx
   done
 done
 ((ran)) || { echo "SKIP: no compiler"; exit 77; }
