@@ -823,6 +823,25 @@ __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...
     fflush(f);
 }
 
+/* A value from outside (the environment) as a message shows it: control
+   bytes escaped (\\n, \\xNN) so the message stays one line, and a long value
+   cut to its first 200 bytes with its length said, so the explanation after
+   it is never lost. Into buf[PROF__QUOTE]. */
+#define PROF__QUOTE 256
+static const char *prof__q(const char *s, char *buf) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s), o = 0, i = 0;
+    for (; i < n && o < 200; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n') { buf[o++] = '\\'; buf[o++] = 'n'; }
+        else if (c < 0x20 || c == 0x7f) { buf[o++] = '\\'; buf[o++] = 'x'; buf[o++] = hex[c >> 4]; buf[o++] = hex[c & 15]; }
+        else buf[o++] = (char)c;
+    }
+    if (i < n) o += (size_t)snprintf(buf + o, PROF__QUOTE - o, "...(%zu bytes)", n);
+    buf[o] = 0;
+    return buf;
+}
+
 /* The one array-growth helper: room for need elements of size bytes at p,
    doubling. The (possibly moved) array, or NULL with p and *cap untouched
    when memory runs out or the size would overflow. */
@@ -1112,7 +1131,7 @@ static struct {
     uint64_t unknown_said, reused_said; /* under prof__lock: already reported */
     int on;                             /* atomic: keep the map */
     int recorded;                       /* atomic: some memory event was recorded */
-    int said_oom, said_dev;             /* atomic: each message once */
+    int said_oom, said_dev, said_size;  /* atomic: each message once */
     int started;                        /* under prof__lock: shards are live */
     prof_leak *leaks;                   /* under prof__lock: what shutdown reported */
     size_t nleaks;
@@ -1252,6 +1271,11 @@ void prof_mem_alloc(const void *ptr, size_t bytes, int device) {
         if (!__atomic_exchange_n(&prof__mem.said_dev, 1, __ATOMIC_RELAXED))
             prof__msg("memory event on device %d ignored: devices are -1 (host) and 0 to %d", device,
                       PROF__MEM_CODES - 2);
+        return;
+    }
+    if (bytes > (size_t)PTRDIFF_MAX) {  /* (size_t)-1 would count as -1 byte */
+        if (!__atomic_exchange_n(&prof__mem.said_size, 1, __ATOMIC_RELAXED))
+            prof__msg("PROF_ALLOC of %zu bytes ignored: no allocation is larger than PTRDIFF_MAX", bytes);
         return;
     }
     uintptr_t p = (uintptr_t)ptr;
@@ -2338,6 +2362,7 @@ typedef struct prof__w {
     FILE *f;
     char *buf;
     size_t n, cap;                      /* cap: PROF__WBUF, more for a huge piece */
+    int errnum;                         /* errno of the first failed write */
     int err;
     /* escaped strings, each escaped once: pointer -> [off, off + len) of arena */
     const char **key;
@@ -2348,8 +2373,34 @@ typedef struct prof__w {
 } prof__w;
 
 static void prof__w_flush(prof__w *w) {
-    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n) w->err = 1;
+    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n && !w->err) { w->err = 1; w->errnum = errno; }
     w->n = 0;
+}
+
+/* Output files appear whole or not at all: each is written to a temporary
+   beside it ("<path>.tmp<pid>", same directory, so the rename is atomic)
+   and renamed over path once complete. A write that fails (a full disk, a
+   kill in the middle) leaves whatever good file was at path. */
+static FILE *prof__out_open(const char *path, char *tmp, size_t cap, const char *what) {
+    int n = snprintf(tmp, cap, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = n > 0 && (size_t)n < cap ? fopen(tmp, "wb") : NULL;
+    if (!f) prof__msg("cannot write %s '%s': %s", what, path, n > 0 && (size_t)n < cap ? strerror(errno)
+                                                                                      : "path too long");
+    return f;
+}
+
+/* Closes f; on success renames tmp to path, else removes it and says why
+   (errnum: the error of the failed write, 0 if none seen). 1 on success. */
+static int prof__out_close(FILE *f, const char *tmp, const char *path, int ok, int errnum, const char *what) {
+    if (fflush(f) != 0 || ferror(f)) { if (ok) errnum = errno; ok = 0; }
+    if (fclose(f) != 0) { if (ok) errnum = errno; ok = 0; }
+    if (ok && rename(tmp, path) != 0) { errnum = errno; ok = 0; }
+    if (!ok) {
+        remove(tmp);
+        prof__msg("failed writing %s '%s': %s; a file there before is left as it was", what, path,
+                  errnum ? strerror(errnum) : "out of memory");
+    }
+    return ok;
 }
 
 /* The buffer flushed, and grown if one piece needs more than it holds (a
@@ -3032,8 +3083,8 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.tab3[4 * i + 2] = (char)('0' + i % 10);
     }
     t.shift = prof__trace_shift();
-    t.w.f = fopen(path, "wb");
-    if (!t.w.f) { prof__msg("cannot write trace '%s': %s", path, strerror(errno)); return 0; }
+    char tmp[PROF__PATH + 32];
+    if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     t.w.cap = PROF__WBUF;
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
@@ -3054,9 +3105,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
     }
-    int ok = !w->err;
-    if (fclose(w->f) != 0) ok = 0;
-    if (!ok) prof__msg("failed writing trace '%s'%s", path, w->buf ? "" : ": out of memory");
+    int ok = prof__out_close(w->f, tmp, path, !w->err, w->errnum, "trace");
     if (nev) *nev = t.nev;
     free(pend);
     free(t.corrs);
@@ -3887,17 +3936,14 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     if (ok) {
         for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
         if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
-        if (!(f = fopen(path, "w"))) {
-            prof__msg("cannot write stacks '%s': %s", path, strerror(errno));
+        char tmp[PROF__PATH + 32];
+        if (!(f = prof__out_open(path, tmp, sizeof tmp, "stacks"))) {
             ok = 0;
         } else {
-            for (size_t k = 0; k < nl; k++) {
-                fputs(line[k], f);
-                fputc('\n', f);
-            }
-            if (ferror(f)) ok = 0;
-            if (fclose(f) != 0) ok = 0;
-            if (!ok) prof__msg("failed writing stacks '%s'", path);
+            int errnum = 0;
+            for (size_t k = 0; k < nl && ok; k++)
+                if (fputs(line[k], f) < 0 || fputc('\n', f) == EOF) { errnum = errno; ok = 0; }
+            ok = prof__out_close(f, tmp, path, ok, errnum, "stacks");
         }
     } else {
         prof__msg("out of memory writing stacks '%s'", path);
@@ -4170,8 +4216,9 @@ static void prof__rank_from_env(void) {
         long rv, nv;
         if (!r || !*r) continue;
         if (!prof__parse_uint(r, &rv) || !n || !prof__parse_uint(n, &nv) || rv >= nv) {
+            char q1[PROF__QUOTE], q2[PROF__QUOTE];
             prof__msg("%s='%s' with %s='%s' is not a rank below a world size; ignoring them",
-                      vars[i][0], r, vars[i][1], n ? n : "");
+                      vars[i][0], prof__q(r, q1), vars[i][1], prof__q(n ? n : "", q2));
             continue;
         }
         prof__g.who.rank = (int)rv;
@@ -4240,7 +4287,10 @@ static void prof__env_bool(const char *var, int *v) {
     if (!e || !*e) return;
     if (!strcmp(e, "1")) *v = 1;
     else if (!strcmp(e, "0")) *v = 0;
-    else prof__msg("%s='%s' is not 0 or 1; ignoring it", var, e);
+    else {
+        char q[PROF__QUOTE];
+        prof__msg("%s='%s' is not 0 or 1; ignoring it", var, prof__q(e, q));
+    }
 }
 
 /* Init, part 1: the config, then the environment over it, into prof__g. */
@@ -4257,18 +4307,19 @@ static void prof__resolve_config(const prof_config *cfg) {
     prof__g.conf.quiet = cfg->quiet != 0;
 
     const char *e;
+    char q[PROF__QUOTE];
     if ((e = getenv("PROF_OUTPUT")) && *e) out = e;
     if ((e = getenv("PROF_BUFFER_MB")) && *e) {
         long v;
         if (prof__parse_uint(e, &v) && v > 0) mb = v;
-        else prof__msg("PROF_BUFFER_MB='%s' is not a whole number of MiB above 0; using %s", e,
+        else prof__msg("PROF_BUFFER_MB='%s' is not a whole number of MiB above 0; using %s", prof__q(e, q),
                        cfg->buffer_mb ? "the config's value" : "64");
     }
     prof__env_bool("PROF_DISABLE", &disabled);
     if ((e = getenv("PROF_SCHEDULE")) && *e) {
         if (prof__parse_schedule(e, &sched)) has_sched = 1;
         else prof__msg("PROF_SCHEDULE='%s' is not of the form "
-                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it", e);
+                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it", prof__q(e, q));
     }
     const char *st = cfg->stacks;
     if ((e = getenv("PROF_STACKS")) && *e) st = e;
@@ -4289,13 +4340,14 @@ static void prof__resolve_config(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread][,ranks=all]; no table", table);
+                      "rows=N[,group=args|thread|args+thread][,ranks=all]; no table", prof__q(table, q));
     }
     if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";
     if ((e = getenv("PROF_RANKS")) && *e) ranks = e;
     if (strlen(ranks) >= sizeof prof__g.conf.ranks || prof__rank_in(ranks, 0) < 0) {
-        prof__msg("PROF_RANKS='%s' is not 'all' or a list of ranks like 0,2-3; recording on every rank", ranks);
+        prof__msg("PROF_RANKS='%s' is not 'all' or a list of ranks like 0,2-3; recording on every rank",
+                  prof__q(ranks, q));
         ranks = "";
     }
     snprintf(prof__g.conf.ranks, sizeof prof__g.conf.ranks, "%s", ranks);
@@ -4329,8 +4381,10 @@ static void prof__resolve_config(const prof_config *cfg) {
 static void prof__start_clock(void) {
     const char *clk = getenv("PROF_CLOCK");
     int force_mono = clk && !strcmp(clk, "monotonic");
-    if (clk && *clk && !force_mono && strcmp(clk, "tsc"))
-        prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", clk);
+    if (clk && *clk && !force_mono && strcmp(clk, "tsc")) {
+        char q[PROF__QUOTE];
+        prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", prof__q(clk, q));
+    }
     prof__g.clk.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
     if (prof__g.clk.fallback && !force_mono)
         prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");

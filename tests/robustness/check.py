@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Robustness cases: each runs its program (tests/robustness/CASE.c) the way
+the case needs and checks exactly what the promise says.
+
+    check.py CASE BINARY         (in a scratch directory, emptied by the caller)
+"""
+import os
+import resource
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from run_case import check, load  # noqa: E402
+
+
+def run(binary, env=None, limit_bytes=None):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    full.update(env or {})
+
+    def limit():
+        if limit_bytes is not None:   # as a full disk does: writes fail (EFBIG), no signal
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return subprocess.run([binary], env=full, capture_output=True, text=True, timeout=60, preexec_fn=limit)
+
+
+def case_full_disk(binary):
+    p = run(binary, {"PROF_OUTPUT": "t.json"})
+    check(p.returncode == 0, f"first run: {p.stderr}")
+    good = open("t.json", "rb").read()
+    check(len(load("t.json")["traceEvents"]) > 20000, "first trace")
+    p = run(binary, {"PROF_OUTPUT": "t.json"}, limit_bytes=256 << 10)
+    check(p.returncode == 0 and "engine still running" in p.stdout, f"the engine was stopped: {p.returncode}")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("prof: failed writing trace")]
+    check(lines == ["prof: failed writing trace 't.json': File too large; a file there before is left as it was"],
+          f"stderr: {p.stderr}")
+    check(open("t.json", "rb").read() == good, "the good trace was changed")
+    check(sorted(os.listdir(".")) == ["t.json"], f"files left: {os.listdir('.')}")
+    # a path in a directory that does not exist: said, nothing written
+    p = run(binary, {"PROF_OUTPUT": "no/such/dir/t.json"})
+    check(p.returncode == 0 and "prof: cannot write trace 'no/such/dir/t.json': No such file or directory" in p.stderr,
+          f"stderr: {p.stderr}")
+
+
+def case_huge_alloc(binary):
+    p = run(binary, {"PROF_OUTPUT": "t.json"})
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    check(p.stdout.splitlines() == ["allocated 64"], f"stdout: {p.stdout}")
+    said = [l for l in p.stderr.splitlines() if "PROF_ALLOC of" in l]
+    check(said == ["prof: PROF_ALLOC of 18446744073709551615 bytes ignored: "
+                   "no allocation is larger than PTRDIFF_MAX"], f"stderr: {p.stderr}")
+    d = load("t.json")
+    sizes = [e["args"]["Bytes"] for e in d["traceEvents"] if e.get("name") == "[memory]"]
+    check(sizes == [64, -64], f"memory events {sizes}")
+
+
+def case_env_messages(binary):
+    env = {"PROF_OUTPUT": "t.json", "PROF_SCHEDULE": "active=1\nwait=\x01x", "PROF_TABLE": "sort=" + "y" * 5000,
+           "PROF_DISABLE": "yes\x1b[31m"}
+    p = run(binary, env)
+    check(p.returncode == 0, f"exit {p.returncode}")
+    lines = p.stderr.splitlines()
+    want = [
+        "prof: PROF_DISABLE='yes\\x1b[31m' is not 0 or 1; ignoring it",
+        "prof: PROF_SCHEDULE='active=1\\nwait=\\x01x' is not of the form "
+        "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it",
+        "prof: PROF_TABLE='sort=" + "y" * 195 + "...(5005 bytes)' is not of the form sort=self_cpu|cpu_total|"
+        "cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|"
+        "self_gpu_mem,rows=N[,group=args|thread|args+thread][,ranks=all]; no table",
+    ]
+    check(lines[:3] == want, "messages:\n" + "\n".join(lines[:3]))
+    check(len(load("t.json")["traceEvents"]) > 0, "no trace with the defaults")
+
+
+def main():
+    case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
+    globals()["case_" + case](binary)
+    print(f"ok: {case}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+/* Malformed environment values, with control bytes or of any length, get
+   one line each that quotes them escaped and cut, with the explanation
+   whole; the engine goes on and records with the defaults. */
+#define PROF_IMPLEMENTATION
+#include "prof.h"
+
+int main(void) {
+    PROF_INIT(NULL);
+    { PROF_SCOPE("work"); }
+    PROF_SHUTDOWN();
+    return 0;
+}
