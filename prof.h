@@ -164,6 +164,10 @@ typedef struct prof_stats {
                                  foreign free): no event, totals unchanged  */
     uint64_t reused_live;     /* PROF_ALLOC of an address still live: the old
                                  allocation was counted as freed first      */
+    uint64_t clipped;         /* regions begun before a cycle's window and
+                                 ended in it: written from its start, marked */
+    uint64_t lost_past_end;   /* regions begun in a saved cycle and ended in
+                                 steps not recorded: in no trace, reported  */
 } prof_stats;
 
 /* Functions that can fail return 1 on success and 0 on failure, having said
@@ -694,7 +698,9 @@ enum {
     PROF__K_SYNC,        /* t0, aux = sync number */
     PROF__K_GPU_REGION,  /* a region's CPU side: name, t0, t1, aux = correlation */
     PROF__K_MEM,         /* name = address, t1 = +/- bytes, aux = device code */
-    PROF__K_MEM_TOTAL    /* t1 = bytes allocated on that device after it */
+    PROF__K_MEM_TOTAL,   /* t1 = bytes allocated on that device after it */
+    PROF__K_CLIPPED      /* collected only: a region that began before its cycle's
+                            window, t0 moved to the window's start */
 };
 
 #define PROF__CHUNK_BYTES  65536u
@@ -775,6 +781,7 @@ static struct {
         uint64_t step_t0;               /* tick at which the current step began */
         uint64_t win_t0;                /* tick at which the recording window began */
         int cycle;                      /* cycles saved so far */
+        uint64_t saved_to;              /* tick at which the last saved cycle ended */
         uint32_t syncs;                 /* PROF_SYNC calls so far, recorded or not */
     } run;
     struct {                            /* the recorder: threads and their chunks */
@@ -788,6 +795,7 @@ static struct {
         size_t chunks, chunks_max;
         uint64_t dropped_dead;          /* drops of threads already freed */
         uint64_t dropped_reported;
+        uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded steps */
     } rec;
     struct {                            /* this process in a distributed run */
         int rank, world;                /* rank -1: not a distributed run */
@@ -1504,6 +1512,7 @@ typedef struct prof__cycle {
     uint64_t gpu_dropped;               /* GPU regions lost (pool full, errors) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
+    uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
@@ -1531,8 +1540,22 @@ static void prof__ev_append(prof__ev **v, size_t *n, size_t *cap, const prof__ev
    else away. */
 static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint64_t t_to,
                        prof__ev **spill, size_t *nspill, size_t *spillcap, int *oom) {
-    if (e->t0 > t_to) prof__ev_append(spill, nspill, spillcap, e, oom);
-    else if (cy && e->t0 >= t_from) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
+    int region = e->kind == PROF__K_REGION || e->kind == PROF__K_GPU_REGION;
+    if (e->t0 > t_to) {
+        prof__ev_append(spill, nspill, spillcap, e, oom);
+    } else if (e->t0 >= t_from) {
+        if (cy) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
+        else if (region && e->t0 <= prof__g.run.saved_to && e->t1 > prof__g.run.saved_to)
+            prof__g.rec.lost_past_end++;    /* began in a saved cycle, ended while none recorded */
+    } else if (cy && region && e->t1 >= t_from) {
+        /* began before this window (in the last one, or in warm-up) and ended
+           in it: written from the window's start, marked, never dropped */
+        prof__ev c = *e;
+        c.t0 = t_from;
+        c.kind = e->kind == PROF__K_REGION ? (uint32_t)PROF__K_CLIPPED : e->kind;
+        prof__ev_append(&cy->ev, &cy->n, &cy->cap, &c, &cy->oom);
+        cy->clipped++;
+    }
 }
 
 /* Takes every published record of every thread, recycles drained chunks and
@@ -2262,7 +2285,7 @@ static void prof__gpu_release_locked(void) {
    argument's or memory event's region (a step owns none), self times, the
    track an event is drawn on. 0 when memory runs out (sinks then fail). */
 static int prof__spans(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION;
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION || kind == PROF__K_CLIPPED;
 }
 
 static uint32_t *prof__tracks(const prof__cycle *cy, int separate);
@@ -2320,8 +2343,7 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
         const prof__ev *e = &cy->ev[i];
         if (e->th >= nth) continue;
         prof__life *x = &sp[e->th];
-        uint64_t end = e->kind == PROF__K_REGION || e->kind == PROF__K_STEP || e->kind == PROF__K_GPU_REGION
-                           ? e->t1 : e->t0;
+        uint64_t end = prof__spans(e->kind) ? e->t1 : e->t0;
         if (!x->t0 || e->t0 < x->t0) x->t0 = e->t0;
         if (end > x->t1) x->t1 = end;
     }
@@ -2760,10 +2782,15 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
     } else {
         prof__region_fast(t, e);
     }
-    if ((nargs || corr || t->os_tid) && !t->w.err) {
+    int clipped = e->kind == PROF__K_CLIPPED;
+    if ((nargs || corr || t->os_tid || clipped) && !t->w.err) {
         t->w.n--;                       /* the closing brace */
         PROF__W_LIT(&t->w, ",\"args\":{");
         int sep = 0;
+        if (clipped) {                  /* began before this trace: ts is the trace's start */
+            PROF__W_LIT(&t->w, "\"clipped\":\"began before this trace\"");
+            sep = 1;
+        }
         if (corr) {
             PROF__W_LIT(&t->w, "\"correlation\":");
             prof__w_i64(&t->w, corr);
@@ -2943,6 +2970,8 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     prof__w_str(w, path);
     PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
     prof__w_i64(w, (int64_t)cy->dropped);
+    PROF__W_LIT(w, ",\n  \"prof_clipped_regions\": ");
+    prof__w_i64(w, (int64_t)cy->clipped);
     if (cy->ngdev || cy->gpu_dropped) {
         PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_regions\": ");
         prof__w_i64(w, (int64_t)cy->gpu_dropped);
@@ -3012,6 +3041,7 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
             pend[np++] = i;
             break;
         case PROF__K_REGION:
+        case PROF__K_CLIPPED:
         case PROF__K_STEP:
         case PROF__K_GPU_REGION: {
             size_t k = prof__args_owned(cy, pend, np, i);
@@ -3151,6 +3181,7 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     out->ts_ns = t0 + prof__trace_shift();
     switch (e->kind) {
     case PROF__K_REGION:
+    case PROF__K_CLIPPED:               /* began before the window: ts is its start */
     case PROF__K_GPU_REGION:            /* value: the correlation of its GPU side */
         out->kind = PROF_EVENT_REGION;
         out->dur_ns = prof__tick_ns(e->t1) - t0;
@@ -4070,6 +4101,7 @@ static void prof__save_cycle(prof__cycle *cy) {
         }
     }
     pthread_mutex_lock(&prof__lock);
+    prof__g.stats.clipped += cy->clipped;
     prof__g.stats.events += cy->n;
     prof__g.stats.dropped += cy->dropped;
     prof__g.stats.traces_written += ok ? 1 : 0;
@@ -4444,6 +4476,22 @@ static void prof__ensure_init(void) {
 
 /* ---- >>steps  steps and shutdown, which drive the rest ------------------ */
 
+/* Regions that began in a saved cycle and ended while no cycle recorded
+   (not closed before PROF_STEP) are in no trace: counted, said once per
+   step that finds them. Under the lock; prof__say_lost after it. */
+static uint64_t prof__lost_locked(void) {
+    uint64_t n = prof__g.rec.lost_past_end;
+    prof__g.rec.lost_past_end = 0;
+    prof__g.stats.lost_past_end += n;
+    return n;
+}
+
+static void prof__say_lost(uint64_t n) {
+    if (n)
+        prof__msg("%llu region%s began in a saved cycle and ended after it, in steps not recorded: in no trace "
+                  "(close regions before PROF_STEP)", (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 void prof_step(void) {
     prof__ensure_init();
     uint64_t now = prof__now();
@@ -4478,6 +4526,7 @@ void prof_step(void) {
         prof__step0_covers(&cy);
         prof__analyse(&cy);
         prof__gpu_cycle_locked(&cy, prof__g.run.win_t0, now);
+        prof__g.run.saved_to = now;
         save = 1;
     }
     if (next >= PROF__RECORD && prev != PROF__RECORD) {
@@ -4488,7 +4537,9 @@ void prof_step(void) {
         prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
+    uint64_t lost = prof__lost_locked();
     pthread_mutex_unlock(&prof__lock);
+    prof__say_lost(lost);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
 }
@@ -4524,7 +4575,9 @@ void prof_shutdown(void) {
     free(prof__g.rec.spill);
     prof__g.rec.spill = NULL;
     prof__g.rec.nspill = prof__g.rec.spillcap = 0;
+    uint64_t lost = prof__lost_locked();
     pthread_mutex_unlock(&prof__lock);
+    prof__say_lost(lost);
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */

@@ -74,6 +74,35 @@ def case_env_messages(binary):
     check(len(load("t.json")["traceEvents"]) > 0, "no trace with the defaults")
 
 
+def case_spanning(binary):
+    import glob
+    # a cycle per step: region i (1..10) began in step i-1, is written in step
+    # i's trace from its start, marked; step 0's trace and step 11's have none
+    p = run(binary, {"PROF_OUTPUT": "every.json", "PROF_SCHEDULE": "active=1"})
+    check(p.returncode == 0 and p.stdout.split("\n")[0] == "clipped 10 lost 0", f"stdout {p.stdout} {p.stderr}")
+    for f in sorted(glob.glob("every.*.json")):
+        d = load(f)
+        steps = [int(e["name"][13:]) for e in d["traceEvents"] if e["name"].startswith("ProfilerStep#")]
+        loads = [e for e in d["traceEvents"] if e["name"] == "load"]
+        want = 1 if steps and 1 <= steps[0] <= 10 else 0
+        check(len(loads) == want and d["prof_clipped_regions"] == want, f"{f}: steps {steps}, loads {loads}")
+        for e in loads:
+            st = next(x for x in d["traceEvents"] if x["name"].startswith("ProfilerStep#"))
+            check(e["args"] == {"clipped": "began before this trace"}, f"{f}: {e}")
+            check(abs(e["ts"] - st["ts"]) < 0.002, f"{f}: clipped at {e['ts']}, the window at {st['ts']}")
+    # wait, active, wait, ...: a region begun in an active step ends in a
+    # wait step: counted and said, never silent (those begun in a wait step
+    # record nothing: outside a window a region costs one branch)
+    p = run(binary, {"PROF_OUTPUT": "alt.json", "PROF_SCHEDULE": "wait=1,active=1"})
+    check(p.returncode == 0 and p.stdout.split("\n")[0] == "clipped 0 lost 5", f"stdout {p.stdout}")
+    said = [l for l in p.stderr.splitlines() if "in steps not recorded" in l]
+    check(len(said) == 5 and all(l == "prof: 1 region began in a saved cycle and ended after it, in steps not "
+                                        "recorded: in no trace (close regions before PROF_STEP)" for l in said),
+          f"stderr {p.stderr}")
+    loads = sum(len([e for e in load(f)["traceEvents"] if e["name"] == "load"]) for f in glob.glob("alt.*.json"))
+    check(loads == 0, f"{loads} load regions written")
+
+
 def main():
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
     globals()["case_" + case](binary)
