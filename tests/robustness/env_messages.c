@@ -1,7 +1,7 @@
 /* Malformed environment values, with control bytes or of any length, get
    one line each that quotes them escaped and cut, with the explanation
    whole; the engine goes on and records with the defaults. */
-#define PROF_IMPLEMENTATION
+/* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
 int main(void) {

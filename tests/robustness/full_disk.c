@@ -2,7 +2,7 @@
    leaves the good trace that was at its path before, no partial file, and
    one line saying why; the engine goes on. check.py runs this twice: once
    freely, once under a file size limit. */
-#define PROF_IMPLEMENTATION
+/* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
 #include <stdio.h>

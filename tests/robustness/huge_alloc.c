@@ -1,6 +1,6 @@
 /* PROF_ALLOC of a size no allocation can have, (size_t)-1 say, is refused
    with one line; it never counts as -1 byte. Prints the host total. */
-#define PROF_IMPLEMENTATION
+/* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
 #include <stdint.h>

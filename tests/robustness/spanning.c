@@ -4,7 +4,7 @@
    with args.clipped; one that outlives its cycle into steps not recorded is
    counted and said. check.py runs it under two schedules. Prints the
    counts prof_get_stats has. */
-#define PROF_IMPLEMENTATION
+/* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
 #include <pthread.h>
