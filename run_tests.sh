@@ -17,8 +17,10 @@
 # Tests compile with -Wall -Wextra -Werror, so the stages are also the
 # warnings matrix. What some tests need and a fresh machine lacks is
 # installed first, after saying what and for which tests: Debian packages
-# (Open MPI, HIP) and, from PyPI into build-tests/venv, the trace readers
-# (tests/readers/requirements.txt). --no-install installs nothing: those tests
+# (Open MPI, HIP) and, from PyPI, the trace readers (tests/readers/
+# requirements.txt) into a venv kept in ~/.cache/prof-h/ (named by the
+# requirements' checksum, so clones share it; PROF_TEST_VENV=DIR puts it
+# elsewhere). --no-install installs nothing: those tests
 # are skipped with the reason. Every stage runs even when one fails; the run
 # ends with one summary (per stage passed/failed/skipped, each skip's reason,
 # each failure's first lines) and its closing line
@@ -108,16 +110,20 @@ if ((${#need_pkgs[@]})); then
 fi
 
 # The trace readers (TensorBoard's profiler plugin, HTA) for the checks that
-# read our traces back: a venv from tests/readers/requirements.txt, made once.
+# read our traces back: a venv from tests/readers/requirements.txt, made once
+# per set of requirements and shared by every clone on the machine.
+req_sum=$( (cat tests/readers/requirements.txt; python3 -c 'import sys; print(sys.version)') | cksum | cut -d' ' -f1)
+venv=${PROF_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/prof-h/readers-$req_sum}
 test_python=
 if [[ -n ${PROF_TEST_PYTHON:-} ]]; then
   test_python=$(command -v "$PROF_TEST_PYTHON") ||
     { echo "run_tests.sh: PROF_TEST_PYTHON=$PROF_TEST_PYTHON not found" >&2; exit 1; }
-elif [[ -x $out/venv/bin/python && -f $out/venv/.readers-stamp ]] && ((!install)); then
-  test_python=$out/venv/bin/python
+elif [[ -x $venv/bin/python && -f $venv/.readers-stamp ]] && ((!install)); then
+  test_python=$venv/bin/python
 elif ((install)); then
-  echo "run_tests.sh: the trace readers, pinned in tests/readers/requirements.txt, from PyPI into build-tests/venv (once)"
-  test_python=$(bash tests/readers/setup_venv.sh "$out/venv" | tail -n 1) || {
+  [[ -f $venv/.readers-stamp ]] ||
+    echo "run_tests.sh: the trace readers, pinned in tests/readers/requirements.txt, from PyPI into $venv (once)"
+  test_python=$(bash tests/readers/setup_venv.sh "$venv" | tail -n 1) || {
     echo "run_tests.sh: could not make the readers' venv; the tests that use the readers will be skipped" >&2
     test_python=
   }
@@ -135,9 +141,15 @@ stage() {
   mkdir -p "$dir"
   rm -f "$dir/result" "$dir/junit.xml"
   printf '\n==== %s: %s, %s%s\n' "$name" "$cc" "$type" "${san:+, -fsanitize=$san}"
+  # The CUDA example for the GPU the device machines have (sm_90) only:
+  # users' builds also embed PTX for others, which the suite need not compile.
   local cfg=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type"
-             -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
+             -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_ARCHITECTURES=90-real
              -DPROF_BUILD_TESTS=ON -DPROF_BUILD_EXAMPLES=ON -DPROF_SANITIZE="$san")
+  # TSan at -O1 -g1 (line tables): its reports keep their lines, its
+  # build takes a third less
+  [[ $san == thread ]] && cfg+=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1"
+                                -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1")
   [[ -n $test_python ]] && cfg+=(-DPROF_TEST_PYTHON="$test_python")
   if ! cmake "${cfg[@]}" >"$dir/configure.log" 2>&1; then
     echo "configure failed" >"$dir/result"; tail -n 20 "$dir/configure.log"; return
