@@ -168,6 +168,7 @@ typedef struct prof_stats {
                                  ended in it: written from its start, marked */
     uint64_t lost_past_end;   /* regions begun in a saved cycle and ended in
                                  steps not recorded: in no trace, reported  */
+    uint64_t unclosed;        /* PROF_BEGINs never ended, reported by name  */
 } prof_stats;
 
 /* Functions that can fail return 1 on success and 0 on failure, having said
@@ -699,8 +700,10 @@ enum {
     PROF__K_GPU_REGION,  /* a region's CPU side: name, t0, t1, aux = correlation */
     PROF__K_MEM,         /* name = address, t1 = +/- bytes, aux = device code */
     PROF__K_MEM_TOTAL,   /* t1 = bytes allocated on that device after it */
-    PROF__K_CLIPPED      /* collected only: a region that began before its cycle's
+    PROF__K_CLIPPED,     /* collected only: a region that began before its cycle's
                             window, t0 moved to the window's start */
+    PROF__K_UNCLOSED     /* name, t0: a PROF_BEGIN never ended (evicted from a
+                            full stack, or open at shutdown); reported, not drawn */
 };
 
 #define PROF__CHUNK_BYTES  65536u
@@ -740,7 +743,7 @@ typedef struct prof__thread {
     int dead;                           /* atomic: the thread has exited */
     long tid;
     uint32_t idx;                       /* index into prof__g.rec.tinfo, never reused */
-    int sp, overflow;                   /* PROF_BEGIN/END stack */
+    int sp;                             /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
 } prof__thread;
@@ -1082,13 +1085,16 @@ void prof_thread_name(const char *name) {
     if (th) __atomic_store_n(&th->name, name, __ATOMIC_RELEASE);
 }
 
+/* A full stack holds PROF_BEGINs that early returns left open: the oldest
+   goes (an unclosed region, reported at the cycle's end), so that balanced
+   BEGIN/END pairs after them still record. An unclosed region costs itself. */
 void prof_begin(const char *name) {
     prof__thread *th = prof__self ? prof__self : prof__register();
     if (!th) return;
-    if (th->sp == PROF__STACK_MAX) {           /* deeper than anyone reads */
-        th->overflow++;
-        __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
-        return;
+    if (PROF__UNLIKELY(th->sp == PROF__STACK_MAX)) {
+        if (prof__recording()) prof__push(PROF__K_UNCLOSED, th->stack[0].name, prof__now(), 0, 0);
+        memmove(th->stack, th->stack + 1, (PROF__STACK_MAX - 1) * sizeof th->stack[0]);
+        th->sp--;
     }
     th->stack[th->sp].name = name;
     th->stack[th->sp].t0 = prof__recording() ? prof__now() : 0;
@@ -1098,7 +1104,6 @@ void prof_begin(const char *name) {
 void prof_end(void) {
     prof__thread *th = prof__self;
     if (!th) return;
-    if (th->overflow) { th->overflow--; return; }
     if (th->sp == 0) return;                    /* unmatched PROF_END: nothing open */
     prof__frame f = th->stack[--th->sp];
     if (f.t0) prof__push(PROF__K_REGION, f.name, f.t0, prof__now(), 0);
@@ -4036,6 +4041,38 @@ static int prof__mkdirs(const char *dir) {
     }
 }
 
+/* "cycle 2: 300 regions never closed (PROF_BEGIN without PROF_END): 'parse'
+   x200, 'load' x100": the cycle's unclosed regions by name, the 8 most
+   frequent named. */
+static void prof__say_unclosed(const prof__cycle *cy) {
+    enum { NAMES = 8 };
+    const char *name[NAMES];
+    uint64_t count[NAMES], total = 0, other = 0;
+    size_t nn = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        if (cy->ev[i].kind != PROF__K_UNCLOSED) continue;
+        const char *nm = cy->ev[i].name ? cy->ev[i].name : "(null)";
+        size_t k = 0;
+        while (k < nn && strcmp(name[k], nm)) k++;
+        if (k == nn && nn < NAMES) { name[nn] = nm; count[nn++] = 0; }
+        if (k < nn) count[k]++;
+        else other++;
+        total++;
+    }
+    if (!total) return;
+    char line[NAMES * 96 + 64];
+    size_t o = 0;
+    for (size_t k = 0; k < nn; k++)
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s'%.64s' x%llu", k ? ", " : "", name[k],
+                              (unsigned long long)count[k]);
+    if (other) snprintf(line + o, sizeof line - o, ", others x%llu", (unsigned long long)other);
+    prof__msg("cycle %d: %llu region%s never closed (PROF_BEGIN without PROF_END): %s", cy->index,
+              (unsigned long long)total, total == 1 ? "" : "s", line);
+    pthread_mutex_lock(&prof__lock);
+    prof__g.stats.unclosed += total;
+    pthread_mutex_unlock(&prof__lock);
+}
+
 /* Writes a trace file and says so, with the number of events in it. */
 static int prof__write_announced(const prof__cycle *cy, const char *path, int as_ops) {
     size_t nev = 0;
@@ -4077,6 +4114,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (cy->dropped)
         prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
+    prof__say_unclosed(cy);
     int ok = 1;
     if (prof__g.conf.on_ready) prof__g.conf.on_ready(cy, prof__g.conf.user_data);
     else ok = have_path && prof__write_announced(cy, path, 0);
@@ -4545,6 +4583,11 @@ void prof_step(void) {
 }
 
 void prof_shutdown(void) {
+    /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
+    prof__thread *me = prof__self;
+    if (me && prof__recording())
+        for (int i = 0; i < me->sp; i++)
+            if (me->stack[i].t0) prof__push(PROF__K_UNCLOSED, me->stack[i].name, prof__now(), 0, 0);
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
     __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);

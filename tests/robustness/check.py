@@ -103,6 +103,17 @@ def case_spanning(binary):
     check(loads == 0, f"{loads} load regions written")
 
 
+def case_unclosed(binary):
+    p = run(binary, {"PROF_OUTPUT": "t.json"})
+    check(p.returncode == 0 and p.stdout.splitlines() == ["unclosed 300 dropped 0"], f"stdout {p.stdout}")
+    said = [l for l in p.stderr.splitlines() if "never closed" in l]
+    check(said == ["prof: cycle 1: 300 regions never closed (PROF_BEGIN without PROF_END): 'leaky_parse' x300"],
+          f"stderr {p.stderr}")
+    d = load("t.json")
+    names = [e["name"] for e in d["traceEvents"] if e["ph"] == "X"]
+    check(names.count("balanced") == 1000 and "leaky_parse" not in names, f"{names.count('balanced')} balanced")
+
+
 def main():
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
     globals()["case_" + case](binary)
