@@ -2388,7 +2388,7 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
 typedef struct prof__w {
     FILE *f;
     char *buf;
-    size_t n, cap;                      /* cap: PROF__WBUF, more for a huge piece */
+    size_t n;
     int errnum;                         /* errno of the first failed write */
     int err;
     /* escaped strings, each escaped once: pointer -> [off, off + len) of arena */
@@ -2430,28 +2430,10 @@ static int prof__out_close(FILE *f, const char *tmp, const char *path, int ok, i
     return ok;
 }
 
-/* The buffer flushed, and grown if one piece needs more than it holds (a
-   hostile name of megabytes); on failure err is set and the piece goes to a
-   small scratch area, so the writer goes on and the trace is reported failed. */
-__attribute__((noinline, cold)) static char *prof__w_make_room(prof__w *w, size_t need) {
-    prof__w_flush(w);
-    if (need > w->cap) {
-        char *b = (char *)realloc(w->buf, need + PROF__SLACK);
-        if (!b) {
-            static char scratch[PROF__SLACK];   /* written, never read */
-            w->err = 1;
-            w->n = 0;
-            return need <= sizeof scratch / 2 ? scratch : w->buf;
-        }
-        w->buf = b;
-        w->cap = need;
-    }
-    return w->buf + w->n;
-}
-
-/* Room for need more bytes, plus the slack the word copies may overrun. */
+/* Room for need more bytes (at most PROF__WBUF / 2: longer pieces go through
+   prof__w_put), plus the slack the word copies may overrun. */
 PROF__INLINE char *prof__w_room(prof__w *w, size_t need) {
-    if (PROF__UNLIKELY(w->n + need > w->cap)) return prof__w_make_room(w, need);
+    if (w->n + need > PROF__WBUF) prof__w_flush(w);
     return w->buf + w->n;
 }
 
@@ -2735,16 +2717,23 @@ static void prof__meta(prof__tw *t, const char *what, long tid, const char *key,
 /* The one serializer of X events (regions and steps): head (the literal up
    to the name, padded to sizeof PROF__X_HEAD), the name escaped with its
    quotes (16 bytes of slack behind it), where, ts and dur (trim ns shorter).
-   One space check (which grows the buffer for a name longer than it) and
-   word copies. */
+   One space check and word copies; a name too long for that (a hostile or
+   generated one of megabytes) goes through the buffer in pieces. */
 PROF__INLINE void prof__x_event(prof__tw *t, const char *head, size_t hlen, const char *name, uint32_t len,
                                 uint64_t tick0, uint64_t tick1, int64_t trim) {
     prof__w *w = &t->w;
-    char *o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
-    *o = ',';
-    o += t->nev++ != 0;
-    memcpy(o, head, sizeof PROF__X_HEAD);
-    o = prof__copy16(o + hlen, name, len);
+    char *o;
+    if (PROF__LIKELY(len < PROF__WBUF / 4)) {
+        o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
+        *o = ',';
+        o += t->nev++ != 0;
+        memcpy(o, head, sizeof PROF__X_HEAD);
+        o = prof__copy16(o + hlen, name, len);
+    } else {
+        prof__ev_open(t, head, hlen);
+        prof__w_put(w, name, len);
+        o = prof__w_room(w, sizeof t->where + 80);
+    }
     memcpy(o, t->where, sizeof t->where);
     int64_t t0 = prof__ts(t, tick0), t1 = prof__ts(t, tick1);
     o = prof__fmt_ts(t, o + t->wlen, t0);
@@ -3121,7 +3110,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     char tmp[PROF__PATH + 32];
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
-    t.w.cap = PROF__WBUF;
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     const uint32_t *track = cy->track;
     if (!t.w.buf || !pend || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w)) t.w.err = 1;

@@ -943,7 +943,6 @@ int main(int argc, char **argv) {
         g_partial = partial;
     }
     g_w.buf = xrealloc(NULL, PROF__WBUF + PROF__SLACK);
-    g_w.cap = PROF__WBUF;
     write_header(strcmp(out, "-") == 0 ? "merged" : out);
     for (size_t i = 0; i < g_ntr; i++) {
         for_each_event(&g_tr[i], write_event);
