@@ -4512,6 +4512,18 @@ static uint64_t prof__lost_locked(void) {
     return n;
 }
 
+/* The window that ends at `now` as a cycle to save: its records from every
+   thread, step 0 stretched over what came before it, the analysis every sink
+   reads, its GPU regions placed. Under the lock. */
+static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
+    cy->index = ++prof__g.run.cycle;
+    prof__collect_locked(cy, prof__g.run.win_t0, now);
+    prof__step0_covers(cy);
+    prof__analyse(cy);
+    prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
+    prof__g.run.saved_to = now;
+}
+
 static void prof__say_lost(uint64_t n) {
     if (n)
         prof__msg("%llu region%s began in a saved cycle and ended after it, in steps not recorded: in no trace "
@@ -4547,12 +4559,7 @@ void prof_step(void) {
         if (t != prof__g.clk.fb_tsc0) prof__g.clk.fb_ns_per_tsc = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.fb_tsc0);
     }
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
-        cy.index = ++prof__g.run.cycle;
-        prof__collect_locked(&cy, prof__g.run.win_t0, now);
-        prof__step0_covers(&cy);
-        prof__analyse(&cy);
-        prof__gpu_cycle_locked(&cy, prof__g.run.win_t0, now);
-        prof__g.run.saved_to = now;
+        prof__cycle_locked(&cy, now);
         save = 1;
     }
     if (next >= PROF__RECORD && prev != PROF__RECORD) {
@@ -4585,12 +4592,7 @@ void prof_shutdown(void) {
     int act = prof__cur_action();
     int save = !prof__g.disabled && act >= PROF__RECORD;
     if (save) {
-        uint64_t now = prof__now();
-        cy.index = ++prof__g.run.cycle;
-        prof__collect_locked(&cy, prof__g.run.win_t0, now);
-        prof__step0_covers(&cy);
-        prof__analyse(&cy);
-        prof__gpu_cycle_locked(&cy, prof__g.run.win_t0, now);
+        prof__cycle_locked(&cy, prof__now());
     } else {
         prof__collect_locked(NULL, 0, 0);
     }
