@@ -702,8 +702,9 @@ enum {
     PROF__K_MEM_TOTAL,   /* t1 = bytes allocated on that device after it */
     PROF__K_CLIPPED,     /* collected only: a region that began before its cycle's
                             window, t0 moved to the window's start */
-    PROF__K_UNCLOSED     /* name, t0: a PROF_BEGIN never ended (evicted from a
+    PROF__K_UNCLOSED,    /* name, t0: a PROF_BEGIN never ended (evicted from a
                             full stack, or open at shutdown); reported, not drawn */
+    PROF__K_THREAD       /* retired store only: the records after it are thread aux's */
 };
 
 #define PROF__CHUNK_BYTES  65536u
@@ -740,12 +741,12 @@ typedef struct prof__thread {
     prof__rec *cur, *lim;               /* producer: slow-path view of tail */
     uint64_t dropped;                   /* atomic */
     const char *name;                   /* atomic */
-    int dead;                           /* atomic: the thread has exited */
     long tid;
     uint32_t idx;                       /* index into prof__g.rec.tinfo, never reused */
     int sp;                             /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
+    int retired;                        /* the store of exited threads' records */
 } prof__thread;
 
 /* Schedule actions, as torch.profiler.ProfilerAction. */
@@ -794,6 +795,8 @@ static struct {
         size_t ntinfo, tinfo_cap;
         struct prof__ev *spill;         /* taken early: began after a cycle's end */
         size_t nspill, spillcap;
+        prof__thread retired;           /* exited threads' records, packed, each
+                                           run after a PROF__K_THREAD record */
         prof__chunk *pool;
         size_t chunks, chunks_max;
         uint64_t dropped_dead;          /* drops of threads already freed */
@@ -885,6 +888,9 @@ uint64_t prof__ticks_clock(void) { return (uint64_t)prof__mono_ns(); }
 #define PROF__TICKS_ARE_NS 1
 #endif
 
+/* Set once at init; read without the lock by threads that may race it. */
+static int prof__fallback(void) { return __atomic_load_n(&prof__g.clk.fallback, __ATOMIC_RELAXED); }
+
 /* A (tick, monotonic ns) pair read as close together as this CPU allows. */
 static void prof__clock_pair(uint64_t *tick, int64_t *mono) {
     uint64_t best = (uint64_t)-1;
@@ -918,39 +924,43 @@ static int prof__tsc_invariant(void) {
 }
 
 /* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
-   so the calibration error stays below a few ns per ms. */
+   so the calibration error stays below a few ns per ms. Threads that step
+   or shut down at once may all calibrate, and writers read the result
+   without the lock: the fields are atomics. */
 static void prof__calibrate(void) {
-    prof__g.clk.ns_per_tick = 1.0;
-    if (!PROF__TICKS_ARE_NS && !prof__g.clk.fallback) {
+    double npt = 1.0;
+    if (!PROF__TICKS_ARE_NS && !prof__fallback()) {
         uint64_t t; int64_t m;
         do prof__clock_pair(&t, &m); while (m - prof__g.clk.mono0 < 20000000);
-        prof__g.clk.ns_per_tick = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.tick0);
+        npt = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.tick0);
     }
-    prof__g.clk.ns_per_tick_q32 = (uint64_t)(prof__g.clk.ns_per_tick * 4294967296.0 + 0.5);
+    uint64_t q32 = (uint64_t)(npt * 4294967296.0 + 0.5);
+    __atomic_store(&prof__g.clk.ns_per_tick, &npt, __ATOMIC_RELAXED);
+    __atomic_store_n(&prof__g.clk.ns_per_tick_q32, q32, __ATOMIC_RELAXED);
+}
+
+static double prof__ns_per_tick(void) {
+    double v;
+    __atomic_load(&prof__g.clk.ns_per_tick, &v, __ATOMIC_RELAXED);
+    return v;
 }
 
 static int64_t prof__tick_ns(uint64_t tick) {
     int64_t d = (int64_t)(tick - prof__g.clk.tick0);
 #ifdef __SIZEOF_INT128__
-    return prof__g.clk.mono0 + (int64_t)(((prof__i128)d * (prof__i128)prof__g.clk.ns_per_tick_q32) >> 32);
+    uint64_t q32 = __atomic_load_n(&prof__g.clk.ns_per_tick_q32, __ATOMIC_RELAXED);
+    return prof__g.clk.mono0 + (int64_t)(((prof__i128)d * (prof__i128)q32) >> 32);
 #else
-    return prof__g.clk.mono0 + (int64_t)((double)d * prof__g.clk.ns_per_tick);
+    return prof__g.clk.mono0 + (int64_t)((double)d * prof__ns_per_tick());
 #endif
 }
 
 /* The current time in the units records store: ticks, or ns in fallback. */
 static uint64_t prof__now(void) {
-    return prof__g.clk.fallback ? (uint64_t)prof__mono_ns() : prof__ticks();
+    return prof__fallback() ? (uint64_t)prof__mono_ns() : prof__ticks();
 }
 
 /* ---- >>buffers  per-thread chunks of records, registration, the cap ----- */
-
-static void prof__thread_exit(void *p) {
-    prof__thread *th = (prof__thread *)p;
-    if (prof__self == th) { prof__self = NULL; prof__tls.cur = prof__tls.end = NULL; }
-    if (th->gpu_dead) __atomic_store_n(th->gpu_dead, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&th->dead, 1, __ATOMIC_RELEASE);
-}
 
 static void prof__init_locked(const prof_config *cfg);
 
@@ -987,36 +997,44 @@ static void prof__chunk_clear(prof__chunk *c) {
     }
 }
 
-/* Hands the producer a cleared chunk, or NULL at the memory cap. */
-static int prof__refill(prof__thread *th) {
-    prof__chunk *c = NULL;
-    pthread_mutex_lock(&prof__lock);
-    if (prof__g.rec.pool) {
-        c = prof__g.rec.pool;
+/* A cleared chunk from the pool or the heap; NULL at the memory cap. */
+static prof__chunk *prof__chunk_get_locked(void) {
+    prof__chunk *c = prof__g.rec.pool;
+    if (c) {
         prof__g.rec.pool = c->next;
         c->next = NULL;
-    } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut) {
-        c = (prof__chunk *)malloc(sizeof *c);
-        if (c) {
-            prof__chunk_clear(c);
-            prof__g.rec.chunks++;
-        }
+    } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut &&
+               (c = (prof__chunk *)malloc(sizeof *c))) {
+        prof__chunk_clear(c);
+        prof__g.rec.chunks++;
     }
-    pthread_mutex_unlock(&prof__lock);
-    if (!c) return 0;
+    return c;
+}
+
+/* Appends a chunk to a producer's list. The producer's own thread, or
+   (for the retired store) whoever holds the lock. */
+static void prof__link_chunk(prof__thread *th, prof__chunk *c) {
     if (th->tail) __atomic_store_n(&th->tail->next, c, __ATOMIC_RELEASE);
     else __atomic_store_n(&th->head, c, __ATOMIC_RELEASE);
     th->tail = c;
     th->cur = c->recs;
     th->lim = c->recs + PROF__CHUNK_RECS;
-    return 1;
+}
+
+/* Hands the producer a cleared chunk: 0 at the memory cap. */
+static int prof__refill(prof__thread *th) {
+    pthread_mutex_lock(&prof__lock);
+    prof__chunk *c = prof__chunk_get_locked();
+    pthread_mutex_unlock(&prof__lock);
+    if (c) prof__link_chunk(th, c);
+    return c != NULL;
 }
 
 /* A free record slot for the calling thread, or NULL when dropped. */
 static prof__rec *prof__slot(void) {
     prof__thread *th = prof__self;
     if (PROF__UNLIKELY(!th) && !(th = prof__register())) return NULL;
-    if (!prof__g.clk.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (!prof__fallback() && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
     if (th->cur >= th->lim && !prof__refill(th)) {
         __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
         prof__tls.cur = prof__tls.end = NULL;
@@ -1025,8 +1043,8 @@ static prof__rec *prof__slot(void) {
     prof__rec *r = th->cur++;
     /* In fallback mode the inline path never gets a window: every region goes
        through prof__emit_slow, which re-times it on CLOCK_MONOTONIC. */
-    prof__tls.cur = prof__g.clk.fallback ? NULL : th->cur;
-    prof__tls.end = prof__g.clk.fallback ? NULL : th->lim;
+    prof__tls.cur = prof__fallback() ? NULL : th->cur;
+    prof__tls.end = prof__fallback() ? NULL : th->lim;
     return r;
 }
 
@@ -1041,16 +1059,39 @@ static void prof__push(uint32_t kind, const char *name, uint64_t t0, uint64_t t1
 }
 
 void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1) {
-    if (prof__g.clk.fallback) {
+    if (prof__fallback()) {
         /* Region timed by a TSC that is not invariant: place its end on
            CLOCK_MONOTONIC and scale its length by the last calibration. */
         int64_t end = prof__mono_ns();
-        double len = (double)(t1 - t0) * prof__g.clk.fb_ns_per_tsc;
+        double rate;                    /* a step may be measuring it again */
+        __atomic_load(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
+        double len = (double)(t1 - t0) * rate;
         t1 = (uint64_t)end;
         t0 = (uint64_t)(end - (int64_t)len);
         if (!t0) t0 = 1;
     }
     prof__push(PROF__K_REGION, name, t0, t1, 0);
+}
+
+/* The PROF_BEGINs a thread leaves open when it exits or at shutdown. */
+static void prof__push_unclosed(const prof__thread *th) {
+    if (prof__recording())
+        for (int i = 0; i < th->sp; i++)
+            if (th->stack[i].t0) prof__push(PROF__K_UNCLOSED, th->stack[i].name, prof__now(), 0, 0);
+}
+
+static void prof__retire_locked(prof__thread *th);
+
+/* The TLS destructor: the thread's records go to the retired store, and its
+   chunks and its struct come back now, not at the next cycle's end. */
+static void prof__thread_exit(void *p) {
+    prof__thread *th = (prof__thread *)p;
+    prof__push_unclosed(th);
+    if (prof__self == th) { prof__self = NULL; prof__tls.cur = prof__tls.end = NULL; }
+    if (th->gpu_dead) __atomic_store_n(th->gpu_dead, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&prof__lock);
+    prof__retire_locked(th);
+    pthread_mutex_unlock(&prof__lock);
 }
 
 /* ---- >>events  public event functions ----------------------------------- */
@@ -1233,7 +1274,7 @@ static void prof__mem_erase(prof__mshard *s, prof__mentry *e) {
 static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t code, int64_t total) {
     prof__thread *th = prof__self;
     if (PROF__UNLIKELY(!th) && !(th = prof__register())) return;
-    if (!prof__g.clk.fallback && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    if (!prof__fallback() && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
     if (!th->cur || th->lim - th->cur < 2) {
         if (th->cur && th->cur < th->lim) { /* one slot left: a lone total, which readers skip */
             prof__rec *pad = th->cur++;
@@ -1251,8 +1292,8 @@ static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t cod
     }
     prof__rec *r = th->cur;
     th->cur += 2;
-    prof__tls.cur = prof__g.clk.fallback ? NULL : th->cur;
-    prof__tls.end = prof__g.clk.fallback ? NULL : th->lim;
+    prof__tls.cur = prof__fallback() ? NULL : th->cur;
+    prof__tls.end = prof__fallback() ? NULL : th->lim;
     r[0].name = (const char *)p;
     r[0].t1 = (uint64_t)bytes;
     r[0].kind = PROF__K_MEM;
@@ -1528,6 +1569,56 @@ static void prof__chunk_release(prof__chunk *c) {   /* under lock */
     prof__g.rec.pool = c;
 }
 
+/* One record into the retired store; 0 at the memory cap. */
+static int prof__store_put(prof__thread *st, const prof__rec *r) {
+    if (st->cur >= st->lim) {
+        prof__chunk *c = prof__chunk_get_locked();
+        if (!c) return 0;
+        prof__link_chunk(st, c);
+    }
+    prof__rec *d = st->cur++;
+    d->name = r->name;
+    d->t1 = r->t1;
+    d->kind = r->kind;
+    d->aux = r->aux;
+    __atomic_store_n(&d->t0, r->t0, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* An exited thread's records not yet collected move into the retired store,
+   packed behind a PROF__K_THREAD record naming the thread; its chunks go back
+   to the pool as each is copied (so the store needs at most one chunk more
+   than the thread held) and its struct is freed. 5,000 short threads cost
+   what they recorded, not 5,000 chunks. Past the cap the rest are dropped,
+   counted. Under the lock. */
+static void prof__retire_locked(prof__thread *th) {
+    prof__thread *st = &prof__g.rec.retired;
+    uint64_t lost = __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+    int marked = 0;
+    prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+    if (!st->retired) {
+        st->retired = 1;
+        st->next = prof__g.rec.threads;
+        prof__g.rec.threads = st;
+    }
+    for (prof__chunk *c = th->head; c;) {
+        for (uint32_t i = c == th->head ? th->head_pos : 0; i < PROF__CHUNK_RECS && c->recs[i].t0; i++) {
+            if (!marked) {
+                prof__rec mark = { NULL, 0, PROF__K_THREAD, th->idx, 1 };
+                marked = prof__store_put(st, &mark);
+            }
+            if (!marked || !prof__store_put(st, &c->recs[i])) lost++;
+        }
+        prof__chunk *next = c->next;
+        prof__chunk_release(c);
+        c = next;
+    }
+    prof__g.rec.dropped_dead += lost;
+    for (prof__thread **link = &prof__g.rec.threads; *link; link = &(*link)->next)
+        if (*link == th) { *link = th->next; break; }
+    free(th);
+}
+
 /* Room for `more` events; 0 (and *oom set) when memory runs out. */
 static int prof__ev_reserve(prof__ev **v, size_t n, size_t *cap, size_t more, int *oom) {
     prof__ev *nv = (prof__ev *)prof__grow(*v, cap, n + more, sizeof *nv);
@@ -1563,8 +1654,8 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
     }
 }
 
-/* Takes every published record of every thread, recycles drained chunks and
-   forgets threads that have exited. Caller holds the lock. */
+/* Takes every published record of every thread (and of the retired store)
+   and recycles drained chunks. Caller holds the lock. */
 __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     prof__ev *spill = NULL;
     size_t nspill = 0, spillcap = 0;
@@ -1576,11 +1667,9 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
     uint64_t dropped = prof__g.rec.dropped_dead;
-    prof__thread **link = &prof__g.rec.threads;
-    while (*link) {
-        prof__thread *th = *link;
-        int dead = __atomic_load_n(&th->dead, __ATOMIC_ACQUIRE);
-        prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
+        uint32_t idx = th->idx;             /* the retired store's records say whose they are */
+        if (!th->retired) prof__g.rec.tinfo[idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
         prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
         uint32_t pos = th->head_pos;
         while (c) {
@@ -1594,7 +1683,8 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
                 e.t1 = r->t1;
                 e.kind = r->kind;
                 e.aux = r->aux;
-                e.th = th->idx;
+                if (PROF__UNLIKELY(e.kind == PROF__K_THREAD)) { idx = e.aux; continue; }
+                e.th = idx;
                 if (PROF__LIKELY(into && e.t0 >= t_from && e.t0 <= t_to)) into->ev[into->n++] = e;
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
@@ -1608,18 +1698,6 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     drained:
         th->head_pos = pos;
         dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-        if (dead) {                         /* nothing more will come from it */
-            prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-            for (c = th->head; c;) {
-                prof__chunk *next = c->next;
-                prof__chunk_release(c);
-                c = next;
-            }
-            *link = th->next;
-            free(th);
-        } else {
-            link = &th->next;
-        }
     }
     prof__g.rec.spill = spill;
     prof__g.rec.nspill = nspill;
@@ -2195,7 +2273,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             for (int k = 0; k < g->n; k++) {
                 int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
                 if (unc > in->unc_ns) in->unc_ns = unc;
-                scale[d][k] = prof__g.clk.ns_per_tick > 0 ? 1.0 / prof__g.clk.ns_per_tick : 1.0;
+                scale[d][k] = prof__ns_per_tick() > 0 ? 1.0 / prof__ns_per_tick() : 1.0;
                 float ms;
                 if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
                     double gpu_ns = (double)ms * 1e6;
@@ -4443,25 +4521,28 @@ static void prof__start_clock(void) {
         char q[PROF__QUOTE];
         prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", prof__q(clk, q));
     }
-    prof__g.clk.fallback = !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant());
-    if (prof__g.clk.fallback && !force_mono)
+    __atomic_store_n(&prof__g.clk.fallback, !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant()),
+                     __ATOMIC_RELAXED);
+    if (prof__fallback() && !force_mono)
         prof__msg("this CPU's TSC is not invariant: regions are placed by CLOCK_MONOTONIC");
     uint64_t t;
     int64_t m;
     prof__clock_pair(&t, &m);
-    if (prof__g.clk.fallback) {
+    if (prof__fallback()) {
         prof__g.clk.fb_tsc0 = t;
         prof__g.clk.tick0 = (uint64_t)m;
         /* a first rate for the TSC; refined at every step */
         int64_t m1;
         uint64_t t1;
         do prof__clock_pair(&t1, &m1); while (m1 - m < 2000000);
-        prof__g.clk.fb_ns_per_tsc = (double)(m1 - m) / (double)(t1 - t);
+        double rate = (double)(m1 - m) / (double)(t1 - t);
+        __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
     } else {
         prof__g.clk.tick0 = t;
     }
     prof__g.clk.mono0 = m;
-    prof__g.clk.ns_per_tick = 1.0;
+    double one = 1.0;                   /* until the first calibration */
+    __atomic_store(&prof__g.clk.ns_per_tick, &one, __ATOMIC_RELAXED);
     struct timespec ts;
     clock_gettime(PROF__CLOCK_REALTIME, &ts);
     prof__g.clk.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -4553,10 +4634,13 @@ void prof_step(void) {
     memset(&cy, 0, sizeof cy);
     int save = 0;
     pthread_mutex_lock(&prof__lock);
-    if (prof__g.clk.fallback) {
+    if (prof__fallback()) {
         uint64_t t; int64_t m;
         prof__clock_pair(&t, &m);
-        if (t != prof__g.clk.fb_tsc0) prof__g.clk.fb_ns_per_tsc = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.fb_tsc0);
+        if (t != prof__g.clk.fb_tsc0) {
+            double rate = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.fb_tsc0);
+            __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
+        }
     }
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_locked(&cy, now);
@@ -4579,10 +4663,7 @@ void prof_step(void) {
 
 void prof_shutdown(void) {
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
-    prof__thread *me = prof__self;
-    if (me && prof__recording())
-        for (int i = 0; i < me->sp; i++)
-            if (me->stack[i].t0) prof__push(PROF__K_UNCLOSED, me->stack[i].name, prof__now(), 0, 0);
+    if (prof__self) prof__push_unclosed(prof__self);
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
     __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
