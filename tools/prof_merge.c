@@ -69,6 +69,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef PROF_MERGE_FUZZ
+/* Built into tests/fuzz/fuzz_merge.c, whose main is libFuzzer's: there is no
+   main here, die() jumps back to the driver's setjmp(g_fuzz_die) instead of
+   exiting, and messages are printed only when the driver sets g_fuzz_notes
+   (a fuzzer makes millions of them). */
+#include <setjmp.h>
+static jmp_buf g_fuzz_die;
+static int g_fuzz_notes;
+#endif
+
 #define MAX_DEPTH  1000   /* JSON nesting: keeps the recursive parser far from the stack limit */
 #define MAX_RANK   999    /* pid r of a CPU must stay below 1000 + 100 r' + d of a GPU */
 #define MAX_DEVICE 99
@@ -101,6 +111,9 @@ static const char *g_partial;   /* output file being written, removed on error *
 
 /* One line on stderr, "prof_merge: ..." */
 static void vnote(const char *fmt, va_list ap) {
+#ifdef PROF_MERGE_FUZZ
+    if (!g_fuzz_notes) return;
+#endif
     fputs("prof_merge: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -114,7 +127,8 @@ static void note(const char *fmt, ...) {
     va_end(ap);
 }
 
-/* A message, then exit 2, removing the output file half written. */
+/* A message, then exit 2, removing the output file half written (under
+   PROF_MERGE_FUZZ: back to the driver, which frees everything). */
 static _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static _Noreturn void die(const char *fmt, ...) {
     va_list ap;
@@ -122,7 +136,11 @@ static _Noreturn void die(const char *fmt, ...) {
     vnote(fmt, ap);
     va_end(ap);
     if (g_partial) remove(g_partial);
+#ifdef PROF_MERGE_FUZZ
+    longjmp(g_fuzz_die, 1);
+#else
     exit(2);
+#endif
 }
 
 static void *xrealloc(void *p, size_t n) {
@@ -626,8 +644,16 @@ static int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns) 
 static void collect(trace *t, const event *ev) {
     span ph = ev->f[F_PH], cat = ev->f[F_CAT], name = ev->f[F_NAME];
     int64_t at, id;
-    for (size_t i = 0; i < ev->n; i++)        /* every pid, should one be repeated */
+    /* Every pid and every id, should one be repeated: pass 2 rewrites each.
+       (Checking only the last id let {"id":9223372036854775807,"id":1}
+       overflow id * ID_MUL there.) */
+    for (size_t i = 0; i < ev->n; i++) {
         if (ev->m[i].f == F_PID) proc_of(t, ev->m[i].val);
+        if (ev->m[i].f == F_ID && has_paired_id(ev) && span_int(ev->m[i].val, &id) &&
+            (id > INT64_MAX / ID_MUL - 1 || id < INT64_MIN / ID_MUL + 1))
+            die("%s: event at byte %zu: id %" PRId64 " is too large to make unique", t->path,
+                (size_t)(ev->at - t->d.buf), id);
+    }
     proc *pr = ev->f[F_PID].n ? proc_of(t, ev->f[F_PID]) : NULL;
     if (is_meta(ev)) {
         if (!pr) return;
@@ -644,10 +670,6 @@ static void collect(trace *t, const event *ev) {
         (is_str(cat, "gpu_user_annotation") || is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") ||
          is_str(cat, "gpu_memset")))
         pr->gpu = 1;
-    if (has_paired_id(ev) && span_int(ev->f[F_ID], &id) &&
-        (id > INT64_MAX / ID_MUL - 1 || id < INT64_MIN / ID_MUL + 1))
-        die("%s: event at byte %zu: id %" PRId64 " is too large to make unique", t->path,
-            (size_t)(ev->at - t->d.buf), id);
     if (!event_time(t, ev->f[F_TS], ev->at, &at)) return;
     if (!t->timed || at < t->tmin) t->tmin = at;
     t->timed = 1;
@@ -868,9 +890,77 @@ static void write_header(const char *name) {
 }
 
 /* ======================================================================== */
+/*  The merge: main's steps, which the fuzz driver runs too                 */
+/* ======================================================================== */
+
+/* After every trace of g_tr is loaded: ranks in order, pass 1, and every rank
+   onto the reference's clock; the merged base moves back by whole seconds if
+   an aligned event would come before it. */
+static void align_ranks(void) {
+    qsort(g_tr, g_ntr, sizeof *g_tr, cmp_rank);
+    for (size_t i = 1; i < g_ntr; i++)
+        if (g_tr[i].rank == g_tr[i - 1].rank)
+            die("%s and %s are both rank %d", g_tr[i - 1].path, g_tr[i].path, g_tr[i].rank);
+    for (size_t i = 0; i < g_ntr; i++) {
+        for_each_event(&g_tr[i], collect);
+        settle(&g_tr[i]);
+    }
+
+    const trace *ref = &g_tr[0];
+    int64_t lo = 0;
+    int any = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        trace *t = &g_tr[i];
+        if (i) align(ref, t);
+        if (t->timed) {
+            int64_t at = add_ck(t->tmin, t->offset);
+            if (!any || at < lo) lo = at;
+            any = 1;
+        }
+    }
+    g_base = ref->base;
+    if (any && lo < g_base) {
+        int64_t r = lo % NS_PER_S;
+        g_base = sub_ck(lo, r < 0 ? r + NS_PER_S : r);  /* checked: lo may be a second from INT64_MIN */
+    }
+}
+
+/* Pass 2: the merged trace, named `name`, into g_w.f (set by the caller, who
+   checks g_w.err and closes it). */
+static void write_merged(const char *name) {
+    g_w.buf = xrealloc(NULL, PROF__WBUF + PROF__SLACK);
+    write_header(name);
+    for (size_t i = 0; i < g_ntr; i++) {
+        for_each_event(&g_tr[i], write_event);
+        write_missing_meta(&g_tr[i]);
+    }
+    put("\n  ]\n}\n");
+    prof__w_flush(&g_w);
+}
+
+/* Frees what the merge holds, leaving the globals as before the first trace. */
+static void free_all(void) {
+    for (size_t i = 0; i < g_ntr; i++) {
+        free(g_tr[i].buf);
+        free(g_tr[i].syncs);
+        free(g_tr[i].procs);
+        free(g_tr[i].diff);
+    }
+    free(g_tr);
+    g_tr = NULL;
+    g_ntr = 0;
+    free(g_ev.m);
+    memset(&g_ev, 0, sizeof g_ev);
+    prof__w_free(&g_w);
+    memset(&g_w, 0, sizeof g_w);
+    g_written = 0;
+}
+
+/* ======================================================================== */
 /*  main                                                                    */
 /* ======================================================================== */
 
+#ifndef PROF_MERGE_FUZZ
 int main(int argc, char **argv) {
     const char *out = "merged.json";
     int quiet = 0, options = 1;
@@ -901,34 +991,8 @@ int main(int argc, char **argv) {
         read_file(&g_tr[i]);
         load(&g_tr[i]);
     }
-    qsort(g_tr, g_ntr, sizeof *g_tr, cmp_rank);
-    for (size_t i = 1; i < g_ntr; i++)
-        if (g_tr[i].rank == g_tr[i - 1].rank)
-            die("%s and %s are both rank %d", g_tr[i - 1].path, g_tr[i].path, g_tr[i].rank);
-    for (size_t i = 0; i < g_ntr; i++) {
-        for_each_event(&g_tr[i], collect);
-        settle(&g_tr[i]);
-    }
-
-    /* Every rank onto the reference's clock; the merged base moves back by
-       whole seconds if an aligned event would come before it. */
+    align_ranks();
     const trace *ref = &g_tr[0];
-    int64_t lo = 0;
-    int any = 0;
-    for (size_t i = 0; i < g_ntr; i++) {
-        trace *t = &g_tr[i];
-        if (i) align(ref, t);
-        if (t->timed) {
-            int64_t at = add_ck(t->tmin, t->offset);
-            if (!any || at < lo) lo = at;
-            any = 1;
-        }
-    }
-    g_base = ref->base;
-    if (any && lo < g_base) {
-        int64_t r = lo % NS_PER_S;
-        g_base = lo - (r < 0 ? r + NS_PER_S : r);
-    }
 
     char *partial = NULL;
     if (strcmp(out, "-") == 0) {
@@ -942,14 +1006,7 @@ int main(int argc, char **argv) {
         if (!g_w.f) die("%s: cannot write: %s", out, strerror(errno));
         g_partial = partial;
     }
-    g_w.buf = xrealloc(NULL, PROF__WBUF + PROF__SLACK);
-    write_header(strcmp(out, "-") == 0 ? "merged" : out);
-    for (size_t i = 0; i < g_ntr; i++) {
-        for_each_event(&g_tr[i], write_event);
-        write_missing_meta(&g_tr[i]);
-    }
-    put("\n  ]\n}\n");
-    prof__w_flush(&g_w);
+    write_merged(strcmp(out, "-") == 0 ? "merged" : out);
     if (g_w.f == stdout) {
         if (fflush(stdout) != 0 || g_w.err) die("cannot write the merged trace: %s", strerror(errno));
     } else {
@@ -975,15 +1032,8 @@ int main(int argc, char **argv) {
     }
     if (!quiet) note("wrote %s: %zu ranks, %zu events", out, g_ntr, g_written);
 
-    for (size_t i = 0; i < g_ntr; i++) {
-        free(g_tr[i].buf);
-        free(g_tr[i].syncs);
-        free(g_tr[i].procs);
-        free(g_tr[i].diff);
-    }
-    free(g_tr);
-    free(g_ev.m);
-    prof__w_free(&g_w);
+    free_all();
     free(partial);
     return 0;
 }
+#endif
