@@ -23,6 +23,7 @@
      >>memreport    sink: memory per region, peaks, leaks
      >>stacks       sink: folded stacks
      >>output       paths, TensorBoard's layout, saving a cycle
+     >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, init
      >>steps        PROF_STEP and shutdown: what drives the rest
 
@@ -90,6 +91,18 @@
                      profiler never writes to stdout)
      PROF_MERGE_THREADS  0: a track per OS thread (default: alike-named
                      threads that never overlap share one)
+     PROF_SIGNALS    0: leave SIGINT/SIGTERM and crash signals alone (default:
+                     on SIGINT/SIGTERM the trace is written, then the signal's
+                     default action; a crash says what is lost)
+
+   LINKAGE  Every function is declared PROF_API (default: nothing, extern).
+   A shared library that embeds its own copy (a plugin with its own
+   PROF_IMPLEMENTATION) keeps it private with -DPROF_PRIVATE, or
+   PROF_API=__attribute__((visibility("hidden"))). A second copy in one
+   process is told so at init and writes its own files ("-2" before the
+   extension). Translation units must agree on PROF_NO_TSC: a mismatch is a
+   link error (prof__emit_slow_tsc against prof__emit_slow_mono), not a
+   trace of garbage.
 
    PLATFORMS  Linux with GCC or Clang, C99/C11 and C++11/17 (strict or gnu
    dialects). Timestamps: invariant TSC on x86-64, the generic timer on
@@ -116,6 +129,14 @@
 /*  >>api  Public API and configuration                                   */
 /* ======================================================================== */
 #if PROF__ENABLED
+
+#ifndef PROF_API
+#ifdef PROF_PRIVATE
+#define PROF_API __attribute__((visibility("hidden")))
+#else
+#define PROF_API
+#endif
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -153,6 +174,8 @@ typedef struct prof_config {
                                  for alike-named threads that never overlap */
     prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
     void         *user_data;
+    int           keep_signals; /* nonzero: no SIGINT/SIGTERM/crash handlers
+                                 (PROF_SIGNALS=0)                           */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -174,24 +197,24 @@ typedef struct prof_stats {
 /* Functions that can fail return 1 on success and 0 on failure, having said
    why on stderr. (The prof_gpu_api hooks below pass the runtime's own error
    codes through instead, 0 for success, so that the message can name them.) */
-void prof_init(const prof_config *cfg);
-void prof_shutdown(void);
-void prof_step(void);
-void prof_instant(const char *name);
-void prof_counter(const char *name, double value);
-void prof_thread_name(const char *name);
-void prof_begin(const char *name);
-void prof_end(void);
-void prof_arg_int(const char *key, int64_t value);
-void prof_arg_str(const char *key, const char *value);
-void prof_get_stats(prof_stats *out);
+PROF_API void prof_init(const prof_config *cfg);
+PROF_API void prof_shutdown(void);
+PROF_API void prof_step(void);
+PROF_API void prof_instant(const char *name);
+PROF_API void prof_counter(const char *name, double value);
+PROF_API void prof_thread_name(const char *name);
+PROF_API void prof_begin(const char *name);
+PROF_API void prof_end(void);
+PROF_API void prof_arg_int(const char *key, int64_t value);
+PROF_API void prof_arg_str(const char *key, const char *value);
+PROF_API void prof_get_stats(prof_stats *out);
 /* This process's rank and the world size. Taken at init from the launcher's
    environment (torchrun, Open MPI, MPICH/PMI, Slurm) unless set here. */
-void prof_set_rank(int rank, int world_size);
+PROF_API void prof_set_rank(int rank, int world_size);
 /* A cross-rank clock sync point: call right after a barrier, on every rank.
    The n-th sync of each rank marks the same moment; prof_merge aligns the
    ranks' traces on them. */
-void prof_sync(void);
+PROF_API void prof_sync(void);
 
 /* ---- >>api-memory  memory events, totals and leaks -------------------------
    PROF_ALLOC(ptr, bytes) is prof_mem_alloc(ptr, bytes, -1) and PROF_FREE(ptr)
@@ -205,9 +228,9 @@ void prof_sync(void);
 #else
 #define PROF__KEY_ONLY
 #endif
-void    prof_mem_alloc(const void *ptr, size_t bytes, int device) PROF__KEY_ONLY; /* -1: host */
-void    prof_mem_free(const void *ptr) PROF__KEY_ONLY;    /* the size is looked up */
-int64_t prof_mem_allocated(int device);      /* bytes live now on a device   */
+PROF_API void    prof_mem_alloc(const void *ptr, size_t bytes, int device) PROF__KEY_ONLY; /* -1: host */
+PROF_API void    prof_mem_free(const void *ptr) PROF__KEY_ONLY;    /* the size is looked up */
+PROF_API int64_t prof_mem_allocated(int device);      /* bytes live now on a device   */
 
 typedef struct prof_leak {
     const void *ptr;
@@ -219,7 +242,7 @@ typedef struct prof_leak {
 
 /* Allocations not freed, largest first: the live ones now, or after
    shutdown those it reported. Fills up to max, returns how many there are. */
-size_t prof_leaks(prof_leak *out, size_t max);
+PROF_API size_t prof_leaks(prof_leak *out, size_t max);
 
 /* ---- >>api-cycle  a saved cycle: events, the summary table, folded stacks ---- */
 
@@ -237,20 +260,20 @@ typedef struct prof_event {
     double      value;        /* counters; the step number N for steps      */
 } prof_event;
 
-int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
-uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
-size_t   prof_cycle_event_count(const prof_cycle *c);
+PROF_API int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
+PROF_API uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
+PROF_API size_t   prof_cycle_event_count(const prof_cycle *c);
 /* Event i, for i < prof_cycle_event_count(); 0 for slots that hold a
    region's argument or a memory event (those are in the trace, the table and
    prof_cycle_memory_peak) rather than an event. */
-int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
-int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
-int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
+PROF_API int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
+PROF_API int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
+PROF_API int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
 /* The highest Total Allocated on a device (-1 host) after any memory event of
    the cycle, and the innermost region open at that event on its thread
    ("ProfilerStep*" for a step, "(no region)" outside both). 0 if the device
    has no memory event in the cycle. */
-int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
+PROF_API int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
 
 /* key_averages().table(): one row per region name, or per name and
    arguments and/or thread (group: 0 or PROF_GROUP_* ORed). Like torch's,
@@ -294,9 +317,9 @@ typedef struct prof_table {
     int       by_thread;      /* grouped by thread: a Thread column         */
 } prof_table;
 
-int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
-void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
-void prof_table_free(prof_table *t);
+PROF_API int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
+PROF_API void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
+PROF_API void prof_table_free(prof_table *t);
 
 /* ---- >>api-gpu  GPU regions: the backend-neutral core's interface ----------
    With prof_cuda.h or prof_hip.h included (instead of prof.h):
@@ -343,8 +366,8 @@ typedef struct prof_gpu_api {
     const char *(*error_string)(int err);
 } prof_gpu_api;
 
-void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream);
-void prof_gpu_end(const prof_gpu_api *api, void *stream);
+PROF_API void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream);
+PROF_API void prof_gpu_end(const prof_gpu_api *api, void *stream);
 
 /* A saved cycle's GPU regions, placed on the CPU timeline. */
 typedef struct prof_gpu_event {
@@ -356,8 +379,8 @@ typedef struct prof_gpu_event {
     int64_t     dur_ns;
 } prof_gpu_event;
 
-size_t prof_cycle_gpu_count(const prof_cycle *c);
-int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
+PROF_API size_t prof_cycle_gpu_count(const prof_cycle *c);
+PROF_API int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
 
 /* ---- >>hot  the hot path inline, everything else out of line ------------ */
 
@@ -372,10 +395,36 @@ typedef struct prof__rec {      /* one recorded event: 32 bytes             */
 
 typedef struct prof__tls_t { prof__rec *cur, *end; } prof__tls_t;
 
-extern unsigned char prof__on;  /* 1 while recording (or not yet initialised) */
-extern __thread prof__tls_t prof__tls;
-void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
-uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
+/* The hot path's names carry the clock mode: a translation unit built with
+   -DPROF_NO_TSC fails to link against an implementation built without it
+   (its records would be read in the wrong unit), rather than recording
+   nothing. */
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(PROF_NO_TSC)
+#define prof__on        prof__on_tsc
+#define prof__tls       prof__tls_tsc
+#define prof__emit_slow prof__emit_slow_tsc
+#else
+#define prof__on        prof__on_mono
+#define prof__tls       prof__tls_mono
+#define prof__emit_slow prof__emit_slow_mono
+#endif
+
+/* initial-exec: shared-library (-fPIC) code reaches prof__tls at a fixed
+   offset instead of calling __tls_get_addr per region. It takes 16 bytes of
+   the static TLS block glibc keeps for libraries dlopen()ed later;
+   -DPROF_TLS_DYNAMIC gives that back for the general model. Executables
+   (-fPIE or not) already get initial-exec or better (local-exec, one
+   instruction less) from the compiler. */
+#if defined(PROF_TLS_DYNAMIC) || !defined(__PIC__) || defined(__PIE__)
+#define PROF__TLS_MODEL
+#else
+#define PROF__TLS_MODEL __attribute__((tls_model("initial-exec")))
+#endif
+
+extern PROF_API unsigned char prof__on;  /* 1 while recording (or not yet initialised) */
+extern PROF_API __thread prof__tls_t prof__tls PROF__TLS_MODEL;
+PROF_API void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
+PROF_API uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
 
 #define PROF__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -650,13 +699,18 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF__IMPLEMENTED
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -799,10 +853,19 @@ static struct {
                                            run after a PROF__K_THREAD record */
         prof__chunk *pool;
         size_t chunks, chunks_max;
+        size_t in_use;                  /* atomic: chunks holding records (a crash's loss) */
         uint64_t dropped_dead;          /* drops of threads already freed */
         uint64_t dropped_reported;
         uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded steps */
     } rec;
+    struct {                            /* this process among others */
+        int copy;                       /* which copy of prof.h in the process: 1, 2, ... (0: unknown) */
+        int copy_fd;                    /* the socket that claims that number, or -1 */
+        int fork_child;                 /* a fork()'s child */
+        int mute;                       /* forked after init: records nothing, ever */
+        int signals;                    /* cfg / PROF_SIGNALS: handle SIGINT, SIGTERM, crashes */
+        int key_made;                   /* rec.key exists */
+    } proc;
     struct {                            /* this process in a distributed run */
         int rank, world;                /* rank -1: not a distributed run */
         int rank_set;                   /* by prof_set_rank: the environment yields */
@@ -820,7 +883,7 @@ static FILE *prof__log(void) {
 static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
 
 unsigned char prof__on = 1;             /* 1 before init: the first event inits */
-__thread prof__tls_t prof__tls;
+__thread prof__tls_t prof__tls PROF__TLS_MODEL;
 static __thread prof__thread *prof__self;
 
 /* One line on stderr (or PROF_LOG's file); the profiler's only way to speak.
@@ -1008,6 +1071,7 @@ static prof__chunk *prof__chunk_get_locked(void) {
         prof__chunk_clear(c);
         prof__g.rec.chunks++;
     }
+    if (c) __atomic_fetch_add(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
     return c;
 }
 
@@ -1564,6 +1628,7 @@ typedef struct prof__cycle {
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
+    __atomic_fetch_sub(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
     prof__chunk_clear(c);
     c->next = prof__g.rec.pool;
     prof__g.rec.pool = c;
@@ -2489,6 +2554,10 @@ static void prof__w_flush(prof__w *w) {
 static FILE *prof__out_open(const char *path, char *tmp, size_t cap, const char *what) {
     int n = snprintf(tmp, cap, "%s.tmp%ld", path, (long)getpid());
     FILE *f = n > 0 && (size_t)n < cap ? fopen(tmp, "wb") : NULL;
+    /* Unbuffered (the writers buffer themselves): exit() in another thread
+       flushes every stream without its lock, and would write a buffer this
+       thread writes too, twice. */
+    if (f) setvbuf(f, NULL, _IONBF, 0);
     if (!f) prof__msg("cannot write %s '%s': %s", what, path, n > 0 && (size_t)n < cap ? strerror(errno)
                                                                                       : "path too long");
     return f;
@@ -4043,8 +4112,11 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
             ok = 0;
         } else {
             int errnum = 0;
+            prof__sbuf text = { NULL, 0, 0 };   /* the file, in one write */
             for (size_t k = 0; k < nl && ok; k++)
-                if (fputs(line[k], f) < 0 || fputc('\n', f) == EOF) { errnum = errno; ok = 0; }
+                ok = prof__sb_put(&text, line[k], strlen(line[k])) && prof__sb_put(&text, "\n", 1);
+            if (ok && text.n && fwrite(text.p, 1, text.n, f) != text.n) { errnum = errno; ok = 0; }
+            free(text.p);
             ok = prof__out_close(f, tmp, path, ok, errnum, "stacks");
         }
     } else {
@@ -4065,20 +4137,29 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
    the extension. cycle < 0: a path of no cycle (PROF_LOG). 0, with a
    message naming what, when the path would not fit: never a cut path. */
 static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
-    char ext_tmpl[PROF__PATH + 16];
+    char ext_tmpl[PROF__PATH + 64], ins[64] = "";
     size_t n = 0, cap = PROF__PATH;
-    if (cycle >= 0 && prof__g.conf.has_sched && !strstr(tmpl, "{cycle}")) {
+    if (cycle >= 0) {                   /* what goes before a trace's extension */
+        int k = 0;
+        if (prof__g.proc.copy > 1)      /* a second copy of prof.h in this process */
+            k += snprintf(ins + k, sizeof ins - (size_t)k, "-%d", prof__g.proc.copy);
+        if (prof__g.proc.fork_child && !strstr(tmpl, "{pid}"))  /* not the parent's file */
+            k += snprintf(ins + k, sizeof ins - (size_t)k, "-%ld", (long)getpid());
+        if (prof__g.conf.has_sched && !strstr(tmpl, "{cycle}"))
+            snprintf(ins + k, sizeof ins - (size_t)k, ".{cycle}");
+    }
+    if (ins[0]) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
-        snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s.{cycle}%s", (int)(dot - tmpl), tmpl, dot);
+        snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s%s%s", (int)(dot - tmpl), tmpl, ins, dot);
         tmpl = ext_tmpl;
     }
     while (*tmpl && n + 1 < cap) {
         long v = -1;
         if (!strncmp(tmpl, "{pid}", 5)) { v = (long)getpid(); tmpl += 5; }
         else if (!strncmp(tmpl, "{rank}", 6)) { v = prof__g.who.rank > 0 ? prof__g.who.rank : 0; tmpl += 6; }
-        else if (!strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }
+        else if (cycle >= 0 && !strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }  /* else literal */
         if (v >= 0) n += (size_t)snprintf(out + n, cap - n, "%ld", v);
         else out[n++] = *tmpl++;
     }
@@ -4212,6 +4293,227 @@ static void prof__save_cycle(prof__cycle *cy) {
     pthread_mutex_unlock(&prof__lock);
 }
 
+/* ---- >>process  fork, signals, other copies of prof.h, unloading -------- */
+
+/* FORK. A child forked after init is a copy of one thread of a profiled
+   process, holding the parent's records and maybe a lock another thread held:
+   it records nothing and writes nothing, so the parent's trace stays the
+   parent's and the child's exit never waits. The fork happens with prof__lock
+   held (so its state is whole) and the memory map's spinlocks, whose holders
+   are not in the child, are let go. A child forked before init is a fresh
+   process: it records, and a PROF_OUTPUT without {pid} gets "-<pid>" before
+   its extension. A child that exec()s starts afresh. */
+static void prof__signals_forget(void);
+
+static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
+static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
+static void prof__fork_child(void) {
+    prof__g.proc.fork_child = 1;
+    if (prof__g.inited) {
+        prof__g.proc.mute = 1;
+        prof__g.shut = 1;               /* PROF_INIT and exit() find nothing to do */
+        prof__g.disabled = 1;
+        __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&prof__mem.on, 0, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; i < PROF__MEM_SHARDS; i++) __atomic_store_n(&prof__mem.shard[i].lock, 0, __ATOMIC_RELAXED);
+    prof__tls.cur = prof__tls.end = NULL;
+    if (prof__g.proc.copy_fd >= 0) close(prof__g.proc.copy_fd);
+    prof__g.proc.copy_fd = -1;
+    prof__g.proc.copy = 0;
+    prof__signals_forget();
+    pthread_mutex_unlock(&prof__lock);
+}
+
+/* SIGNALS. SIGINT and SIGTERM (Ctrl-C, a scheduler's time limit) would end a
+   run before its trace is written. Where their action is the default,
+   prof.h takes them: the handler only writes a byte into a pipe; a watcher
+   thread then shuts down as exit() would (the trace is written) and sends
+   the signal again with its default action, so the process ends with the
+   status its parent expects. A second signal ends it at once. A handler the
+   engine set, or SIG_IGN, is left alone. Crash signals cannot write safely:
+   they say what is lost, then crash as before. ISO C's signal(), not
+   sigaction(): strict -std=c11 hides sigaction, and prof.h does not define
+   _POSIX_C_SOURCE behind the engine's back. PROF_SIGNALS=0: none of this. */
+static const int prof__stop_sigs[] = { SIGINT, SIGTERM };
+static const int prof__crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+
+static struct {
+    int pipe[2];                        /* handler -> watcher, while running */
+    pthread_t watcher;
+    int running;                        /* atomic: the watcher thread exists */
+    int caught;                         /* atomic: the stop signal being handled */
+    unsigned char ours[32];             /* ours[sig]: prof.h's handler is installed */
+} prof__sig;
+
+static const char *prof__sig_name(int sig) {
+    switch (sig) {
+    case SIGINT:  return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS:  return "SIGBUS";
+    case SIGFPE:  return "SIGFPE";
+    case SIGILL:  return "SIGILL";
+    default:      return "SIGABRT";
+    }
+}
+
+/* The signal again, to the process, with its default action. */
+static void prof__sig_default(int sig) {
+    signal(sig, SIG_DFL);
+    syscall(SYS_kill, (long)getpid(), (long)sig);  /* kill() is POSIX: hidden by -std=c11 */
+}
+
+static void prof__on_stop(int sig) {
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (__atomic_exchange_n(&prof__sig.caught, sig, __ATOMIC_RELAXED) || write(prof__sig.pipe[1], &b, 1) != 1)
+        prof__sig_default(sig);         /* a second one: stop now */
+    errno = saved;
+}
+
+/* Async-signal-safe: no stdio, no locks, the number formatted by hand. */
+static void prof__on_crash(int sig) {
+    char m[200], num[24];
+    size_t n = 0, k = 0;
+    unsigned long long lost =
+        (unsigned long long)__atomic_load_n(&prof__g.rec.in_use, __ATOMIC_RELAXED) * PROF__CHUNK_RECS;
+    do num[k++] = (char)('0' + lost % 10); while ((lost /= 10) && k < sizeof num);
+    const char *parts[] = { "prof: ", prof__sig_name(sig), ": the process is crashing; up to ", NULL,
+                            " events recorded since the last trace are lost (a schedule writes one per cycle)\n" };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!parts[i])
+            while (k) m[n++] = num[--k];
+        else
+            for (const char *c = parts[i]; *c && n < sizeof m; c++) m[n++] = *c;
+    }
+    if (write(2, m, n) < 0) {}
+    signal(sig, SIG_DFL);               /* returning re-runs the fault, or delivers this: */
+    raise(sig);                         /* the crash goes on as it would have */
+}
+
+static void *prof__sig_watch(void *arg) {
+    (void)arg;
+    for (;;) {
+        unsigned char b = 0;
+        ssize_t n = read(prof__sig.pipe[0], &b, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != 1 || b == 0) return NULL;          /* shutdown */
+        const char *name = prof__sig_name(b);
+        prof__msg("%s: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)", name);
+        prof_shutdown();
+        prof__sig_default(b);
+        return NULL;
+    }
+}
+
+static void prof__sig_take(int sig, void (*fn)(int)) {
+    void (*old)(int) = signal(sig, fn);
+    if (old == SIG_DFL) prof__sig.ours[sig] = 1;
+    else if (old != SIG_ERR) signal(sig, old);      /* the engine's, or ignored: as it was */
+}
+
+static void prof__signals_restore(void);
+
+/* At init, under prof__lock. */
+static void prof__signals_start(void) {
+    if (!prof__g.proc.signals || prof__g.disabled || __atomic_load_n(&prof__sig.running, __ATOMIC_ACQUIRE)) return;
+    if (pipe(prof__sig.pipe) != 0) return;
+    fcntl(prof__sig.pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(prof__sig.pipe[1], F_SETFD, FD_CLOEXEC);
+    __atomic_store_n(&prof__sig.caught, 0, __ATOMIC_RELAXED);
+    /* handlers first: a signal before the watcher runs waits in the pipe */
+    for (size_t i = 0; i < sizeof prof__stop_sigs / sizeof *prof__stop_sigs; i++)
+        prof__sig_take(prof__stop_sigs[i], prof__on_stop);
+    for (size_t i = 0; i < sizeof prof__crash_sigs / sizeof *prof__crash_sigs; i++)
+        prof__sig_take(prof__crash_sigs[i], prof__on_crash);
+    if (pthread_create(&prof__sig.watcher, NULL, prof__sig_watch, NULL) != 0) {
+        prof__signals_restore();
+        close(prof__sig.pipe[0]);
+        close(prof__sig.pipe[1]);
+        return;
+    }
+    __atomic_store_n(&prof__sig.running, 1, __ATOMIC_RELEASE);
+}
+
+/* Our handlers go, where they are still there (the engine may have set its
+   own since). */
+static void prof__signals_restore(void) {
+    for (int sig = 1; sig < 32; sig++) {
+        if (!prof__sig.ours[sig]) continue;
+        prof__sig.ours[sig] = 0;
+        void (*old)(int) = signal(sig, SIG_DFL);
+        if (old != prof__on_stop && old != prof__on_crash && old != SIG_ERR) signal(sig, old);
+    }
+}
+
+/* At shutdown, outside the lock: the handlers go and the watcher stops
+   (joined, so that dlclose() unmaps no code a thread still runs). */
+static void prof__signals_stop(void) {
+    if (!__atomic_exchange_n(&prof__sig.running, 0, __ATOMIC_ACQ_REL)) return;
+    prof__signals_restore();
+    if (pthread_equal(pthread_self(), prof__sig.watcher)) {
+        pthread_detach(prof__sig.watcher);          /* the watcher is shutting down itself */
+    } else {
+        unsigned char z = 0;
+        if (write(prof__sig.pipe[1], &z, 1) == 1) pthread_join(prof__sig.watcher, NULL);
+        else pthread_detach(prof__sig.watcher);
+    }
+    close(prof__sig.pipe[0]);
+    close(prof__sig.pipe[1]);
+}
+
+/* In a fork's child: no watcher there, and a signal must not reach the
+   parent's through the shared pipe. */
+static void prof__signals_forget(void) {
+    if (!__atomic_exchange_n(&prof__sig.running, 0, __ATOMIC_ACQ_REL)) return;
+    prof__signals_restore();
+    close(prof__sig.pipe[0]);
+    close(prof__sig.pipe[1]);
+}
+
+/* COPIES. A shared library built with its own PROF_IMPLEMENTATION (and its
+   symbols hidden) is a second profiler in the process: both would write
+   prof_trace_<pid>.json. Each copy claims the first free abstract socket
+   name "prof.h/<pid>/<n>" (Linux; no file, gone with the process), which
+   numbers the copies with no symbol shared; copy n >= 2 writes its traces
+   with "-n" before the extension and says so. */
+static void prof__claim_copy(void) {
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    prof__g.proc.copy_fd = -1;
+    if (fd < 0) return;
+    for (int n = 1; n < 100; n++) {
+        struct sockaddr_un a;
+        memset(&a, 0, sizeof a);
+        a.sun_family = AF_UNIX;         /* sun_path[0] = 0: the abstract namespace */
+        int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "prof.h/%ld/%d", (long)getpid(), n);
+        socklen_t size = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+        if (bind(fd, (const struct sockaddr *)(const void *)&a, size) == 0) {
+            prof__g.proc.copy = n;
+            prof__g.proc.copy_fd = fd;
+            if (n > 1)
+                prof__msg("this is copy %d of prof.h in this process (a library with its own "
+                          "PROF_IMPLEMENTATION): its traces get '-%d' before the extension", n, n);
+            return;
+        }
+        if (errno != EADDRINUSE) break;
+    }
+    close(fd);
+}
+
+/* LOADING. The fork handlers go in when the code is loaded, so a fork
+   before init is seen too; dlclose() takes them out again (glibc ties them
+   to this object). At unload (dlclose, after its atexit handler,
+   prof_shutdown, wrote the trace) the thread key goes, so a thread that
+   recorded here and exits later calls no destructor that is unmapped. */
+__attribute__((constructor)) static void prof__load(void) {
+    pthread_atfork(prof__fork_prepare, prof__fork_parent, prof__fork_child);
+}
+
+__attribute__((destructor)) static void prof__unload(void) {
+    if (prof__g.proc.key_made) pthread_key_delete(prof__g.rec.key);
+}
+
 /* ---- >>env  environment and init ---------------------------------------- */
 
 /* Keeps a path template in dst[PROF__PATH]: 0 and a message (what follows,
@@ -4230,7 +4532,7 @@ static int prof__set_path(char *dst, const char *var, const char *value, const c
 /* Parses a whole non-negative number; 0 if absent or malformed. */
 static int prof__parse_uint(const char *s, long *out) {
     char *end;
-    if (!s || !*s || *s == '-' || *s == '+') return 0;
+    if (!s || *s < '0' || *s > '9') return 0;   /* strtol would take " +64" */
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*end || errno || v < 0 || v > 0x7fffffffL) return 0;
@@ -4501,6 +4803,9 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
+    int sigs = cfg->keep_signals == 0;
+    prof__env_bool("PROF_SIGNALS", &sigs);
+    prof__g.proc.signals = sigs;
     int merge = cfg->separate_threads == 0;
     prof__env_bool("PROF_MERGE_THREADS", &merge);
     prof__g.conf.separate_threads = !merge;
@@ -4546,17 +4851,19 @@ static void prof__start_clock(void) {
     struct timespec ts;
     clock_gettime(PROF__CLOCK_REALTIME, &ts);
     prof__g.clk.wall0 = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    pthread_key_create(&prof__g.rec.key, prof__thread_exit);
+    prof__g.proc.key_made = pthread_key_create(&prof__g.rec.key, prof__thread_exit) == 0;
     atexit(prof__atexit);
+    prof__claim_copy();
 }
 
 /* Init: resolve the config, start the clock (the first time only), then
    open step 0 and its window. */
 static void prof__init_locked(const prof_config *cfg) {
     static prof_config none;            /* all defaults */
+    if (prof__g.proc.mute) return;      /* a fork's child: the parent's run, not its own */
     prof__resolve_config(cfg ? cfg : &none);
     if (!prof__g.inited) prof__start_clock();
-    prof__g.inited = 1;
+    __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
     prof__g.shut = 0;
     prof__g.run.step = 0;
     prof__g.run.step_t0 = prof__now();
@@ -4566,6 +4873,7 @@ static void prof__init_locked(const prof_config *cfg) {
     int act = prof__cur_action();
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
     prof__mem_start_locked();
+    prof__signals_start();
 }
 
 void prof_init(const prof_config *cfg) {
@@ -4613,8 +4921,8 @@ static void prof__say_lost(uint64_t n) {
 
 void prof_step(void) {
     prof__ensure_init();
-    uint64_t now = prof__now();
     pthread_mutex_lock(&prof__lock);
+    uint64_t now = prof__now();         /* under the lock: steps of two threads stay in order */
     if (prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
     int64_t step = prof__g.run.step;
     uint64_t step_t0 = prof__g.run.step_t0;
@@ -4662,6 +4970,7 @@ void prof_step(void) {
 }
 
 void prof_shutdown(void) {
+    prof__signals_stop();
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
     pthread_mutex_lock(&prof__lock);

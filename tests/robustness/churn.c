@@ -6,23 +6,13 @@
 
    churn [THREADS]   (default 5000) */
 #include "prof.h"
+#include "sanitized.h"   /* a sanitizer's own memory makes RSS meaningless */
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0                     /* a sanitizer's own memory makes RSS meaningless */
-#endif
 
 static size_t regions, threads_seen;
 

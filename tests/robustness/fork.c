@@ -1,0 +1,110 @@
+/* fork() in a profiled process, while other threads record and hold the
+   profiler's lock (a refill, prof_get_stats). Every child must exit (never
+   hang in exit()'s prof_shutdown) and record nothing; the parent's trace
+   holds exactly the parent's regions, at the path it asked for.
+
+   fork late    200 forks (10 under TSan, where each takes a second) after
+                init, from a process recording on 2 threads; prints
+                "forks F hung H busy N dropped D"
+   fork early   one fork before init: parent and child each record one
+                region; prints "child PID" */
+#define _POSIX_C_SOURCE 200809L
+#include "prof.h"
+#include "sanitized.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int stop;
+static long busy;
+
+static void *recorder(void *arg) {
+    (void)arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && busy < 200000) {
+        PROF_SCOPE("busy");
+        busy++;
+    }
+    return NULL;
+}
+
+static void *stats(void *arg) {
+    (void)arg;
+    prof_stats st;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) prof_get_stats(&st);
+    return NULL;
+}
+
+/* Waits up to 10 s for the child; a child still there then is hung. */
+static int hung(pid_t pid) {
+    struct timespec ms = { 0, 1000000 };
+    for (int i = 0; i < 10000; i++) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        nanosleep(&ms, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 1;
+}
+
+static int late(void) {
+    PROF_INIT(NULL);
+    pthread_t r, s;
+    pthread_create(&r, NULL, recorder, NULL);
+    pthread_create(&s, NULL, stats, NULL);
+    int nhung = 0, forks = SANITIZED_THREAD ? 10 : 200;
+    for (int i = 0; i < forks; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {                 /* uses the profiler, then exit(): atexit runs */
+            static char x[8];
+            {
+                PROF_SCOPE("child");
+                PROF_ALLOC(x, sizeof x);
+                PROF_FREE(x);
+                PROF_STEP();
+            }
+#if SANITIZED_ADDRESS
+            /* LeakSanitizer's check at exit() hangs in the child of a
+               multithreaded fork (it cannot stop threads that are not
+               there): the same shutdown, then _exit */
+            PROF_SHUTDOWN();
+            _exit(0);
+#else
+            exit(0);
+#endif
+        }
+        nhung += pid < 0 || hung(pid);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(r, NULL);
+    pthread_join(s, NULL);
+    PROF_SHUTDOWN();
+    prof_stats st;
+    prof_get_stats(&st);
+    printf("forks %d hung %d busy %ld dropped %llu\n", forks, nhung, busy, (unsigned long long)st.dropped);
+    return 0;
+}
+
+static int early(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        { PROF_SCOPE("child"); }
+        return 0;                       /* exit: the child's own trace */
+    }
+    { PROF_SCOPE("parent"); }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    printf("child %ld\n", (long)pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "early")) return early();
+    return late();
+}

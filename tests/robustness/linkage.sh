@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# linkage.sh REPO_ROOT WORK_DIR -- prof.h's linkage promises, on the objects:
+#
+#  1. A translation unit built with -DPROF_NO_TSC does not link against an
+#     implementation built without it: the linker names the missing
+#     prof__emit_slow_mono (before: it linked, and recorded nothing).
+#  2. -fPIC code (a shared library) reaches the hot path's thread-local
+#     through the initial-exec model: a recorded PROF_SCOPE calls no
+#     __tls_get_addr. -DPROF_TLS_DYNAMIC gives the general model back.
+#  3. -DPROF_PRIVATE keeps a shared library's copy of prof.h its own: no
+#     prof_ or prof__ symbol is exported; without it, they are.
+# One line per check, PASS/FAIL; exit 0 when all passed. $CC: the compiler.
+set -uo pipefail
+repo=$(cd "$1" && pwd)
+work=$2
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+cc=${CC:-cc}
+fail=0
+say() { echo "$1: $2"; [[ $1 == PASS ]] || fail=1; }
+flags=(-std=c11 -O2 -DPROF_ENABLE -I"$repo")
+
+cat >use.c <<'C'
+#include "prof.h"
+void work(void);
+void work(void) { PROF_SCOPE("work"); }
+int main(void) { work(); return 0; }
+C
+printf '#define PROF_IMPLEMENTATION\n#include "prof.h"\n' >impl.c
+
+# 1. the clock mode is in the names
+"$cc" "${flags[@]}" -c impl.c -o impl.o && "$cc" "${flags[@]}" -DPROF_NO_TSC -c use.c -o use_mono.o || exit 1
+if "$cc" use_mono.o impl.o -o mixed -lpthread -lm 2>link.log; then
+  say FAIL "a -DPROF_NO_TSC unit linked against a TSC implementation"
+elif grep -q "prof__emit_slow_mono" link.log; then
+  say PASS "clock modes do not mix: the linker names prof__emit_slow_mono"
+else
+  say FAIL "the link failed for another reason: $(head -n 3 link.log)"
+fi
+"$cc" "${flags[@]}" -c use.c -o use.o && "$cc" use.o impl.o -o same -lpthread -lm &&
+  say PASS "the same clock mode links" || say FAIL "the same clock mode does not link"
+
+# 2. initial-exec TLS in -fPIC code
+tls_calls() {  # tls_calls OBJ: __tls_get_addr relocations in work()
+  objdump -dr --no-show-raw-insn "$1" | awk '/<work>:/{on=1; next} /^$/{on=0} on' | grep -c '__tls_get_addr'
+}
+"$cc" "${flags[@]}" -fPIC -c use.c -o use_pic.o || exit 1
+n=$(tls_calls use_pic.o)
+[[ $n == 0 ]] && say PASS "-fPIC: PROF_SCOPE calls no __tls_get_addr" ||
+  say FAIL "-fPIC: PROF_SCOPE calls __tls_get_addr ($n)"
+"$cc" "${flags[@]}" -fPIC -DPROF_TLS_DYNAMIC -c use.c -o use_dyn.o || exit 1
+n=$(tls_calls use_dyn.o)
+[[ $n != 0 ]] && say PASS "-DPROF_TLS_DYNAMIC: the general model (__tls_get_addr)" ||
+  say FAIL "-DPROF_TLS_DYNAMIC: no __tls_get_addr call, the check above proves nothing"
+
+# 3. PROF_PRIVATE
+exported() {  # exported SO: its dynamic symbols named prof_*
+  nm -D --defined-only "$1" | awk '{print $3}' | grep -c '^prof_'
+}
+"$cc" "${flags[@]}" -fPIC -shared -DPROF_PRIVATE impl.c use.c -o private.so -lpthread || exit 1
+"$cc" "${flags[@]}" -fPIC -shared impl.c use.c -o public.so -lpthread || exit 1
+n=$(exported private.so)
+[[ $n == 0 ]] && say PASS "-DPROF_PRIVATE: no prof_ symbol exported" || say FAIL "-DPROF_PRIVATE: $n prof_ symbols exported"
+n=$(exported public.so)
+[[ $n -gt 20 ]] && say PASS "default: the API is exported ($n symbols)" || say FAIL "default: only $n prof_ symbols exported"
+exit $fail
