@@ -130,11 +130,12 @@ def case_churn(binary):
     # every region of every thread (tids are not reused within 5,000 threads)
     c = counts(5000)
     check((c["regions"], c["threads"], c["dropped"]) == (15000, 5000, 0), f"5,000 threads: {c}")
-    # exited threads' memory comes back: 50,000 threads fit the default 64 MiB
-    # (each held a 64 KiB chunk and a 4 KiB struct before: 267 MB, 1,024 kept)
-    c = counts(50000)
-    check((c["regions"], c["dropped"]) == (150000, 0), f"50,000 threads: {c}")
-    check(c["sanitized"] or c["maxrss_mb"] < 64, f"50,000 threads: peak RSS {c['maxrss_mb']} MB")
+    # exited threads' memory comes back: 20,000 threads fit the default 64 MiB
+    # in little memory (each held a 64 KiB chunk and a 4 KiB struct before:
+    # 1,024 threads kept, and 50,000 took 267 MB)
+    c = counts(20000)
+    check((c["regions"], c["dropped"]) == (60000, 0), f"20,000 threads: {c}")
+    check(c["sanitized"] or c["maxrss_mb"] < 32, f"20,000 threads: peak RSS {c['maxrss_mb']} MB")
 
 
 def trace_names(path):
@@ -154,7 +155,7 @@ def case_fork(binary):
         check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
         w = p.stdout.split()
         forks, nhung, busy, dropped = int(w[1]), int(w[3]), int(w[5]), int(w[7])
-        check(forks in (10, 200) and nhung == 0 and dropped == 0, f"stdout {p.stdout}")
+        check(forks in (3, 100) and nhung == 0 and dropped == 0, f"stdout {p.stdout}")
         files = os.listdir(".")
         check(len(files) == 1, f"files {files}")
         check(trace_names(files[0]) == {"busy": busy}, f"{files[0]}: {trace_names(files[0])} (busy {busy})")
