@@ -18,7 +18,7 @@
      >>collect      a cycle's records from every thread, without stopping them
      >>gpu          GPU core: event pairs, resolution at steps, clock alignment
      >>analysis     the one pass every sink reads: parents, threads' tracks
-     >>json         sink: Kineto-shaped Chrome trace JSON
+     >>json         sink: Kineto-shaped Chrome trace JSON; >>gzip its .json.gz
      >>table        sink: the cycle API, key_averages() table
      >>memreport    sink: memory per region, peaks, leaks
      >>stacks       sink: folded stacks
@@ -2528,8 +2528,176 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
 #define PROF__INLINE static inline __attribute__((always_inline))
 #define PROF__SLACK 4096u
 
+/* ---- >>gzip  sink: gzip for .json.gz, no zlib -------------------------- */
+
+/* A deflate stream (RFC 1951) in gzip's wrapper (RFC 1952), written as the
+   JSON writer flushes its buffer: LZ77 over each flushed megabyte (a 32 KiB
+   window, a hash chain probed 8 deep, greedy matches) coded with deflate's
+   fixed Huffman codes. Traces repeat their keys and names event after
+   event, which the matches take; what the fixed codes leave (a few percent
+   against dynamic ones) is not worth their code here. Every reader of
+   traces reads it: Perfetto, HTA, the TensorBoard plugin. */
+#define PROF__GZ_HBITS  15
+#define PROF__GZ_WIN    32768
+#define PROF__GZ_PROBES 8
+
+typedef struct prof__gz {
+    uint64_t bits;                      /* pending output bits, LSB first */
+    unsigned nbits;
+    uint32_t crc;
+    uint32_t isize;                     /* input size mod 2^32 */
+    int32_t *head;                      /* hash -> last position, -1 none */
+    int32_t *prev;                      /* position -> previous with its hash */
+    unsigned char *out;                 /* compressed bytes of one flush */
+    size_t nout;
+    uint16_t sym[288];                  /* the fixed codes, bit-reversed for the stream */
+    uint8_t symn[288];
+    uint8_t dist[30];
+} prof__gz;
+
+static uint32_t prof__crc_table[256];
+
+static uint32_t prof__crc32(uint32_t crc, const unsigned char *p, size_t n) {
+    if (!__atomic_load_n(&prof__crc_table[1], __ATOMIC_ACQUIRE)) {  /* built once; racing builders agree */
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            __atomic_store_n(&prof__crc_table[i], c, __ATOMIC_RELEASE);
+        }
+    }
+    crc = ~crc;
+    while (n--) crc = prof__crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+static void prof__gz_bits(prof__gz *z, uint32_t v, unsigned n) {
+    z->bits |= (uint64_t)v << z->nbits;
+    z->nbits += n;
+    while (z->nbits >= 8) {
+        z->out[z->nout++] = (unsigned char)z->bits;
+        z->bits >>= 8;
+        z->nbits -= 8;
+    }
+}
+
+/* Huffman codes go most significant bit first into an LSB-first stream. */
+static uint32_t prof__gz_rev(uint32_t code, unsigned n) {
+    uint32_t r = 0;
+    for (unsigned i = 0; i < n; i++) r |= ((code >> i) & 1u) << (n - 1 - i);
+    return r;
+}
+
+/* The fixed code of every literal byte and length symbol (256..287). */
+static void prof__gz_codes(prof__gz *z) {
+    for (unsigned s = 0; s < 288; s++) {
+        unsigned code = s < 144 ? 0x30 + s : s < 256 ? 0x190 + s - 144 : s < 280 ? s - 256 : 0xC0 + s - 280;
+        z->symn[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
+        z->sym[s] = (uint16_t)prof__gz_rev(code, z->symn[s]);
+    }
+    for (unsigned d = 0; d < 30; d++) z->dist[d] = (uint8_t)prof__gz_rev(d, 5);
+}
+
+static void prof__gz_sym(prof__gz *z, unsigned s) { prof__gz_bits(z, z->sym[s], z->symn[s]); }
+
+static void prof__gz_match(prof__gz *z, unsigned len, unsigned dist) {
+    static const uint16_t lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+                                        35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+    static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                      3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+    static const uint16_t dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385,
+                                        513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
+    static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+                                      7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+    unsigned l = 28, d = 29;
+    while (lbase[l] > len) l--;
+    while (dbase[d] > dist) d--;
+    prof__gz_sym(z, 257 + l);
+    prof__gz_bits(z, len - lbase[l], lext[l]);
+    prof__gz_bits(z, z->dist[d], 5);
+    prof__gz_bits(z, dist - dbase[d], dext[d]);
+}
+
+static uint32_t prof__gz_hash(const unsigned char *p) {
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+    return (v * 2654435761u) >> (32 - PROF__GZ_HBITS);
+}
+
+/* Compresses n bytes as one deflate block (not the last) into z->out:
+   room for n * 9 / 8 + 64 bytes. */
+static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
+    z->crc = prof__crc32(z->crc, in, n);
+    z->isize += (uint32_t)n;
+    z->nout = 0;
+    prof__gz_bits(z, 0, 1);             /* BFINAL 0 */
+    prof__gz_bits(z, 1, 2);             /* BTYPE 01: fixed codes */
+    for (size_t i = 0; i < (size_t)1 << PROF__GZ_HBITS; i++) z->head[i] = -1;
+    size_t i = 0;
+    while (i < n) {
+        unsigned best = 0, dist = 0;
+        if (i + 3 <= n) {
+            uint32_t h = prof__gz_hash(in + i);
+            int32_t cand = z->head[h];
+            size_t max = n - i < 258 ? n - i : 258;
+            for (int probe = 0; cand >= 0 && probe < PROF__GZ_PROBES && i - (size_t)cand <= PROF__GZ_WIN; probe++) {
+                const unsigned char *a = in + cand, *b = in + i;
+                if (a[best] == b[best]) {       /* can it beat the best so far? */
+                    unsigned len = 0;
+                    while (len < max && a[len] == b[len]) len++;
+                    if (len > best) { best = len; dist = (unsigned)(i - (size_t)cand); if (len == max) break; }
+                }
+                cand = z->prev[cand];
+            }
+            z->prev[i] = z->head[h];
+            z->head[h] = (int32_t)i;
+        }
+        if (best >= 3) {
+            prof__gz_match(z, best, dist);
+            for (size_t k = i + 1; k < i + best && k + 3 <= n; k++) {   /* the match's positions, hashed */
+                uint32_t h = prof__gz_hash(in + k);
+                z->prev[k] = z->head[h];
+                z->head[h] = (int32_t)k;
+            }
+            i += best;
+        } else {
+            prof__gz_sym(z, in[i++]);
+        }
+    }
+    prof__gz_sym(z, 256);               /* end of block */
+}
+
+/* The stream's start: gzip's header, then the state. 0: out of memory. */
+static int prof__gz_start(prof__gz *z, FILE *f) {
+    static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };  /* deflate, Unix */
+    memset(z, 0, sizeof *z);
+    prof__gz_codes(z);
+    z->head = (int32_t *)malloc(((size_t)1 << PROF__GZ_HBITS) * sizeof *z->head);
+    z->prev = (int32_t *)malloc(PROF__WBUF * sizeof *z->prev);
+    z->out = (unsigned char *)malloc(PROF__WBUF + PROF__WBUF / 8 + 64);
+    return z->head && z->prev && z->out && fwrite(head, 1, sizeof head, f) == sizeof head;
+}
+
+/* The last (empty) block, the bits left, CRC-32 and size: into z->out. */
+static void prof__gz_end(prof__gz *z) {
+    z->nout = 0;
+    prof__gz_bits(z, 1, 1);             /* BFINAL */
+    prof__gz_bits(z, 1, 2);
+    prof__gz_sym(z, 256);
+    if (z->nbits) prof__gz_bits(z, 0, 8 - z->nbits);
+    for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->crc >> (8 * i));
+    for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->isize >> (8 * i));
+}
+
+static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->out); }
+
+/* Whether a path asks for gzip: it ends in ".gz". */
+static int prof__is_gz(const char *path) {
+    size_t n = strlen(path);
+    return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
 typedef struct prof__w {
     FILE *f;
+    prof__gz *gz;                       /* .json.gz: compressed as it is flushed */
     char *buf;
     size_t n;
     int errnum;                         /* errno of the first failed write */
@@ -2543,7 +2711,14 @@ typedef struct prof__w {
 } prof__w;
 
 static void prof__w_flush(prof__w *w) {
-    if (w->n && fwrite(w->buf, 1, w->n, w->f) != w->n && !w->err) { w->err = 1; w->errnum = errno; }
+    const void *p = w->buf;
+    size_t n = w->n;
+    if (n && w->gz) {
+        prof__gz_block(w->gz, (const unsigned char *)w->buf, n);
+        p = w->gz->out;
+        n = w->gz->nout;
+    }
+    if (n && fwrite(p, 1, n, w->f) != n && !w->err) { w->err = 1; w->errnum = errno; }
     w->n = 0;
 }
 
@@ -3255,7 +3430,12 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     }
     t.shift = prof__trace_shift();
     char tmp[PROF__PATH + 32];
+    prof__gz gz;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
+    if (prof__is_gz(path)) {
+        t.w.gz = &gz;
+        if (!prof__gz_start(&gz, t.w.f)) t.w.err = 1;
+    }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     const uint32_t *track = cy->track;
@@ -3274,7 +3454,12 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         prof__w_gpu(&t, cy);
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
+        if (w->gz && !w->err) {
+            prof__gz_end(w->gz);
+            if (fwrite(w->gz->out, 1, w->gz->nout, w->f) != w->gz->nout) { w->err = 1; w->errnum = errno; }
+        }
     }
+    if (w->gz) prof__gz_free(w->gz);
     int ok = prof__out_close(w->f, tmp, path, !w->err, w->errnum, "trace");
     if (nev) *nev = t.nev;
     free(pend);
@@ -4151,6 +4336,9 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
     if (ins[0]) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
+        if (dot && !strcmp(dot, ".gz"))         /* t.json.gz: t.1.json.gz */
+            for (const char *d = dot - 1; d > tmpl && *d != '/'; d--)
+                if (*d == '.') { dot = d; break; }
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
         snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s%s%s", (int)(dot - tmpl), tmpl, ins, dot);
         tmpl = ext_tmpl;

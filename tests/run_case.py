@@ -6,6 +6,7 @@
 Every trace is parsed back by Python's json (what TensorBoard's plugin and HTA
 use); each check states the exact behaviour expected of prof.h."""
 import glob
+import gzip
 import json
 import os
 import re
@@ -239,6 +240,28 @@ def case_lazy_steps(binary, tmp):
             s1 = steps["ProfilerStep#1"]
             late = max(xs(d, "decode"), key=lambda e: e["ts"])
             check(contains(s1, late), f"{sched}: step 1's decode outside ProfilerStep#1")
+
+
+def case_gzip(binary, tmp):
+    """A .json.gz trace is the JSON trace, gzip-compressed: Python's gzip
+    (zlib) reads back exactly the bytes of the same cycle written as .json
+    (but the traceName), at least 6 times smaller. A schedule's cycles of a
+    .json.gz PROF_OUTPUT are t.<cycle>.json.gz."""
+    run(binary, "gzip", {}, tmp)
+    for n in (1, 2):
+        plain = open(os.path.join(tmp, f"t{n}.json"), "rb").read()
+        packed = open(os.path.join(tmp, f"t{n}.json.gz"), "rb").read()
+        text = gzip.decompress(packed)
+        check(text.replace(f"t{n}.json.gz".encode(), b"NAME") == plain.replace(f"t{n}.json".encode(), b"NAME"),
+              f"cycle {n}: the gzip trace is not the JSON trace")
+        check(len(xs(load(os.path.join(tmp, f"t{n}.json")))) == 10000 + 2, f"cycle {n}: regions and steps")
+        check(len(plain) >= 6 * len(packed), f"cycle {n}: {len(plain)} bytes to {len(packed)}")
+    run(binary, "schedule", {"PROF_OUTPUT": "s.json.gz", "PROF_SCHEDULE": "active=1,repeat=2"}, tmp)
+    names = sorted(f for f in os.listdir(tmp) if f.startswith("s."))
+    check(names == ["s.1.json.gz", "s.2.json.gz"], f"files {names}")
+    for f in names:
+        d = json.loads(gzip.decompress(open(os.path.join(tmp, f), "rb").read()))
+        check(len(xs(d, "step_work")) == 1, f"{f}: step_work")
 
 
 def case_short_threads(binary, tmp):

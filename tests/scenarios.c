@@ -311,6 +311,39 @@ static void on_ready(const prof_cycle *c, void *user) {
     (*calls)++;
 }
 
+/* gzip: every cycle written twice by its handler, as t<N>.json and
+   t<N>.json.gz, which must hold the same bytes; 10,000 regions a cycle with args,
+   counters and instants, a hostile name among them. */
+static void write_both(const prof_cycle *c, void *user) {
+    char path[64];
+    (void)user;
+    snprintf(path, sizeof path, "t%d.json", prof_cycle_index(c));
+    prof_cycle_write_trace(c, path);
+    snprintf(path, sizeof path, "t%d.json.gz", prof_cycle_index(c));
+    prof_cycle_write_trace(c, path);
+}
+
+static int gzip_trace(void) {
+    static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "optimizer" };
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.on_trace_ready = write_both;
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 2;
+    PROF_INIT(&cfg);
+    for (int s = 0; s < 4; s++) {
+        for (int i = 0; i < 5000; i++) {
+            PROF_SCOPE(names[i % 5]);
+            if (i % 7 == 0) PROF_ARG_INT("i", i);
+            if (i % 100 == 0) PROF_COUNTER("loss", 1.0 / (i + 1));
+            if (i % 1000 == 0) PROF_INSTANT("checkpoint");
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int handler(void) {
     static int calls;
     prof_config cfg;
@@ -580,7 +613,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
