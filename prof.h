@@ -860,7 +860,7 @@ static struct {
     } rec;
     struct {                            /* this process among others */
         int copy;                       /* which copy of prof.h in the process: 1, 2, ... (0: unknown) */
-        int copy_fd;                    /* the socket that claims that number, or -1 */
+        int copy_fd;                    /* the socket that claims that number, when copy > 0 */
         int fork_child;                 /* a fork()'s child */
         int mute;                       /* forked after init: records nothing, ever */
         int signals;                    /* cfg / PROF_SIGNALS: handle SIGINT, SIGTERM, crashes */
@@ -4506,8 +4506,7 @@ static void prof__fork_child(void) {
     }
     for (int i = 0; i < PROF__MEM_SHARDS; i++) __atomic_store_n(&prof__mem.shard[i].lock, 0, __ATOMIC_RELAXED);
     prof__tls.cur = prof__tls.end = NULL;
-    if (prof__g.proc.copy_fd >= 0) close(prof__g.proc.copy_fd);
-    prof__g.proc.copy_fd = -1;
+    if (prof__g.proc.copy) close(prof__g.proc.copy_fd);     /* the number is the parent's */
     prof__g.proc.copy = 0;
     prof__signals_forget();
     pthread_mutex_unlock(&prof__lock);
@@ -4668,7 +4667,6 @@ static void prof__signals_forget(void) {
    with "-n" before the extension and says so. */
 static void prof__claim_copy(void) {
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    prof__g.proc.copy_fd = -1;
     if (fd < 0) return;
     for (int n = 1; n < 100; n++) {
         struct sockaddr_un a;

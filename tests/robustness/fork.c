@@ -7,17 +7,20 @@
                 init, from a process recording on 2 threads; prints
                 "forks F hung H busy N dropped D"
    fork early   one fork before init: parent and child each record one
-                region; prints "child PID" */
+                region, and the child's descriptors are its own (stdin
+                stays open); prints "child PID" */
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
 #include "sanitized.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,11 +101,20 @@ static int late(void) {
     return 0;
 }
 
+/* fd 0's file, which a child must still have: the profiler's fork handler
+   closes only descriptors of its own */
+static int stdin_is(const struct stat *before) {
+    struct stat now;
+    return fstat(0, &now) == 0 && now.st_dev == before->st_dev && now.st_ino == before->st_ino;
+}
+
 static int early(void) {
+    struct stat in;
+    if (fstat(0, &in) != 0 && (open("/dev/null", O_RDONLY) != 0 || fstat(0, &in) != 0)) return 2;
     pid_t pid = fork();
     if (pid == 0) {
         { PROF_SCOPE("child"); }
-        return 0;                       /* exit: the child's own trace */
+        return stdin_is(&in) ? 0 : 3;   /* exit: the child's own trace */
     }
     { PROF_SCOPE("parent"); }
     int status = 0;
