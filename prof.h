@@ -2553,20 +2553,12 @@ typedef struct prof__gz {
     uint16_t sym[288];                  /* the fixed codes, bit-reversed for the stream */
     uint8_t symn[288];
     uint8_t dist[30];
+    uint32_t crc_table[256];            /* per stream: writers of two cycles share nothing */
 } prof__gz;
 
-static uint32_t prof__crc_table[256];
-
-static uint32_t prof__crc32(uint32_t crc, const unsigned char *p, size_t n) {
-    if (!__atomic_load_n(&prof__crc_table[1], __ATOMIC_ACQUIRE)) {  /* built once; racing builders agree */
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            __atomic_store_n(&prof__crc_table[i], c, __ATOMIC_RELEASE);
-        }
-    }
+static uint32_t prof__crc32(const prof__gz *z, uint32_t crc, const unsigned char *p, size_t n) {
     crc = ~crc;
-    while (n--) crc = prof__crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    while (n--) crc = z->crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -2587,14 +2579,20 @@ static uint32_t prof__gz_rev(uint32_t code, unsigned n) {
     return r;
 }
 
-/* The fixed code of every literal byte and length symbol (256..287). */
-static void prof__gz_codes(prof__gz *z) {
+/* The fixed code of every literal byte and length symbol (256..287), and
+   CRC-32's table. */
+static void prof__gz_tables(prof__gz *z) {
     for (unsigned s = 0; s < 288; s++) {
         unsigned code = s < 144 ? 0x30 + s : s < 256 ? 0x190 + s - 144 : s < 280 ? s - 256 : 0xC0 + s - 280;
         z->symn[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
         z->sym[s] = (uint16_t)prof__gz_rev(code, z->symn[s]);
     }
     for (unsigned d = 0; d < 30; d++) z->dist[d] = (uint8_t)prof__gz_rev(d, 5);
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        z->crc_table[i] = c;
+    }
 }
 
 static void prof__gz_sym(prof__gz *z, unsigned s) { prof__gz_bits(z, z->sym[s], z->symn[s]); }
@@ -2625,7 +2623,7 @@ static uint32_t prof__gz_hash(const unsigned char *p) {
 /* Compresses n bytes as one deflate block (not the last) into z->out:
    room for n * 9 / 8 + 64 bytes. */
 static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
-    z->crc = prof__crc32(z->crc, in, n);
+    z->crc = prof__crc32(z, z->crc, in, n);
     z->isize += (uint32_t)n;
     z->nout = 0;
     prof__gz_bits(z, 0, 1);             /* BFINAL 0 */
@@ -2669,7 +2667,7 @@ static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
 static int prof__gz_start(prof__gz *z, FILE *f) {
     static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };  /* deflate, Unix */
     memset(z, 0, sizeof *z);
-    prof__gz_codes(z);
+    prof__gz_tables(z);
     z->head = (int32_t *)malloc(((size_t)1 << PROF__GZ_HBITS) * sizeof *z->head);
     z->prev = (int32_t *)malloc(PROF__WBUF * sizeof *z->prev);
     z->out = (unsigned char *)malloc(PROF__WBUF + PROF__WBUF / 8 + 64);
