@@ -4489,7 +4489,7 @@ static void prof__save_cycle(prof__cycle *cy) {
    are not in the child, are let go. A child forked before init is a fresh
    process: it records, and a PROF_OUTPUT without {pid} gets "-<pid>" before
    its extension. A child that exec()s starts afresh. */
-static void prof__signals_forget(void);
+static void prof__signals_stop(int in_child);
 
 static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
 static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
@@ -4506,7 +4506,7 @@ static void prof__fork_child(void) {
     prof__tls.cur = prof__tls.end = NULL;
     if (prof__g.proc.copy) close(prof__g.proc.copy_fd);     /* the number is the parent's */
     prof__g.proc.copy = 0;
-    prof__signals_forget();
+    prof__signals_stop(1);
     pthread_mutex_unlock(&prof__lock);
 }
 
@@ -4632,27 +4632,20 @@ static void prof__signals_restore(void) {
     }
 }
 
-/* At shutdown, outside the lock: the handlers go and the watcher stops
-   (joined, so that dlclose() unmaps no code a thread still runs). */
-static void prof__signals_stop(void) {
+/* The handlers go, then the watcher: at shutdown (outside the lock) it is
+   joined, so that dlclose() unmaps no code a thread still runs; in a fork's
+   child (in_child) it is not there, and the pipe, shared with the parent's,
+   is only closed. */
+static void prof__signals_stop(int in_child) {
     if (!__atomic_exchange_n(&prof__sig.running, 0, __ATOMIC_ACQ_REL)) return;
     prof__signals_restore();
-    if (pthread_equal(pthread_self(), prof__sig.watcher)) {
-        pthread_detach(prof__sig.watcher);          /* the watcher is shutting down itself */
-    } else {
-        unsigned char z = 0;
-        if (write(prof__sig.pipe[1], &z, 1) == 1) pthread_join(prof__sig.watcher, NULL);
-        else pthread_detach(prof__sig.watcher);
+    if (!in_child) {
+        unsigned char z = 0;                        /* 0: the watcher returns */
+        if (pthread_equal(pthread_self(), prof__sig.watcher) || write(prof__sig.pipe[1], &z, 1) != 1)
+            pthread_detach(prof__sig.watcher);      /* it is shutting down itself, or cannot be told */
+        else
+            pthread_join(prof__sig.watcher, NULL);
     }
-    close(prof__sig.pipe[0]);
-    close(prof__sig.pipe[1]);
-}
-
-/* In a fork's child: no watcher there, and a signal must not reach the
-   parent's through the shared pipe. */
-static void prof__signals_forget(void) {
-    if (!__atomic_exchange_n(&prof__sig.running, 0, __ATOMIC_ACQ_REL)) return;
-    prof__signals_restore();
     close(prof__sig.pipe[0]);
     close(prof__sig.pipe[1]);
 }
@@ -5154,7 +5147,7 @@ void prof_step(void) {
 }
 
 void prof_shutdown(void) {
-    prof__signals_stop();
+    prof__signals_stop(0);
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
     pthread_mutex_lock(&prof__lock);
