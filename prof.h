@@ -2322,6 +2322,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
         /* ticks to ns, for what is reported in ns: not yet calibrated before
            the first save (prof__save_cycle refines it again) */
         prof__calibrate();
+        double npt = prof__ns_per_tick();   /* once: another thread may calibrate meanwhile */
         /* per device: scale[k] in ticks per GPU ns between anchors k, k+1 */
         double *scale[PROF__GPU_DEVS] = { 0 };
         struct prof__gdev_info info[PROF__GPU_DEVS];
@@ -2338,7 +2339,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             for (int k = 0; k < g->n; k++) {
                 int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
                 if (unc > in->unc_ns) in->unc_ns = unc;
-                scale[d][k] = prof__ns_per_tick() > 0 ? 1.0 / prof__ns_per_tick() : 1.0;
+                scale[d][k] = npt > 0 ? 1.0 / npt : 1.0;
                 float ms;
                 if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
                     double gpu_ns = (double)ms * 1e6;
