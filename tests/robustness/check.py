@@ -21,7 +21,12 @@ def clean_env(env):
     return full
 
 
-def run(binary, env=None, limit_bytes=None):
+def empty_dir():
+    for f in os.listdir("."):
+        os.remove(f)
+
+
+def run(binary, env=None, limit_bytes=None, args=()):
     full = clean_env(env or {})
 
     def limit():
@@ -29,7 +34,7 @@ def run(binary, env=None, limit_bytes=None):
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
 
-    return subprocess.run([binary], env=full, capture_output=True, text=True, timeout=60, preexec_fn=limit)
+    return subprocess.run([binary, *args], env=full, capture_output=True, text=True, timeout=60, preexec_fn=limit)
 
 
 def case_full_disk(binary):
@@ -122,7 +127,7 @@ def case_unclosed(binary):
 
 def case_churn(binary):
     def counts(threads):
-        p = subprocess.run([binary, str(threads)], env=clean_env({}), capture_output=True, text=True, timeout=60)
+        p = run(binary, args=[str(threads)])
         check(p.returncode == 0, f"{threads} threads: exit {p.returncode}: {p.stderr}")
         check(p.stderr == "", f"{threads} threads: stderr {p.stderr}")
         w = p.stdout.split()
@@ -161,8 +166,7 @@ def case_fork(binary):
         check(trace_names(files[0]) == {"busy": busy}, f"{files[0]}: {trace_names(files[0])} (busy {busy})")
         os.remove(files[0])
     # a fork before init: a fresh process, with a file of its own
-    p = subprocess.run([binary, "early"], env=clean_env({"PROF_OUTPUT": "t.json"}), capture_output=True, text=True,
-                       timeout=60)
+    p = run(binary, {"PROF_OUTPUT": "t.json"}, args=["early"])
     check(p.returncode == 0, f"early: exit {p.returncode}: {p.stderr}")
     child = p.stdout.split()[1]
     check(sorted(os.listdir(".")) == sorted(["t.json", f"t-{child}.json"]), f"files {os.listdir('.')}")
@@ -172,8 +176,7 @@ def case_fork(binary):
 
 def case_signals(binary):
     def interrupted(mode, sig, env):
-        for f in os.listdir("."):
-            os.remove(f)
+        empty_dir()
         p = subprocess.Popen([binary, mode], env=clean_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
         check(p.stdout.readline() == "ready\n", f"{mode}: not ready")
@@ -198,9 +201,8 @@ def case_signals(binary):
     check(err == "prof: wrote t.json (1005 events)\n" and trace_names("t.json") == {"work": 1000}, f"user: {err}")
     # crashes: what is lost is said, the crash goes on as before
     for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
-        for f in os.listdir("."):
-            os.remove(f)
-        p = subprocess.run([binary, mode], env=clean_env(env), capture_output=True, text=True, timeout=60)
+        empty_dir()
+        p = run(binary, env, args=[mode])
         if "sanitized" in p.stdout:
             continue
         name = signal.Signals(sig).name
@@ -211,12 +213,11 @@ def case_signals(binary):
 
 
 def case_dlclose(binary, plugin):
-    # two copies in one process, one unloaded while its thread lives on
-    # The thread outlives the plugin: its buffer (one chunk and its struct)
-    # stays behind, as the README says, which LeakSanitizer would report.
+    # Two copies in one process, one unloaded while its thread lives on. That
+    # thread's buffer (one chunk and its struct) stays behind, as the README
+    # says, which LeakSanitizer would report.
     asan = os.environ.get("ASAN_OPTIONS", "")
-    p = subprocess.run([binary, plugin], env=clean_env({"ASAN_OPTIONS": asan + ":detect_leaks=0"}),
-                       capture_output=True, text=True, timeout=60)
+    p = run(binary, {"ASAN_OPTIONS": asan + ":detect_leaks=0"}, args=[plugin])
     check(p.returncode == 0 and p.stdout == "ok\n", f"exit {p.returncode}: {p.stderr}")
     files = sorted(os.listdir("."))
     check(len(files) == 2, f"files {files}")
@@ -232,14 +233,15 @@ def case_dlclose(binary, plugin):
 def case_races(binary):
     # concurrent steps, and exit() during a step; the sanitizers judge races
     for clock in ("tsc", "monotonic"):
-        for f in os.listdir("."):
-            os.remove(f)
+        empty_dir()
         p = run(binary, {"PROF_SCHEDULE": "active=1", "PROF_OUTPUT": "t.json", "PROF_CLOCK": clock})
         check(p.returncode == 0 and "Sanitizer" not in p.stderr, f"{clock}: exit {p.returncode}: {p.stderr}")
         traces = [f for f in os.listdir(".") if f.endswith(".json")]
         check(len(traces) >= 50, f"{clock}: {len(traces)} traces")
-        for f in traces:                        # every file at its final path is whole (a
-            check(isinstance(load(f)["traceEvents"], list), f)  # window between two threads' steps may be empty)
+        # every file at its final path is whole (a window between two
+        # threads' steps may be empty)
+        for f in traces:
+            check(isinstance(load(f)["traceEvents"], list), f)
 
 
 def main():
