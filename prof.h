@@ -1094,21 +1094,41 @@ static int prof__refill(prof__thread *th) {
     return c != NULL;
 }
 
-/* A free record slot for the calling thread, or NULL when dropped. */
-static prof__rec *prof__slot(void) {
+/* The slow paths' producer: the calling thread (registered if new), its view
+   of its chunk caught up with what the inline path wrote. NULL if it cannot
+   register. */
+static inline __attribute__((always_inline)) prof__thread *prof__producer(void) {
     prof__thread *th = prof__self;
     if (PROF__UNLIKELY(!th) && !(th = prof__register())) return NULL;
     if (!prof__fallback() && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    return th;
+}
+
+/* Hands the rest of the chunk to the inline path. In fallback mode it never
+   gets a window: every region goes through prof__emit_slow, which re-times it
+   on CLOCK_MONOTONIC. */
+static inline __attribute__((always_inline)) void prof__window(const prof__thread *th) {
+    int fb = prof__fallback();
+    prof__tls.cur = fb ? NULL : th->cur;
+    prof__tls.end = fb ? NULL : th->lim;
+}
+
+/* n events dropped at the cap: counted, and the inline path has no window. */
+static void prof__drop(prof__thread *th, uint64_t n) {
+    __atomic_fetch_add(&th->dropped, n, __ATOMIC_RELAXED);
+    prof__tls.cur = prof__tls.end = NULL;
+}
+
+/* A free record slot for the calling thread, or NULL when dropped. */
+static prof__rec *prof__slot(void) {
+    prof__thread *th = prof__producer();
+    if (!th) return NULL;
     if (th->cur >= th->lim && !prof__refill(th)) {
-        __atomic_fetch_add(&th->dropped, 1, __ATOMIC_RELAXED);
-        prof__tls.cur = prof__tls.end = NULL;
+        prof__drop(th, 1);
         return NULL;
     }
     prof__rec *r = th->cur++;
-    /* In fallback mode the inline path never gets a window: every region goes
-       through prof__emit_slow, which re-times it on CLOCK_MONOTONIC. */
-    prof__tls.cur = prof__fallback() ? NULL : th->cur;
-    prof__tls.end = prof__fallback() ? NULL : th->lim;
+    prof__window(th);
     return r;
 }
 
@@ -1336,9 +1356,8 @@ static void prof__mem_erase(prof__mshard *s, prof__mentry *e) {
    the first unpublished record, so it never takes the event without its
    total, and a cycle boundary (by start time, the same) never splits them. */
 static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t code, int64_t total) {
-    prof__thread *th = prof__self;
-    if (PROF__UNLIKELY(!th) && !(th = prof__register())) return;
-    if (!prof__fallback() && prof__tls.cur) th->cur = prof__tls.cur; /* the inline path moved it */
+    prof__thread *th = prof__producer();
+    if (!th) return;
     if (!th->cur || th->lim - th->cur < 2) {
         if (th->cur && th->cur < th->lim) { /* one slot left: a lone total, which readers skip */
             prof__rec *pad = th->cur++;
@@ -1349,15 +1368,13 @@ static void prof__mem_push(uint64_t t0, uintptr_t p, int64_t bytes, uint32_t cod
             __atomic_store_n(&pad->t0, t0, __ATOMIC_RELEASE);
         }
         if (!prof__refill(th)) {
-            __atomic_fetch_add(&th->dropped, 2, __ATOMIC_RELAXED);
-            prof__tls.cur = prof__tls.end = NULL;
+            prof__drop(th, 2);
             return;
         }
     }
     prof__rec *r = th->cur;
     th->cur += 2;
-    prof__tls.cur = prof__fallback() ? NULL : th->cur;
-    prof__tls.end = prof__fallback() ? NULL : th->lim;
+    prof__window(th);
     r[0].name = (const char *)p;
     r[0].t1 = (uint64_t)bytes;
     r[0].kind = PROF__K_MEM;
