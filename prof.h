@@ -1008,15 +1008,27 @@ static double prof__ns_per_tick(void) {
     return v;
 }
 
-static int64_t prof__tick_ns(uint64_t tick) {
+/* The calibration as ticks are converted with it: ns per tick in 32.32
+   fixed point, or a double where there is no 128-bit product. A writer reads
+   it once per trace (one scale for the file, and no atomic load per event). */
+#ifdef __SIZEOF_INT128__
+typedef uint64_t prof__scale;
+static prof__scale prof__scale_now(void) { return __atomic_load_n(&prof__g.clk.ns_per_tick_q32, __ATOMIC_RELAXED); }
+#else
+typedef double prof__scale;
+static prof__scale prof__scale_now(void) { return prof__ns_per_tick(); }
+#endif
+
+static int64_t prof__tick_ns_by(uint64_t tick, prof__scale s) {
     int64_t d = (int64_t)(tick - prof__g.clk.tick0);
 #ifdef __SIZEOF_INT128__
-    uint64_t q32 = __atomic_load_n(&prof__g.clk.ns_per_tick_q32, __ATOMIC_RELAXED);
-    return prof__g.clk.mono0 + (int64_t)(((prof__i128)d * (prof__i128)q32) >> 32);
+    return prof__g.clk.mono0 + (int64_t)(((prof__i128)d * (prof__i128)s) >> 32);
 #else
-    return prof__g.clk.mono0 + (int64_t)((double)d * prof__ns_per_tick());
+    return prof__g.clk.mono0 + (int64_t)((double)d * s);
 #endif
 }
+
+static int64_t prof__tick_ns(uint64_t tick) { return prof__tick_ns_by(tick, prof__scale_now()); }
 
 /* The current time in the units records store: ticks, or ns in fallback. */
 static uint64_t prof__now(void) {
@@ -2942,6 +2954,7 @@ typedef struct prof__tw {               /* trace-writing context */
     prof__w w;
     const prof__cycle *cy;
     int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
+    prof__scale scale;                  /* ticks -> ns, read once */
     long pid;
     size_t nev;                         /* events written: the "wrote" line's count */
     const char *xhead;                  /* PROF__X_HEAD or PROF__X_HEAD_OP */
@@ -2971,7 +2984,7 @@ static int prof__gpu_find(const prof__tw *t, uint32_t c) {
 }
 
 
-static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns(tick) + t->shift; }
+static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns_by(tick, t->scale) + t->shift; }
 
 /* v < 1000 without leading zeros; reads 4 bytes of the table. */
 PROF__INLINE char *prof__fmt_small(const prof__tw *t, char *o, uint32_t v) {
@@ -3445,6 +3458,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.tab3[4 * i + 2] = (char)('0' + i % 10);
     }
     t.shift = prof__trace_shift();
+    t.scale = prof__scale_now();
     char tmp[PROF__PATH + 32];
     prof__gz gz;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
