@@ -4366,7 +4366,7 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
     if (ins[0]) {
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
-        if (dot && !strcmp(dot, ".gz"))         /* t.json.gz: t.1.json.gz */
+        if (prof__is_gz(tmpl))                  /* t.json.gz: t.1.json.gz (dot is ".gz") */
             for (const char *d = dot - 1; d > tmpl && *d != '/'; d--)
                 if (*d == '.') { dot = d; break; }
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
