@@ -4367,8 +4367,8 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
         const char *slash = strrchr(tmpl, '/');
         const char *dot = strrchr(tmpl, '.');
         if (prof__is_gz(tmpl))                  /* t.json.gz: t.1.json.gz (dot is ".gz") */
-            for (const char *d = dot - 1; d > tmpl && *d != '/'; d--)
-                if (*d == '.') { dot = d; break; }
+            for (size_t i = (size_t)(dot - tmpl); i-- > 0 && tmpl[i] != '/';)
+                if (tmpl[i] == '.') { dot = tmpl + i; break; }
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
         snprintf(ext_tmpl, sizeof ext_tmpl, "%.*s%s%s", (int)(dot - tmpl), tmpl, ins, dot);
         tmpl = ext_tmpl;

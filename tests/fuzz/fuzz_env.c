@@ -190,16 +190,21 @@ static void sb_put(sbuf *b, const char *s, size_t n) {
 }
 
 /* What prof__expand_path promises, with no limit on the length: ".{cycle}"
-   before the extension (after the last '.' of the last path component) when
-   there is a schedule, a cycle and no {cycle}; then {pid}, {rank} (0 when not
-   a distributed run) and {cycle} (kept as it is for cycle < 0) replaced, left
-   to right. Returned malloc'd. */
+   before the extension (from the last '.' of the last path component; in a
+   name ending in ".gz", from the '.' before that, if the component has one)
+   when there is a schedule, a cycle and no {cycle}; then {pid}, {rank} (0
+   when not a distributed run) and {cycle} (kept as it is for cycle < 0)
+   replaced, left to right. Returned malloc'd. */
 static char *expand_reference(const char *tmpl, int cycle, int has_sched, int rank) {
     sbuf t = { NULL, 0, 0 }, o = { NULL, 0, 0 };
     sb_put(&t, "", 0);
     sb_put(&o, "", 0);
     if (cycle >= 0 && has_sched && !strstr(tmpl, "{cycle}")) {
         const char *slash = strrchr(tmpl, '/'), *dot = strrchr(tmpl, '.');
+        size_t n = strlen(tmpl), name = slash ? (size_t)(slash - tmpl) + 1 : 0;
+        if (n > 3 && !strcmp(tmpl + n - 3, ".gz"))      /* t.json.gz: the '.' of ".json" */
+            for (size_t i = n - 3; i-- > name;)
+                if (tmpl[i] == '.') { dot = tmpl + i; break; }
         if (!dot || (slash && dot < slash)) dot = tmpl + strlen(tmpl);
         sb_put(&t, tmpl, (size_t)(dot - tmpl));
         sb_put(&t, ".{cycle}", 8);

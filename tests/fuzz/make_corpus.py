@@ -59,6 +59,8 @@ ENV = {
     "path_default": "4prof_trace_{pid}.json",
     "path_cycle_rank0": ":runs/{rank}/trace.{cycle}.json",
     "path_dotted_dir_rank7": "@dir.d/trace",
+    "path_gz": "4runs/t.json.gz",
+    "path_gz_only": "4dir.d/t.gz",
     "path_all_max_rank": "F{cycle}{rank}{pid}{rank",
     "path_longest_fit": "4" + "a" * 4090 + ".json",
     "path_log_too_long": "4" + "b" * 5000,
