@@ -801,6 +801,7 @@ typedef struct prof__thread {
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
     int retired;                        /* the store of exited threads' records */
+    int dead;                           /* exited with more than a chunk: the collector frees it */
 } prof__thread;
 
 /* Schedule actions, as torch.profiler.ProfilerAction. */
@@ -1178,8 +1179,9 @@ static void prof__push_unclosed(const prof__thread *th) {
 
 static void prof__retire_locked(prof__thread *th);
 
-/* The TLS destructor: the thread's records go to the retired store, and its
-   chunks and its struct come back now, not at the next cycle's end. */
+/* The TLS destructor: a thread's records go to the retired store, and its
+   chunk and its struct come back now, not at the next cycle's end (a
+   thread that holds more is left to the collector). */
 static void prof__thread_exit(void *p) {
     prof__thread *th = (prof__thread *)p;
     prof__push_unclosed(th);
@@ -1679,16 +1681,24 @@ static int prof__store_put(prof__thread *st, const prof__rec *r) {
     return 1;
 }
 
-/* An exited thread's records not yet collected move into the retired store,
-   packed behind a PROF__K_THREAD record naming the thread; its chunks go back
-   to the pool as each is copied (so the store needs at most one chunk more
-   than the thread held) and its struct is freed. 5,000 short threads cost
-   what they recorded, not 5,000 chunks. Past the cap the rest are dropped,
-   counted. Under the lock. */
+/* An exited thread whose records not yet collected fit its one chunk (the
+   many short threads of a pool that starts one per task): they move into
+   the retired store, packed behind a PROF__K_THREAD record naming the
+   thread, its chunk goes back to the pool and its struct is freed, so
+   5,000 short threads cost what they recorded, not 5,000 chunks. Past the
+   cap the rest are dropped, counted. A thread with more is marked dead and
+   left to the collector, which takes its chunks whole at the cycle's end and
+   frees it: copying them here would hold the lock (and every other thread's
+   refill) for as long as a copy of up to the whole cap takes, and the chunk
+   it wastes is at most the size of one it filled. Under the lock. */
 static void prof__retire_locked(prof__thread *th) {
     prof__thread *st = &prof__g.rec.retired;
     uint64_t lost = __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     int marked = 0;
+    if (th->head != th->tail) {
+        th->dead = 1;
+        return;
+    }
     prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
     if (!st->retired) {
         st->retired = 1;
@@ -1748,8 +1758,9 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
     }
 }
 
-/* Takes every published record of every thread (and of the retired store)
-   and recycles drained chunks. Caller holds the lock. */
+/* Takes every published record of every thread (and of the retired store),
+   recycles drained chunks and frees threads that exited with more than a
+   chunk. Caller holds the lock. */
 __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     prof__ev *spill = NULL;
     size_t nspill = 0, spillcap = 0;
@@ -1761,7 +1772,9 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
     uint64_t dropped = prof__g.rec.dropped_dead;
-    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
+    prof__thread **link = &prof__g.rec.threads;
+    while (*link) {
+        prof__thread *th = *link;
         uint32_t idx = th->idx;             /* the retired store's records say whose they are */
         if (!th->retired) prof__g.rec.tinfo[idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
         prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
@@ -1792,6 +1805,18 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     drained:
         th->head_pos = pos;
         dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+        if (th->dead) {                     /* exited: everything it wrote is taken */
+            prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+            for (c = th->head; c;) {
+                prof__chunk *next = c->next;
+                prof__chunk_release(c);
+                c = next;
+            }
+            *link = th->next;
+            free(th);
+        } else {
+            link = &th->next;
+        }
     }
     prof__g.rec.spill = spill;
     prof__g.rec.nspill = nspill;

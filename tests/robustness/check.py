@@ -126,8 +126,8 @@ def case_unclosed(binary):
 
 
 def case_churn(binary):
-    def counts(threads):
-        p = run(binary, args=[str(threads)])
+    def counts(threads, per_thread=3):
+        p = run(binary, args=[str(threads), str(per_thread)])
         check(p.returncode == 0, f"{threads} threads: exit {p.returncode}: {p.stderr}")
         check(p.stderr == "", f"{threads} threads: stderr {p.stderr}")
         w = p.stdout.split()
@@ -141,6 +141,9 @@ def case_churn(binary):
     c = counts(20000)
     check((c["regions"], c["dropped"]) == (60000, 0), f"20,000 threads: {c}")
     check(c["sanitized"] or c["maxrss_mb"] < 32, f"20,000 threads: peak RSS {c['maxrss_mb']} MB")
+    # threads of more than a chunk each (left to the collector, not copied)
+    c = counts(20, 5000)
+    check((c["regions"], c["threads"], c["dropped"]) == (100000, 20, 0), f"20 threads x 5,000: {c}")
 
 
 def trace_names(path):

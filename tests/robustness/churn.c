@@ -1,10 +1,11 @@
-/* Thread churn: N short-lived threads, one after another, each recording 3
-   regions, in one cycle (no schedule). Every region of every thread must be
-   in the cycle, and an exited thread's memory must come back: what the cap
-   counts is what was recorded, not a chunk per thread. Prints what the cycle
-   held, the drops, and the peak RSS.
+/* Thread churn: N short-lived threads, one after another, each recording R
+   regions (3 by default), in one cycle (no schedule). Every region of every
+   thread must be in the cycle, and an exited thread's memory must come back:
+   what the cap counts is what was recorded, not a chunk per thread. Threads
+   of more than a chunk (R > 2047) go the collector's way. Prints what the
+   cycle held, the drops, and the peak RSS.
 
-   churn [THREADS]   (default 5000) */
+   churn [THREADS [R]]   (default 5000 3) */
 #include "prof.h"
 #include "sanitized.h"   /* a sanitizer's own memory makes RSS meaningless */
 
@@ -15,10 +16,11 @@
 #include <sys/resource.h>
 
 static size_t regions, threads_seen;
+static long per_thread = 3;
 
 static void *worker(void *arg) {
     (void)arg;
-    for (int i = 0; i < 3; i++) {
+    for (long i = 0; i < per_thread; i++) {
         PROF_SCOPE("churn");
     }
     return NULL;
@@ -46,6 +48,7 @@ static void on_ready(const prof_cycle *c, void *user) {
 
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 5000;
+    if (argc > 2) per_thread = atol(argv[2]);
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.on_trace_ready = on_ready;
