@@ -19,6 +19,7 @@
      >>gpu          GPU core: event pairs, resolution at steps, clock alignment
      >>analysis     the one pass every sink reads: parents, threads' tracks
      >>json         sink: Kineto-shaped Chrome trace JSON; >>gzip its .json.gz
+     >>perfetto     sink: Perfetto's native protobuf format (.pftrace)
      >>table        sink: the cycle API, key_averages() table
      >>memreport    sink: memory per region, peaks, leaks
      >>stacks       sink: folded stacks
@@ -76,7 +77,11 @@
 
    ENVIRONMENT (read at init, overrides the config)
      PROF_OUTPUT     trace path; {pid}, {rank}, {cycle} are replaced
-                     (default prof_trace_{pid}.json)
+                     (default prof_trace_{pid}.json). Its extension picks
+                     the format: .json.gz gzip JSON, .pftrace or
+                     .perfetto-trace Perfetto's protobuf, else JSON
+     PROF_FORMAT     json, json.gz or perfetto: the format whatever the
+                     extension (default file prof_trace_{pid}.<its ext>)
      PROF_BUFFER_MB  cap on recorder memory (default 64); beyond it events
                      are dropped, counted, reported and stored in the trace
      PROF_DISABLE    1: record nothing at run time
@@ -176,6 +181,8 @@ typedef struct prof_config {
     void         *user_data;
     int           keep_signals; /* nonzero: no SIGINT/SIGTERM/crash handlers
                                  (PROF_SIGNALS=0)                           */
+    const char   *format;     /* "json", "json.gz", "perfetto" (default: by
+                                 the output's extension, see PROF_FORMAT)   */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -823,6 +830,7 @@ static struct {
         prof_sort table_sort;
         int table_group, table_all_ranks;
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
+        int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         prof_schedule sched;
         int has_sched;
     } conf;
@@ -2748,6 +2756,26 @@ static int prof__is_gz(const char *path) {
     return n > 3 && !strcmp(path + n - 3, ".gz");
 }
 
+/* Trace formats, and the one a path's extension asks for. */
+enum { PROF__FMT_JSON, PROF__FMT_GZ, PROF__FMT_PERFETTO };
+
+static int prof__path_format(const char *path) {
+    size_t n = strlen(path);
+    if (prof__is_gz(path)) return PROF__FMT_GZ;
+    if ((n > 8 && !strcmp(path + n - 8, ".pftrace")) || (n > 15 && !strcmp(path + n - 15, ".perfetto-trace")))
+        return PROF__FMT_PERFETTO;
+    return PROF__FMT_JSON;
+}
+
+/* Names are pointers, and an engine has few distinct ones: what a sink
+   derives from one (its escaped form, an interning id) is kept in a table
+   keyed by the pointer, open addressing, two values per slot. */
+typedef struct prof__names {
+    const char **key;
+    uint32_t *off, *len;
+    size_t slots, used;
+} prof__names;
+
 typedef struct prof__w {
     FILE *f;
     prof__gz *gz;                       /* .json.gz: compressed as it is flushed */
@@ -2755,10 +2783,7 @@ typedef struct prof__w {
     size_t n;
     int errnum;                         /* errno of the first failed write */
     int err;
-    /* escaped strings, each escaped once: pointer -> [off, off + len) of arena */
-    const char **key;
-    uint32_t *off, *len;
-    size_t slots, used;
+    prof__names nm;                     /* escaped names: pointer -> [off, off + len) of arena */
     char *arena;
     size_t an, acap;
 } prof__w;
@@ -2882,6 +2907,18 @@ static int prof__arena_grow(prof__w *w, size_t need) {
     return 1;
 }
 
+/* The length of the valid multi-byte UTF-8 sequence at p, or 0: checks the
+   length, continuation bytes (a NUL ends the check), overlongs, surrogates. */
+static int prof__utf8_seq(const unsigned char *p) {
+    unsigned c = *p;
+    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    int ok = len > 0 && c <= 0xF4;
+    for (int i = 1; ok && i < len; i++) ok = (p[i] & 0xC0) == 0x80;
+    if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
+    if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+    return ok ? len : 0;
+}
+
 /* Appends s as a JSON string (quotes included) to the arena. Any bytes give
    valid JSON: control characters are escaped and invalid UTF-8 becomes U+FFFD. */
 static void prof__escape(prof__w *w, const char *s) {
@@ -2902,13 +2939,8 @@ static void prof__escape(prof__w *w, const char *s) {
             p++;
             continue;
         }
-        /* multi-byte: check length, continuation bytes, overlongs, surrogates */
-        int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-        int ok = len > 0 && c <= 0xF4;
-        for (int i = 1; ok && i < len; i++) ok = (p[i] & 0xC0) == 0x80;
-        if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
-        if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
-        if (ok) { memcpy(o, p, (size_t)len); o += len; p += len; }
+        int len = prof__utf8_seq(p);
+        if (len) { memcpy(o, p, (size_t)len); o += len; p += len; }
         else { memcpy(o, "\xEF\xBF\xBD", 3); o += 3; p++; }
     }
     *o++ = '"';
@@ -2917,43 +2949,53 @@ static void prof__escape(prof__w *w, const char *s) {
 
 static uint32_t prof__hash(const void *p) { return (uint32_t)(prof__hash_ptr(p) >> 32); }
 
-static int prof__names_grow(prof__w *w) {
-    size_t slots = w->slots ? w->slots * 2 : 1024;
+static int prof__names_grow(prof__names *t) {
+    size_t slots = t->slots ? t->slots * 2 : 1024;
     const char **key = (const char **)calloc(slots, sizeof *key);
     uint32_t *off = (uint32_t *)malloc(slots * sizeof *off);
     uint32_t *len = (uint32_t *)malloc(slots * sizeof *len);
     if (!key || !off || !len) { free(key); free(off); free(len); return 0; }
-    for (size_t i = 0; i < w->slots; i++) {
-        if (!w->key[i]) continue;
-        size_t j = prof__hash(w->key[i]) & (slots - 1);
+    for (size_t i = 0; i < t->slots; i++) {
+        if (!t->key[i]) continue;
+        size_t j = prof__hash(t->key[i]) & (slots - 1);
         while (key[j]) j = (j + 1) & (slots - 1);
-        key[j] = w->key[i]; off[j] = w->off[i]; len[j] = w->len[i];
+        key[j] = t->key[i]; off[j] = t->off[i]; len[j] = t->len[i];
     }
-    free(w->key); free(w->off); free(w->len);
-    w->key = key; w->off = off; w->len = len;
-    w->slots = slots;
+    free(t->key); free(t->off); free(t->len);
+    t->key = key; t->off = off; t->len = len;
+    t->slots = slots;
     return 1;
 }
+
+/* The slot of key k, or of the free slot where it goes (*fresh = 1, the
+   key stored, its values for the caller to fill); -1 when out of memory. */
+static ptrdiff_t prof__names_slot(prof__names *t, const char *k, int *fresh) {
+    if (t->used * 2 >= t->slots && !prof__names_grow(t)) return -1;
+    size_t j = prof__hash(k) & (t->slots - 1);
+    while (t->key[j] && t->key[j] != k) j = (j + 1) & (t->slots - 1);
+    *fresh = !t->key[j];
+    if (*fresh) { t->key[j] = k; t->used++; }
+    return (ptrdiff_t)j;
+}
+
+static void prof__names_free(prof__names *t) { free(t->key); free(t->off); free(t->len); }
 
 /* The escaped form of the string at p, escaped the first time p is seen:
    names are pointers, and an engine has few distinct ones. */
 static const char *prof__name_ref(prof__w *w, const char *p, uint32_t *len) {
     static const char null_key[] = "(null)";
-    const char *k = p ? p : null_key;
-    if (w->used * 2 >= w->slots && !prof__names_grow(w)) { w->err = 1; return NULL; }
-    size_t j = prof__hash(k) & (w->slots - 1);
-    while (w->key[j] && w->key[j] != k) j = (j + 1) & (w->slots - 1);
-    if (!w->key[j]) {
+    int fresh;
+    ptrdiff_t j = prof__names_slot(&w->nm, p ? p : null_key, &fresh);
+    if (j < 0) { w->err = 1; return NULL; }
+    if (fresh) {
         size_t start = w->an;
         prof__escape(w, p);
-        if (w->err) return NULL;
-        w->key[j] = k;
-        w->off[j] = (uint32_t)start;
-        w->len[j] = (uint32_t)(w->an - start);
-        w->used++;
+        w->nm.off[j] = (uint32_t)start;
+        w->nm.len[j] = (uint32_t)(w->an - start);
+        if (w->err) { w->nm.len[j] = 0; return NULL; }
     }
-    *len = w->len[j];
-    return w->arena + w->off[j];
+    *len = w->nm.len[j];
+    return w->arena + w->nm.off[j];
 }
 
 static void prof__w_name(prof__w *w, const char *p) {
@@ -2972,7 +3014,7 @@ static void prof__w_str(prof__w *w, const char *s) {
 }
 
 static void prof__w_free(prof__w *w) {
-    free(w->buf); free(w->key); free(w->off); free(w->len); free(w->arena);
+    free(w->buf); prof__names_free(&w->nm); free(w->arena);
 }
 
 typedef struct prof__tw {               /* trace-writing context */
@@ -3003,9 +3045,22 @@ static int prof__u32_cmp(const void *a, const void *b) {
 }
 
 /* Whether the GPU side of correlation c is in the cycle: a region whose
-   pair was lost is written as a plain region. */
-static int prof__gpu_find(const prof__tw *t, uint32_t c) {
-    return t->ncorrs && bsearch(&c, t->corrs, t->ncorrs, sizeof c, prof__u32_cmp) != NULL;
+   pair was lost is written as a plain region. corrs: prof__gpu_corrs'. */
+static int prof__gpu_find(const uint32_t *corrs, size_t n, uint32_t c) {
+    return n && bsearch(&c, corrs, n, sizeof c, prof__u32_cmp) != NULL;
+}
+
+/* The correlations of the cycle's GPU regions, sorted, into *out (NULL if
+   none). 0 when out of memory. */
+static int prof__gpu_corrs(const prof__cycle *cy, uint32_t **out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (!cy->ngpu) return 1;
+    if (!(*out = (uint32_t *)malloc(cy->ngpu * sizeof **out))) return 0;
+    for (size_t i = 0; i < cy->ngpu; i++) (*out)[i] = cy->gpu[i].corr;
+    qsort(*out, cy->ngpu, sizeof **out, prof__u32_cmp);
+    *n = cy->ngpu;
+    return 1;
 }
 
 
@@ -3125,10 +3180,10 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     prof__w *w = &t->w;
     const char *name;
     uint32_t len;
-    size_t j = prof__hash(e->name) & (w->slots - 1);
-    if (PROF__LIKELY(w->key[j] == e->name && e->name)) {     /* seen before: most events */
-        name = w->arena + w->off[j];
-        len = w->len[j];
+    size_t j = prof__hash(e->name) & (w->nm.slots - 1);
+    if (PROF__LIKELY(w->nm.key[j] == e->name && e->name)) {  /* seen before: most events */
+        name = w->arena + w->nm.off[j];
+        len = w->nm.len[j];
     } else if (!(name = prof__name_ref(w, e->name, &len))) {
         return;
     }
@@ -3320,6 +3375,22 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
 static int64_t prof__trace_base(void) { return prof__g.clk.wall0 - prof__g.clk.wall0 % 1000000000; }
 static int64_t prof__trace_shift(void) { return prof__g.clk.wall0 - prof__trace_base() - prof__g.clk.mono0; }
 
+/* The process's name in a trace: its command, and its rank if it has one
+   (pids of different hosts may clash). Into buf[n]. */
+static const char *prof__process_name(char *buf, size_t n) {
+    FILE *cf = fopen("/proc/self/comm", "r");
+    snprintf(buf, n, "prof");
+    if (cf) {
+        if (fgets(buf, (int)n, cf)) buf[strcspn(buf, "\n")] = 0;
+        fclose(cf);
+    }
+    if (prof__g.who.rank >= 0) {
+        size_t cl = strlen(buf);
+        snprintf(buf + cl, n - cl, " rank %d", prof__g.who.rank);
+    }
+    return buf;
+}
+
 /* The trace's header, Kineto's keys in Kineto's order, up to the opening of
    traceEvents, and the process's metadata events. */
 static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
@@ -3361,18 +3432,8 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     }
     PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
-    char comm[64] = "prof";
-    FILE *cf = fopen("/proc/self/comm", "r");
-    if (cf) {
-        if (fgets(comm, sizeof comm, cf)) comm[strcspn(comm, "\n")] = 0;
-        fclose(cf);
-    }
-    /* a rank's process says which rank it is: pids of different hosts may clash */
-    if (prof__g.who.rank >= 0) {
-        size_t cl = strlen(comm);
-        snprintf(comm + cl, sizeof comm - cl, " rank %d", prof__g.who.rank);
-    }
-    prof__meta(t, "process_name", 0, "name", comm, 0);
+    char comm[96];
+    prof__meta(t, "process_name", 0, "name", prof__process_name(comm, sizeof comm), 0);
     prof__meta(t, "process_labels", 0, "labels", "CPU", 0);
     prof__meta(t, "process_sort_index", 0, "sort_index", NULL, t->pid);
 }
@@ -3415,7 +3476,7 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
         case PROF__K_STEP:
         case PROF__K_GPU_REGION: {
             size_t k = prof__args_owned(cy, pend, np, i);
-            uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(t, e->aux) ? e->aux : 0;
+            uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(t->corrs, t->ncorrs, e->aux) ? e->aux : 0;
             prof__region(t, e, cy->ev, pend + k, np - k, corr);
             np = k;
             if (corr) {             /* the flow's start, bound to this region */
@@ -3467,7 +3528,7 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
 /* Writes the cycle as Kineto's JSON; as_ops: regions as cpu_op (TensorBoard's
    operator view). *nev (if not NULL) gets the number of traceEvents. */
 __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy, const char *path, int as_ops,
-                                                          size_t *nev) {
+                                                          int gz, size_t *nev) {
     /* both heads padded to the same size: the fast path copies a fixed size */
     static const char op_head[sizeof PROF__X_HEAD] = PROF__X_HEAD_OP;
     prof__tw t;
@@ -3485,23 +3546,17 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.shift = prof__trace_shift();
     t.scale = prof__scale_now();
     char tmp[PROF__PATH + 32];
-    prof__gz gz;
+    prof__gz gzs;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
-    if (prof__is_gz(path)) {
-        t.w.gz = &gz;
-        if (!prof__gz_start(&gz, t.w.f)) t.w.err = 1;
+    if (gz) {
+        t.w.gz = &gzs;
+        if (!prof__gz_start(&gzs, t.w.f)) t.w.err = 1;
     }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
     size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     const uint32_t *track = cy->track;
-    if (!t.w.buf || !pend || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w)) t.w.err = 1;
-    if (cy->ngpu && (t.corrs = (uint32_t *)malloc(cy->ngpu * sizeof *t.corrs))) {
-        for (size_t i = 0; i < cy->ngpu; i++) t.corrs[i] = cy->gpu[i].corr;
-        qsort(t.corrs, cy->ngpu, sizeof *t.corrs, prof__u32_cmp);
-        t.ncorrs = cy->ngpu;
-    } else if (cy->ngpu) {
-        t.w.err = 1;
-    }
+    if (!t.w.buf || !pend || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w.nm)) t.w.err = 1;
+    if (!prof__gpu_corrs(cy, &t.corrs, &t.ncorrs)) t.w.err = 1;
     prof__w *w = &t.w;
     if (!w->err) {
         prof__w_head(&t, cy, path);
@@ -3524,6 +3579,701 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
 }
 
 
+/* ---- >>perfetto  sink: Perfetto's native protobuf trace -------------------
+   A .pftrace is a run of Trace.packet fields (tag 0x0A, length, TracePacket
+   bytes), hand-encoded here from Perfetto's protos/perfetto/trace/: no SDK,
+   no protobuf library. A file cut anywhere loses only its last packet.
+     sequence 1     the clock snapshot (REALTIME is the trace's clock), the
+                    trace's attributes (what the JSON's header says), the
+                    process's and threads' tracks
+     one per run    a thread's events in time order: each region a BEGIN and
+     of a thread    an END slice (no "complete" event in this format), its
+                    arguments on the END; names interned on first use per
+                    sequence; timestamps as deltas on an incremental clock
+     one per        its GPU regions, each with the end of the flow from the
+     GPU stream     CPU region that launched it
+   Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds. */
+
+#define PROF__PB_VARINT 0u
+#define PROF__PB_I64    1u
+#define PROF__PB_LEN    2u
+#define PROF__PB_TAG(field, type) (((uint64_t)(field) << 3) | (type))
+
+/* Perfetto's field numbers (protos/perfetto/trace/...) */
+enum {
+    PROF__TP_CLOCK_SNAPSHOT = 6, PROF__TP_TIMESTAMP = 8, PROF__TP_SEQ_ID = 10, PROF__TP_TRACK_EVENT = 11,
+    PROF__TP_INTERNED = 12, PROF__TP_SEQ_FLAGS = 13, PROF__TP_CLOCK_ID = 58, PROF__TP_DEFAULTS = 59,
+    PROF__TP_TRACK_DESC = 60, PROF__TP_ATTRIBUTES = 126,
+    PROF__TE_ANNOTATION = 4, PROF__TE_TYPE = 9, PROF__TE_NAME_IID = 10, PROF__TE_TRACK = 11,
+    PROF__TE_NAME = 23, PROF__TE_COUNTER = 30, PROF__TE_DCOUNTER = 44, PROF__TE_FLOW = 47,
+    PROF__TE_FLOW_END = 48,
+    PROF__TE_BEGIN = 1, PROF__TE_END = 2, PROF__TE_INSTANT = 3, PROF__TE_COUNTER_T = 4,
+    PROF__CLK_REALTIME = 1, PROF__CLK_MONOTONIC = 3, PROF__CLK_SEQ = 64  /* ours, incremental */
+};
+
+/* Track uuids: this trace's base (a hash of pid, rank, start, with its low
+   32 bits clear) plus one of these; flow ids are the base plus a correlation. */
+#define PROF__PF_PROCESS  1u
+#define PROF__PF_THREAD   0x100000u     /* + 2 * thread index; + 1: its overlaps */
+#define PROF__PF_COUNTER  0x40000000u   /* + counter index */
+#define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
+#define PROF__PF_GPU      0x60000000u   /* + device */
+#define PROF__PF_STREAM   0x70000000u   /* + 2 * stream index; + 1: its overlaps */
+
+static unsigned char *prof__pb_varint(unsigned char *o, uint64_t v) {
+    while (v >= 0x80) { *o++ = (unsigned char)(v | 0x80); v >>= 7; }
+    *o++ = (unsigned char)v;
+    return o;
+}
+
+static size_t prof__pb_vlen(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+
+/* A message under construction in a growable buffer: a TrackEvent, a
+   TrackDescriptor, whatever a packet holds. Length-delimited fields inside it
+   are written whole (their length known first), so nothing moves. */
+typedef struct prof__pb {
+    unsigned char *b;
+    size_t n, cap;
+    int err;
+} prof__pb;
+
+static unsigned char *prof__pb_room(prof__pb *m, size_t need) {
+    unsigned char *b = (unsigned char *)prof__grow(m->b, &m->cap, m->n + need, 1);
+    if (!b) { m->err = 1; return NULL; }
+    m->b = b;
+    return b + m->n;
+}
+
+static void prof__pb_uint(prof__pb *m, uint32_t field, uint64_t v) {
+    unsigned char *o = prof__pb_room(m, 24);
+    if (o) m->n = (size_t)(prof__pb_varint(prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_VARINT)), v) - m->b);
+}
+
+static void prof__pb_fixed64(prof__pb *m, uint32_t field, uint64_t v) {
+    unsigned char *o = prof__pb_room(m, 24);
+    if (!o) return;
+    o = prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_I64));
+    for (int i = 0; i < 8; i++) *o++ = (unsigned char)(v >> (8 * i));
+    m->n = (size_t)(o - m->b);
+}
+
+/* A length-delimited field: bytes, a string, or a message built in another prof__pb. */
+static void prof__pb_bytes(prof__pb *m, uint32_t field, const void *p, size_t len) {
+    unsigned char *o = prof__pb_room(m, len + 24);
+    if (!o) return;
+    o = prof__pb_varint(prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_LEN)), len);
+    if (len) memcpy(o, p, len);
+    m->n = (size_t)(o + len - m->b);
+}
+
+/* A string field. Protobuf strings are UTF-8: invalid bytes become U+FFFD,
+   as the JSON writer makes them, so both formats say the same. */
+static void prof__pb_str(prof__pb *m, uint32_t field, const char *s) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "(null)"), *q = p;
+    size_t n = 0, raw;
+    while (*q) {
+        int len = *q < 0x80 ? 1 : prof__utf8_seq(q);
+        n += len ? (size_t)len : 3;
+        q += len ? len : 1;
+    }
+    raw = (size_t)(q - p);
+    if (n == raw) { prof__pb_bytes(m, field, p, n); return; }
+    unsigned char *o = prof__pb_room(m, n + 24);
+    if (!o) return;
+    o = prof__pb_varint(prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_LEN)), n);
+    for (q = p; *q;) {
+        int len = *q < 0x80 ? 1 : prof__utf8_seq(q);
+        if (len) { memcpy(o, q, (size_t)len); o += len; q += len; }
+        else { memcpy(o, "\xEF\xBF\xBD", 3); o += 3; q++; }
+    }
+    m->n = (size_t)(o - m->b);
+}
+
+/* Appends sub as field `field` of m, and empties sub for reuse. */
+static void prof__pb_sub(prof__pb *m, uint32_t field, prof__pb *sub) {
+    prof__pb_bytes(m, field, sub->b, sub->n);
+    m->err |= sub->err;
+    sub->n = 0;
+}
+
+typedef struct prof__pw {               /* Perfetto-writing context */
+    prof__w w;                          /* the buffer, the file, the first error */
+    const prof__cycle *cy;
+    prof__scale scale;
+    int64_t shift;                      /* tick ns -> trace ns (REALTIME) */
+    int64_t base;                       /* baseTimeNanoseconds */
+    uint64_t uuid0;
+    prof__names names, keys;            /* event names, argument keys: pointer -> off:
+                                           iid, len: the sequence last told it */
+    uint32_t iids;                      /* interning ids handed out */
+    prof__names ctr;                    /* counter name pointer -> off: track index */
+    const char **ctr_name;              /* by track index: counters with the same
+                                           text share a track, as in the JSON */
+    size_t nctr, ctr_cap;
+    uint64_t mem_told;                  /* memory tracks described: bit device + 1 */
+    uint32_t seq, seqs;                 /* the current sequence; sequences so far */
+    unsigned char seqb[8];              /* its field, as every packet holds it */
+    size_t seqn;
+    int64_t last;                       /* the last timestamp on the sequence's clock */
+    uint64_t *open;                     /* ends (ticks) of the slices open on the track */
+    size_t nopen, open_cap;
+    int over_told;                      /* this run's overlap track is described */
+    /* scratch messages: an event's fields, an annotation, a packet's fields,
+       and two levels of messages inside it */
+    prof__pb ev, an, pk, d1, d2;
+    size_t nev;
+    uint32_t *corrs;                    /* correlations of GPU regions, sorted */
+    size_t ncorrs;
+} prof__pw;
+
+/* One whole packet: the sequence, then the TracePacket fields m holds. */
+static void prof__pf_packet(prof__pw *p, prof__pb *m) {
+    prof__w *w = &p->w;
+    unsigned char *o = (unsigned char *)prof__w_room(w, 32);
+    *o++ = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);           /* Trace.packet */
+    o = prof__pb_varint(o, p->seqn + m->n);
+    memcpy(o, p->seqb, sizeof p->seqb);
+    w->n = (size_t)(o + p->seqn - (unsigned char *)w->buf);
+    prof__w_put(w, (const char *)m->b, m->n);
+    if (m->err) w->err = 1;
+    m->n = 0;
+    m->err = 0;
+}
+
+/* Makes seq the current sequence (the field every packet starts with). */
+static void prof__pf_seq(prof__pw *p, uint32_t seq) {
+    p->seq = seq;
+    unsigned char *o = prof__pb_varint(p->seqb, PROF__PB_TAG(PROF__TP_SEQ_ID, PROF__PB_VARINT));
+    p->seqn = (size_t)(prof__pb_varint(o, seq) - p->seqb);
+}
+
+/* Starts a new sequence: its incremental state cleared, its default track,
+   and its own clock (PROF__CLK_SEQ: incremental, equal to REALTIME) at base. */
+static void prof__pf_sequence(prof__pw *p, uint64_t track) {
+    prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
+    prof__pf_seq(p, ++p->seqs);
+    p->last = p->base;
+    p->nopen = 0;
+    p->over_told = 0;
+    prof__pb_uint(m, PROF__TP_SEQ_FLAGS, 1);            /* SEQ_INCREMENTAL_STATE_CLEARED */
+    prof__pb_uint(d1, PROF__TP_CLOCK_ID, PROF__CLK_SEQ); /* TracePacketDefaults.timestamp_clock_id */
+    prof__pb_uint(d2, 11, track);                       /* TrackEventDefaults.track_uuid */
+    prof__pb_sub(d1, 11, d2);                           /* .track_event_defaults */
+    prof__pb_sub(m, PROF__TP_DEFAULTS, d1);
+    prof__pb_uint(d2, 1, PROF__CLK_SEQ);                /* Clock.clock_id */
+    prof__pb_uint(d2, 2, (uint64_t)p->base);            /* Clock.timestamp */
+    prof__pb_uint(d2, 3, 1);                            /* Clock.is_incremental */
+    prof__pb_sub(d1, 1, d2);                            /* ClockSnapshot.clocks */
+    prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
+    prof__pb_uint(d2, 2, (uint64_t)p->base);
+    prof__pb_sub(d1, 1, d2);
+    prof__pb_sub(m, PROF__TP_CLOCK_SNAPSHOT, d1);
+    prof__pf_packet(p, m);
+}
+
+/* The interning id of name, an InternedData packet written first if this
+   sequence was not told it yet. table: p->names (InternedData.event_names,
+   field 2) or p->keys (debug_annotation_names, 3). Leaves p->ev alone. */
+static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field, const char *name) {
+    static const char null_key[] = "(null)";
+    int fresh;
+    ptrdiff_t j = prof__names_slot(table, name ? name : null_key, &fresh);
+    if (j < 0) { p->w.err = 1; return 0; }
+    if (fresh) { table->off[j] = ++p->iids; table->len[j] = 0; }
+    if (table->len[j] != p->seq) {
+        table->len[j] = p->seq;
+        prof__pb_uint(&p->d2, 1, table->off[j]);        /* EventName.iid */
+        prof__pb_str(&p->d2, 2, name);                  /* EventName.name */
+        prof__pb_sub(&p->d1, field, &p->d2);
+        prof__pb_sub(&p->pk, PROF__TP_INTERNED, &p->d1);
+        prof__pf_packet(p, &p->pk);
+    }
+    return table->off[j];
+}
+
+/* A TrackDescriptor packet: uuid, parent (0: none), name (NULL: none), and
+   p->d2 as field `field` (a ProcessDescriptor, 3; ThreadDescriptor, 4;
+   CounterDescriptor, 8; 0: nothing). Leaves p->ev alone. */
+static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const char *name, uint32_t field) {
+    prof__pb *d1 = &p->d1;
+    prof__pb_uint(d1, 1, uuid);
+    if (parent) prof__pb_uint(d1, 5, parent);
+    if (name) prof__pb_str(d1, 2, name);
+    if (field) prof__pb_sub(d1, field, &p->d2);
+    prof__pb_sub(&p->pk, PROF__TP_TRACK_DESC, d1);
+    prof__pf_packet(p, &p->pk);
+}
+
+static int64_t prof__pf_ts(const prof__pw *p, uint64_t tick) { return prof__tick_ns_by(tick, p->scale) + p->shift; }
+
+/* A packet's timestamp: a delta on the sequence's clock, or where time goes
+   back on the sequence (a region on an overlap track, a thread met again)
+   or the slice is on an overlap track, ts itself on REALTIME. */
+PROF__INLINE unsigned char *prof__pf_time(prof__pw *p, unsigned char *o, int64_t ts, int absolute) {
+    *o++ = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    if (PROF__LIKELY(ts >= p->last && !absolute)) {
+        o = prof__pb_varint(o, (uint64_t)(ts - p->last));
+        p->last = ts;
+        return o;
+    }
+    o = prof__pb_varint(o, (uint64_t)ts);
+    o = prof__pb_varint(o, PROF__PB_TAG(PROF__TP_CLOCK_ID, PROF__PB_VARINT));
+    *o++ = PROF__CLK_REALTIME;
+    return o;
+}
+
+/* A packet holding one TrackEvent: its type, then the fields in p->ev. */
+static void prof__pf_event(prof__pw *p, int64_t ts, int absolute, uint32_t type) {
+    prof__w *w = &p->w;
+    prof__pb *m = &p->ev;
+    unsigned char head[40], *o = prof__pf_time(p, head, ts, absolute);
+    size_t hn = (size_t)(o - head), te = 2 + m->n;
+    o = (unsigned char *)prof__w_room(w, 96);
+    *o++ = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o = prof__pb_varint(o, hn + p->seqn + 1 + prof__pb_vlen(te) + te);
+    memcpy(o, head, sizeof head);
+    o += hn;
+    memcpy(o, p->seqb, sizeof p->seqb);
+    o += p->seqn;
+    *o++ = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    o = prof__pb_varint(o, te);
+    *o++ = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    *o++ = (unsigned char)type;
+    w->n = (size_t)(o - (unsigned char *)w->buf);
+    prof__w_put(w, (const char *)m->b, m->n);
+    if (m->err) w->err = 1;
+    m->n = 0;
+    m->err = 0;
+}
+
+/* A debug annotation on the event being built: key = v, or = s if not NULL. */
+static void prof__pf_arg(prof__pw *p, const char *key, int64_t v, const char *s) {
+    prof__pb *a = &p->an;
+    prof__pb_uint(a, 1, prof__pf_intern(p, &p->keys, 3, key));  /* DebugAnnotation.name_iid */
+    if (s) prof__pb_str(a, 6, s);                       /* .string_value */
+    else prof__pb_uint(a, 4, (uint64_t)v);              /* .int_value */
+    prof__pb_sub(&p->ev, PROF__TE_ANNOTATION, a);
+}
+
+/* The plain slice ends: BEGIN with an interned name, END with nothing, on
+   the sequence's own track; written straight into the buffer. Most events. */
+PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_t iid) {
+    prof__w *w = &p->w;
+    unsigned char *o0 = (unsigned char *)prof__w_room(w, 64), *o = o0 + 2, *te;
+    o = prof__pf_time(p, o, ts, 0);
+    memcpy(o, p->seqb, sizeof p->seqb);
+    o += p->seqn;
+    *o = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    te = o + 1;
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    o[3] = (unsigned char)type;
+    o += 4;
+    if (iid) {
+        *o++ = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
+        o = prof__pb_varint(o, iid);
+    }
+    *te = (unsigned char)(o - te - 1);                  /* all under 128 bytes */
+    o0[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o0[1] = (unsigned char)(o - o0 - 2);
+    w->n = (size_t)(o - (unsigned char *)w->buf);
+}
+
+/* The interning id of a region's name: most are told the sequence already. */
+PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
+    prof__names *t = &p->names;
+    size_t j = prof__hash(name) & (t->slots - 1);
+    if (PROF__LIKELY(t->key[j] == name && t->len[j] == p->seq && name)) return t->off[j];
+    return prof__pf_intern(p, t, 2, name);
+}
+
+/* A region with nothing inside it, nothing attached, on its own thread's
+   track: its BEGIN and END at once, 0 if it must go the long way (it
+   overlaps what is open). Most regions of most traces. */
+PROF__INLINE int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
+    int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
+    if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]))) return 0;
+    uint32_t iid = prof__pf_name(p, e->name);
+    prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
+    prof__pf_plain(p, t1, PROF__TE_END, 0);
+    p->nev++;
+    return 1;
+}
+
+/* The name of a step, "ProfilerStep#N", into buf[48]. */
+static const char *prof__step_name(char *buf, uint32_t n) {
+    memcpy(buf, "ProfilerStep#", 13);
+    *prof__fmt_u64(buf + 13, n) = 0;
+    return buf;
+}
+
+/* Slices need BEGIN and END in time order; records come in post-order (a
+   region when it ends), and a region's subtree is the run of records right
+   before it (prof__analyse). So a region's BEGIN goes just before the first
+   record of that run. For records [a, b) of one thread this leaves in u[i]
+   the first of the regions that begin at record i, outermost first, each
+   leading to the next in nx[]. u[i] holds, until record i is passed, the
+   first record of i's subtree: one array, two uses that never meet. */
+static void prof__pf_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *u, uint32_t *nx) {
+    for (size_t i = a; i < b; i++) u[i] = PROF__NO_EVENT;
+    for (size_t i = a; i < b; i++) {
+        uint32_t s = u[i], par = cy->parent[i];
+        u[i] = PROF__NO_EVENT;
+        if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
+        if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
+        if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
+    }
+}
+
+/* This thread's overlap track: where a region that overlaps another only
+   partly goes (slices on one track must nest), as Perfetto does with JSON. */
+static uint64_t prof__pf_overlaps(prof__pw *p, uint32_t lead) {
+    uint64_t uuid = p->uuid0 + PROF__PF_THREAD + 2u * lead + 1;
+    if (!p->over_told) {
+        prof__pf_track(p, uuid, p->uuid0 + PROF__PF_THREAD + 2u * lead, "overlapping regions", 0);
+        p->over_told = 1;
+    }
+    return uuid;
+}
+
+/* A region's or step's BEGIN. 1 if it went to the overlap track (it began
+   before something already written ended, or ends after what holds it). */
+static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
+    int64_t ts = prof__pf_ts(p, e->t0);
+    int over = ts < p->last || (p->nopen && e->t1 > p->open[p->nopen - 1]);
+    if (!over) {
+        uint64_t *o = (uint64_t *)prof__grow(p->open, &p->open_cap, p->nopen + 1, sizeof *o);
+        if (!o) { p->w.err = 1; return 0; }
+        p->open = o;
+        o[p->nopen++] = e->t1;
+    }
+    p->nev++;
+    if (PROF__LIKELY(!over && e->kind == PROF__K_REGION)) {
+        prof__pf_plain(p, ts, PROF__TE_BEGIN, prof__pf_name(p, e->name));
+        return 0;
+    }
+    if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, prof__pf_overlaps(p, lead));
+    if (e->kind == PROF__K_STEP) {
+        char name[48];
+        prof__pb_str(&p->ev, PROF__TE_NAME, prof__step_name(name, e->aux));
+    } else {
+        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
+    }
+    if (e->kind == PROF__K_GPU_REGION && prof__gpu_find(p->corrs, p->ncorrs, e->aux))
+        prof__pb_fixed64(&p->ev, PROF__TE_FLOW, p->uuid0 | e->aux);  /* to its GPU side */
+    prof__pf_event(p, ts, over, PROF__TE_BEGIN);
+    return (uint32_t)over;
+}
+
+/* A region's or step's END, with what the JSON puts in its args. */
+static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
+                         const size_t *args, size_t nargs) {
+    const prof__cycle *cy = p->cy;
+    int64_t ts = prof__pf_ts(p, e->t1);
+    uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(p->corrs, p->ncorrs, e->aux) ? e->aux : 0;
+    if (!over) p->nopen--;
+    if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED)) {
+        prof__pf_plain(p, ts, PROF__TE_END, 0);
+        return;
+    }
+    if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, prof__pf_overlaps(p, lead));
+    if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, "began before this trace");
+    if (corr) prof__pf_arg(p, "correlation", corr, NULL);
+    if (os_tid) prof__pf_arg(p, "os_tid", os_tid, NULL);
+    for (size_t i = 0; i < nargs; i++) {
+        const prof__ev *a = &cy->ev[args[i]];
+        if (a->kind == PROF__K_ARG_INT) prof__pf_arg(p, a->name, (int64_t)a->t1, NULL);
+        else prof__pf_arg(p, a->name, 0, (const char *)(uintptr_t)a->t1);
+    }
+    prof__pf_event(p, ts, over, PROF__TE_END);
+}
+
+/* The track of a counter: one per distinct text, under the process. */
+static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
+    int fresh;
+    ptrdiff_t j = prof__names_slot(&p->ctr, name ? name : "(null)", &fresh);
+    if (j < 0) { p->w.err = 1; return 0; }
+    if (fresh) {
+        const char *text = name ? name : "(null)";
+        size_t k = 0;
+        while (k < p->nctr && strcmp(p->ctr_name[k], text)) k++;
+        if (k == p->nctr) {
+            const char **cn = (const char **)prof__grow(p->ctr_name, &p->ctr_cap, k + 1, sizeof *cn);
+            if (!cn) { p->w.err = 1; return 0; }
+            p->ctr_name = cn;
+            cn[p->nctr++] = text;             /* p->d2 empty: an empty CounterDescriptor */
+            prof__pf_track(p, p->uuid0 + PROF__PF_COUNTER + k, p->uuid0 + PROF__PF_PROCESS, text, 8);
+        }
+        p->ctr.off[j] = (uint32_t)k;
+    }
+    return p->uuid0 + PROF__PF_COUNTER + p->ctr.off[j];
+}
+
+/* A memory event as the JSON writes it: a "[memory]" instant with Kineto's
+   args, and a sample of the device's memory counter track. */
+static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
+    int dev = (int)e->aux - 1;
+    int64_t total = (int64_t)tot->t1, ts = prof__pf_ts(p, e->t0);
+    uint64_t track = p->uuid0 + PROF__PF_MEMORY + (uint64_t)(dev + 1);
+    if (dev + 1 >= 64 || !(p->mem_told >> (dev + 1) & 1)) {
+        char name[48];
+        if (dev < 0) snprintf(name, sizeof name, "Memory (CPU)");
+        else snprintf(name, sizeof name, "Memory (GPU %d)", dev);
+        prof__pb_uint(&p->d2, 3, 3);                    /* CounterDescriptor.unit: UNIT_SIZE_BYTES */
+        prof__pf_track(p, track, p->uuid0 + PROF__PF_PROCESS, name, 8);
+        if (dev + 1 < 64) p->mem_told |= 1ull << (dev + 1);
+    }
+    prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, "[memory]"));
+    prof__pf_arg(p, "Device Type", dev < 0 ? 0 : 1, NULL);
+    prof__pf_arg(p, "Device Id", dev, NULL);
+    prof__pf_arg(p, "Addr", (int64_t)(uintptr_t)e->name, NULL);
+    prof__pf_arg(p, "Bytes", (int64_t)e->t1, NULL);
+    prof__pf_arg(p, "Total Allocated", total, NULL);
+    prof__pf_arg(p, "Total Reserved", total, NULL);
+    prof__pf_event(p, ts, 0, PROF__TE_INSTANT);
+    prof__pb_uint(&p->ev, PROF__TE_TRACK, track);
+    prof__pb_uint(&p->ev, PROF__TE_COUNTER, (uint64_t)total);
+    prof__pf_event(p, ts, 0, PROF__TE_COUNTER_T);
+    p->nev += 2;
+}
+
+/* The CPU side: a sequence per run of a thread's records, in time order. */
+static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
+    const prof__cycle *cy = p->cy;
+    const uint32_t *track = cy->track;
+    size_t a = 0;
+    while (a < cy->n) {
+        uint32_t k = cy->ev[a].th, lead = track[k];
+        size_t b = a + 1, np = 0;
+        while (b < cy->n && cy->ev[b].th == k) b++;
+        long os_tid = lead != k ? cy->th[k].tid : 0;
+        if (lead == k) {                                /* its track */
+            char tn[64];
+            const char *name = cy->th[k].name;
+            if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
+            prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
+            prof__pb_uint(&p->d2, 2, (uint64_t)cy->th[k].tid); /* .tid */
+            prof__pb_str(&p->d2, 5, name);                     /* .thread_name */
+            prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + 2u * k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
+        }
+        prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + 2u * lead);
+        prof__pf_order(cy, a, b, u, nx);
+        for (size_t i = a; i < b && !p->w.err; i++) {
+            const prof__ev *e = &cy->ev[i];
+            if (PROF__LIKELY(u[i] == i && nx[i] == PROF__NO_EVENT && e->kind == PROF__K_REGION && !np && !os_tid) &&
+                prof__pf_leaf(p, e))
+                continue;
+            for (uint32_t s = u[i]; s != PROF__NO_EVENT;) {
+                uint32_t next = nx[s];
+                nx[s] = prof__pf_begin(p, &cy->ev[s], lead);    /* from here: on the overlap track */
+                s = next;
+            }
+            switch (e->kind) {
+            case PROF__K_ARG_INT:
+            case PROF__K_ARG_STR:
+                pend[np++] = i;
+                break;
+            case PROF__K_REGION:
+            case PROF__K_CLIPPED:
+            case PROF__K_STEP:
+            case PROF__K_GPU_REGION: {
+                size_t first = np ? prof__args_owned(cy, pend, np, i) : 0;
+                prof__pf_end(p, e, nx[i], lead, os_tid, pend + first, np - first);
+                np = first;
+                break;
+            }
+            case PROF__K_INSTANT:
+                prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
+                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
+                p->nev++;
+                break;
+            case PROF__K_COUNTER: {
+                uint64_t ctrack = prof__pf_counter_track(p, e->name);
+                prof__pb_uint(&p->ev, PROF__TE_TRACK, ctrack);
+                prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, e->t1);     /* the double's bits */
+                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_COUNTER_T);
+                p->nev++;
+                break;
+            }
+            case PROF__K_SYNC:          /* on the process's track, as the JSON's "s":"p" */
+                prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_PROCESS);
+                prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, "prof_sync"));
+                prof__pf_arg(p, "sync", e->aux, NULL);
+                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
+                p->nev++;
+                break;
+            case PROF__K_MEM: {
+                const prof__ev *tot = prof__mem_total(cy, i);
+                if (tot) prof__pf_mem(p, e, tot);
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        a = b;
+    }
+}
+
+/* The GPU side: a track per device, under it one per stream, each stream a
+   sequence; every region ends the flow its CPU region began. Regions on a
+   stream nest or follow each other; one that overlaps partly goes to the
+   stream's overlap track. */
+static void prof__pf_gpu(prof__pw *p) {
+    const prof__cycle *cy = p->cy;
+    uint32_t streams = 0;
+    for (size_t i = 0; i < cy->ngpu && !p->w.err; i++) {
+        const prof__gev *g = &cy->gpu[i];
+        char label[64];
+        int new_dev = !i || g->dev != cy->gpu[i - 1].dev;
+        uint64_t st = p->uuid0 + PROF__PF_STREAM + 2u * streams;
+        if (new_dev) {
+            snprintf(label, sizeof label, "GPU %d", g->dev);
+            prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, 0, label, 0);
+        }
+        if (new_dev || g->stream != cy->gpu[i - 1].stream) {
+            while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+            st = p->uuid0 + PROF__PF_STREAM + 2u * ++streams;
+            snprintf(label, sizeof label, "stream %lld", g->stream);
+            prof__pf_track(p, st, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, label, 0);
+            prof__pf_sequence(p, st);
+        }
+        while (p->nopen && p->open[p->nopen - 1] <= (uint64_t)g->t0)
+            prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+        int over = p->nopen && (uint64_t)g->t1 > p->open[p->nopen - 1];
+        if (over) {
+            if (!p->over_told) prof__pf_track(p, st + 1, st, "overlapping regions", 0);
+            p->over_told = 1;
+            prof__pb_uint(&p->ev, PROF__TE_TRACK, st + 1);
+        }
+        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->name));
+        prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, p->uuid0 | g->corr);
+        prof__pf_arg(p, "device", g->dev, NULL);
+        prof__pf_arg(p, "stream", g->stream, NULL);
+        prof__pf_arg(p, "correlation", g->corr, NULL);
+        prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t0), over, PROF__TE_BEGIN);
+        p->nev++;
+        if (over) {
+            prof__pb_uint(&p->ev, PROF__TE_TRACK, st + 1);
+            prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t1), 1, PROF__TE_END);
+            continue;
+        }
+        uint64_t *o = (uint64_t *)prof__grow(p->open, &p->open_cap, p->nopen + 1, sizeof *o);
+        if (!o) { p->w.err = 1; break; }
+        p->open = o;
+        o[p->nopen++] = (uint64_t)g->t1;
+    }
+    while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+}
+
+static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
+    prof__pb *a = &p->d2;
+    prof__pb_str(a, 1, key);                            /* TraceAttributes.Attribute.key */
+    if (s) prof__pb_str(a, 3, s);                       /* .string_value */
+    else prof__pb_uint(a, 2, (uint64_t)v);              /* .long_value */
+    prof__pb_sub(&p->d1, 1, a);
+}
+
+/* Sequence 1: the clocks, what the JSON's header says (as trace attributes:
+   Perfetto shows them as trace_attribute.<key> metadata), the process. */
+static void prof__pf_head(prof__pw *p, const char *path) {
+    const prof__cycle *cy = p->cy;
+    prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
+    prof__pf_seq(p, ++p->seqs);
+    prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
+    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.wall0);
+    prof__pb_sub(d1, 1, d2);
+    prof__pb_uint(d2, 1, PROF__CLK_MONOTONIC);
+    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.mono0);
+    prof__pb_sub(d1, 1, d2);
+    prof__pb_uint(d1, 2, PROF__CLK_REALTIME);           /* primary_trace_clock */
+    prof__pb_sub(m, PROF__TP_CLOCK_SNAPSHOT, d1);
+    prof__pf_packet(p, m);
+
+    prof__pf_attr(p, "traceName", 0, path);
+    prof__pf_attr(p, "baseTimeNanoseconds", p->base, NULL);
+    prof__pf_attr(p, "prof_dropped_events", (int64_t)cy->dropped, NULL);
+    prof__pf_attr(p, "prof_clipped_regions", (int64_t)cy->clipped, NULL);
+    if (prof__g.who.rank >= 0) {
+        prof__pf_attr(p, "rank", prof__g.who.rank, NULL);
+        prof__pf_attr(p, "world_size", prof__g.who.world, NULL);
+    }
+    if (cy->ngdev || cy->gpu_dropped) prof__pf_attr(p, "prof_gpu_dropped_regions", (int64_t)cy->gpu_dropped, NULL);
+    for (size_t i = 0; i < cy->ngdev; i++) {
+        const struct prof__gdev_info *d = &cy->gdev[i];
+        const prof_gpu_props *g = &d->props;
+        const struct { const char *key; int64_t v; } f[] = {
+            { "totalGlobalMem", g->total_mem }, { "computeMajor", g->major }, { "computeMinor", g->minor },
+            { "maxThreadsPerBlock", g->max_threads_per_block },
+            { "maxThreadsPerMultiprocessor", g->max_threads_per_sm }, { "regsPerBlock", g->regs_per_block },
+            { "regsPerMultiprocessor", g->regs_per_sm }, { "warpSize", g->warp_size },
+            { "sharedMemPerBlock", g->smem_per_block }, { "sharedMemPerMultiprocessor", g->smem_per_sm },
+            { "numSms", g->sms }, { "sharedMemPerBlockOptin", g->smem_per_block_optin },
+            { "anchor_uncertainty_ns", d->unc_ns }, { "drift_corrected_ns", d->drift_ns },
+        };
+        char key[96];
+        snprintf(key, sizeof key, "gpu%d.name", d->dev);
+        prof__pf_attr(p, key, 0, g->name);
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            snprintf(key, sizeof key, "gpu%d.%s", d->dev, f[k].key);
+            prof__pf_attr(p, key, f[k].v, NULL);
+        }
+    }
+    prof__pb_sub(m, PROF__TP_ATTRIBUTES, d1);
+    prof__pf_packet(p, m);
+
+    char comm[96];
+    prof__pb_uint(d2, 1, (uint64_t)getpid());           /* ProcessDescriptor.pid */
+    prof__pb_str(d2, 6, prof__process_name(comm, sizeof comm)); /* .process_name */
+    prof__pb_str(d2, 8, "CPU");                         /* .process_labels */
+    prof__pf_track(p, p->uuid0 + PROF__PF_PROCESS, 0, NULL, 3);
+}
+
+/* Writes the cycle in Perfetto's format. *nev (if not NULL) gets the number
+   of events (slices, instants, counter samples). */
+__attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy, const char *path, size_t *nev) {
+    prof__pw p;
+    memset(&p, 0, sizeof p);
+    p.cy = cy;
+    p.scale = prof__scale_now();
+    p.base = prof__trace_base();
+    p.shift = prof__trace_shift() + p.base;
+    /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
+    p.uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
+    p.uuid0 = (p.uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
+    char tmp[PROF__PATH + 32];
+    if (!(p.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
+    p.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
+    uint32_t *u = (uint32_t *)malloc((cy->n + 1) * sizeof *u), *nx = (uint32_t *)malloc((cy->n + 1) * sizeof *nx);
+    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
+    if (!p.w.buf || !u || !nx || !pend || (cy->n && (!cy->parent || !cy->track)) || !prof__names_grow(&p.names) ||
+        !prof__names_grow(&p.keys) || !prof__names_grow(&p.ctr) || !prof__gpu_corrs(cy, &p.corrs, &p.ncorrs))
+        p.w.err = 1;
+    if (!p.w.err) {
+        prof__pf_head(&p, path);
+        prof__pf_cpu(&p, u, nx, pend);
+        prof__pf_gpu(&p);
+        prof__w_flush(&p.w);
+    }
+    int ok = prof__out_close(p.w.f, tmp, path, !p.w.err, p.w.errnum, "trace");
+    if (nev) *nev = p.nev;
+    free(u); free(nx); free(pend); free(p.corrs); free(p.open); free(p.ctr_name);
+    prof__names_free(&p.names); prof__names_free(&p.keys); prof__names_free(&p.ctr);
+    free(p.ev.b); free(p.an.b); free(p.pk.b); free(p.d1.b); free(p.d2.b);
+    prof__w_free(&p.w);
+    return ok;
+}
+
+/* Writes the cycle to path in format fmt (PROF__FMT_*); as_ops: see
+   prof__write_trace_as. */
+static int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fmt, int as_ops, size_t *nev) {
+    if (fmt == PROF__FMT_PERFETTO) return prof__write_perfetto(cy, path, nev);
+    return prof__write_trace_as(cy, path, as_ops, fmt == PROF__FMT_GZ, nev);
+}
+
 /* ---- >>table  sink: the cycle API and the summary table ----------------- */
 
 #define PROF__NO_PARENT   ((size_t)-1)
@@ -3531,7 +4281,9 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
 int prof_cycle_index(const prof_cycle *c) { return c->index; }
 uint64_t prof_cycle_dropped(const prof_cycle *c) { return c->dropped; }
 size_t prof_cycle_event_count(const prof_cycle *c) { return c->n; }
-int prof_cycle_write_trace(const prof_cycle *c, const char *path) { return prof__write_trace_as(c, path, 0, NULL); }
+int prof_cycle_write_trace(const prof_cycle *c, const char *path) {
+    return prof__write_trace_fmt(c, path, prof__path_format(path), 0, NULL);
+}
 size_t prof_cycle_gpu_count(const prof_cycle *c) { return c->ngpu; }
 
 int prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out) {
@@ -4464,9 +5216,9 @@ static void prof__say_unclosed(const prof__cycle *cy) {
 }
 
 /* Writes a trace file and says so, with the number of events in it. */
-static int prof__write_announced(const prof__cycle *cy, const char *path, int as_ops) {
+static int prof__write_announced(const prof__cycle *cy, const char *path, int fmt, int as_ops) {
     size_t nev = 0;
-    int ok = prof__write_trace_as(cy, path, as_ops, &nev);
+    int ok = prof__write_trace_fmt(cy, path, fmt, as_ops, &nev);
     if (ok && !prof__g.conf.quiet) prof__msg("wrote %s (%zu events)", path, nev);
     return ok;
 }
@@ -4490,7 +5242,7 @@ static void prof__write_tb(const prof__cycle *cy) {
                   cy->index, PROF__PATH - 1);
         return;
     }
-    prof__write_announced(cy, path, 1);
+    prof__write_announced(cy, path, PROF__FMT_JSON, 1);
 }
 
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
@@ -4507,7 +5259,8 @@ static void prof__save_cycle(prof__cycle *cy) {
     prof__say_unclosed(cy);
     int ok = 1;
     if (prof__g.conf.on_ready) prof__g.conf.on_ready(cy, prof__g.conf.user_data);
-    else ok = have_path && prof__write_announced(cy, path, 0);
+    else ok = have_path && prof__write_announced(cy, path, prof__g.conf.format >= 0 ? prof__g.conf.format
+                                                                                    : prof__path_format(path), 0);
     if (prof__g.conf.tb_dir[0]) prof__write_tb(cy);
     if (prof__g.conf.stacks[0]) {
         char sp[PROF__PATH];
@@ -4967,7 +5720,8 @@ static void prof__env_bool(const char *var, int *v) {
 
 /* Init, part 1: the config, then the environment over it, into prof__g. */
 static void prof__resolve_config(const prof_config *cfg) {
-    const char *out = cfg->output && *cfg->output ? cfg->output : PROF__DEFAULT_OUT;
+    static const char dflt[] = PROF__DEFAULT_OUT;
+    const char *out = cfg->output && *cfg->output ? cfg->output : dflt;
     long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
     int disabled = cfg->disable != 0;
     prof_schedule sched = cfg->schedule;
@@ -4981,6 +5735,19 @@ static void prof__resolve_config(const prof_config *cfg) {
     const char *e;
     char q[PROF__QUOTE];
     if ((e = getenv("PROF_OUTPUT")) && *e) out = e;
+    const char *fs = cfg->format;
+    if ((e = getenv("PROF_FORMAT")) && *e) fs = e;
+    prof__g.conf.format = -1;
+    if (fs && *fs) {
+        static const char *const formats[] = { "json", "json.gz", "perfetto" };
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(fs, formats[i])) prof__g.conf.format = i;   /* PROF__FMT_* */
+        if (prof__g.conf.format < 0)
+            prof__msg("%s='%s' is not json, json.gz or perfetto; the output's extension decides",
+                      e && *e ? "PROF_FORMAT" : "prof_config.format", prof__q(fs, q));
+    }
+    if (out == dflt && prof__g.conf.format == PROF__FMT_GZ) out = "prof_trace_{pid}.json.gz";
+    if (out == dflt && prof__g.conf.format == PROF__FMT_PERFETTO) out = "prof_trace_{pid}.pftrace";
     if ((e = getenv("PROF_BUFFER_MB")) && *e) {
         long v;
         if (prof__parse_uint(e, &v) && v > 0) mb = v;

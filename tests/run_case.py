@@ -264,6 +264,64 @@ def case_gzip(binary, tmp):
         check(len(xs(d, "step_work")) == 1, f"{f}: step_work")
 
 
+def case_perfetto(binary, tmp):
+    """Each cycle written as JSON and as Perfetto's protobuf: decoded with
+    Perfetto's own compiled proto, the .pftrace says what the JSON says,
+    event for event (names, tracks, times and durations to the ns, args,
+    instants, counters, memory, the sync, thread and process names, rank,
+    the clipped region) and its slices nest. Also: PROF_OUTPUT's extension
+    and PROF_FORMAT pick the format."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pftrace
+    if pftrace.pb is None:
+        print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed")
+        sys.exit(77)
+    run(binary, "perfetto", {}, tmp)
+    for n in (1, 2):
+        j = pftrace.load_json(os.path.join(tmp, f"p{n}.json"))
+        p = pftrace.decode_pftrace(os.path.join(tmp, f"p{n}.pftrace"))
+        diff = j.diff(p)
+        check(not diff, f"cycle {n}: the formats differ:\n" + "\n".join(diff))
+        slices = sum(j.slices.values())
+        print(f"cycle {n}: {slices} slices, {sum(j.instants.values())} instants, "
+              f"{sum(j.counters.values())} counter samples, {p.nested} nested slices checked")
+        check(j.meta["rank"] == 1 and j.meta["world_size"] == 2, f"cycle {n}: rank {j.meta}")
+        check(p.process.endswith(" rank 1"), f"cycle {n}: process {p.process!r}")
+        named = lambda name: [k for k in j.slices if k[1] == name]
+        # 2 steps x 300 regions, each with its leaf, plus the steps
+        check(len(named("leaf")) == 600 and len(named("matmul")) == 120, f"cycle {n}: regions")
+        check(sum(1 for k in j.slices if k[1].startswith("ProfilerStep#")) == 2, f"cycle {n}: steps")
+        check(any(k[1] == "bad\ufffd\ufffd utf8" for k in j.slices), f"cycle {n}: invalid UTF-8 replaced")
+        # every leaf in its region, every region in its step; in cycle 2 the
+        # region that overlaps steps 4 and 5 holds step 5's regions, and step
+        # 5 is on the overlap track with nothing nested in it
+        check(p.nested >= (1200 if n == 1 else 900), f"cycle {n}: {p.nested} nested slices")
+        if n == 1:
+            clipped = named("spans a step")
+            check(len(clipped) == 1 and ("clipped", "began before this trace") in clipped[0][4], "clipped region")
+            work = named("work")
+            check(len(work) == 3 and len({k[0] for k in work}) == 1, f"alike threads share a track: {work}")
+            check(len({dict(k[4]).get("os_tid") for k in work}) >= 2, "os_tid kept")
+            check(sum(1 for k in j.instants if k[1] == "prof_sync") == 1, "sync")
+        else:
+            check(len(named("overlaps the step")) == 1, "the overlapping region")
+        check(any(k[0] == "Memory (GPU 0)" for k in j.counters) and any(k[0] == "Memory (CPU)" for k in j.counters),
+              f"cycle {n}: memory counters")
+    # The format by extension, and by PROF_FORMAT whatever the extension
+    run(binary, "regions", {"PROF_OUTPUT": "r.pftrace"}, tmp)
+    run(binary, "regions", {"PROF_OUTPUT": "r.perfetto-trace"}, tmp)
+    run(binary, "regions", {"PROF_OUTPUT": "forced.json", "PROF_FORMAT": "perfetto"}, tmp)
+    for f in ("r.pftrace", "r.perfetto-trace", "forced.json"):
+        t = pftrace.decode_pftrace(os.path.join(tmp, f))
+        check(sum(1 for k in t.slices.elements() if k[1] == "inner") == 1200, f"{f}: 1200 inner regions")
+    r = run(binary, "regions", {"PROF_FORMAT": "protobuf"}, tmp)
+    check("PROF_FORMAT='protobuf' is not json, json.gz or perfetto" in r.stderr, f"bad PROF_FORMAT: {r.stderr}")
+    pid_files = glob.glob(os.path.join(tmp, "prof_trace_*.json"))
+    check(len(pid_files) == 1, f"a bad PROF_FORMAT leaves the extension to decide: {pid_files}")
+    run(binary, "regions", {"PROF_FORMAT": "perfetto"}, tmp)
+    check(len(glob.glob(os.path.join(tmp, "prof_trace_*.pftrace"))) == 1, "PROF_FORMAT=perfetto's default name")
+
+
 def case_short_threads(binary, tmp):
     """100 short-lived threads named alike, one after another, are one track
     holding all their events, each with its own thread id in args.os_tid; two

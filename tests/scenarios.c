@@ -344,6 +344,72 @@ static int gzip_trace(void) {
     return 0;
 }
 
+/* ---- Perfetto's format ----------------------------------------------------
+   Every kind of event the CPU side writes, each cycle saved twice, as
+   p<N>.json and p<N>.pftrace: run_case.py decodes both and finds them the
+   same, event for event. */
+static void write_json_and_perfetto(const prof_cycle *c, void *user) {
+    char path[64];
+    (void)user;
+    snprintf(path, sizeof path, "p%d.json", prof_cycle_index(c));
+    prof_cycle_write_trace(c, path);
+    snprintf(path, sizeof path, "p%d.pftrace", prof_cycle_index(c));
+    prof_cycle_write_trace(c, path);
+}
+
+static void *pf_worker(void *arg) {
+    PROF_THREAD_NAME("pf-worker");              /* alike-named, never overlapping: one track */
+    PROF_SCOPE("work");
+    PROF_ARG_INT("job", (int64_t)(size_t)arg);
+    { PROF_SCOPE("inner"); }
+    return NULL;
+}
+
+static int perfetto(void) {
+    static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "bad\xc0\xaf utf8" };
+    static char buf[4][256];
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.on_trace_ready = write_json_and_perfetto;
+    cfg.schedule.warmup = 1;                   /* steps 0 and 3 */
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 2;
+    PROF_SET_RANK(1, 2);
+    PROF_INIT(&cfg);
+    PROF_THREAD_NAME("main");
+    PROF_BEGIN("spans a step");                 /* begins in warmup: clipped */
+    for (int s = 0; s < 6; s++) {
+        if (s == 1) PROF_END();
+        for (int i = 0; i < 300; i++) {
+            PROF_SCOPE(names[i % 5]);
+            if (i % 7 == 0) PROF_ARG_INT("i", i - 150);
+            if (i % 11 == 0) PROF_ARG_STR("shape", i % 2 ? "[64, 128]" : "h\xc3\xa9llo");
+            if (i % 50 == 0) PROF_COUNTER("loss", 1.0 / (i + 1));
+            if (i % 60 == 0) PROF_INSTANT("checkpoint");
+            if (i % 30 == 0) {
+                PROF_ALLOC(buf[i % 4], 256);
+                PROF_FREE(buf[i % 4]);
+                prof_mem_alloc(buf[(i + 1) % 4], 4096, 0);     /* device 0's memory */
+                prof_mem_free(buf[(i + 1) % 4]);
+            }
+            { PROF_SCOPE("leaf"); }
+        }
+        if (s == 2) {
+            pthread_t t;
+            for (size_t k = 0; k < 3; k++) {
+                pthread_create(&t, NULL, pf_worker, (void *)k);
+                pthread_join(t, NULL);
+            }
+            PROF_SYNC();
+        }
+        if (s == 4) PROF_BEGIN("overlaps the step");    /* partly over ProfilerStep#4 and #5 */
+        if (s == 5) PROF_END();
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int handler(void) {
     static int calls;
     prof_config cfg;
@@ -613,7 +679,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },

@@ -247,6 +247,22 @@ def case_placement(backend, program, min_anchors=4):
         e = cpu[c["correlation"]]
         check((c["cpu_gpu"], c["ts_ns"], c["dur_ns"]) == (e["name"], ns(e["ts"]), ns(e["dur"])),
               f"prof_cycle_event {c} vs {e}")
+    # Perfetto's format says the same: GPU tracks per device and stream, the
+    # flows from the CPU regions, deviceProperties and alignment as attributes
+    import pftrace
+    if pftrace.pb is None:
+        print("placement.pftrace not compared: the perfetto package is not installed")
+    else:
+        j, p = pftrace.load_json("placement.json"), pftrace.decode_pftrace("placement.pftrace")
+        diff = j.diff(p)
+        check(not diff, "placement.pftrace differs from placement.json:\n" + "\n".join(diff))
+        check(sum(p.flows.values()) == len(gpu), f"{sum(p.flows.values())} flows for {len(gpu)} GPU regions")
+        for dev in (0, 1):
+            got = {k.split(".", 1)[1]: v for k, v in p.attributes.items() if k.startswith(f"gpu{dev}.")}
+            want = dict(expected_props(backend, dev), anchor_uncertainty_ns=align[dev]["anchor_uncertainty_ns"],
+                        drift_corrected_ns=align[dev]["drift_corrected_ns"])
+            del want["id"]
+            check(got == want, f"device {dev}'s attributes {got}, expected {want}")
     print(f"placement: {len(gpu)} GPU regions; worst start error {worst_ts:.0f} ns, worst length error "
           f"{worst_dur:.0f} ns; anchors {anchors}; alignment {d['prof_gpu_alignment']}")
 

@@ -137,6 +137,7 @@ static gpu_stream s_a, s_b, s_c;
 static void placement_ready(const prof_cycle *c, void *user) {
     (void)user;
     prof_cycle_write_trace(c, "placement.json");
+    prof_cycle_write_trace(c, "placement.pftrace");     /* the same, in Perfetto's format */
     prof_table t;
     if (prof_cycle_table(c, PROF_SORT_NAME, 0, &t)) {
         for (size_t i = 0; i < t.n; i++) {
