@@ -2,6 +2,7 @@
 
      bench MODE N     MODE: region | floor | off | write | threads | mem | mem_off |
                             gpu_floor | gpu_region | gpu_resolve
+     bench write N PATH     the trace written to PATH (.json, .json.gz, .pftrace)
 
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
    and adds instruction counts from callgrind, which are exact and repeatable
@@ -124,11 +125,13 @@ static void two_threads(long n) {
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
 }
 
+static const char *out_path = "bench_trace.json";
+
 static void quiet_init(int active_now) {
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.quiet = 1;
-    cfg.output = "bench_trace.json";
+    cfg.output = out_path;
     cfg.buffer_mb = 1024;
     if (!active_now) { cfg.schedule.wait = 1; cfg.schedule.active = 1; }  /* step 0: outside */
     PROF_INIT(&cfg);
@@ -153,6 +156,7 @@ int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: %s region|floor|off|write|threads|mem|mem_off N\n", argv[0]); return 2; }
     const char *mode = argv[1];
     long n = atol(argv[2]);
+    if (argc > 3) out_path = argv[3];  /* write: the trace's path, whose extension is its format */
     if (!strcmp(mode, "floor")) {
         printf("floor %.2f ns per two timestamp reads\n", best_of(loop_floor, n));
     } else if (!strcmp(mode, "region")) {
@@ -168,7 +172,7 @@ int main(int argc, char **argv) {
         PROF_SHUTDOWN();
         double t = now_ns() - t0;
         struct stat st;
-        stat("bench_trace.json", &st);
+        stat(out_path, &st);
         printf("write %.1f ns per event, %.1f bytes per event, %.2f M events/s\n", t / n,
                (double)st.st_size / n, n / t * 1e3);
         return 0;

@@ -13,12 +13,13 @@ b=./bench
 n=2000000
 
 ns() { "$b" "$@" | awk '{print $2}'; }
-# instructions per call of a loop function over N iterations (setup excluded)
+# instructions in FN per iteration of MODE over N (setup excluded); ARGS go
+# to the bench: ir FN MODE N [ARGS...]
 ir() {
   local fn=$1 mode=$2 iters=$3
   shift 3
   valgrind --tool=callgrind --callgrind-out-file=cg.out --collect-atstart=no \
-    "${@/#/--toggle-collect=}" --toggle-collect="$fn" "$b" "$mode" "$iters" >/dev/null 2>cg.log
+    --toggle-collect="$fn" "$b" "$mode" "$iters" "$@" >/dev/null 2>cg.log
   awk -v n="$iters" '/summary:|totals:/ {print $2 / n; exit}' cg.out
 }
 
@@ -28,10 +29,18 @@ off_ns=$(ns off $n)
 threads_ns=$(ns threads $n)
 mem_ns=$(ns mem $n)
 mem_off_ns=$(ns mem_off $n)
-write_line=$("$b" write 1000000)
+# the same million regions written in each format: ns, bytes, M events/s
+write_line=$("$b" write 1000000 bench_trace.json)
 write_ns=$(echo "$write_line" | awk '{print $2}')
 write_bytes=$(echo "$write_line" | awk '{print $6}')
 write_rate=$(echo "$write_line" | awk '{print $10}')
+gz_line=$("$b" write 1000000 bench_trace.json.gz)
+gz_ns=$(echo "$gz_line" | awk '{print $2}')
+gz_bytes=$(echo "$gz_line" | awk '{print $6}')
+pf_line=$("$b" write 1000000 bench_trace.pftrace)
+pf_ns=$(echo "$pf_line" | awk '{print $2}')
+pf_bytes=$(echo "$pf_line" | awk '{print $6}')
+pf_rate=$(echo "$pf_line" | awk '{print $10}')
 
 # best_of runs a loop 6 times (a warm-up and 5 timed runs); the loop's own
 # counter, compare and branch (3 instructions) are not the profiler's.
@@ -49,6 +58,8 @@ off_ir=$(ir loop_region off 200000 | per_iter)
 mem_ir=$(ir loop_mem mem 200000 | per_iter)
 mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
+gz_ir=$(ir prof__write_trace_as write 200000 bench_trace.json.gz | awk '{printf "%.0f", $1}')
+pf_ir=$(ir prof__write_perfetto write 200000 bench_trace.pftrace | awk '{printf "%.0f", $1}')
 collect_ir=$(ir prof__collect_locked write 200000 | awk '{printf "%.0f", $1}')
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
@@ -65,8 +76,10 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair, recorded | $mem_ir | $mem_ns ns |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair outside a recording window | $mem_off_ir | $mem_off_ns ns |
 | writer: JSON per event | $format_ir | $write_ns ns for collection and writing, $write_rate M events/s |
+| writer: gzip JSON per event | $gz_ir | $gz_ns ns |
+| writer: Perfetto protobuf per event | $pf_ir | $pf_ns ns, $pf_rate M events/s |
 | writer: collection per event | $collect_ir | |
-| trace size | | $write_bytes bytes per event |
+| trace size: JSON, gzip JSON, Perfetto | | $write_bytes, $gz_bytes, $pf_bytes bytes per event |
 | two event records, null GPU runtime (the GPU floor) | $gpu_floor_ir | $gpu_floor_ns ns |
 | recorded \`PROF_GPU_BEGIN\`/\`PROF_GPU_END\`, null GPU runtime | $gpu_region_ir | $gpu_region_ns ns |
 | resolving one GPU region at a step, null GPU runtime | $gpu_resolve_ir | $gpu_resolve_ns ns |
