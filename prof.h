@@ -1662,6 +1662,7 @@ typedef struct prof__cycle {
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
     uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
+    uint64_t until;                     /* collected up to this tick */
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
@@ -3614,11 +3615,14 @@ enum {
 /* Track uuids: this trace's base (a hash of pid, rank, start, with its low
    32 bits clear) plus one of these; flow ids are the base plus a correlation. */
 #define PROF__PF_PROCESS  1u
-#define PROF__PF_THREAD   0x100000u     /* + 2 * thread index; + 1: its overlaps */
+#define PROF__PF_THREAD   0x100000u     /* + thread index */
+#define PROF__PF_LANES    0x10000000u   /* + thread index * 16 + lane: overlap tracks */
 #define PROF__PF_COUNTER  0x40000000u   /* + counter index */
 #define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
 #define PROF__PF_GPU      0x60000000u   /* + device */
-#define PROF__PF_STREAM   0x70000000u   /* + 2 * stream index; + 1: its overlaps */
+#define PROF__PF_STREAM   0x70000000u   /* + stream index */
+#define PROF__PF_SLANES   0x78000000u   /* + stream index * 16 + lane */
+#define PROF__LANES       16            /* overlap tracks per thread or stream */
 
 static unsigned char *prof__pb_varint(unsigned char *o, uint64_t v) {
     while (v >= 0x80) { *o++ = (unsigned char)(v | 0x80); v >>= 7; }
@@ -3700,6 +3704,11 @@ static void prof__pb_sub(prof__pb *m, uint32_t field, prof__pb *sub) {
     sub->n = 0;
 }
 
+typedef struct prof__lane {             /* an overlap track: its slices, (t0, t1) */
+    uint64_t *iv;                       /* pairs in ticks */
+    size_t n, cap;
+} prof__lane;
+
 typedef struct prof__pw {               /* Perfetto-writing context */
     prof__w w;                          /* the buffer, the file, the first error */
     const prof__cycle *cy;
@@ -3721,7 +3730,13 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     int64_t last;                       /* the last timestamp on the sequence's clock */
     uint64_t *open;                     /* ends (ticks) of the slices open on the track */
     size_t nopen, open_cap;
-    int over_told;                      /* this run's overlap track is described */
+    prof__lane lane[PROF__LANES];       /* this track's overlap tracks */
+    unsigned lanes_told;                /* bit L: lane L's track is described */
+    int stream;                         /* written in parts: a region's GPU side may
+                                           be in a later part, its flow is written anyway */
+    uint64_t part_t0;                   /* where this part's records begin (ticks): a
+                                           region that began before holds slices written
+                                           already, and goes to the overlap track */
     /* scratch messages: an event's fields, an annotation, a packet's fields,
        and two levels of messages inside it */
     prof__pb ev, an, pk, d1, d2;
@@ -3758,7 +3773,8 @@ static void prof__pf_sequence(prof__pw *p, uint64_t track) {
     prof__pf_seq(p, ++p->seqs);
     p->last = p->base;
     p->nopen = 0;
-    p->over_told = 0;
+    for (int l = 0; l < PROF__LANES; l++) p->lane[l].n = 0;
+    p->lanes_told = 0;
     prof__pb_uint(m, PROF__TP_SEQ_FLAGS, 1);            /* SEQ_INCREMENTAL_STATE_CLEARED */
     prof__pb_uint(d1, PROF__TP_CLOCK_ID, PROF__CLK_SEQ); /* TracePacketDefaults.timestamp_clock_id */
     prof__pb_uint(d2, 11, track);                       /* TrackEventDefaults.track_uuid */
@@ -3895,7 +3911,9 @@ PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
    overlaps what is open). Most regions of most traces. */
 PROF__INLINE int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
     int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
-    if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]))) return 0;
+    if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]) ||
+                       e->t0 < p->part_t0))
+        return 0;
     uint32_t iid = prof__pf_name(p, e->name);
     prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
     prof__pf_plain(p, t1, PROF__TE_END, 0);
@@ -3928,22 +3946,45 @@ static void prof__pf_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *
     }
 }
 
-/* This thread's overlap track: where a region that overlaps another only
-   partly goes (slices on one track must nest), as Perfetto does with JSON. */
-static uint64_t prof__pf_overlaps(prof__pw *p, uint32_t lead) {
-    uint64_t uuid = p->uuid0 + PROF__PF_THREAD + 2u * lead + 1;
-    if (!p->over_told) {
-        prof__pf_track(p, uuid, p->uuid0 + PROF__PF_THREAD + 2u * lead, "overlapping regions", 0);
-        p->over_told = 1;
+/* Where a region that overlaps another only partly goes (slices on one
+   track must nest), as Perfetto does with such JSON events: the first of the
+   track's overlap tracks ("lanes", under it) on which it nests with or
+   misses every slice; the last if none. Returns the lane + 1, and the
+   lane's track in *uuid, described on first use. Lanes start afresh with
+   each sequence. */
+static uint32_t prof__pf_lane(prof__pw *p, uint64_t lanes, uint64_t parent, uint64_t t0, uint64_t t1, uint64_t *uuid) {
+    int l = 0;
+    for (; l < PROF__LANES - 1; l++) {
+        const prof__lane *ln = &p->lane[l];
+        size_t k = 0;
+        for (; k < ln->n; k += 2) {
+            uint64_t a = ln->iv[k], b = ln->iv[k + 1];
+            if (!(t1 <= a || t0 >= b || (t0 >= a && t1 <= b) || (t0 <= a && t1 >= b))) break;
+        }
+        if (k >= ln->n) break;
     }
-    return uuid;
+    prof__lane *ln = &p->lane[l];
+    uint64_t *iv = (uint64_t *)prof__grow(ln->iv, &ln->cap, ln->n + 2, sizeof *iv);
+    if (iv) {
+        ln->iv = iv;
+        iv[ln->n++] = t0;
+        iv[ln->n++] = t1;
+    } else {
+        p->w.err = 1;
+    }
+    *uuid = lanes + (uint64_t)l;
+    if (!(p->lanes_told >> l & 1)) {
+        p->lanes_told |= 1u << l;
+        prof__pf_track(p, *uuid, parent, "overlapping regions", 0);
+    }
+    return (uint32_t)l + 1;
 }
 
-/* A region's or step's BEGIN. 1 if it went to the overlap track (it began
-   before something already written ended, or ends after what holds it). */
+/* A region's or step's BEGIN. 0, or its overlap lane + 1 (it began before
+   something already written ended, or ends after what holds it). */
 static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
     int64_t ts = prof__pf_ts(p, e->t0);
-    int over = ts < p->last || (p->nopen && e->t1 > p->open[p->nopen - 1]);
+    int over = ts < p->last || (p->nopen && e->t1 > p->open[p->nopen - 1]) || e->t0 < p->part_t0;
     if (!over) {
         uint64_t *o = (uint64_t *)prof__grow(p->open, &p->open_cap, p->nopen + 1, sizeof *o);
         if (!o) { p->w.err = 1; return 0; }
@@ -3955,31 +3996,39 @@ static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
         prof__pf_plain(p, ts, PROF__TE_BEGIN, prof__pf_name(p, e->name));
         return 0;
     }
-    if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, prof__pf_overlaps(p, lead));
+    uint32_t lane = 0;
+    if (over) {
+        uint64_t uuid;
+        lane = prof__pf_lane(p, p->uuid0 + PROF__PF_LANES + 16ull * lead, p->uuid0 + PROF__PF_THREAD + lead, e->t0,
+                             e->t1, &uuid);
+        prof__pb_uint(&p->ev, PROF__TE_TRACK, uuid);
+    }
     if (e->kind == PROF__K_STEP) {
         char name[48];
         prof__pb_str(&p->ev, PROF__TE_NAME, prof__step_name(name, e->aux));
     } else {
         prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
     }
-    if (e->kind == PROF__K_GPU_REGION && prof__gpu_find(p->corrs, p->ncorrs, e->aux))
+    if (e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->corrs, p->ncorrs, e->aux)))
         prof__pb_fixed64(&p->ev, PROF__TE_FLOW, p->uuid0 | e->aux);  /* to its GPU side */
     prof__pf_event(p, ts, over, PROF__TE_BEGIN);
-    return (uint32_t)over;
+    return lane;
 }
 
-/* A region's or step's END, with what the JSON puts in its args. */
+/* A region's or step's END, with what the JSON puts in its args; over: its
+   lane + 1, or 0. */
 static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
                          const size_t *args, size_t nargs) {
     const prof__cycle *cy = p->cy;
     int64_t ts = prof__pf_ts(p, e->t1);
-    uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(p->corrs, p->ncorrs, e->aux) ? e->aux : 0;
+    uint32_t corr = e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->corrs, p->ncorrs, e->aux))
+                        ? e->aux : 0;
     if (!over) p->nopen--;
     if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED)) {
         prof__pf_plain(p, ts, PROF__TE_END, 0);
         return;
     }
-    if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, prof__pf_overlaps(p, lead));
+    if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_LANES + 16ull * lead + over - 1);
     if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, "began before this trace");
     if (corr) prof__pf_arg(p, "correlation", corr, NULL);
     if (os_tid) prof__pf_arg(p, "os_tid", os_tid, NULL);
@@ -3988,7 +4037,7 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
         if (a->kind == PROF__K_ARG_INT) prof__pf_arg(p, a->name, (int64_t)a->t1, NULL);
         else prof__pf_arg(p, a->name, 0, (const char *)(uintptr_t)a->t1);
     }
-    prof__pf_event(p, ts, over, PROF__TE_END);
+    prof__pf_event(p, ts, over != 0, PROF__TE_END);
 }
 
 /* The track of a counter: one per distinct text, under the process. */
@@ -4057,9 +4106,9 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
             prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
             prof__pb_uint(&p->d2, 2, (uint64_t)cy->th[k].tid); /* .tid */
             prof__pb_str(&p->d2, 5, name);                     /* .thread_name */
-            prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + 2u * k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
+            prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
         }
-        prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + 2u * lead);
+        prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + lead);
         prof__pf_order(cy, a, b, u, nx);
         for (size_t i = a; i < b && !p->w.err; i++) {
             const prof__ev *e = &cy->ev[i];
@@ -4068,7 +4117,7 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
                 continue;
             for (uint32_t s = u[i]; s != PROF__NO_EVENT;) {
                 uint32_t next = nx[s];
-                nx[s] = prof__pf_begin(p, &cy->ev[s], lead);    /* from here: on the overlap track */
+                nx[s] = prof__pf_begin(p, &cy->ev[s], lead);    /* from here: its lane + 1, or 0 */
                 s = next;
             }
             switch (e->kind) {
@@ -4120,8 +4169,8 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
 
 /* The GPU side: a track per device, under it one per stream, each stream a
    sequence; every region ends the flow its CPU region began. Regions on a
-   stream nest or follow each other; one that overlaps partly goes to the
-   stream's overlap track. */
+   stream nest or follow each other; one that overlaps partly goes to one of
+   the stream's overlap tracks. */
 static void prof__pf_gpu(prof__pw *p) {
     const prof__cycle *cy = p->cy;
     uint32_t streams = 0;
@@ -4129,14 +4178,14 @@ static void prof__pf_gpu(prof__pw *p) {
         const prof__gev *g = &cy->gpu[i];
         char label[64];
         int new_dev = !i || g->dev != cy->gpu[i - 1].dev;
-        uint64_t st = p->uuid0 + PROF__PF_STREAM + 2u * streams;
+        uint64_t st = p->uuid0 + PROF__PF_STREAM + streams, lane;
         if (new_dev) {
             snprintf(label, sizeof label, "GPU %d", g->dev);
             prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, 0, label, 0);
         }
         if (new_dev || g->stream != cy->gpu[i - 1].stream) {
             while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
-            st = p->uuid0 + PROF__PF_STREAM + 2u * ++streams;
+            st = p->uuid0 + PROF__PF_STREAM + ++streams;
             snprintf(label, sizeof label, "stream %lld", g->stream);
             prof__pf_track(p, st, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, label, 0);
             prof__pf_sequence(p, st);
@@ -4145,9 +4194,8 @@ static void prof__pf_gpu(prof__pw *p) {
             prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
         int over = p->nopen && (uint64_t)g->t1 > p->open[p->nopen - 1];
         if (over) {
-            if (!p->over_told) prof__pf_track(p, st + 1, st, "overlapping regions", 0);
-            p->over_told = 1;
-            prof__pb_uint(&p->ev, PROF__TE_TRACK, st + 1);
+            prof__pf_lane(p, p->uuid0 + PROF__PF_SLANES + 16ull * streams, st, (uint64_t)g->t0, (uint64_t)g->t1, &lane);
+            prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
         }
         prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->name));
         prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, p->uuid0 | g->corr);
@@ -4157,7 +4205,7 @@ static void prof__pf_gpu(prof__pw *p) {
         prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t0), over, PROF__TE_BEGIN);
         p->nev++;
         if (over) {
-            prof__pb_uint(&p->ev, PROF__TE_TRACK, st + 1);
+            prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
             prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t1), 1, PROF__TE_END);
             continue;
         }
@@ -4179,24 +4227,14 @@ static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s
 
 /* Sequence 1: the clocks, what the JSON's header says (as trace attributes:
    Perfetto shows them as trace_attribute.<key> metadata), the process. */
-static void prof__pf_head(prof__pw *p, const char *path) {
+/* The trace attributes packet: what the JSON's header says (Perfetto shows
+   them as trace_attribute.<key> metadata; a later packet's value wins). */
+static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint64_t clipped) {
     const prof__cycle *cy = p->cy;
-    prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
-    prof__pf_seq(p, ++p->seqs);
-    prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
-    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.wall0);
-    prof__pb_sub(d1, 1, d2);
-    prof__pb_uint(d2, 1, PROF__CLK_MONOTONIC);
-    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.mono0);
-    prof__pb_sub(d1, 1, d2);
-    prof__pb_uint(d1, 2, PROF__CLK_REALTIME);           /* primary_trace_clock */
-    prof__pb_sub(m, PROF__TP_CLOCK_SNAPSHOT, d1);
-    prof__pf_packet(p, m);
-
     prof__pf_attr(p, "traceName", 0, path);
     prof__pf_attr(p, "baseTimeNanoseconds", p->base, NULL);
-    prof__pf_attr(p, "prof_dropped_events", (int64_t)cy->dropped, NULL);
-    prof__pf_attr(p, "prof_clipped_regions", (int64_t)cy->clipped, NULL);
+    prof__pf_attr(p, "prof_dropped_events", (int64_t)dropped, NULL);
+    prof__pf_attr(p, "prof_clipped_regions", (int64_t)clipped, NULL);
     if (prof__g.who.rank >= 0) {
         prof__pf_attr(p, "rank", prof__g.who.rank, NULL);
         prof__pf_attr(p, "world_size", prof__g.who.world, NULL);
@@ -4222,9 +4260,25 @@ static void prof__pf_head(prof__pw *p, const char *path) {
             prof__pf_attr(p, key, f[k].v, NULL);
         }
     }
-    prof__pb_sub(m, PROF__TP_ATTRIBUTES, d1);
-    prof__pf_packet(p, m);
+    prof__pf_seq(p, 1);
+    prof__pb_sub(&p->pk, PROF__TP_ATTRIBUTES, &p->d1);
+    prof__pf_packet(p, &p->pk);
+}
 
+/* Sequence 1: the clocks, the attributes, the process. */
+static void prof__pf_head(prof__pw *p, const char *path) {
+    prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
+    prof__pf_seq(p, ++p->seqs);
+    prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
+    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.wall0);
+    prof__pb_sub(d1, 1, d2);
+    prof__pb_uint(d2, 1, PROF__CLK_MONOTONIC);
+    prof__pb_uint(d2, 2, (uint64_t)prof__g.clk.mono0);
+    prof__pb_sub(d1, 1, d2);
+    prof__pb_uint(d1, 2, PROF__CLK_REALTIME);           /* primary_trace_clock */
+    prof__pb_sub(m, PROF__TP_CLOCK_SNAPSHOT, d1);
+    prof__pf_packet(p, m);
+    prof__pf_attrs(p, path, p->cy->dropped, p->cy->clipped);
     char comm[96];
     prof__pb_uint(d2, 1, (uint64_t)getpid());           /* ProcessDescriptor.pid */
     prof__pb_str(d2, 6, prof__process_name(comm, sizeof comm)); /* .process_name */
@@ -4232,38 +4286,63 @@ static void prof__pf_head(prof__pw *p, const char *path) {
     prof__pf_track(p, p->uuid0 + PROF__PF_PROCESS, 0, NULL, 3);
 }
 
+/* A writer on path's temporary file (tmp[cap]); 0, having said why, if it
+   cannot be opened. Times are converted with today's calibration, the same
+   for every part of a streamed trace. */
+static int prof__pw_open(prof__pw *p, const char *path, char *tmp, size_t cap) {
+    memset(p, 0, sizeof *p);
+    p->scale = prof__scale_now();
+    p->base = prof__trace_base();
+    p->shift = prof__trace_shift() + p->base;
+    /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
+    p->uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
+    p->uuid0 = (p->uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
+    if (!(p->w.f = prof__out_open(path, tmp, cap, "trace"))) return 0;
+    p->w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
+    if (!p->w.buf || !prof__names_grow(&p->names) || !prof__names_grow(&p->keys) || !prof__names_grow(&p->ctr))
+        p->w.err = 1;
+    return 1;
+}
+
+static void prof__pw_free(prof__pw *p) {
+    free(p->open); free(p->ctr_name);
+    for (int l = 0; l < PROF__LANES; l++) free(p->lane[l].iv);
+    prof__names_free(&p->names); prof__names_free(&p->keys); prof__names_free(&p->ctr);
+    free(p->ev.b); free(p->an.b); free(p->pk.b); free(p->d1.b); free(p->d2.b);
+    prof__w_free(&p->w);
+}
+
+/* Appends cy's events to the file: the head before them if first, its GPU
+   regions after them if last. 1 if all is written. */
+static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
+    uint32_t *u = (uint32_t *)malloc((cy->n + 1) * sizeof *u), *nx = (uint32_t *)malloc((cy->n + 1) * sizeof *nx);
+    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
+    p->cy = cy;
+    if (!u || !nx || !pend || (cy->n && (!cy->parent || !cy->track)) || !prof__gpu_corrs(cy, &p->corrs, &p->ncorrs))
+        p->w.err = 1;
+    if (!p->w.err) {
+        if (first) prof__pf_head(p, path);
+        prof__pf_cpu(p, u, nx, pend);
+        if (last) prof__pf_gpu(p);
+        prof__w_flush(&p->w);
+    }
+    free(u); free(nx); free(pend); free(p->corrs);
+    p->part_t0 = cy->until;
+    p->corrs = NULL;
+    p->ncorrs = 0;
+    return !p->w.err;
+}
+
 /* Writes the cycle in Perfetto's format. *nev (if not NULL) gets the number
    of events (slices, instants, counter samples). */
 __attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy, const char *path, size_t *nev) {
     prof__pw p;
-    memset(&p, 0, sizeof p);
-    p.cy = cy;
-    p.scale = prof__scale_now();
-    p.base = prof__trace_base();
-    p.shift = prof__trace_shift() + p.base;
-    /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
-    p.uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
-    p.uuid0 = (p.uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
     char tmp[PROF__PATH + 32];
-    if (!(p.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
-    p.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
-    uint32_t *u = (uint32_t *)malloc((cy->n + 1) * sizeof *u), *nx = (uint32_t *)malloc((cy->n + 1) * sizeof *nx);
-    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
-    if (!p.w.buf || !u || !nx || !pend || (cy->n && (!cy->parent || !cy->track)) || !prof__names_grow(&p.names) ||
-        !prof__names_grow(&p.keys) || !prof__names_grow(&p.ctr) || !prof__gpu_corrs(cy, &p.corrs, &p.ncorrs))
-        p.w.err = 1;
-    if (!p.w.err) {
-        prof__pf_head(&p, path);
-        prof__pf_cpu(&p, u, nx, pend);
-        prof__pf_gpu(&p);
-        prof__w_flush(&p.w);
-    }
+    if (!prof__pw_open(&p, path, tmp, sizeof tmp)) return 0;
+    prof__pw_part(&p, cy, path, 1, 1);
     int ok = prof__out_close(p.w.f, tmp, path, !p.w.err, p.w.errnum, "trace");
     if (nev) *nev = p.nev;
-    free(u); free(nx); free(pend); free(p.corrs); free(p.open); free(p.ctr_name);
-    prof__names_free(&p.names); prof__names_free(&p.keys); prof__names_free(&p.ctr);
-    free(p.ev.b); free(p.an.b); free(p.pk.b); free(p.d1.b); free(p.d2.b);
-    prof__w_free(&p.w);
+    prof__pw_free(&p);
     return ok;
 }
 
@@ -5245,10 +5324,128 @@ static void prof__write_tb(const prof__cycle *cy) {
     prof__write_announced(cy, path, PROF__FMT_JSON, 1);
 }
 
+/* Streaming. A cycle in Perfetto's format, when nothing else wants the
+   whole cycle (a trace-ready handler, the table, stacks, TensorBoard's
+   copy), is appended to its file at every recorded step: the step's
+   records, collected and written by the thread that steps, their chunks
+   back to the pool. A run killed at any point leaves a trace of the steps
+   before; the recorder's memory stays within PROF_BUFFER_MB however long the
+   cycle. The first part goes to the temporary file, which then takes the
+   trace's name: a file there before is replaced by a trace that opens, and
+   from then on the file grows by whole parts (one that fails is cut off
+   again and the stream stops, saying so). GPU regions are resolved at steps
+   as before and written with the cycle's last part. */
+static struct {
+    pthread_mutex_t lock;               /* one part written at a time */
+    prof__pw *pw;                       /* the open stream, or NULL */
+    int cycle;                          /* the cycle it is, or was, for */
+    char path[PROF__PATH], tmp[PROF__PATH + 32];
+    long good;                          /* bytes of whole parts in the file */
+    uint64_t dropped, clipped;          /* in its parts before the last */
+} prof__stream = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, "", "", 0, 0, 0 };
+
+/* Whether cycles stream (conf is settled: called after init). */
+static int prof__streams(void) {
+    int fmt = prof__g.conf.format >= 0 ? prof__g.conf.format : prof__path_format(prof__g.conf.output);
+    return fmt == PROF__FMT_PERFETTO && !prof__g.conf.on_ready && !prof__g.conf.tb_dir[0] &&
+           !prof__g.conf.stacks[0] && prof__g.conf.table_rows < 0;
+}
+
+/* Whether cycle `index` has parts in its file already. */
+static int prof__streaming(int index) {
+    pthread_mutex_lock(&prof__stream.lock);
+    int on = prof__stream.pw && prof__stream.cycle == index;
+    pthread_mutex_unlock(&prof__stream.lock);
+    return on;
+}
+
+/* Appends a part of cycle cy->index to its file; last: cy is what the
+   cycle's end collected, and the file is finished. 1 if written. */
+static int prof__stream_part(prof__cycle *cy, int last) {
+    pthread_mutex_lock(&prof__stream.lock);
+    prof__pw *p = prof__stream.pw;
+    const char *path = prof__stream.path;
+    int first = !p || prof__stream.cycle != cy->index;
+    if (first && prof__stream.cycle == cy->index) {     /* its stream failed: said already */
+        pthread_mutex_unlock(&prof__stream.lock);
+        return 0;
+    }
+    if (first) {
+        char what[64];
+        if (p) {                        /* an earlier cycle's, never finished (recording was
+                                           switched off): its parts are a trace as they are */
+            fclose(p->w.f);
+            prof__pw_free(p);
+            free(p);
+        }
+        snprintf(what, sizeof what, "cycle %d's trace", cy->index);
+        prof__stream.cycle = cy->index;
+        prof__stream.dropped = prof__stream.clipped = 0;
+        prof__stream.good = 0;
+        prof__calibrate();
+        if (!(p = (prof__pw *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
+                                                                       cy->index, what) ||
+            !prof__pw_open(p, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
+            if (!p) prof__msg("out of memory: %s not written", what);
+            free(p);
+            pthread_mutex_unlock(&prof__stream.lock);
+            return 0;
+        }
+        p->stream = 1;
+        prof__stream.pw = p;
+    }
+    int ok = prof__pw_part(p, cy, path, first, last), errnum = p->w.errnum;
+    if (ok && first && rename(prof__stream.tmp, path) != 0) { ok = 0; errnum = errno; }
+    if (ok && last) {                   /* what the JSON's header says, for the whole cycle */
+        prof__pf_attrs(p, path, cy->dropped, prof__stream.clipped + cy->clipped);
+        prof__w_flush(&p->w);
+        ok = !p->w.err;
+        errnum = p->w.errnum;
+    }
+    if (ok) prof__stream.good = ftell(p->w.f);
+    if (!last) {
+        prof__stream.dropped += cy->dropped;
+        prof__stream.clipped += cy->clipped;
+    }
+    if (!ok || last) {
+        if (fclose(p->w.f) != 0 && ok) { ok = 0; errnum = errno; }
+        if (!ok && first) remove(prof__stream.tmp);
+        else if (!ok) syscall(SYS_truncate, path, prof__stream.good);  /* whole parts only */
+        if (!ok)
+            prof__msg("failed writing cycle %d's trace '%s': %s; %s", cy->index, path,
+                      errnum ? strerror(errnum) : "out of memory",
+                      first ? "a file there before is left as it was" : "it holds the steps written before");
+        else if (!prof__g.conf.quiet)
+            prof__msg("wrote %s (%zu events)", path, p->nev);
+        prof__pw_free(p);
+        free(p);
+        prof__stream.pw = NULL;
+    }
+    pthread_mutex_unlock(&prof__stream.lock);
+    return ok;
+}
+
+/* What a part's records bring to the run's figures (the last part's come
+   with its cycle, in prof__save_cycle). */
+static void prof__part_done(const prof__cycle *cy) {
+    prof__mem_label(cy);
+    prof__say_unclosed(cy);
+    pthread_mutex_lock(&prof__lock);
+    prof__g.stats.clipped += cy->clipped;
+    prof__g.stats.events += cy->n;
+    pthread_mutex_unlock(&prof__lock);
+}
+
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
     char path[PROF__PATH], what[64];
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
+    int streamed = prof__streaming(cy->index);
+    if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
+        pthread_mutex_lock(&prof__stream.lock);
+        cy->dropped += prof__stream.dropped;
+        pthread_mutex_unlock(&prof__stream.lock);
+    }
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
     snprintf(what, sizeof what, "cycle %d's trace", cy->index);
@@ -5259,6 +5456,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     prof__say_unclosed(cy);
     int ok = 1;
     if (prof__g.conf.on_ready) prof__g.conf.on_ready(cy, prof__g.conf.user_data);
+    else if (streamed) ok = prof__stream_part(cy, 1);
     else ok = have_path && prof__write_announced(cy, path, prof__g.conf.format >= 0 ? prof__g.conf.format
                                                                                     : prof__path_format(path), 0);
     if (prof__g.conf.tb_dir[0]) prof__write_tb(cy);
@@ -5907,11 +6105,24 @@ static uint64_t prof__lost_locked(void) {
    reads, its GPU regions placed. Under the lock. */
 static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
     cy->index = ++prof__g.run.cycle;
+    cy->until = now;
     prof__collect_locked(cy, prof__g.run.win_t0, now);
     prof__step0_covers(cy);
     prof__analyse(cy);
     prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
     prof__g.run.saved_to = now;
+}
+
+/* What the window recorded up to `now`, its CPU side, as a part of the
+   cycle in progress (streaming). GPU regions stay to the cycle's end, where
+   they are resolved. Regions open now are taken by a later part, whole.
+   Under the lock. */
+static void prof__part_locked(prof__cycle *cy, uint64_t now) {
+    cy->index = prof__g.run.cycle + 1;
+    cy->until = now;
+    prof__collect_locked(cy, prof__g.run.win_t0, now);
+    prof__step0_covers(cy);
+    prof__analyse(cy);
 }
 
 static void prof__say_lost(uint64_t n) {
@@ -5954,19 +6165,23 @@ void prof_step(void) {
     if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_locked(&cy, now);
         save = 1;
+    } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
+        prof__part_locked(&cy, now);   /* the window goes on: what it recorded so far */
+        save = 2;
     }
     if (next >= PROF__RECORD && prev != PROF__RECORD) {
         if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
         prof__gpu_window_locked();
         prof__g.run.win_t0 = now;
-    } else if (!save) {
+    } else if (save != 1) {
         prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
     uint64_t lost = prof__lost_locked();
     pthread_mutex_unlock(&prof__lock);
     prof__say_lost(lost);
-    if (save) prof__save_cycle(&cy);
+    if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
+    if (save == 1) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
 }
 

@@ -112,21 +112,45 @@ class _Seq:
         self.clock_id = 0
 
 
-def decode_pftrace(path_or_bytes):
+def decode_pftrace(path_or_bytes, truncated_ok=False):
     """The packets of a .pftrace, checked and read into a Trace. Raises
     ValueError on what a reader would reject (an END without a BEGIN, a
-    name never interned, a timestamp going back on an incremental clock)."""
+    name never interned). truncated_ok: a file cut short (a killed run) is
+    read as Perfetto reads it: the packets before the cut, the slices they
+    close; t.cut says how many bytes of a last packet were lost."""
     raw = path_or_bytes if isinstance(path_or_bytes, bytes) else open(path_or_bytes, "rb").read()
-    trace = pb.Trace()
-    trace.ParseFromString(raw)
-    return from_packets(trace.packet)
+    if not truncated_ok:
+        trace = pb.Trace()
+        trace.ParseFromString(raw)
+        return from_packets(trace.packet)
+    packets, i = [], 0
+    while i < len(raw):                 # Trace.packet: tag 0x0A, varint length, bytes
+        if raw[i] != 0x0A:
+            raise ValueError(f"byte {i}: not a Trace.packet field")
+        n, shift, j = 0, 0, i + 1
+        while j < len(raw) and raw[j] & 0x80:
+            n |= (raw[j] & 0x7F) << shift
+            shift, j = shift + 7, j + 1
+        if j >= len(raw):
+            break
+        n |= raw[j] << shift
+        if j + 1 + n > len(raw):
+            break
+        p = pb.TracePacket()
+        p.ParseFromString(raw[j + 1:j + 1 + n])
+        packets.append(p)
+        i = j + 1 + n
+    t = from_packets(packets, allow_unclosed=True)
+    t.cut = len(raw) - i
+    return t
 
 
-def from_packets(packets):
+def from_packets(packets, allow_unclosed=False):
     t = Trace()
     seqs = defaultdict(_Seq)
     tracks = {}                     # uuid -> descriptor
-    open_ = defaultdict(list)       # track uuid -> [(name, ts, args, flows)]
+    marks = defaultdict(list)       # track uuid -> BEGINs and ENDs in file order
+    open_ = defaultdict(list)       # track uuid -> [(name, ts, args, flows, flow ends, id)]
     done = []                       # (track uuid, name, ts, dur, args, flows, flow ends, parent id)
     opened, interval = [], {}       # slice id -> (begin, end)
     instants, counters = [], []
@@ -175,25 +199,30 @@ def from_packets(packets):
         for a in e.debug_annotations:
             key = s.keys[a.name_iid] if a.HasField("name_iid") else a.name
             args[key] = a.string_value if a.HasField("string_value") else a.int_value
-        if e.type == TE.TYPE_SLICE_BEGIN:
-            open_[track].append((name, ts, args, list(e.flow_ids), list(e.terminating_flow_ids), len(opened)))
-            opened.append(None)
-        elif e.type == TE.TYPE_SLICE_END:
-            if not open_[track]:
-                raise ValueError(f"END without BEGIN on track {track}")
-            bname, bts, bargs, flows, term, ident = open_[track].pop()
-            if ts < bts:
-                raise ValueError(f"slice {bname!r} ends before it begins")
-            parent = open_[track][-1][5] if open_[track] else None
-            done.append((track, bname, bts, ts - bts, {**bargs, **args}, flows, term, parent))
-            interval[ident] = (bts, ts)
+        if e.type in (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END):
+            marks[track].append((ts, len(marks[track]), e.type, name, args, list(e.flow_ids),
+                                 list(e.terminating_flow_ids)))
         elif e.type == TE.TYPE_INSTANT:
             instants.append((track, name, ts, args))
         elif e.type == TE.TYPE_COUNTER:
             v = e.double_counter_value if e.HasField("double_counter_value") else e.counter_value
             counters.append((track, ts, v))
+    # Slices as the trace processor builds them: each track's BEGINs and ENDs
+    # sorted by time (ties in file order), an END closing the last BEGIN.
+    for track, ms in marks.items():
+        for ts, _, kind, name, args, flows, term in sorted(ms, key=lambda m: (m[0], m[1])):
+            if kind == TE.TYPE_SLICE_BEGIN:
+                open_[track].append((name, ts, args, flows, term, len(opened)))
+                opened.append(None)
+                continue
+            if not open_[track]:
+                raise ValueError(f"END without BEGIN on track {track}")
+            bname, bts, bargs, bflows, bterm, ident = open_[track].pop()
+            parent = open_[track][-1][5] if open_[track] else None
+            done.append((track, bname, bts, ts - bts, {**bargs, **args}, bflows, bterm, parent))
+            interval[ident] = (bts, ts)
     unclosed = {k: v for k, v in open_.items() if v}
-    if unclosed:
+    if unclosed and not allow_unclosed:
         raise ValueError(f"slices never ended: {unclosed}")
 
     pid = None
@@ -236,7 +265,7 @@ def from_packets(packets):
         t.counters[(tracks[track].name, ts, v)] += 1
     # Nesting: on a track, a slice lies inside the one open when it began.
     for track, name, ts, dur, args, flows, term, parent in done:
-        if parent is not None:
+        if parent is not None and parent in interval:    # (a cut file's last slices never close)
             b, e = interval[parent]
             if not (b <= ts and ts + dur <= e):
                 raise ValueError(f"slice {name!r} [{ts}, {ts + dur}] is not inside its parent [{b}, {e}]")

@@ -1,0 +1,25 @@
+/* A run killed with SIGKILL: nothing of prof.h runs after the kill, so what
+   is in the trace is what was on disk. Streams a Perfetto trace (PROF_OUTPUT
+   *.pftrace): 200 regions (100 with an argument) per step, and a line on
+   stdout once each step has returned, its part appended. check.py kills it
+   after step 5's line, at a point in whatever step it has reached. */
+/* the implementation is impl.c, compiled once for every case */
+#include "prof.h"
+
+#include <stdio.h>
+
+int main(void) {
+    PROF_INIT(NULL);
+    PROF_THREAD_NAME("trainer");
+    for (int step = 0; step < 1000000; step++) {
+        for (int i = 0; i < 100; i++) {
+            PROF_SCOPE("forward");
+            PROF_ARG_INT("i", i);
+            { PROF_SCOPE("matmul"); }
+        }
+        PROF_STEP();
+        printf("step %d\n", step);
+        fflush(stdout);
+    }
+    return 0;
+}
