@@ -767,6 +767,7 @@ enum {
                             full stack, or open at shutdown); reported, not drawn */
     PROF__K_THREAD       /* retired store only: the records after it are thread aux's */
 };
+typedef char prof__kinds_fit_4_bits[PROF__K_THREAD < 16 ? 1 : -1];     /* prof__ev.kind */
 
 #define PROF__CHUNK_BYTES  65536u
 #define PROF__CHUNK_RECS   (PROF__CHUNK_BYTES / sizeof(prof__rec) - 1)
@@ -785,11 +786,13 @@ typedef struct prof__frame { const char *name; uint64_t t0; } prof__frame;
 
 struct prof__tinfo { long tid; const char *name; };
 
-typedef struct prof__ev {               /* a record taken by the collector */
-    const char *name;
+typedef struct prof__ev {               /* a record taken by the collector: 32 bytes, */
+    const char *name;                   /* a cycle holds one per event */
     uint64_t t0, t1;
-    uint32_t kind, aux;
-    uint32_t th;                        /* index into prof__g.rec.tinfo */
+    uint32_t aux;
+    uint32_t kind : 4;                  /* PROF__K_* */
+    uint32_t th : 28;                   /* index into prof__g.rec.tinfo (threads
+                                           ever seen: 268 million at most) */
 } prof__ev;
 
 /* One per recording thread. Producer fields are touched only by the owner;
@@ -1669,6 +1672,17 @@ typedef struct prof__cycle {
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
     __atomic_fetch_sub(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
+    if (prof__g.shut) {                 /* the last collection: memory for its copy */
+        /* free() keeps a 64 KiB block in the heap, resident: the whole
+           pages inside it go back to the system first (madvise, by number:
+           -std=c11 hides it), so the copy grows as the chunks shrink. Those
+           pages are not the allocator's: its header is before the block. */
+        uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, b = ((uintptr_t)(c + 1)) & ~(uintptr_t)4095;
+        if (b > a) syscall(SYS_madvise, a, b - a, 4L /* MADV_DONTNEED */);
+        free(c);
+        prof__g.rec.chunks--;
+        return;
+    }
     prof__chunk_clear(c);
     c->next = prof__g.rec.pool;
     prof__g.rec.pool = c;
@@ -1797,10 +1811,10 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
                 if (!e.t0) goto drained;
                 e.name = r->name;
                 e.t1 = r->t1;
-                e.kind = r->kind;
+                e.kind = r->kind & 15u;              /* PROF__K_* fit 4 bits */
                 e.aux = r->aux;
                 if (PROF__UNLIKELY(e.kind == PROF__K_THREAD)) { idx = e.aux; continue; }
-                e.th = idx;
+                e.th = idx & 0xFFFFFFFu;
                 if (PROF__LIKELY(into && e.t0 >= t_from && e.t0 <= t_to)) into->ev[into->n++] = e;
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
@@ -3240,6 +3254,16 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
     }
 }
 
+/* Pushes event index i on the stack of arguments waiting for their region
+   (grown as needed: few wait at once). 0 when memory runs out. */
+static int prof__pend_push(size_t **pend, size_t *cap, size_t np, size_t i) {
+    size_t *v = (size_t *)prof__grow(*pend, cap, np + 1, sizeof *v);
+    if (!v) return 0;
+    v[np] = i;
+    *pend = v;
+    return 1;
+}
+
 /* The waiting arguments pend[k..np) that belong to event i, a region or step
    just read in record order (prof__analyse's owners); returns k. The caller
    drops pend[k..np) once it has used them. */
@@ -3440,8 +3464,9 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
 }
 
 /* The CPU side: every thread's events in record order, its metadata first.
-   pend holds the arguments waiting for their region (cy->n of room). */
-static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend, const uint32_t *track) {
+   Arguments wait on a stack for their region. */
+static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, const uint32_t *track) {
+    size_t *pend = NULL, pcap = 0;
     prof__w *w = &t->w;
     /* Events come grouped by thread, each group in record order; arguments
        wait on a stack for the region that owns them (prof__owner). */
@@ -3470,7 +3495,8 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
         switch (e->kind) {
         case PROF__K_ARG_INT:
         case PROF__K_ARG_STR:
-            pend[np++] = i;
+            if (prof__pend_push(&pend, &pcap, np, i)) np++;
+            else t->w.err = 1;
             break;
         case PROF__K_REGION:
         case PROF__K_CLIPPED:
@@ -3523,6 +3549,7 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, size_t *pend,
             break;
         }
     }
+    free(pend);
 }
 
 
@@ -3554,14 +3581,13 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         if (!prof__gz_start(&gzs, t.w.f)) t.w.err = 1;
     }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
-    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     const uint32_t *track = cy->track;
-    if (!t.w.buf || !pend || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w.nm)) t.w.err = 1;
+    if (!t.w.buf || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w.nm)) t.w.err = 1;
     if (!prof__gpu_corrs(cy, &t.corrs, &t.ncorrs)) t.w.err = 1;
     prof__w *w = &t.w;
     if (!w->err) {
         prof__w_head(&t, cy, path);
-        prof__w_cpu_events(&t, cy, pend, track);
+        prof__w_cpu_events(&t, cy, track);
         prof__w_gpu(&t, cy);
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
@@ -3573,7 +3599,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (w->gz) prof__gz_free(w->gz);
     int ok = prof__out_close(w->f, tmp, path, !w->err, w->errnum, "trace");
     if (nev) *nev = t.nev;
-    free(pend);
     free(t.corrs);
     prof__w_free(w);
     return ok;
@@ -4090,8 +4115,9 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
 }
 
 /* The CPU side: a sequence per run of a thread's records, in time order. */
-static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
+static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx) {
     const prof__cycle *cy = p->cy;
+    size_t *pend = NULL, pcap = 0;
     const uint32_t *track = cy->track;
     size_t a = 0;
     while (a < cy->n) {
@@ -4123,7 +4149,8 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
             switch (e->kind) {
             case PROF__K_ARG_INT:
             case PROF__K_ARG_STR:
-                pend[np++] = i;
+                if (prof__pend_push(&pend, &pcap, np, i)) np++;
+                else p->w.err = 1;
                 break;
             case PROF__K_REGION:
             case PROF__K_CLIPPED:
@@ -4165,6 +4192,7 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx, size_t *pend) {
         }
         a = b;
     }
+    free(pend);
 }
 
 /* The GPU side: a track per device, under it one per stream, each stream a
@@ -4316,17 +4344,16 @@ static void prof__pw_free(prof__pw *p) {
    regions after them if last. 1 if all is written. */
 static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
     uint32_t *u = (uint32_t *)malloc((cy->n + 1) * sizeof *u), *nx = (uint32_t *)malloc((cy->n + 1) * sizeof *nx);
-    size_t *pend = (size_t *)malloc((cy->n + 1) * sizeof *pend);
     p->cy = cy;
-    if (!u || !nx || !pend || (cy->n && (!cy->parent || !cy->track)) || !prof__gpu_corrs(cy, &p->corrs, &p->ncorrs))
+    if (!u || !nx || (cy->n && (!cy->parent || !cy->track)) || !prof__gpu_corrs(cy, &p->corrs, &p->ncorrs))
         p->w.err = 1;
     if (!p->w.err) {
         if (first) prof__pf_head(p, path);
-        prof__pf_cpu(p, u, nx, pend);
+        prof__pf_cpu(p, u, nx);
         if (last) prof__pf_gpu(p);
         prof__w_flush(&p->w);
     }
-    free(u); free(nx); free(pend); free(p->corrs);
+    free(u); free(nx); free(p->corrs);
     p->part_t0 = cy->until;
     p->corrs = NULL;
     p->ncorrs = 0;
