@@ -3,6 +3,9 @@
      bench MODE N     MODE: region | floor | off | write | threads | mem | mem_off |
                             gpu_floor | gpu_region | gpu_resolve
      bench write N PATH     the trace written to PATH (.json, .json.gz, .pftrace)
+     bench run N PATH       N regions in 1000 steps, no schedule, 1 GiB cap: the
+                            whole run's time and peak RSS (a streamed .pftrace
+                            against a trace written at the end)
 
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
    and adds instruction counts from callgrind, which are exact and repeatable
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -127,6 +131,12 @@ static void two_threads(long n) {
 
 static const char *out_path = "bench_trace.json";
 
+static unsigned long long stats_dropped(void) {
+    prof_stats st;
+    prof_get_stats(&st);
+    return (unsigned long long)st.dropped;
+}
+
 static void quiet_init(int active_now) {
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -175,6 +185,22 @@ int main(int argc, char **argv) {
         stat(out_path, &st);
         printf("write %.1f ns per event, %.1f bytes per event, %.2f M events/s\n", t / n,
                (double)st.st_size / n, n / t * 1e3);
+        return 0;
+    } else if (!strcmp(mode, "run")) {
+        quiet_init(1);
+        double t0 = now_ns();
+        for (int s = 0; s < 1000; s++) {
+            loop_region(n / 1000);
+            PROF_STEP();
+        }
+        PROF_SHUTDOWN();
+        double t = now_ns() - t0;
+        struct stat st;
+        struct rusage ru;
+        stat(out_path, &st);
+        getrusage(RUSAGE_SELF, &ru);
+        printf("run %.2f s, peak RSS %ld MB, %.1f bytes per region, %llu dropped\n", t / 1e9, ru.ru_maxrss / 1024,
+               (double)st.st_size / n, (unsigned long long)stats_dropped());
         return 0;
     } else if (!strcmp(mode, "gpu_floor")) {
         printf("gpu_floor %.2f ns per two event records (null runtime)\n", best_of(loop_gpu_floor, n));

@@ -42,6 +42,13 @@ pf_ns=$(echo "$pf_line" | awk '{print $2}')
 pf_bytes=$(echo "$pf_line" | awk '{print $6}')
 pf_rate=$(echo "$pf_line" | awk '{print $10}')
 
+# whole runs without a schedule, 1000 steps: the trace written at the end
+# (JSON) against the streamed one (Perfetto); the files are removed after
+run_json=$("$b" run 10000000 run_trace.json | sed 's/^run //')
+run_pf=$("$b" run 10000000 run_trace.pftrace | sed 's/^run //')
+run_pf50=$("$b" run 50000000 run_trace.pftrace | sed 's/^run //')
+rm -f run_trace.json run_trace.pftrace
+
 # best_of runs a loop 6 times (a warm-up and 5 timed runs); the loop's own
 # counter, compare and branch (3 instructions) are not the profiler's.
 per_iter() { awk '{printf "%.1f", $1 / 6 - 3}'; }
@@ -80,6 +87,9 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | writer: Perfetto protobuf per event | $pf_ir | $pf_ns ns, $pf_rate M events/s |
 | writer: collection per event | $collect_ir | |
 | trace size: JSON, gzip JSON, Perfetto | | $write_bytes, $gz_bytes, $pf_bytes bytes per event |
+| 10 M regions in 1000 steps, written at the end (JSON) | | $run_json |
+| 10 M regions in 1000 steps, streamed (Perfetto) | | $run_pf |
+| 50 M regions in 1000 steps, streamed (Perfetto) | | $run_pf50 |
 | two event records, null GPU runtime (the GPU floor) | $gpu_floor_ir | $gpu_floor_ns ns |
 | recorded \`PROF_GPU_BEGIN\`/\`PROF_GPU_END\`, null GPU runtime | $gpu_region_ir | $gpu_region_ns ns |
 | resolving one GPU region at a step, null GPU runtime | $gpu_resolve_ir | $gpu_resolve_ns ns |
