@@ -173,9 +173,10 @@ def from_packets(packets, allow_unclosed=False):
             cs = p.clock_snapshot
             if cs.primary_trace_clock:
                 primary = cs.primary_trace_clock
+            real = [c.timestamp for c in cs.clocks if c.clock_id == 1]
             for c in cs.clocks:
-                if c.clock_id >= 64:
-                    s.clock[c.clock_id] = [c.timestamp, c.is_incremental]
+                if c.clock_id >= 64:   # [last reading, incremental, + this: REALTIME]
+                    s.clock[c.clock_id] = [c.timestamp, c.is_incremental, real[0] - c.timestamp if real else 0]
             continue
         for a in p.trace_attributes.attribute:
             t.meta[a.key] = a.string_value if a.HasField("string_value") else a.long_value
@@ -186,9 +187,10 @@ def from_packets(packets, allow_unclosed=False):
         e = p.track_event
         clock = p.timestamp_clock_id or s.clock_id
         if clock >= 64:
-            last, inc = s.clock[clock]
+            last, inc, to_real = s.clock[clock]
             ts = last + p.timestamp if inc else p.timestamp
             s.clock[clock][0] = ts
+            ts += to_real
         elif clock in (0, primary):
             ts = p.timestamp
         else:

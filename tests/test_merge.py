@@ -14,6 +14,11 @@ errors  invalid JSON at an exact byte, missing file, duplicate rank, not a
         warning and a valid trace.
 real    two ranks of tests/merge_ranks.c (prof.h, PROF_SET_RANK, PROF_SYNC
         after a barrier) run side by side and merged.
+perfetto  Perfetto traces: two synthetic ranks built with Perfetto's own
+        compiled proto (rank 1's clock off by a known amount, sync points on
+        an incremental sequence clock, one absolute timestamp) merge exactly;
+        two ranks of merge_ranks.c written as .pftrace merge, decoded by
+        tests/pftrace.py; mixing formats and a .json name are refused.
 
 Synthetic traces are written as text, so the exact bytes of every event are
 known; merged traces are read with Python's json (Decimal numbers, so times
@@ -493,14 +498,14 @@ def case_errors(tool, _ranks_bin, tmp):
     check(ns_of(e["ts"]) + d["baseTimeNanoseconds"] == ns_of(raw7["ts"]) + late.base, "wall clock alignment")
 
 
-def case_real(tool, ranks_bin, tmp):
+def run_ranks(ranks_bin, tmp, rounds, output):
+    """Two ranks of merge_ranks.c side by side, a barrier at each round."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
     procs = []
-    rounds = 5
     for r in (0, 1):
         procs.append(subprocess.Popen([ranks_bin, str(r), str(rounds)], cwd=tmp, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, text=True,
-                                      env={**env, "RANK": str(r), "WORLD_SIZE": "2", "PROF_OUTPUT": "rank{rank}.json"}))
+                                      env={**env, "RANK": str(r), "WORLD_SIZE": "2", "PROF_OUTPUT": output}))
     try:
         for k in range(rounds):      # a barrier: both ranks are released only when both arrived
             for p in procs:
@@ -516,6 +521,11 @@ def case_real(tool, ranks_bin, tmp):
         for p in procs:
             if p.poll() is None:
                 p.kill()
+
+
+def case_real(tool, ranks_bin, tmp):
+    rounds = 5
+    run_ranks(ranks_bin, tmp, rounds, "rank{rank}.json")
     p = merge(tool, ["-o", "merged.json", "rank1.json", "rank0.json"], tmp)
     d, _ = load(os.path.join(tmp, "merged.json"))
     print(p.stderr.strip())
@@ -539,6 +549,130 @@ def case_real(tool, ranks_bin, tmp):
     resid = int(Decimal(m.group(2)) * 1000)
     for k in range(rounds):
         check(abs(sync[(1, k)] - sync[(0, k)]) <= resid, f"sync {k}: {sync[(1, k)] - sync[(0, k)]} ns apart")
+
+
+def pf_rank(pb, rank, offset, syncs, pid):
+    """A Perfetto trace as prof.h lays one out, built with the official
+    proto: rank `rank` whose clock reads `offset` ns ahead, sync points at
+    the given true times (on an incremental sequence clock), a region at the
+    first sync point's time (its end in absolute REALTIME), a flow."""
+    t = pb.Trace()
+    def packet(seq):
+        p = t.packet.add()
+        p.trusted_packet_sequence_id = seq
+        return p
+    p = packet(1)
+    c = p.clock_snapshot
+    c.primary_trace_clock = 1
+    c.clocks.add(clock_id=1, timestamp=REAL0 + offset)
+    c.clocks.add(clock_id=3, timestamp=1000 + rank)           # this host's MONOTONIC
+    a = packet(1).trace_attributes
+    a.attribute.add(key="rank", long_value=rank)
+    a.attribute.add(key="prof_dropped_events", long_value=3 + rank)
+    pt = packet(1).track_descriptor
+    pt.uuid = 0xABC0000000000001
+    pt.process.pid = pid
+    pt.process.process_name = "trainer"
+    tt = packet(1).track_descriptor
+    tt.uuid = 0xABC0000000100000
+    tt.parent_uuid = pt.uuid
+    tt.thread.pid, tt.thread.tid, tt.thread.thread_name = pid, pid + 1, "main"
+    p = packet(2)
+    p.sequence_flags = 1
+    p.trace_packet_defaults.timestamp_clock_id = 64
+    p.trace_packet_defaults.track_event_defaults.track_uuid = tt.uuid
+    p.clock_snapshot.clocks.add(clock_id=64, timestamp=REAL0 + offset, is_incremental=True)
+    p.clock_snapshot.clocks.add(clock_id=1, timestamp=REAL0 + offset)
+    p = packet(2)
+    p.interned_data.event_names.add(iid=1, name="prof_sync")
+    p.interned_data.event_names.add(iid=2, name="work")
+    p.interned_data.debug_annotation_names.add(iid=3, name="sync")
+    last = REAL0 + offset
+    for k, when in enumerate(syncs):
+        mine = when + offset
+        p = packet(2)
+        p.timestamp = mine - last
+        last = mine
+        p.track_event.type = pb.TrackEvent.TYPE_INSTANT
+        p.track_event.name_iid = 1
+        p.track_event.track_uuid = pt.uuid
+        p.track_event.debug_annotations.add(name_iid=3, int_value=k)
+    p = packet(2)                                            # a region [first sync, first sync + 500]
+    p.timestamp = syncs[0] + offset
+    p.timestamp_clock_id = 1
+    p.track_event.type = pb.TrackEvent.TYPE_SLICE_BEGIN
+    p.track_event.name_iid = 2
+    p.track_event.flow_ids.append(0x77)
+    p = packet(2)
+    p.timestamp = syncs[0] + offset + 500
+    p.timestamp_clock_id = 1
+    p.track_event.type = pb.TrackEvent.TYPE_SLICE_END
+    return t.SerializeToString()
+
+
+def case_perfetto(tool, ranks_bin, tmp):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pftrace
+    if pftrace.pb is None:
+        print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed")
+        sys.exit(77)
+    pb = pftrace.pb
+    true = [REAL0 + 10**9 * k for k in range(1, 6)]
+    delta = 7_123_456_789                                   # rank 1's clock is this far ahead
+    for r, off in ((0, 0), (1, delta)):
+        with open(os.path.join(tmp, f"s{r}.pftrace"), "wb") as f:
+            f.write(pf_rank(pb, r, off, true, 4242))         # the same pid on both hosts
+    p = merge(tool, ["-o", "m.pftrace", "s1.pftrace", "s0.pftrace"], tmp)
+    check(f"rank 1 (s1.pftrace): offset -{delta // 1000}.{delta % 1000:03d} us from 5 sync points, residual 0.000 us"
+          in p.stderr, f"report: {p.stderr}")
+    t = pftrace.decode_pftrace(os.path.join(tmp, "m.pftrace"))
+    syncs = sorted(k for k in t.instants.elements() if k[1] == "prof_sync")
+    check(len(syncs) == 10 and all(k[2] == true[dict(k[3])["sync"]] for k in syncs),
+          f"sync points on the reference clock: {syncs}")
+    work = sorted(t.slices.elements())
+    check([(k[1], k[2], k[3]) for k in work] == [("work", true[0], 500)] * 2, f"regions {work}")
+    check(len({k[0] for k in work}) == 2, f"the ranks' threads stay apart: {work}")
+    check(t.threads == {(1 << 22) | 4243: "main", (2 << 22) | 4243: "main"}, f"threads {t.threads}")
+    check(t.process in ("rank 0 (trainer)", "rank 1 (trainer)"), f"process {t.process}")
+    m = t.attributes
+    check(m["prof_merged_ranks"] == "0,1" and m["prof_dropped_events"] == 7 and m["rank1.rank"] == 1 and
+          m["rank1.prof_merge_offset_ns"] == -delta and m["traceName"] == "m.pftrace", f"attributes {m}")
+    check(sum(t.flows.values()) == 0 and len(t.slices) == 2, "flows")
+    raw = pb.Trace()
+    raw.ParseFromString(open(os.path.join(tmp, "m.pftrace"), "rb").read())
+    seqs = {q.trusted_packet_sequence_id for q in raw.packet}
+    check(seqs == {1, 2, 3, 4, 5}, f"sequences {sorted(seqs)}: each rank's own, and one for the attributes")
+    uuids = [q.track_descriptor.uuid for q in raw.packet if q.HasField("track_descriptor")]
+    check(len(set(uuids)) == 4, f"track uuids {uuids}")
+    clocks = {c.clock_id for q in raw.packet for c in q.clock_snapshot.clocks}
+    check(clocks == {1, 64}, f"clocks kept: {clocks} (each host's MONOTONIC left out)")
+    # mixing formats, a JSON name for a Perfetto merge
+    with open(os.path.join(tmp, "j.json"), "w") as f:
+        f.write('{"traceEvents": []}')
+    p = merge(tool, ["s0.pftrace", "j.json"], tmp, expect_rc=2)
+    check("s0.pftrace is a Perfetto trace and j.json a JSON one: prof_merge merges traces of one format" in p.stderr,
+          f"stderr: {p.stderr}")
+    p = merge(tool, ["-o", "m.json", "s0.pftrace", "s1.pftrace"], tmp, expect_rc=2)
+    check("m.json: the inputs are Perfetto traces and so is the merged trace: name it .pftrace" in p.stderr,
+          f"stderr: {p.stderr}")
+    # a real run: two ranks of merge_ranks.c, streamed as .pftrace
+    rounds = 5
+    run_ranks(ranks_bin, tmp, rounds, "rank{rank}.pftrace")
+    p = merge(tool, ["rank1.pftrace", "rank0.pftrace"], tmp)
+    print(p.stderr.strip())
+    mres = re.search(r"rank 1 \(rank1\.pftrace\): offset ([+-][0-9.]+) us from 5 sync points, residual ([0-9.]+) us",
+                     p.stderr)
+    check(mres, f"report: {p.stderr}")
+    t = pftrace.decode_pftrace(os.path.join(tmp, "merged.pftrace"))
+    sync = {}
+    for k in t.instants.elements():
+        if k[1] == "prof_sync":
+            sync.setdefault(dict(k[3])["sync"], []).append(k[2])
+    resid = int(Decimal(mres.group(2)) * 1000)
+    check(sorted(sync) == list(range(rounds)) and all(len(v) == 2 and abs(v[0] - v[1]) <= resid for v in sync.values()),
+          f"sync points aligned within {resid} ns: {sync}")
+    work = [k for k in t.slices.elements() if k[1] == "work"]
+    check(len(work) == 2 * rounds and len({k[0] for k in work}) == 2, f"work regions {len(work)}")
 
 
 def main():

@@ -9,6 +9,7 @@
 
    USAGE
      prof_merge [-o merged.json] [--quiet] rank0.json rank1.json ...
+     prof_merge [-o merged.pftrace] [--quiet] rank0.pftrace rank1.pftrace ...
 
      The traces may come in any order: a trace's rank is its
      distributedInfo.rank, or its position among the arguments (from 0) when
@@ -48,8 +49,18 @@
               process_sort_index: the new pid, so Perfetto lists rank 0's
               processes first. A process without these events gets them.
 
+   PERFETTO TRACES
+     Traces in Perfetto's format (.pftrace, from PROF_OUTPUT=*.pftrace) merge
+     into one, aligned the same way (a trace's rank is its "rank" trace
+     attribute); the section "Perfetto traces" below says what changes. A
+     file cut short (a run killed while streaming) is read up to its last
+     whole packet, with a warning. Inputs of both formats at once are
+     refused, and so is a JSON name for a merge of Perfetto traces:
+     prof_merge does not convert.
+
    LIMITS
-     Ranks 0 to 999 and devices 0 to 99 (the pids above must not meet).
+     Ranks 0 to 999 and devices 0 to 99 (the pids above must not meet);
+     ranks 0 to 510 for Perfetto traces.
      Gzipped traces (.json.gz) are not read: gunzip them first, or pass
      <(zcat rank0.json.gz). Each input is held in memory while merging.
 
@@ -93,13 +104,16 @@ static const char usage_text[] =
     "PROF_SYNC() points the ranks share (wall clock, with a warning, when a rank\n"
     "shares none).\n"
     "\n"
-    "  -o FILE      write the merged trace to FILE (default merged.json; - is stdout)\n"
+    "  -o FILE      write the merged trace to FILE (default merged.json, or merged.pftrace\n"
+    "               for Perfetto traces; - is stdout)\n"
     "  -q, --quiet  no report of offsets on stderr (warnings and errors remain)\n"
     "  -h, --help   this text\n"
     "\n"
     "A trace's rank is its distributedInfo.rank, else its position among the\n"
     "arguments. In the merged trace rank r's CPU process is pid r and its GPU d\n"
     "is pid 1000 + 100*r + d; flow ids become id*1000 + r.\n"
+    "Perfetto traces (.pftrace) merge into one: the same alignment; sequences,\n"
+    "track uuids, flow ids, pids and tids made unique per rank (ranks 0 to 510).\n"
     "Gzipped traces (.json.gz) are not read: gunzip them, or pass <(zcat f.json.gz).\n"
     "Exit status: 0 merged, 2 error.\n";
 
@@ -483,6 +497,10 @@ typedef struct {
     size_t used;                    /* sync points the offset rests on */
     int64_t offset;
     uint64_t resid;
+    int pf;                         /* a Perfetto trace (.pftrace), not JSON */
+    uint32_t max_seq;               /* Perfetto: its highest sequence id */
+    size_t npackets;                /*   its timed events */
+    int cut;                        /*   its last packet is cut short */
 } trace;
 
 /* Globals, so that everything is still reachable when die() exits. */
@@ -518,9 +536,27 @@ static void read_file(trace *t) {
     fclose(f);
 }
 
-/* Validates the whole file and reads the header. */
+typedef struct { const uint8_t *p, *end; } pbin;
+typedef struct {
+    uint32_t id, wt;                    /* field number, wire type */
+    uint64_t v;                         /* varint or fixed value */
+    const uint8_t *data;                /* length-delimited: its bytes */
+    size_t n;
+    const uint8_t *start, *stop;        /* the whole field, tag included */
+} pbfield;
+static void pf_collect(trace *t);
+
+/* Validates the whole file and reads the header (a Perfetto trace: checks
+   its packets' framing; pass 1 reads the rest). */
 static void load(trace *t) {
     doc *d = &t->d;
+    if (t->len >= 2 && (uint8_t)t->buf[0] == 0x1F && (uint8_t)t->buf[1] == 0x8B)
+        die("%s: gzip-compressed: gunzip it first, or pass <(zcat %s)", t->path, t->path);
+    if (t->len && (uint8_t)t->buf[0] == 0x0A) {     /* Trace.packet: a Perfetto trace */
+        t->pf = 1;
+        pf_collect(t);                  /* pass 1 now: the rank is in the attributes */
+        return;
+    }
     d->path = t->path;
     d->buf = t->buf;
     d->end = t->buf + t->len;
@@ -890,6 +926,552 @@ static void write_header(const char *name) {
 }
 
 /* ======================================================================== */
+/*  Perfetto traces: packets read, and rewritten field by field             */
+/* ======================================================================== */
+/* A .pftrace is a run of Trace.packet fields (tag 0x0A, varint length,
+   TracePacket bytes). Merging one rank's packets into the merged trace
+   rewrites only what would clash with other ranks or carries a time:
+     trusted_packet_sequence_id   moved past the sequences of lower ranks
+     timestamps on REALTIME       + the rank's offset: clock snapshots' REALTIME
+                                  readings (a sequence's own clock is defined
+                                  against one, so its deltas follow), and
+                                  packets stamped with REALTIME itself; other
+                                  clocks' readings (MONOTONIC: each host has
+                                  its own) are dropped from the snapshots
+     track uuids, flow ids        XORed with a hash of the rank
+     pids and tids                (rank + 1) * 2^22 + the id: every Linux id is
+                                  below 2^22, and ranks' ids must not meet
+     process names                "rank r (<old name>)"
+     trace attributes             one packet for the merged trace, each
+                                  rank's keys under "rank<r>."
+   Every other field is copied byte for byte. */
+
+#define PF_MAX_RANK 510                 /* (rank + 1) << 22 stays an int32 pid */
+#define PF_ID_BITS  22
+
+static const trace *g_pf_t;             /* the trace being read, for messages */
+static const uint8_t *g_pf_at;          /* the packet being read */
+
+static _Noreturn void bad_pf(const char *what) {
+    die("%s: not a Perfetto trace: %s in the packet at byte %zu", g_pf_t->path, what,
+        (size_t)(g_pf_at - (const uint8_t *)g_pf_t->buf));
+}
+
+static int pb_varint(pbin *in, uint64_t *v) {
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (in->p >= in->end) return 0;
+        uint8_t b = *in->p++;
+        x |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) { *v = x; return 1; }
+    }
+    return 0;
+}
+
+/* The next field of a message; 0 at its end. Malformed bytes: bad_pf. */
+static int pb_next(pbin *in, pbfield *f) {
+    uint64_t tag;
+    if (in->p >= in->end) return 0;
+    f->start = in->p;
+    if (!pb_varint(in, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1FFFFFFF) bad_pf("a bad field tag");
+    f->id = (uint32_t)(tag >> 3);
+    f->wt = (uint32_t)(tag & 7);
+    f->data = NULL;
+    f->n = 0;
+    f->v = 0;
+    switch (f->wt) {
+    case 0:
+        if (!pb_varint(in, &f->v)) bad_pf("a varint cut short");
+        break;
+    case 1:
+    case 5: {
+        size_t k = f->wt == 1 ? 8 : 4;
+        if ((size_t)(in->end - in->p) < k) bad_pf("a fixed field cut short");
+        for (size_t i = 0; i < k; i++) f->v |= (uint64_t)in->p[i] << (8 * i);
+        in->p += k;
+        break;
+    }
+    case 2: {
+        uint64_t n;
+        if (!pb_varint(in, &n) || n > (uint64_t)(in->end - in->p)) bad_pf("a length past the packet's end");
+        f->data = in->p;
+        f->n = (size_t)n;
+        in->p += n;
+        break;
+    }
+    default:
+        bad_pf("a wire type protobuf does not have");
+    }
+    f->stop = in->p;
+    return 1;
+}
+
+static pbin pb_sub(const pbfield *f) { return (pbin){ f->data, f->data + f->n }; }
+
+static int pb_is(const pbfield *f, const char *s) { return f->wt == 2 && f->n == strlen(s) && !memcmp(f->data, s, f->n); }
+
+/* The packets of a file: *at and *n of the next; 0 at the end. A last packet
+   cut short (a killed run's file) ends it with a warning. */
+static int pf_packet(trace *t, size_t *pos, const uint8_t **at, size_t *n) {
+    pbin in = { (const uint8_t *)t->buf + *pos, (const uint8_t *)t->buf + t->len };
+    uint64_t len;
+    if (in.p >= in.end) return 0;
+    g_pf_t = t;
+    g_pf_at = in.p;
+    if (*in.p++ != 0x0A) bad_pf("not a Trace.packet field");
+    if (!pb_varint(&in, &len) || len > (uint64_t)(in.end - in.p)) {
+        if (!t->cut) note("warning: %s: its last %zu bytes are a packet cut short (a run killed while writing?); "
+                          "left out", t->path, t->len - *pos);
+        t->cut = 1;
+        return 0;
+    }
+    *at = in.p;
+    *n = (size_t)len;
+    *pos = (size_t)(in.p - (const uint8_t *)t->buf) + (size_t)len;
+    return 1;
+}
+
+/* What pass 1 keeps per sequence of a trace. */
+typedef struct {
+    uint32_t id;
+    uint32_t clock_id;                  /* TracePacketDefaults.timestamp_clock_id */
+    uint32_t seq_clock;                 /* its own clock (64..127), 0: none */
+    int incremental;
+    int64_t last, to_real;              /* the clock's last reading; + to_real: REALTIME */
+    uint64_t sync_iid, key_iid;         /* interned "prof_sync", "sync"; 0: not seen */
+} pfseq;
+
+static pfseq *g_pfseq;                  /* pass 1's, global so that die() leaves it reachable */
+static size_t g_npfseq;
+
+/* The state of sequence id, added if new. A sequence's packets mostly come
+   together: the last one found is tried first. */
+static pfseq *pf_seq(pfseq **v, size_t *n, uint32_t id) {
+    static size_t last;
+    if (last < *n && (*v)[last].id == id) return &(*v)[last];
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].id == id) return &(*v)[last = i];
+    *v = xrealloc(*v, (*n + 1) * sizeof **v);
+    pfseq *s = &(*v)[last = (*n)++];
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    return s;
+}
+
+/* A packet's timestamp as REALTIME ns; 0 if it has none or it is on a clock
+   prof_merge does not know. */
+static int pf_time(pfseq *s, int has_ts, uint64_t ts, uint32_t clock, int64_t *abs_ns) {
+    if (!has_ts) return 0;
+    if (!clock) clock = s->clock_id;
+    if (clock >= 64 && clock == s->seq_clock) {
+        int64_t v = s->incremental ? add_ck(s->last, (int64_t)(ts & INT64_MAX)) : (int64_t)(ts & INT64_MAX);
+        s->last = v;
+        *abs_ns = add_ck(v, s->to_real);
+        return 1;
+    }
+    if (clock == 0 || clock == 1) {      /* the trace's clock, REALTIME: prof.h's */
+        *abs_ns = (int64_t)(ts & INT64_MAX);
+        return 1;
+    }
+    return 0;
+}
+
+/* Pass 1 over a Perfetto trace: its rank and drops (trace attributes), the
+   sync points (instants named prof_sync with a "sync" annotation), the
+   earliest time, its highest sequence id. */
+static void pf_collect(trace *t) {
+    size_t pos = 0, n;
+    const uint8_t *at;
+    while (pf_packet(t, &pos, &at, &n)) {
+        pbin in = { at, at + n }, sub, sub2;
+        pbfield f, g, h;
+        uint32_t seq = 0, clock = 0;
+        uint64_t ts = 0, type = 0, name_iid = 0, key = 0;
+        int has_ts = 0, is_event = 0;
+        int64_t sync = -1;
+        g_pf_at = at;
+        while (pb_next(&in, &f))        /* the sequence first: fields may come in any order */
+            if (f.id == 10 && f.wt == 0) seq = (uint32_t)f.v;
+        if (seq > t->max_seq) t->max_seq = seq;
+        pfseq *s = pf_seq(&g_pfseq, &g_npfseq, seq);
+        in = (pbin){ at, at + n };
+        while (pb_next(&in, &f)) {
+            if (f.id == 13 && f.wt == 0 && (f.v & 1)) {  /* incremental state cleared */
+                s->sync_iid = s->key_iid = 0;
+            } else if (f.id == 8 && f.wt == 0) {
+                ts = f.v;
+                has_ts = 1;
+            } else if (f.id == 58 && f.wt == 0) {
+                clock = (uint32_t)f.v;
+            } else if (f.id == 59 && f.wt == 2) {        /* defaults: the sequence's clock */
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g))
+                    if (g.id == 58 && g.wt == 0) s->clock_id = (uint32_t)g.v;
+            } else if (f.id == 12 && f.wt == 2) {        /* interned names: which iids matter */
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {
+                    if ((g.id != 2 && g.id != 3) || g.wt != 2) continue;
+                    uint64_t iid = 0;
+                    int match = 0;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h)) {
+                        if (h.id == 1 && h.wt == 0) iid = h.v;
+                        if (h.id == 2) match = pb_is(&h, g.id == 2 ? "prof_sync" : "sync");
+                    }
+                    if (match && g.id == 2) s->sync_iid = iid;
+                    if (match && g.id == 3) s->key_iid = iid;
+                }
+            } else if (f.id == 6 && f.wt == 2) {         /* a clock snapshot */
+                int64_t seq_v = 0, real_v = 0;
+                int has_seq = 0, has_real = 0, inc = 0;
+                uint32_t seq_id = 0;
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {
+                    if (g.id != 1 || g.wt != 2) continue;
+                    uint64_t cid = 0, v = 0, incr = 0;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h)) {
+                        if (h.id == 1 && h.wt == 0) cid = h.v;
+                        if (h.id == 2 && h.wt == 0) v = h.v;
+                        if (h.id == 3 && h.wt == 0) incr = h.v;
+                    }
+                    if (cid >= 64 && cid < 128) { seq_id = (uint32_t)cid; seq_v = (int64_t)(v & INT64_MAX); inc = incr != 0; has_seq = 1; }
+                    if (cid == 1) { real_v = (int64_t)(v & INT64_MAX); has_real = 1; }
+                }
+                if (has_seq) {
+                    s->seq_clock = seq_id;
+                    s->incremental = inc;
+                    s->last = seq_v;
+                    s->to_real = has_real ? sub_ck(real_v, seq_v) : 0;
+                }
+            } else if (f.id == 11 && f.wt == 2) {        /* a track event */
+                is_event = 1;
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {
+                    if (g.id == 9 && g.wt == 0) type = g.v;
+                    if (g.id == 10 && g.wt == 0) name_iid = g.v;
+                    if (g.id != 4 || g.wt != 2) continue;
+                    uint64_t k = 0, v = 0;
+                    int has_v = 0;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h)) {
+                        if (h.id == 1 && h.wt == 0) k = h.v;
+                        if (h.id == 4 && h.wt == 0) { v = h.v; has_v = 1; }
+                    }
+                    if (has_v) { key = k; sync = (int64_t)v; }
+                }
+            } else if (f.id == 126 && f.wt == 2) {       /* trace attributes: rank, drops */
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {
+                    if (g.id != 1 || g.wt != 2) continue;
+                    int rank = 0, dropped = 0;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h)) {
+                        if (h.id == 1) { rank = pb_is(&h, "rank"); dropped = pb_is(&h, "prof_dropped_events"); }
+                        if (h.id == 2 && h.wt == 0 && rank) {
+                            if ((int64_t)h.v < 0 || (int64_t)h.v > PF_MAX_RANK)
+                                die("%s: rank %" PRId64 ": prof_merge numbers the ranks of Perfetto traces 0 to %d",
+                                    t->path, (int64_t)h.v, PF_MAX_RANK);
+                            t->rank = (int)h.v;
+                        }
+                        if (h.id == 2 && h.wt == 0 && dropped && (int64_t)h.v >= 0) t->dropped = (int64_t)h.v;
+                    }
+                }
+            }
+        }
+        int64_t abs_ns;
+        if (!is_event || !pf_time(s, has_ts, ts, clock, &abs_ns)) continue;
+        if (!t->timed || abs_ns < t->tmin) t->tmin = abs_ns;
+        t->timed = 1;
+        t->npackets++;
+        if (type == 3 && name_iid && name_iid == s->sync_iid && key && key == s->key_iid && sync >= 0) {
+            t->syncs = xrealloc(t->syncs, (t->nsync + 1) * sizeof *t->syncs);
+            t->syncs[t->nsync] = (sync_pt){ sync, abs_ns, t->nsync };
+            t->nsync++;
+        }
+    }
+    g_npfseq = 0;                       /* the next trace's sequences are others */
+}
+
+/* ---- pass 2: the rewriting --------------------------------------------- */
+
+typedef struct { uint8_t *b; size_t n, cap; } pbout;
+
+static void out_room(pbout *o, size_t k) {
+    if (o->n + k <= o->cap) return;
+    while (o->n + k > o->cap) o->cap = o->cap ? 2 * o->cap : 256;
+    o->b = xrealloc(o->b, o->cap);
+}
+
+static void out_varint(pbout *o, uint64_t v) {
+    out_room(o, 10);
+    while (v >= 0x80) { o->b[o->n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    o->b[o->n++] = (uint8_t)v;
+}
+
+static void out_raw(pbout *o, const void *p, size_t n) {
+    out_room(o, n);
+    if (n) memcpy(o->b + o->n, p, n);
+    o->n += n;
+}
+
+static void out_field(pbout *o, const pbfield *f) { out_raw(o, f->start, (size_t)(f->stop - f->start)); }
+static void out_uint(pbout *o, uint32_t id, uint64_t v) { out_varint(o, (uint64_t)id << 3); out_varint(o, v); }
+static void out_fixed64(pbout *o, uint32_t id, uint64_t v) {
+    out_varint(o, (uint64_t)id << 3 | 1);
+    out_room(o, 8);
+    for (int i = 0; i < 8; i++) o->b[o->n++] = (uint8_t)(v >> (8 * i));
+}
+static void out_bytes(pbout *o, uint32_t id, const void *p, size_t n) {
+    out_varint(o, (uint64_t)id << 3 | 2);
+    out_varint(o, n);
+    out_raw(o, p, n);
+}
+
+/* Scratch messages, one per nesting level (a packet holds at most three;
+   the fourth: the merged attributes), a packet, its length, each sequence's
+   default clock: global, so that die() leaves them reachable. */
+static pbout g_lvl[4], g_pk, g_len;
+
+typedef struct {
+    const trace *t;
+    uint64_t mix;                       /* XORed into uuids and flow ids */
+    uint32_t seq_base;
+} pfctx;
+
+static uint64_t pf_id(const pfctx *c, uint64_t id) { return (uint64_t)(c->t->rank + 1) << PF_ID_BITS | (id & ((1u << PF_ID_BITS) - 1)); }
+
+/* A ProcessDescriptor (3) or ThreadDescriptor (4) of a TrackDescriptor. */
+static void pf_rw_desc(const pfctx *c, const pbfield *f, pbout *o) {
+    pbin in = pb_sub(f);
+    pbfield g;
+    pbout *m = &g_lvl[2];
+    int named = 0;
+    m->n = 0;
+    while (pb_next(&in, &g)) {
+        if (g.wt == 0 && (g.id == 1 || (f->id == 4 && g.id == 2))) {  /* pid, tid */
+            out_uint(m, g.id, pf_id(c, g.v));
+        } else if (f->id == 3 && g.id == 6 && g.wt == 2) {  /* process_name */
+            char head[32];
+            int k = snprintf(head, sizeof head, "rank %d (", c->t->rank);
+            out_varint(m, (uint64_t)6 << 3 | 2);
+            out_varint(m, (size_t)k + g.n + 1);
+            out_raw(m, head, (size_t)k);
+            out_raw(m, g.data, g.n);
+            out_raw(m, ")", 1);
+            named = 1;
+        } else {
+            out_field(m, &g);
+        }
+    }
+    if (f->id == 3 && !named) {
+        char name[32];
+        int k = snprintf(name, sizeof name, "rank %d", c->t->rank);
+        out_bytes(m, 6, name, (size_t)k);
+    }
+    out_bytes(o, f->id, m->b, m->n);
+}
+
+/* Fields that hold track uuids or flow ids: XORed with the rank's hash.
+   TrackDescriptor: uuid 1, parent_uuid 5 (its process 3 and thread 4
+   rewritten by pf_rw_desc). TrackEvent: track_uuid 11, extra counter tracks
+   31 and 45, flow_ids 47 and terminating_flow_ids 48 (fixed64).
+   TrackEventDefaults: track_uuid 11, extra counter tracks 31 and 45. */
+enum { PF_DESC, PF_EVENT, PF_EVENT_DEFAULTS };
+
+static int pf_is_uuid(int kind, const pbfield *g) {
+    if (kind == PF_DESC) return g->wt == 0 && (g->id == 1 || g->id == 5);
+    if (g->wt == 1) return kind == PF_EVENT && (g->id == 47 || g->id == 48);
+    return g->wt == 0 && (g->id == 11 || g->id == 31 || g->id == 45);
+}
+
+static void pf_rw_uuids(const pfctx *c, const pbfield *f, pbout *o, int level, int kind) {
+    pbin in = pb_sub(f);
+    pbfield g;
+    pbout *m = &g_lvl[level];
+    m->n = 0;
+    while (pb_next(&in, &g)) {
+        if (pf_is_uuid(kind, &g) && g.wt == 1) out_fixed64(m, g.id, g.v ^ c->mix);
+        else if (pf_is_uuid(kind, &g)) out_uint(m, g.id, g.v ^ c->mix);
+        else if (kind == PF_DESC && g.wt == 2 && (g.id == 3 || g.id == 4)) pf_rw_desc(c, &g, m);
+        else out_field(m, &g);
+    }
+    out_bytes(o, f->id, m->b, m->n);
+}
+
+/* TracePacketDefaults: its track_event_defaults' uuids. */
+static void pf_rw_defaults(const pfctx *c, const pbfield *f, pbout *o) {
+    pbin in = pb_sub(f);
+    pbfield g;
+    pbout *m = &g_lvl[0];
+    m->n = 0;
+    while (pb_next(&in, &g)) {
+        if (g.id == 11 && g.wt == 2) pf_rw_uuids(c, &g, m, 1, PF_EVENT_DEFAULTS);
+        else out_field(m, &g);
+    }
+    out_bytes(o, f->id, m->b, m->n);
+}
+
+/* A ClockSnapshot: REALTIME readings moved by the offset, sequence-scoped
+   clocks kept, the other clocks (this host's) left out. */
+static void pf_rw_clocks(const pfctx *c, const pbfield *f, pbout *o) {
+    pbin in = pb_sub(f), sub;
+    pbfield g, h;
+    pbout *m = &g_lvl[1], *k = &g_lvl[2];
+    m->n = 0;
+    while (pb_next(&in, &g)) {
+        if (g.id != 1 || g.wt != 2) { out_field(m, &g); continue; }
+        uint64_t cid = 0;
+        sub = pb_sub(&g);
+        while (pb_next(&sub, &h))
+            if (h.id == 1 && h.wt == 0) cid = h.v;
+        if (cid != 1 && (cid < 64 || cid >= 128)) continue;
+        k->n = 0;
+        sub = pb_sub(&g);
+        while (pb_next(&sub, &h)) {
+            if (cid == 1 && h.id == 2 && h.wt == 0) out_uint(k, 2, (uint64_t)add_ck((int64_t)(h.v & INT64_MAX), c->t->offset));
+            else out_field(k, &h);
+        }
+        out_bytes(m, 1, k->b, k->n);
+    }
+    out_bytes(o, f->id, m->b, m->n);
+}
+
+/* One packet of rank c->t, rewritten into o (left empty when it holds
+   nothing but its sequence: a rank's trace attributes). *seq_clock: the
+   default clock of each sequence is kept in g_pfseq (TracePacketDefaults). */
+static void pf_rw_packet(const pfctx *c, const uint8_t *at, size_t n, pbout *o) {
+    pbin in = { at, at + n };
+    pbfield f, g;
+    uint32_t clock = 0, seq = 0;
+    int kept = 0;
+    while (pb_next(&in, &f)) {
+        if (f.id == 58 && f.wt == 0) clock = (uint32_t)f.v;
+        if (f.id == 10 && f.wt == 0) seq = (uint32_t)f.v;
+    }
+    pfseq *s = pf_seq(&g_pfseq, &g_npfseq, seq);
+    in = (pbin){ at, at + n };
+    while (pb_next(&in, &f)) {
+        if (f.id == 59 && f.wt == 2) {          /* the sequence's default clock, from this packet on */
+            pbin sub = pb_sub(&f);
+            while (pb_next(&sub, &g))
+                if (g.id == 58 && g.wt == 0) s->clock_id = (uint32_t)g.v;
+        }
+    }
+    if (!clock) clock = s->clock_id;
+    o->n = 0;
+    in = (pbin){ at, at + n };
+    while (pb_next(&in, &f)) {
+        if (f.id == 126) continue;              /* the merged trace has its own attributes */
+        kept |= f.id != 10;
+        if (f.id == 10 && f.wt == 0) out_uint(o, 10, f.v + c->seq_base);
+        else if (f.id == 8 && f.wt == 0 && (clock == 0 || clock == 1))
+            out_uint(o, 8, (uint64_t)add_ck((int64_t)(f.v & INT64_MAX), c->t->offset));
+        else if (f.id == 6 && f.wt == 2) pf_rw_clocks(c, &f, o);
+        else if (f.id == 60 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_DESC);
+        else if (f.id == 11 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_EVENT);
+        else if (f.id == 59 && f.wt == 2) pf_rw_defaults(c, &f, o);
+        else out_field(o, &f);
+    }
+    if (!kept) o->n = 0;
+}
+
+/* One TraceAttributes.Attribute: key, and a number or a string. */
+static void pf_attr(pbout *o, const char *key, int64_t v, const char *s, size_t sn) {
+    pbout *a = &g_lvl[1];
+    a->n = 0;
+    out_bytes(a, 1, key, strlen(key));
+    if (s) out_bytes(a, 3, s, sn);
+    else out_uint(a, 2, (uint64_t)v);
+    out_bytes(o, 1, a->b, a->n);
+}
+
+/* The merged trace's attributes: its name, the ranks and their offsets, the
+   drops of all, and each rank's own attributes under "rank<r>.". */
+static void pf_write_attributes(const char *name, uint32_t seq) {
+    pbout *o = &g_lvl[3], *p = &g_pk;
+    char key[300], ranks[16 * (PF_MAX_RANK + 1)];
+    size_t rl = 0;
+    int64_t dropped = 0;
+    o->n = p->n = 0;
+    pf_attr(o, "traceName", 0, name, strlen(name));
+    for (size_t i = 0; i < g_ntr; i++) {
+        const trace *t = &g_tr[i];
+        rl += (size_t)snprintf(ranks + rl, sizeof ranks - rl, "%s%d", i ? "," : "", t->rank);
+        dropped = t->dropped > INT64_MAX - dropped ? INT64_MAX : dropped + t->dropped;
+        snprintf(key, sizeof key, "rank%d.prof_merge_offset_ns", t->rank);
+        pf_attr(o, key, t->offset, NULL, 0);
+        size_t pos = 0, n;
+        const uint8_t *at;
+        trace *tw = &g_tr[i];
+        while (pf_packet(tw, &pos, &at, &n)) {
+            pbin in = { at, at + n }, sub, sub2;
+            pbfield f, g, h;
+            g_pf_at = at;
+            while (pb_next(&in, &f)) {
+                if (f.id != 126 || f.wt != 2) continue;
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {             /* each attribute, its key prefixed */
+                    if (g.id != 1 || g.wt != 2) continue;
+                    pbout *a = &g_lvl[1];
+                    a->n = 0;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h)) {
+                        if (h.id == 1 && h.wt == 2) {
+                            int k = snprintf(key, sizeof key, "rank%d.%.*s", t->rank, (int)(h.n < 256 ? h.n : 256),
+                                             (const char *)h.data);
+                            out_bytes(a, 1, key, (size_t)k);
+                        } else {
+                            out_field(a, &h);
+                        }
+                    }
+                    out_bytes(o, 1, a->b, a->n);
+                }
+            }
+        }
+    }
+    pf_attr(o, "prof_merged_ranks", 0, ranks, rl);
+    pf_attr(o, "prof_dropped_events", dropped, NULL, 0);
+    out_uint(p, 10, seq);
+    out_bytes(p, 126, o->b, o->n);
+    g_len.n = 0;
+    out_varint(&g_len, p->n);
+    put_n("\x0A", 1);
+    put_n((const char *)g_len.b, g_len.n);
+    put_n((const char *)p->b, p->n);
+}
+
+/* Pass 2 for Perfetto traces: the attributes, then every rank's packets. */
+static void pf_write_merged(const char *name) {
+    uint32_t seq_base = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        seq_base += g_tr[i].max_seq;
+        if (seq_base < g_tr[i].max_seq) die("more sequences than a Perfetto trace can number");
+    }
+    pf_write_attributes(name, seq_base + 1);
+    seq_base = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        trace *t = &g_tr[i];
+        pfctx c = { t, t->rank ? (t->rank * UINT64_C(0x9E3779B97F4A7C15)) & ~UINT64_C(0xFFFFFFFF) : 0, seq_base };
+        g_npfseq = 0;                   /* its sequences' default clocks, from none */
+        size_t pos = 0, n;
+        const uint8_t *at;
+        while (pf_packet(t, &pos, &at, &n)) {
+            g_pf_at = at;
+            pf_rw_packet(&c, at, n, &g_pk);
+            if (!g_pk.n) continue;
+            g_len.n = 0;
+            out_varint(&g_len, g_pk.n);
+            put_n("\x0A", 1);
+            put_n((const char *)g_len.b, g_len.n);
+            put_n((const char *)g_pk.b, g_pk.n);
+            g_written++;
+        }
+        seq_base += t->max_seq;
+    }
+}
+
+/* ======================================================================== */
 /*  The merge: main's steps, which the fuzz driver runs too                 */
 /* ======================================================================== */
 
@@ -902,8 +1484,14 @@ static void align_ranks(void) {
         if (g_tr[i].rank == g_tr[i - 1].rank)
             die("%s and %s are both rank %d", g_tr[i - 1].path, g_tr[i].path, g_tr[i].rank);
     for (size_t i = 0; i < g_ntr; i++) {
-        for_each_event(&g_tr[i], collect);
-        settle(&g_tr[i]);
+        trace *t = &g_tr[i];
+        if (t->pf != g_tr[0].pf)
+            die("%s is a %s trace and %s a %s one: prof_merge merges traces of one format", g_tr[0].path,
+                g_tr[0].pf ? "Perfetto" : "JSON", t->path, t->pf ? "Perfetto" : "JSON");
+        if (t->pf && t->rank > PF_MAX_RANK)
+            die("%s: rank %d: prof_merge numbers the ranks of Perfetto traces 0 to %d", t->path, t->rank, PF_MAX_RANK);
+        if (!t->pf) for_each_event(t, collect);         /* a Perfetto trace's pass 1 came with load */
+        settle(t);
     }
 
     const trace *ref = &g_tr[0];
@@ -918,8 +1506,8 @@ static void align_ranks(void) {
             any = 1;
         }
     }
-    g_base = ref->base;
-    if (any && lo < g_base) {
+    g_base = ref->base;                 /* a Perfetto trace has none: 0 */
+    if (any && lo < g_base && !ref->pf) {
         int64_t r = lo % NS_PER_S;
         g_base = sub_ck(lo, r < 0 ? r + NS_PER_S : r);  /* checked: lo may be a second from INT64_MIN */
     }
@@ -929,6 +1517,11 @@ static void align_ranks(void) {
    checks g_w.err and closes it). */
 static void write_merged(const char *name) {
     g_w.buf = xrealloc(NULL, PROF__WBUF + PROF__SLACK);
+    if (g_ntr && g_tr[0].pf) {
+        pf_write_merged(name);
+        prof__w_flush(&g_w);
+        return;
+    }
     write_header(name);
     for (size_t i = 0; i < g_ntr; i++) {
         for_each_event(&g_tr[i], write_event);
@@ -949,6 +1542,15 @@ static void free_all(void) {
     free(g_tr);
     g_tr = NULL;
     g_ntr = 0;
+    free(g_pfseq);
+    g_pfseq = NULL;
+    g_npfseq = 0;
+    for (int i = 0; i < 4; i++) free(g_lvl[i].b);
+    free(g_pk.b);
+    free(g_len.b);
+    memset(g_lvl, 0, sizeof g_lvl);
+    memset(&g_pk, 0, sizeof g_pk);
+    memset(&g_len, 0, sizeof g_len);
     free(g_ev.m);
     memset(&g_ev, 0, sizeof g_ev);
     prof__w_free(&g_w);
@@ -962,7 +1564,7 @@ static void free_all(void) {
 
 #ifndef PROF_MERGE_FUZZ
 int main(int argc, char **argv) {
-    const char *out = "merged.json";
+    const char *out = NULL;
     int quiet = 0, options = 1;
 
     g_tr = xrealloc(NULL, (size_t)argc * sizeof *g_tr);
@@ -992,6 +1594,15 @@ int main(int argc, char **argv) {
         load(&g_tr[i]);
     }
     align_ranks();
+    /* the merged trace is in the inputs' format, and its name must say so */
+    int pf = g_tr[0].pf;
+    size_t ol = out ? strlen(out) : 0;
+    int says_pf = (ol > 8 && !strcmp(out + ol - 8, ".pftrace")) || (ol > 15 && !strcmp(out + ol - 15, ".perfetto-trace"));
+    int says_json = (ol > 5 && !strcmp(out + ol - 5, ".json")) || (ol > 8 && !strcmp(out + ol - 8, ".json.gz"));
+    if (!out) out = pf ? "merged.pftrace" : "merged.json";
+    else if (pf ? says_json : says_pf)
+        die("%s: the inputs are %s traces and so is the merged trace: name it %s", out, pf ? "Perfetto" : "JSON",
+            pf ? ".pftrace" : ".json");
     const trace *ref = &g_tr[0];
 
     char *partial = NULL;
@@ -1030,7 +1641,7 @@ int main(int argc, char **argv) {
                  t->resid / 1000, (unsigned)(t->resid % 1000));
         }
     }
-    if (!quiet) note("wrote %s: %zu ranks, %zu events", out, g_ntr, g_written);
+    if (!quiet) note("wrote %s: %zu ranks, %zu %s", out, g_ntr, g_written, pf ? "packets" : "events");
 
     free_all();
     free(partial);

@@ -2,7 +2,8 @@
    that may come from anywhere (another version, another tool, a cut file).
 
    The input is one trace, or two when it holds a NUL byte (which no JSON
-   text holds): the bytes before the first NUL are the trace of argument 0,
+   text holds; a Perfetto trace split there is two broken ones, and a trace
+   without a NUL is still one): the bytes before the first NUL are the trace of argument 0,
    those after it the trace of argument 1, so that the merge itself (ranks,
    sync points, offsets, pids, flow ids) runs too. Each goes the way
    prof_merge's main takes a file: load (the validating JSON parser and the
@@ -58,11 +59,18 @@ static void read_back(void) {
                 g_base);
         abort();
     }
-    cursor c;
-    span v;
     size_t n = 0;
-    arr_begin(&c, &g_back.d, g_back.events.p, 1);
-    while (arr_next(&c, &v)) n++;
+    if (g_back.pf) {            /* Perfetto: its packets, the attributes' one besides */
+        size_t pos = 0, len;
+        const uint8_t *at;
+        while (pf_packet(&g_back, &pos, &at, &len)) n++;
+        n--;
+    } else {
+        cursor c;
+        span v;
+        arr_begin(&c, &g_back.d, g_back.events.p, 1);
+        while (arr_next(&c, &v)) n++;
+    }
     if (n != g_written) {
         fprintf(stderr, "fuzz_merge: the merged trace has %zu events, not the %zu written\n", n, g_written);
         abort();
@@ -80,6 +88,7 @@ static void free_run(void) {
     g_sink_buf = NULL;
     g_sink_len = 0;
     free(g_back.buf);
+    free(g_back.syncs);
     memset(&g_back, 0, sizeof g_back);
 }
 
