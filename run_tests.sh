@@ -17,7 +17,7 @@
 # Tests compile with -Wall -Wextra -Werror, so the stages are also the
 # warnings matrix. What some tests need and a fresh machine lacks is
 # installed first, after saying what and for which tests: Debian packages
-# (Open MPI, HIP) and, from PyPI, the trace readers (tests/readers/
+# (Open MPI, HIP, zlib) and, from PyPI, the trace readers (tests/readers/
 # requirements.txt) into a venv kept in ~/.cache/prof-h/ (named by the
 # requirements' checksum, so clones share it; PROF_TEST_VENV=DIR puts it
 # elsewhere). --no-install installs nothing: those tests
@@ -83,6 +83,9 @@ if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 fi
 if [[ ! -e /usr/include/hip/hip_runtime_api.h && ! -e /opt/rocm/include/hip/hip_runtime_api.h ]]; then
   want "libamdhip64-dev" "the HIP tests: gpu_hip_c_*, real_hip_real, example_hip_host, zero_cost's HIP builds"
+fi
+if [[ ! -e /usr/include/zlib.h ]]; then
+  want "zlib1g-dev" "scenario_zlib_gzip (gzip JSON written through zlib: -DPROF_ZLIB)"
 fi
 if ! command -v hipcc >/dev/null && [[ ! -x /opt/rocm/bin/hipcc ]]; then
   want "hipcc" "example_hip (the HIP example built by hipcc; brings clang-15 and llvm-15, about 20 packages)"

@@ -567,7 +567,8 @@ def case_example(binary, tmp):
 def case_readers(binary, tmp):
     """TensorBoard's plugin finds the PROF_TB_DIR run and builds its overview
     with our steps and its operator view with our regions; HTA loads the
-    PROF_OUTPUT traces of two ranks from a directory. (Nesting is not asked of HTA's call
+    PROF_OUTPUT traces of two ranks from a directory, rank 1's gzip JSON; the
+    plugin also reads a gzip JSON trace named as it wants one. (Nesting is not asked of HTA's call
     graph: HTA rounds starts up and ends down to whole microseconds, so
     siblings less than 1 us apart can come out nested; the exact nesting is
     checked on the JSON in case_regions.)"""
@@ -584,17 +585,23 @@ def case_readers(binary, tmp):
     env = dict(os.environ)
     for k in [k for k in env if k.startswith("PROF_")]:
         del env[k]
-    env.update(PROF_OUTPUT=os.path.join(hta_dir, "rank{rank}.json"),
-               PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1", WORLD_SIZE="2")
+    env.update(PROF_SCHEDULE="skip_first=2,wait=1,warmup=1,active=3,repeat=1", WORLD_SIZE="2")
     for rank in (0, 1):  # two ranks as torchrun would start them; rank 0 also writes for TensorBoard
         env["RANK"] = str(rank)
+        env["PROF_OUTPUT"] = os.path.join(hta_dir, "rank{rank}.json" + (".gz" if rank else ""))
         if rank == 0:
             env["PROF_TB_DIR"] = tb
         else:
             env.pop("PROF_TB_DIR")
         p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
-    check(sorted(os.listdir(hta_dir)) == ["rank0.1.json", "rank1.1.json"], f"rank files {os.listdir(hta_dir)}")
+    check(sorted(os.listdir(hta_dir)) == ["rank0.1.json", "rank1.1.json.gz"], f"rank files {os.listdir(hta_dir)}")
+    tbgz = os.path.join(tmp, "tbgz", "gz_run")
+    env.pop("RANK")
+    env["PROF_OUTPUT"] = os.path.join(tbgz, "worker.{cycle}.pt.trace.json.gz")
+    os.makedirs(tbgz)
+    p = subprocess.run([binary, "20"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and os.listdir(tbgz) == ["worker.1.pt.trace.json.gz"], f"gzip run: {os.listdir(tbgz)}")
     tb_files = sorted(os.listdir(tb))
     check(len(tb_files) == 1 and all(re.fullmatch(r".+_\d+\.\d+\.pt\.trace\.json", f) for f in tb_files),
           f"TensorBoard files {tb_files}")
@@ -602,7 +609,8 @@ def case_readers(binary, tmp):
     for cmd in ([sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tb),
                  "--expect-steps", "3", "--expect-ops", ops, "--expect-memory"],
                 [sys.executable, os.path.join(readers, "check_hta.py"), hta_dir, "--expect-ranks", "2",
-                 "--expect-names", "forward,backward,optimizer_step"]):
+                 "--expect-names", "forward,backward,optimizer_step"],
+                [sys.executable, os.path.join(readers, "check_tb.py"), os.path.dirname(tbgz), "--expect-steps", "3"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         print(r.stdout.strip())
         check(r.returncode == 0, f"{os.path.basename(cmd[1])} failed:\n{r.stdout}\n{r.stderr}")
