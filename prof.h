@@ -3519,7 +3519,8 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
 /* The CPU side: every thread's events in record order, its metadata first.
    Arguments wait on a stack for their region. */
 static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, const uint32_t *track) {
-    size_t *pend = NULL, pcap = 0;
+    size_t pcap = 0, *pend = (size_t *)prof__grow(NULL, &pcap, 16, sizeof *pend);   /* never NULL: pend + k */
+    if (!pend) { t->w.err = 1; return; }
     prof__w *w = &t->w;
     /* Events come grouped by thread, each group in record order; arguments
        wait on a stack for the region that owns them (prof__owner). */
@@ -4170,7 +4171,8 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
 /* The CPU side: a sequence per run of a thread's records, in time order. */
 static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx) {
     const prof__cycle *cy = p->cy;
-    size_t *pend = NULL, pcap = 0;
+    size_t pcap = 0, *pend = (size_t *)prof__grow(NULL, &pcap, 16, sizeof *pend);   /* never NULL: pend + k */
+    if (!pend) { p->w.err = 1; return; }
     const uint32_t *track = cy->track;
     size_t a = 0;
     while (a < cy->n) {
