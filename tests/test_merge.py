@@ -14,6 +14,9 @@ errors  invalid JSON at an exact byte, missing file, duplicate rank, not a
         warning and a valid trace.
 real    two ranks of tests/merge_ranks.c (prof.h, PROF_SET_RANK, PROF_SYNC
         after a barrier) run side by side and merged.
+gzip    a rank given as .json.gz (Python's gzip, levels 1 and 9, two members)
+        merges to the very bytes of its plain .json; a broken gzip file is
+        one line and exit 2.
 perfetto  Perfetto traces: two synthetic ranks built with Perfetto's own
         compiled proto (rank 1's clock off by a known amount, sync points on
         an incremental sequence clock, one absolute timestamp) merge exactly;
@@ -380,7 +383,7 @@ def case_format(tool, _ranks_bin, tmp):
 
     # --help
     p = merge(tool, ["--help"], tmp)
-    check("usage: prof_merge" in p.stdout and ".gz" in p.stdout and "not read" in p.stdout, f"--help: {p.stdout}")
+    check("usage: prof_merge" in p.stdout and ".json.gz" in p.stdout and ".pftrace" in p.stdout, f"--help: {p.stdout}")
 
 
 INVALID = [   # (text, byte of the error)
@@ -549,6 +552,35 @@ def case_real(tool, ranks_bin, tmp):
     resid = int(Decimal(m.group(2)) * 1000)
     for k in range(rounds):
         check(abs(sync[(1, k)] - sync[(0, k)]) <= resid, f"sync {k}: {sync[(1, k)] - sync[(0, k)]} ns apart")
+
+
+def case_gzip(tool, _ranks_bin, tmp):
+    import gzip
+    rng = random.Random(99)
+    syncs = {k: REAL0 + NS + k * 10_000_000 for k in range(4)}
+    r0 = make_rank(0, 0, REAL0, syncs, rng, gpus=(0,))
+    r1 = make_rank(1, 2_500_000, REAL0, syncs, rng)
+    r0.write(os.path.join(tmp, "rank0.json"))
+    r1.write(os.path.join(tmp, "rank1.json"))
+    plain = open(os.path.join(tmp, "rank1.json"), "rb").read()
+    merge(tool, ["-o", "plain.json", "rank0.json", "rank1.json"], tmp)
+    want = open(os.path.join(tmp, "plain.json"), "rb").read()
+    half = len(plain) // 2
+    for name, data in (("l1.json.gz", gzip.compress(plain, 1)), ("l9.json.gz", gzip.compress(plain, 9)),
+                       ("two.json.gz", gzip.compress(plain[:half], 6) + gzip.compress(plain[half:], 6))):
+        with open(os.path.join(tmp, name), "wb") as f:
+            f.write(data)
+        merge(tool, ["-o", "plain.json", "rank0.json", name], tmp)
+        got = open(os.path.join(tmp, "plain.json"), "rb").read()
+        check(got == want.replace(b"rank1.json", name.encode()) or got == want,
+              f"{name}: the merge differs from the plain trace's")
+    data = bytearray(gzip.compress(plain, 6))
+    data[-8] ^= 1                                           # the CRC-32
+    with open(os.path.join(tmp, "bad.json.gz"), "wb") as f:
+        f.write(bytes(data))
+    p = merge(tool, ["rank0.json", "bad.json.gz"], tmp, expect_rc=2)
+    check(p.stderr == "prof_merge: bad.json.gz: not a valid gzip file: its CRC-32 does not match\n",
+          f"stderr: {p.stderr!r}")
 
 
 def pf_rank(pb, rank, offset, syncs, pid):
