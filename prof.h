@@ -865,7 +865,8 @@ static struct {
         prof__thread retired;           /* exited threads' records, packed, each
                                            run after a PROF__K_THREAD record */
         prof__chunk *pool;
-        size_t chunks, chunks_max;
+        size_t chunks, chunks_max;      /* allocated (pooled, in use, being made); the cap */
+        size_t npool;                   /* chunks in the pool */
         size_t in_use;                  /* atomic: chunks holding records (a crash's loss) */
         uint64_t dropped_dead;          /* drops of threads already freed */
         uint64_t dropped_reported;
@@ -1085,17 +1086,83 @@ static void prof__chunk_clear(prof__chunk *c) {
     }
 }
 
+/* FRESH MEMORY. A new chunk's 16 pages fault when first written: in a long
+   cycle (no schedule) that would happen in the recording thread, under
+   prof__lock, and cost a recorded region half again its time. A helper
+   thread keeps a reserve of PROF__RESERVE chunks allocated and written (so
+   faulted) in the pool, within the cap: each refill that takes one wakes it
+   to make another. Recycled chunks (a schedule,
+   streaming) keep the pool full and the helper asleep. It is started at
+   init when recording, and joined at shutdown (before dlclose unmaps it);
+   a fork's child has none. If it cannot run, refills allocate themselves. */
+#define PROF__RESERVE 64                /* 4 MiB */
+
+static pthread_cond_t prof__res_cv = PTHREAD_COND_INITIALIZER;
+static pthread_t prof__res_thread;
+static int prof__res_running;           /* atomic: the helper exists */
+static int prof__res_stop;              /* under prof__lock */
+
+static void prof__pool_put_locked(prof__chunk *c) {
+    c->next = prof__g.rec.pool;
+    prof__g.rec.pool = c;
+    prof__g.rec.npool++;
+}
+
+static void *prof__reserve_run(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&prof__lock);
+    while (!prof__res_stop) {
+        if (prof__g.rec.npool >= PROF__RESERVE || prof__g.rec.chunks >= prof__g.rec.chunks_max || prof__g.shut) {
+            pthread_cond_wait(&prof__res_cv, &prof__lock);
+            continue;
+        }
+        prof__g.rec.chunks++;           /* counted now: the cap holds while it is made */
+        pthread_mutex_unlock(&prof__lock);
+        prof__chunk *c = (prof__chunk *)malloc(sizeof *c);
+        if (c) prof__chunk_clear(c);    /* writes every record: every page faults here */
+        pthread_mutex_lock(&prof__lock);
+        if (!c) {                       /* out of memory: refills allocate themselves */
+            prof__g.rec.chunks--;
+            break;
+        }
+        prof__pool_put_locked(c);
+    }
+    pthread_mutex_unlock(&prof__lock);
+    return NULL;
+}
+
+/* At init, under prof__lock. */
+static void prof__reserve_start(void) {
+    if (prof__g.disabled || __atomic_load_n(&prof__res_running, __ATOMIC_ACQUIRE)) return;
+    prof__res_stop = 0;
+    if (pthread_create(&prof__res_thread, NULL, prof__reserve_run, NULL) == 0)
+        __atomic_store_n(&prof__res_running, 1, __ATOMIC_RELEASE);
+}
+
+/* At shutdown, outside the lock: the helper ends and is joined. */
+static void prof__reserve_stop(void) {
+    if (!__atomic_exchange_n(&prof__res_running, 0, __ATOMIC_ACQ_REL)) return;
+    pthread_mutex_lock(&prof__lock);
+    prof__res_stop = 1;
+    pthread_cond_signal(&prof__res_cv);
+    pthread_mutex_unlock(&prof__lock);
+    pthread_join(prof__res_thread, NULL);
+}
+
 /* A cleared chunk from the pool or the heap; NULL at the memory cap. */
 static prof__chunk *prof__chunk_get_locked(void) {
     prof__chunk *c = prof__g.rec.pool;
     if (c) {
         prof__g.rec.pool = c->next;
+        prof__g.rec.npool--;
         c->next = NULL;
     } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut &&
                (c = (prof__chunk *)malloc(sizeof *c))) {
         prof__chunk_clear(c);
         prof__g.rec.chunks++;
     }
+    if (prof__g.rec.npool < PROF__RESERVE && __atomic_load_n(&prof__res_running, __ATOMIC_RELAXED))
+        pthread_cond_signal(&prof__res_cv);
     if (c) __atomic_fetch_add(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
     return c;
 }
@@ -1685,8 +1752,7 @@ static void prof__chunk_release(prof__chunk *c) {   /* under lock */
         return;
     }
     prof__chunk_clear(c);
-    c->next = prof__g.rec.pool;
-    prof__g.rec.pool = c;
+    prof__pool_put_locked(c);
 }
 
 /* One record into the retired store; 0 at the memory cap. */
@@ -5585,6 +5651,7 @@ static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
 static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
 static void prof__fork_child(void) {
     prof__g.proc.fork_child = 1;
+    __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helper is not here */
     if (prof__g.inited) {
         prof__g.proc.mute = 1;
         prof__g.shut = 1;               /* PROF_INIT and exit() find nothing to do */
@@ -6155,6 +6222,7 @@ static void prof__init_locked(const prof_config *cfg) {
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && act != PROF__NONE), __ATOMIC_RELAXED);
     prof__mem_start_locked();
     prof__signals_start();
+    prof__reserve_start();
 }
 
 void prof_init(const prof_config *cfg) {
@@ -6269,6 +6337,7 @@ void prof_step(void) {
 
 void prof_shutdown(void) {
     prof__signals_stop(0);
+    prof__reserve_stop();
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
     pthread_mutex_lock(&prof__lock);
@@ -6293,6 +6362,7 @@ void prof_shutdown(void) {
         free(c);
         prof__g.rec.chunks--;
     }
+    prof__g.rec.npool = 0;
     free(prof__g.rec.spill);
     prof__g.rec.spill = NULL;
     prof__g.rec.nspill = prof__g.rec.spillcap = 0;

@@ -2,6 +2,8 @@
 
      bench MODE N     MODE: region | floor | off | write | threads | mem | mem_off |
                             gpu_floor | gpu_region | gpu_resolve
+     bench fresh N          region, recording into new memory (one long cycle)
+                            instead of recycled chunks
      bench write N PATH     the trace written to PATH (.json, .json.gz, .pftrace)
      bench run N PATH       N regions in 1000 steps, no schedule, 1 GiB cap: the
                             whole run's time and peak RSS (a streamed .pftrace
@@ -10,6 +12,7 @@
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
    and adds instruction counts from callgrind, which are exact and repeatable
    on a shared machine where nanoseconds are not. */
+#define _GNU_SOURCE                    /* RUSAGE_THREAD: page faults of the recording thread */
 #define PROF_IMPLEMENTATION
 #include "prof.h"
 
@@ -147,20 +150,35 @@ static void quiet_init(int active_now) {
     PROF_INIT(&cfg);
 }
 
+static long faults_here(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_minflt;
+}
+
+static double faults_per_k;             /* page faults in the timed loops, per 1000 iterations */
+
 /* Best of 5 runs after a warm-up: on a shared machine the minimum is the
-   honest figure. */
-static double best_of(void (*fn)(long), long n) {
+   honest figure. fresh: the records go to new memory every run (one long
+   cycle), not to chunks the last run filled and the collector gave back. */
+static double best_of_mode(void (*fn)(long), long n, int fresh) {
     double best = 1e300;
+    long faults = 0;
     fn(n);
     for (int r = 0; r < 5; r++) {
-        recycle();
+        if (!fresh) recycle();
+        long f0 = faults_here();
         double t0 = now_ns();
         fn(n);
         double t = now_ns() - t0;
+        faults += faults_here() - f0;
         if (t < best) best = t;
     }
+    faults_per_k = faults * 1000.0 / (5.0 * n);
     return best / n;
 }
+
+static double best_of(void (*fn)(long), long n) { return best_of_mode(fn, n, 0); }
 
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: %s region|floor|off|write|threads|mem|mem_off N\n", argv[0]); return 2; }
@@ -169,9 +187,10 @@ int main(int argc, char **argv) {
     if (argc > 3) out_path = argv[3];  /* write: the trace's path, whose extension is its format */
     if (!strcmp(mode, "floor")) {
         printf("floor %.2f ns per two timestamp reads\n", best_of(loop_floor, n));
-    } else if (!strcmp(mode, "region")) {
+    } else if (!strcmp(mode, "region") || !strcmp(mode, "fresh")) {
         quiet_init(1);
-        printf("region %.2f ns per recorded PROF_SCOPE\n", best_of(loop_region, n));
+        double t = best_of_mode(loop_region, n, !strcmp(mode, "fresh"));
+        printf("%s %.2f ns per recorded PROF_SCOPE, %.3f page faults per 1000 in the loop\n", mode, t, faults_per_k);
     } else if (!strcmp(mode, "off")) {
         quiet_init(0);
         printf("off %.3f ns per PROF_SCOPE outside a recording window\n", best_of(loop_region, n));

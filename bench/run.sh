@@ -25,6 +25,9 @@ ir() {
 
 floor_ns=$(ns floor $n)
 region_ns=$(ns region $n)
+fresh_line=$("$b" fresh $n)
+fresh_ns=$(echo "$fresh_line" | awk '{print $2}')
+fresh_faults=$(echo "$fresh_line" | awk '{print $7}')
 off_ns=$(ns off $n)
 threads_ns=$(ns threads $n)
 mem_ns=$(ns mem $n)
@@ -78,6 +81,7 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 |---|---|---|
 | two bare timestamp reads (the floor) | $floor_ir | $floor_ns ns |
 | recorded \`PROF_SCOPE\` | $region_ir | $region_ns ns (${ratio}x the floor) |
+| recorded \`PROF_SCOPE\` into new memory (one long cycle) | | $fresh_ns ns, $fresh_faults page faults per 1000 in the loop |
 | \`PROF_SCOPE\` outside a recording window | $off_ir | $off_ns ns |
 | recorded \`PROF_SCOPE\`, 2 threads at once | | $threads_ns ns per region per thread |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair, recorded | $mem_ir | $mem_ns ns |
