@@ -1116,16 +1116,20 @@ static void *prof__reserve_run(void *arg) {
             pthread_cond_wait(&prof__res_cv, &prof__lock);
             continue;
         }
-        prof__g.rec.chunks++;           /* counted now: the cap holds while it is made */
         pthread_mutex_unlock(&prof__lock);
         prof__chunk *c = (prof__chunk *)malloc(sizeof *c);
         if (c) prof__chunk_clear(c);    /* writes every record: every page faults here */
         pthread_mutex_lock(&prof__lock);
-        if (!c) {                       /* out of memory: refills allocate themselves */
-            prof__g.rec.chunks--;
-            break;
+        if (!c) break;                  /* out of memory: refills allocate themselves */
+        /* Counted once in the pool, not while made: a refill never finds the
+           cap taken by a chunk still being made. One the refills no longer
+           had room for goes back. */
+        if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut && !prof__res_stop) {
+            prof__g.rec.chunks++;
+            prof__pool_put_locked(c);
+        } else {
+            free(c);
         }
-        prof__pool_put_locked(c);
     }
     pthread_mutex_unlock(&prof__lock);
     return NULL;
