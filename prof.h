@@ -52,6 +52,7 @@
      PROF_SHUTDOWN()           write what is recorded, release everything
      PROF_SCOPE(name)          region until the end of the enclosing block
      PROF_FUNCTION()           PROF_SCOPE named after the enclosing function
+     PROF_SCOPE_DYN(str)       PROF_SCOPE with a name made at run time
      PROF_BEGIN(name)          explicit region, closed by PROF_END() on the
      PROF_END()                  same thread (last in, first out)
      PROF_INSTANT(name)        a point event
@@ -72,7 +73,8 @@
    PROF_GPU_END(stream), PROF_GPU_ALLOC(ptr, bytes) and PROF_GPU_FREE(ptr).
 
    Names are stored as pointers: pass string literals or strings that outlive
-   the trace. Close regions before PROF_STEP(): a region that spans a step
+   the trace; PROF_SCOPE_DYN(str) and prof_intern(s, n) copy a name made at
+   run time once, and return the same pointer for the same text. Close regions before PROF_STEP(): a region that spans a step
    boundary overlaps the ProfilerStep#N event only partially.
 
    ENVIRONMENT (read at init, overrides the config)
@@ -147,6 +149,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>                     /* strlen: PROF_SCOPE_DYN */
 
 #ifdef __cplusplus
 extern "C" {
@@ -200,6 +203,7 @@ typedef struct prof_stats {
     uint64_t lost_past_end;   /* regions begun in a saved cycle and ended in
                                  steps not recorded: in no trace, reported  */
     uint64_t unclosed;        /* PROF_BEGINs never ended, reported by name  */
+    uint64_t names_refused;   /* prof_intern past its 16 MiB: "(names full)" */
 } prof_stats;
 
 /* Functions that can fail return 1 on success and 0 on failure, having said
@@ -216,6 +220,13 @@ PROF_API void prof_end(void);
 PROF_API void prof_arg_int(const char *key, int64_t value);
 PROF_API void prof_arg_str(const char *key, const char *value);
 PROF_API void prof_get_stats(prof_stats *out);
+/* A name built at run time ("layer.17.attn") as a name prof.h can keep: a
+   copy of s[0, n) made the first time, the same pointer for the same text
+   ever after (lock-free then: a hash and a compare). The copies live to the
+   end of the process, 16 MiB of them at most; past that, "(names full)",
+   counted in prof_stats.names_refused. PROF_SCOPE_DYN(str) is
+   PROF_SCOPE(prof_intern(str, strlen(str))), interning only when recording. */
+PROF_API const char *prof_intern(const char *s, size_t n);
 /* This process's rank and the world size. Taken at init from the launcher's
    environment (torchrun, Open MPI, MPICH/PMI, Slurm) unless set here. */
 PROF_API void prof_set_rank(int rank, int world_size);
@@ -480,17 +491,32 @@ static inline void prof__scope_end(prof__scope *s) {
     if (s->t0) prof__emit(s->name, s->t0, prof__ticks());
 }
 
+/* PROF_SCOPE_DYN: the name is interned (before the clock is read) only when
+   recording; outside a window it costs what PROF_SCOPE does. */
+static inline prof__scope prof__scope_begin_dyn(const char *str) {
+    prof__scope s;
+    s.name = str;                       /* unread unless recording */
+    s.t0 = 0;
+    if (PROF__LIKELY(prof__recording())) {
+        s.name = prof_intern(str, strlen(str));
+        s.t0 = prof__ticks();
+    }
+    return s;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 
 struct prof__scope_guard {
     prof__scope s;
     explicit prof__scope_guard(const char *name) : s(prof__scope_begin(name)) {}
+    prof__scope_guard(const char *str, int) : s(prof__scope_begin_dyn(str)) {}   /* PROF_SCOPE_DYN */
     ~prof__scope_guard() { prof__scope_end(&s); }
     prof__scope_guard(const prof__scope_guard &) = delete;
     prof__scope_guard &operator=(const prof__scope_guard &) = delete;
 };
 #define PROF__SCOPE_DECL(var, name) prof__scope_guard var(name)
+#define PROF__SCOPE_DYN_DECL(var, str) prof__scope_guard var((str), 1)
 
 struct prof__gpu_guard {
     const prof_gpu_api *api;
@@ -518,6 +544,8 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
         prof__gpu_scope_begin((api), (name), PROF__VOIDP(stream))
 #define PROF__SCOPE_DECL(var, name) \
     prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin(name)
+#define PROF__SCOPE_DYN_DECL(var, str) \
+    prof__scope var __attribute__((cleanup(prof__scope_end), unused)) = prof__scope_begin_dyn(str)
 #endif
 
 /* Casts in header code, which strict C++ builds of engines compile: named
@@ -560,6 +588,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_SHUTDOWN()       prof_shutdown()
 #define PROF_SCOPE(name)      PROF__SCOPE_DECL(PROF__VAR(prof__scope_), name)
 #define PROF_FUNCTION()       PROF_SCOPE(__func__)
+#define PROF_SCOPE_DYN(str)   PROF__SCOPE_DYN_DECL(PROF__VAR(prof__scope_), str)
 #define PROF_BEGIN(name)      prof_begin(name)
 #define PROF_END()            prof_end()
 #define PROF_INSTANT(name)    do { if (prof__recording()) prof_instant(name); } while (0)
@@ -678,6 +707,8 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_SHUTDOWN()        PROF__NOTHING
 #define PROF_SCOPE(name)
 #define PROF_FUNCTION()
+#define PROF_SCOPE_DYN(str)    PROF__UNUSED(str)     /* a name built only for it */
+#define prof_intern(s, n)      (PROF__UNUSED(n), (s))  /* the name, as it was given */
 #define PROF_BEGIN(name)       PROF__NOTHING
 #define PROF_END()             PROF__NOTHING
 #define PROF_INSTANT(name)     PROF__NOTHING
@@ -1300,6 +1331,106 @@ void prof_arg_int(const char *key, int64_t value) {
 
 void prof_arg_str(const char *key, const char *value) {
     prof__push(PROF__K_ARG_STR, key, prof__arg_time(), (uint64_t)(uintptr_t)value, 0);
+}
+
+/* INTERNED NAMES. An open-addressing table of entries (hash, length, text),
+   read without a lock: a slot is published with release once its entry is
+   whole, and a full table is replaced by one twice its size, published the
+   same way; the old one stays (a reader may be in it) until the process
+   ends, as the names do. Inserts take prof__intern_lock. */
+#define PROF__INTERN_MAX ((size_t)16 << 20)
+
+typedef struct prof__iname { uint32_t hash, len; char s[1]; } prof__iname;
+typedef struct prof__itab {
+    size_t mask, used;
+    struct prof__itab *older;           /* tables it replaced */
+    prof__iname *slot[1];
+} prof__itab;
+
+static prof__itab *prof__names_tab;     /* atomic */
+static size_t prof__names_bytes;        /* under prof__intern_lock */
+static uint64_t prof__names_refused;    /* atomic */
+static pthread_mutex_t prof__intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A word at a time: names are short, and hashed on every PROF_SCOPE_DYN. */
+static uint32_t prof__hash_bytes(const char *s, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (n) {
+        w = 0;
+        memcpy(&w, s, n);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    }
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+static const char *prof__intern_find(const prof__itab *t, const char *s, size_t n, uint32_t h) {
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        const prof__iname *e = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
+        if (!e) return NULL;
+        if (e->hash == h && e->len == n && !memcmp(e->s, s, n)) return e->s;
+    }
+}
+
+static prof__itab *prof__intern_table(size_t slots) {
+    prof__itab *t = (prof__itab *)calloc(1, sizeof *t + (slots - 1) * sizeof t->slot[0]);
+    if (t) t->mask = slots - 1;
+    return t;
+}
+
+static void prof__intern_put(prof__itab *t, prof__iname *e) {
+    size_t i = e->hash & t->mask;
+    while (t->slot[i]) i = (i + 1) & t->mask;
+    __atomic_store_n(&t->slot[i], e, __ATOMIC_RELEASE);
+    t->used++;
+}
+
+const char *prof_intern(const char *s, size_t n) {
+    static const char full[] = "(names full)";
+    if (!s) return NULL;
+    if (n > UINT32_MAX - 1) n = UINT32_MAX - 1;
+    uint32_t h = prof__hash_bytes(s, n);
+    const prof__itab *t = __atomic_load_n(&prof__names_tab, __ATOMIC_ACQUIRE);
+    const char *found = t ? prof__intern_find(t, s, n, h) : NULL;
+    if (PROF__LIKELY(found != NULL)) return found;
+    pthread_mutex_lock(&prof__intern_lock);
+    prof__itab *cur = __atomic_load_n(&prof__names_tab, __ATOMIC_ACQUIRE);
+    if (cur && (found = prof__intern_find(cur, s, n, h))) {    /* another thread was first */
+        pthread_mutex_unlock(&prof__intern_lock);
+        return found;
+    }
+    prof__iname *e = NULL;
+    if (n < PROF__INTERN_MAX - prof__names_bytes && (e = (prof__iname *)malloc(sizeof *e + n))) {
+        e->hash = h;
+        e->len = (uint32_t)n;
+        memcpy(e->s, s, n);
+        e->s[n] = 0;
+    }
+    if (e && (!cur || (cur->used + 1) * 2 > cur->mask + 1)) {  /* grow: a new table, published whole */
+        prof__itab *nt = prof__intern_table(cur ? 2 * (cur->mask + 1) : 256);
+        if (nt) {
+            for (size_t i = 0; cur && i <= cur->mask; i++)
+                if (cur->slot[i]) prof__intern_put(nt, cur->slot[i]);
+            nt->older = cur;
+            __atomic_store_n(&prof__names_tab, nt, __ATOMIC_RELEASE);
+            cur = nt;
+        } else if (!cur || cur->used + 1 > cur->mask) {         /* no room at all */
+            free(e);
+            e = NULL;
+        }
+    }
+    if (e) {
+        prof__intern_put(cur, e);
+        prof__names_bytes += sizeof *e + n;
+    } else {
+        __atomic_fetch_add(&prof__names_refused, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&prof__intern_lock);
+    return e ? e->s : full;
 }
 
 void prof_thread_name(const char *name) {
@@ -6386,6 +6517,7 @@ void prof_get_stats(prof_stats *out) {
         pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     out->dropped += pending - prof__g.rec.dropped_reported;
     out->unknown_frees = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED);
+    out->names_refused = __atomic_load_n(&prof__names_refused, __ATOMIC_RELAXED);
     out->reused_live = __atomic_load_n(&prof__mem.reused_live, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&prof__lock);
 }

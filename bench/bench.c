@@ -2,6 +2,7 @@
 
      bench MODE N     MODE: region | floor | off | write | threads | mem | mem_off |
                             gpu_floor | gpu_region | gpu_resolve
+     bench dyn N            PROF_SCOPE_DYN of 48 names made at run time
      bench fresh N          region, recording into new memory (one long cycle)
                             instead of recycled chunks
      bench write N PATH     the trace written to PATH (.json, .json.gz, .pftrace)
@@ -48,6 +49,13 @@ __attribute__((noinline)) static void loop_floor(long n) {
 
 __attribute__((noinline)) static void loop_region(long n) {
     for (long i = 0; i < n; i++) { PROF_SCOPE("region"); }
+}
+
+/* Names made at run time, as an engine names its layers: 48 of them. */
+static char dyn_names[48][24];
+
+__attribute__((noinline)) static void loop_dyn(long n) {
+    for (long i = 0; i < n; i++) { PROF_SCOPE_DYN(dyn_names[i % 48]); }
 }
 
 /* A GPU runtime that does nothing: what is left of a GPU region is the
@@ -191,6 +199,10 @@ int main(int argc, char **argv) {
         quiet_init(1);
         double t = best_of_mode(loop_region, n, !strcmp(mode, "fresh"));
         printf("%s %.2f ns per recorded PROF_SCOPE, %.3f page faults per 1000 in the loop\n", mode, t, faults_per_k);
+    } else if (!strcmp(mode, "dyn")) {
+        for (int i = 0; i < 48; i++) snprintf(dyn_names[i], sizeof dyn_names[i], "layer.%d.attn", i);
+        quiet_init(1);
+        printf("dyn %.2f ns per recorded PROF_SCOPE_DYN\n", best_of(loop_dyn, n));
     } else if (!strcmp(mode, "off")) {
         quiet_init(0);
         printf("off %.3f ns per PROF_SCOPE outside a recording window\n", best_of(loop_region, n));

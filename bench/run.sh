@@ -29,6 +29,7 @@ fresh_line=$("$b" fresh $n)
 fresh_ns=$(echo "$fresh_line" | awk '{print $2}')
 fresh_faults=$(echo "$fresh_line" | awk '{print $7}')
 off_ns=$(ns off $n)
+dyn_ns=$(ns dyn $n)
 threads_ns=$(ns threads $n)
 mem_ns=$(ns mem $n)
 mem_off_ns=$(ns mem_off $n)
@@ -65,6 +66,7 @@ gpu_region_ir=$(ir loop_gpu_region gpu_region 50000 | per_iter)
 gpu_resolve_ir=$(ir gpu_resolve gpu_resolve 50000 | awk '{printf "%.1f", $1 / 6}')
 region_ir=$(ir loop_region region 200000 | per_iter)
 off_ir=$(ir loop_region off 200000 | per_iter)
+dyn_ir=$(ir loop_dyn dyn 200000 | per_iter)
 mem_ir=$(ir loop_mem mem 200000 | per_iter)
 mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
@@ -83,6 +85,7 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | recorded \`PROF_SCOPE\` | $region_ir | $region_ns ns (${ratio}x the floor) |
 | recorded \`PROF_SCOPE\` into new memory (one long cycle) | | $fresh_ns ns, $fresh_faults page faults per 1000 in the loop |
 | \`PROF_SCOPE\` outside a recording window | $off_ir | $off_ns ns |
+| recorded \`PROF_SCOPE_DYN\` of 48 run-time names | $dyn_ir | $dyn_ns ns |
 | recorded \`PROF_SCOPE\`, 2 threads at once | | $threads_ns ns per region per thread |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair, recorded | $mem_ir | $mem_ns ns |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair outside a recording window | $mem_off_ir | $mem_off_ns ns |

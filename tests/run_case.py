@@ -353,6 +353,18 @@ def case_stream(binary, tmp):
     print(f"streamed: 80,000 regions, none dropped; written at the end: {dropped} dropped")
 
 
+def case_dynamic(binary, tmp):
+    """PROF_SCOPE_DYN: names made at run time in one reused buffer are kept
+    whole (48 layers x 5 steps); prof_intern gives one pointer per text, cut
+    at n, the same to 4 threads at once, and refuses past 16 MiB, counted."""
+    r = run(binary, "dynamic", {"PROF_OUTPUT": "d.json"}, tmp)
+    d = load(os.path.join(tmp, "d.json"))
+    names = collections.Counter(e["name"] for e in xs(d) if not e["name"].startswith("ProfilerStep#"))
+    check(names == {f"layer.{l}.attn": 5 for l in range(48)}, f"regions {names}")
+    out = r.stdout.splitlines()
+    check(out == ["same 1 other 1 cut matmul", "threads agree 1", "kept 15 refused 5"], f"stdout {out}")
+
+
 def case_short_threads(binary, tmp):
     """100 short-lived threads named alike, one after another, are one track
     holding all their events, each with its own thread id in args.os_tid; two

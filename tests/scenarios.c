@@ -427,6 +427,57 @@ static int stream(void) {
     return 0;                           /* "train" ends here, exit() writes the rest */
 }
 
+/* ---- dynamic names --------------------------------------------------------
+   48 layer names made in one reused buffer, 5 steps; prof_intern's promises
+   printed for run_case.py: one pointer per text, the text cut at n and
+   terminated, the same pointers from 4 threads at once, and the 16 MiB
+   bound (1 MiB names: 15 kept, the rest "(names full)", counted). */
+static const char *interned[4][200];
+
+static void *intern_worker(void *arg) {
+    char buf[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(buf, sizeof buf, "op.%d", i);
+        interned[(size_t)arg][i] = prof_intern(buf, strlen(buf));
+    }
+    return NULL;
+}
+
+static int dynamic(void) {
+    char buf[64];
+    PROF_INIT(NULL);
+    for (int s = 0; s < 5; s++) {
+        for (int l = 0; l < 48; l++) {
+            snprintf(buf, sizeof buf, "layer.%d.attn", l);
+            PROF_SCOPE_DYN(buf);
+        }
+        PROF_STEP();
+    }
+    const char *a = prof_intern("matmul", 6), *b = prof_intern("matmul_nn", 6), *c = prof_intern("matmul_nn", 9);
+    printf("same %d other %d cut %s\n", a == b, a != c, b);
+    pthread_t t[4];
+    for (size_t i = 0; i < 4; i++) pthread_create(&t[i], NULL, intern_worker, (void *)i);
+    for (size_t i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    int agree = 1;
+    for (int i = 0; i < 200; i++)
+        for (int k = 1; k < 4; k++) agree &= interned[k][i] == interned[0][i];
+    printf("threads agree %d\n", agree);
+    size_t big = (size_t)1 << 20;
+    char *name = (char *)malloc(big);
+    if (!name) return 1;
+    int kept = 0;
+    for (int i = 0; i < 20; i++) {
+        memset(name, 'a' + i, big);
+        kept += strcmp(prof_intern(name, big), "(names full)") != 0;
+    }
+    free(name);
+    prof_stats st;
+    prof_get_stats(&st);
+    printf("kept %d refused %llu\n", kept, (unsigned long long)st.names_refused);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int handler(void) {
     static int calls;
     prof_config cfg;
@@ -696,7 +747,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },

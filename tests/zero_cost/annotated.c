@@ -120,7 +120,7 @@ static float softmax_rows(float *x, int n, int cols) {
 }
 
 static int run_layer(const layer *l, float *x, float *y, int n, int width, float *loss) {
-    PROF_SCOPE(l->name);
+    PROF_SCOPE_DYN(l->name);
     PROF_ARG_STR("op", op_names[l->op]);
     switch (l->op) {
     case OP_MATMUL: {

@@ -84,6 +84,7 @@ public:
 
     int forward(float *x, int tokens) const {
         PROF_SCOPE(op_name());
+        PROF_SCOPE_DYN(name_.c_str());          // the layer's own name, made at run time
         PROF_ARG_STR("layer", name_.c_str());
         PROF_ARG_INT("tokens", tokens);
         if (tokens <= 0) return -1;
