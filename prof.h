@@ -101,6 +101,10 @@
      PROF_SIGNALS    0: leave SIGINT/SIGTERM and crash signals alone (default:
                      on SIGINT/SIGTERM the trace is written, then the signal's
                      default action; a crash says what is lost)
+     PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
+                     arrives or the file appears (looked for at steps, once a
+                     second at most, then removed); then PROF_TRIGGER_STEPS
+                     steps (default 5) from the next step, a trace per trigger
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
    A shared library that embeds its own copy (a plugin with its own
@@ -187,6 +191,9 @@ typedef struct prof_config {
                                  (PROF_SIGNALS=0)                           */
     const char   *format;     /* "json", "json.gz", "perfetto" (default: by
                                  the output's extension, see PROF_FORMAT)   */
+    const char   *trigger;    /* "signal" or "file:<path>": record nothing
+                                 until asked (PROF_TRIGGER)                 */
+    int           trigger_steps; /* steps a trigger records (default 5)     */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -866,6 +873,9 @@ static struct {
         int table_group, table_all_ranks;
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
+        int trigger;                    /* PROF__TRIG_*: record only when asked */
+        int trigger_steps;
+        char trigger_path[PROF__PATH];  /* PROF_TRIGGER=file:<path> */
         prof_schedule sched;
         int has_sched;
     } conf;
@@ -1848,6 +1858,84 @@ static int prof__action(const prof_schedule *s, int64_t step) {
 
 static int prof__cur_action(void) {
     return prof__g.conf.has_sched ? prof__action(&prof__g.conf.sched, prof__g.run.step) : PROF__RECORD;
+}
+
+/* TRIGGERS (PROF_TRIGGER). A triggered run is a schedule set at run time:
+   until a trigger it is one whose skip_first never ends; a trigger noticed
+   at a step sets skip_first to the step that begins, for trigger_steps
+   active steps once. SIGUSR2's handler only sets a flag (Kineto's lesson:
+   nothing more in a handler); the file is looked for by the stepping
+   thread, outside the lock, once a second at most. */
+enum { PROF__TRIG_NONE, PROF__TRIG_SIGNAL, PROF__TRIG_FILE };
+
+static struct {
+    int fired;                          /* atomic: SIGUSR2 came */
+    int ours;                           /* the handler is installed */
+    int64_t next_look;                  /* mono ns: the file's next look */
+} prof__trig;
+
+static void prof__on_trigger(int sig) {
+    (void)sig;
+    __atomic_store_n(&prof__trig.fired, 1, __ATOMIC_RELAXED);
+}
+
+/* Init, under the lock: the never-ending wait, and SIGUSR2's handler where
+   its action is the default (which would end the process). */
+static void prof__trigger_start(void) {
+    if (!prof__g.conf.trigger) return;
+    prof_schedule never = { INT32_MAX, 0, 0, prof__g.conf.trigger_steps, 1 };
+    prof__g.conf.sched = never;
+    prof__g.conf.has_sched = 1;
+    prof__trig.next_look = 0;
+    if (prof__g.conf.trigger != PROF__TRIG_SIGNAL || prof__trig.ours || prof__g.disabled) return;
+    void (*old)(int) = signal(SIGUSR2, prof__on_trigger);
+    if (old == SIG_DFL) {
+        prof__trig.ours = 1;
+    } else {
+        if (old != SIG_ERR) signal(SIGUSR2, old);
+        prof__msg("PROF_TRIGGER=signal: SIGUSR2 has a handler already (the engine's, or ignored); "
+                  "it is left alone and nothing will trigger a trace");
+    }
+}
+
+static void prof__trigger_stop(void) {
+    if (!prof__trig.ours) return;
+    prof__trig.ours = 0;
+    void (*old)(int) = signal(SIGUSR2, SIG_DFL);
+    if (old != prof__on_trigger && old != SIG_ERR) signal(SIGUSR2, old);   /* the engine's since */
+}
+
+/* Whether a trigger came: by the stepping thread, outside the lock. */
+static int prof__trigger_poll(void) {
+    if (prof__g.conf.trigger == PROF__TRIG_SIGNAL) return __atomic_exchange_n(&prof__trig.fired, 0, __ATOMIC_RELAXED);
+    if (prof__g.conf.trigger != PROF__TRIG_FILE) return 0;
+    int64_t now = prof__mono_ns();
+    if (now < prof__trig.next_look) return 0;
+    prof__trig.next_look = now + 1000000000;
+    FILE *f = fopen(prof__g.conf.trigger_path, "r");
+    if (!f) return 0;
+    fclose(f);
+    if (remove(prof__g.conf.trigger_path) != 0) {
+        char q[PROF__QUOTE];
+        prof__msg("PROF_TRIGGER: cannot remove '%s' (%s); triggers stop", prof__q(prof__g.conf.trigger_path, q),
+                  strerror(errno));
+        prof__g.conf.trigger = PROF__TRIG_NONE;     /* it would fire at every look */
+    }
+    return 1;
+}
+
+/* Under the lock, at the step that begins: a window from it, unless one is
+   open. */
+static void prof__trigger_fire(void) {
+    int64_t step = prof__g.run.step;
+    if (prof__cur_action() != PROF__NONE) return;      /* a window is open: this one is its */
+    if (step > INT32_MAX - prof__g.conf.trigger_steps) {
+        prof__msg("PROF_TRIGGER: step %lld is past what a schedule counts; not recorded", (long long)step);
+        return;
+    }
+    prof__g.conf.sched.skip_first = (int)step;
+    prof__msg("%s: recording steps %lld to %lld", prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
+              (long long)step, (long long)step + prof__g.conf.trigger_steps - 1);
 }
 
 /* ---- >>collect  a cycle's records, taken without stopping threads ------- */
@@ -6296,6 +6384,29 @@ static void prof__resolve_config(const prof_config *cfg) {
     if (!prof__g.rec.chunks_max) prof__g.rec.chunks_max = 1;
     prof__g.conf.user_disabled = disabled;
     prof__update_disabled();
+    /* PROF_TRIGGER: signal or file:<path>, PROF_TRIGGER_STEPS steps each */
+    const char *trig = cfg->trigger;
+    if ((e = getenv("PROF_TRIGGER")) && *e) trig = e;
+    long tsteps = cfg->trigger_steps > 0 ? cfg->trigger_steps : 5;
+    if ((e = getenv("PROF_TRIGGER_STEPS")) && *e) {
+        long v;
+        if (prof__parse_uint(e, &v) && v > 0 && v < 1000000) tsteps = v;
+        else prof__msg("PROF_TRIGGER_STEPS='%s' is not a number of steps from 1 to 999999; using %ld", prof__q(e, q), tsteps);
+    }
+    prof__g.conf.trigger = PROF__TRIG_NONE;
+    prof__g.conf.trigger_steps = (int)tsteps;
+    if (trig && *trig) {
+        if (!strcmp(trig, "signal")) prof__g.conf.trigger = PROF__TRIG_SIGNAL;
+        else if (!strncmp(trig, "file:", 5) && trig[5] &&
+                 prof__set_path(prof__g.conf.trigger_path, "PROF_TRIGGER's file", trig + 5, "no trigger"))
+            prof__g.conf.trigger = PROF__TRIG_FILE;
+        else if (strncmp(trig, "file:", 5) || !trig[5])
+            prof__msg("PROF_TRIGGER='%s' is not signal or file:<path>; recording as if it were unset", prof__q(trig, q));
+    }
+    if (prof__g.conf.trigger && has_sched) {
+        prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");
+        has_sched = 0;
+    }
     prof__g.conf.sched = sched;
     prof__g.conf.has_sched = has_sched;
 }
@@ -6346,6 +6457,7 @@ static void prof__init_locked(const prof_config *cfg) {
     if (prof__g.proc.mute) return;      /* a fork's child: the parent's run, not its own */
     prof__resolve_config(cfg ? cfg : &none);
     if (!prof__g.inited) prof__start_clock();
+    prof__trigger_start();              /* a triggered run: nothing recorded until asked */
     __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
     prof__g.shut = 0;
     prof__g.run.step = 0;
@@ -6418,6 +6530,7 @@ static void prof__say_lost(uint64_t n) {
 
 void prof_step(void) {
     prof__ensure_init();
+    int fired = prof__trigger_poll();   /* a look at a file is a system call: not under the lock */
     pthread_mutex_lock(&prof__lock);
     uint64_t now = prof__now();         /* under the lock: steps of two threads stay in order */
     if (prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
@@ -6426,6 +6539,7 @@ void prof_step(void) {
     int prev = prof__cur_action();
     prof__g.run.step = step + 1;
     prof__g.run.step_t0 = now;
+    if (fired && !prof__g.disabled) prof__trigger_fire();
     int next = prof__cur_action();
     int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
     pthread_mutex_unlock(&prof__lock);
@@ -6473,6 +6587,7 @@ void prof_step(void) {
 void prof_shutdown(void) {
     prof__signals_stop(0);
     prof__reserve_stop();
+    prof__trigger_stop();
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
     pthread_mutex_lock(&prof__lock);

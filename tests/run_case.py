@@ -365,6 +365,37 @@ def case_dynamic(binary, tmp):
     check(out == ["same 1 other 1 cut matmul", "threads agree 1", "kept 15 refused 5"], f"stdout {out}")
 
 
+def case_trigger(binary, tmp):
+    """PROF_TRIGGER: nothing is recorded until asked. SIGUSR2 in step 8 gives
+    a trace of steps 9 to 11 (PROF_TRIGGER_STEPS=3), said on stderr; the file
+    made in step 20 gives steps 21 to 25 (the default 5) and is removed. An
+    engine's own SIGUSR2 handler is left alone (said once; no trace). A
+    malformed value is one line and the run records as if it were unset."""
+    def steps_of(path):
+        d = load(path)
+        work = xs(d, "work")
+        steps = sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+        return steps, len(work)
+
+    r = run(binary, "trigger", {"PROF_OUTPUT": "s.json", "PROF_TRIGGER": "signal", "PROF_TRIGGER_STEPS": "3"}, tmp)
+    check("SIGUSR2: recording steps 9 to 11" in r.stderr, f"stderr: {r.stderr}")
+    files = sorted(f for f in os.listdir(tmp) if f.startswith("s."))
+    check(files == ["s.1.json"], f"files {files}")
+    check(steps_of(os.path.join(tmp, "s.1.json")) == ([9, 10, 11], 3), "the signal's window")
+    r = run(binary, "trigger", {"PROF_OUTPUT": "f.json", "PROF_TRIGGER": "file:go.trigger"}, tmp)
+    check("PROF_TRIGGER file: recording steps 21 to 25" in r.stderr, f"stderr: {r.stderr}")
+    check(steps_of(os.path.join(tmp, "f.1.json")) == ([21, 22, 23, 24, 25], 5), "the file's window")
+    check(not os.path.exists(os.path.join(tmp, "go.trigger")), "the trigger file was left")
+    # SIGUSR2 is the engine's: left alone, said once, nothing triggered or written
+    r = run(binary, "trigger", {"PROF_OUTPUT": "e.json", "PROF_TRIGGER": "signal", "ENGINE_USR2": "1"}, tmp)
+    check("SIGUSR2 has a handler already" in r.stderr and r.stdout == "the engine's handler ran\n",
+          f"stderr: {r.stderr} stdout: {r.stdout}")
+    check(not [f for f in os.listdir(tmp) if f.startswith("e.")], "a trace without a trigger")
+    r = run(binary, "regions", {"PROF_OUTPUT": "b.json", "PROF_TRIGGER": "sometimes"}, tmp)
+    check("PROF_TRIGGER='sometimes' is not signal or file:<path>" in r.stderr, f"stderr: {r.stderr}")
+    check(len(xs(load(os.path.join(tmp, "b.json")), "inner")) == 1200, "recorded as if unset")
+
+
 def case_short_threads(binary, tmp):
     """100 short-lived threads named alike, one after another, are one track
     holding all their events, each with its own thread id in args.os_tid; two

@@ -2,14 +2,17 @@
    way an engine would; tests/run_case.py runs one and checks what it wrote.
    The same source is compiled as C11 and as C++17, so both PROF_SCOPE forms
    (cleanup attribute, destructor) are exercised. */
+#define _POSIX_C_SOURCE 200809L        /* nanosleep, for the trigger case's wait */
 #define PROF_IMPLEMENTATION
 #include "prof.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define THREADS 4
 #define OUTER 100
@@ -478,6 +481,35 @@ static int dynamic(void) {
     return 0;
 }
 
+/* ---- tracing on demand --------------------------------------------------
+   30 steps of one region each; SIGUSR2 raised in step 8 (PROF_TRIGGER=signal),
+   or the file "go.trigger" made in step 20 (file:go.trigger) (then a 1.1 s wait: the file is looked for
+   once a second at most). run_case.py runs it with PROF_TRIGGER=signal and
+   file:go.trigger and checks which steps each trace holds. */
+static volatile sig_atomic_t engine_usr2;
+static void on_engine_usr2(int sig) { (void)sig; engine_usr2 = 1; }
+
+static int trigger(void) {
+    const char *how = getenv("PROF_TRIGGER");
+    if (getenv("ENGINE_USR2")) signal(SIGUSR2, on_engine_usr2);     /* the engine's own use of it */
+    int by_signal = how && !strcmp(how, "signal"), by_file = how && !strncmp(how, "file:", 5);
+    PROF_INIT(NULL);
+    for (int s = 0; s < 30; s++) {
+        { PROF_SCOPE("work"); }
+        if (s == 8 && by_signal) raise(SIGUSR2);
+        if (s == 20 && by_file) {
+            FILE *f = fopen("go.trigger", "w");
+            if (f) fclose(f);
+            struct timespec d = { 1, 100000000 };
+            nanosleep(&d, NULL);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    if (engine_usr2) printf("the engine's handler ran\n");
+    return 0;
+}
+
 static int handler(void) {
     static int calls;
     prof_config cfg;
@@ -747,7 +779,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
