@@ -485,10 +485,42 @@ static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
     }
 }
 
+/* -DPROF_NVTX: every region (PROF_SCOPE, PROF_SCOPE_DYN, PROF_BEGIN,
+   PROF_GPU_SCOPE...) is also an NVTX range in the domain "prof", so Nsight
+   Systems shows the engine's names; recording or not (Nsight's capture is
+   its own). NVTX3 is header-only (the CUDA toolkit's include/nvtx3): with no
+   tool attached a range is two calls that return at once. -DPROF_ROCTX does
+   the same with roctx ranges for rocprof (link -lroctx64). Pushed before the
+   region's clock starts and popped after it stops: their cost is not in the
+   region's time. Define it for every unit, as PROF_ENABLE. */
+#if defined(PROF_NVTX)
+#include <nvtx3/nvToolsExt.h>
+PROF_API nvtxDomainHandle_t prof__nvtx_domain(void);
+static inline void prof__range_push(const char *name) {
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
+    nvtxDomainRangePushEx(prof__nvtx_domain(), &a);
+}
+static inline void prof__range_pop(void) { nvtxDomainRangePop(prof__nvtx_domain()); }
+#elif defined(PROF_ROCTX)
+int roctxRangePushA(const char *message);      /* roctx.h's, declared here: Debian ships no roctracer */
+int roctxRangePop(void);
+static inline void prof__range_push(const char *name) { (void)roctxRangePushA(name); }
+static inline void prof__range_pop(void) { (void)roctxRangePop(); }
+#else
+#define prof__range_push(name) ((void)0)
+#define prof__range_pop()      ((void)0)
+#endif
+
 typedef struct prof__scope { const char *name; uint64_t t0; } prof__scope;
 
 static inline prof__scope prof__scope_begin(const char *name) {
     prof__scope s;
+    prof__range_push(name);
     s.name = name;
     s.t0 = PROF__LIKELY(prof__recording()) ? prof__ticks() : 0;
     return s;
@@ -496,12 +528,14 @@ static inline prof__scope prof__scope_begin(const char *name) {
 
 static inline void prof__scope_end(prof__scope *s) {
     if (s->t0) prof__emit(s->name, s->t0, prof__ticks());
+    prof__range_pop();
 }
 
 /* PROF_SCOPE_DYN: the name is interned (before the clock is read) only when
    recording; outside a window it costs what PROF_SCOPE does. */
 static inline prof__scope prof__scope_begin_dyn(const char *str) {
     prof__scope s;
+    prof__range_push(str);
     s.name = str;                       /* unread unless recording */
     s.t0 = 0;
     if (PROF__LIKELY(prof__recording())) {
@@ -1448,10 +1482,30 @@ void prof_thread_name(const char *name) {
     if (th) __atomic_store_n(&th->name, name, __ATOMIC_RELEASE);
 }
 
+#ifdef PROF_NVTX
+/* The domain "prof", created by the first range (which is also when NVTX
+   loads a tool, if one is attached: Nsight's). NULL with no tool. */
+static int prof__nvtx_made;             /* atomic */
+static nvtxDomainHandle_t prof__nvtx_dom;
+static pthread_mutex_t prof__nvtx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+nvtxDomainHandle_t prof__nvtx_domain(void) {
+    if (PROF__LIKELY(__atomic_load_n(&prof__nvtx_made, __ATOMIC_ACQUIRE))) return prof__nvtx_dom;
+    pthread_mutex_lock(&prof__nvtx_lock);
+    if (!prof__nvtx_made) {
+        prof__nvtx_dom = nvtxDomainCreateA("prof");
+        __atomic_store_n(&prof__nvtx_made, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&prof__nvtx_lock);
+    return prof__nvtx_dom;
+}
+#endif
+
 /* A full stack holds PROF_BEGINs that early returns left open: the oldest
    goes (an unclosed region, reported at the cycle's end), so that balanced
    BEGIN/END pairs after them still record. An unclosed region costs itself. */
 void prof_begin(const char *name) {
+    prof__range_push(name);             /* NVTX / roctx, as the engine calls: one for one */
     prof__thread *th = prof__self ? prof__self : prof__register();
     if (!th) return;
     if (PROF__UNLIKELY(th->sp == PROF__STACK_MAX)) {
@@ -1465,6 +1519,7 @@ void prof_begin(const char *name) {
 }
 
 void prof_end(void) {
+    prof__range_pop();
     prof__thread *th = prof__self;
     if (!th) return;
     if (th->sp == 0) return;                    /* unmatched PROF_END: nothing open */
@@ -2504,6 +2559,7 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
 }
 
 void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
+    prof__range_push(name);
     prof__gtls_t *g = &prof__gtls;
     if (PROF__UNLIKELY(g->sp == PROF__GPU_STACK)) {     /* deeper than anyone reads */
         g->overflow++;
@@ -2559,6 +2615,7 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
 }
 
 void prof_gpu_end(const prof_gpu_api *api, void *stream) {
+    prof__range_pop();
     prof__gtls_t *g = &prof__gtls;
     if (PROF__UNLIKELY(g->overflow)) { g->overflow--; return; }
     if (PROF__UNLIKELY(!g->sp)) return;         /* unmatched: nothing open */

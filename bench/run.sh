@@ -8,6 +8,13 @@ out=${1:-$root/build-bench}
 mkdir -p "$out"
 cc=${CC:-cc}
 $cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -I"$root" "$root/bench/bench.c" -o "$out/bench" -lpthread
+# the same with -DPROF_NVTX (NVTX3 from the CUDA toolkit), no tool attached
+nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
+have_nvtx=0
+if [[ -f $nvtx_inc/nvtx3/nvToolsExt.h ]]; then
+  $cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -DPROF_NVTX -isystem "$nvtx_inc" -I"$root" "$root/bench/bench.c" \
+    -o "$out/bench_nvtx" -lpthread -ldl && have_nvtx=1
+fi
 cd "$out"
 b=./bench
 n=2000000
@@ -67,6 +74,17 @@ gpu_resolve_ir=$(ir gpu_resolve gpu_resolve 50000 | awk '{printf "%.1f", $1 / 6}
 region_ir=$(ir loop_region region 200000 | per_iter)
 off_ir=$(ir loop_region off 200000 | per_iter)
 dyn_ir=$(ir loop_dyn dyn 200000 | per_iter)
+nvtx_rows=""
+if ((have_nvtx)); then
+  nvtx_ns=$(./bench_nvtx region $n | awk '{print $2}')
+  nvtx_off_ns=$(./bench_nvtx off $n | awk '{print $2}')
+  b=./bench_nvtx
+  nvtx_ir=$(ir loop_region region 200000 | per_iter)
+  nvtx_off_ir=$(ir loop_region off 200000 | per_iter)
+  b=./bench
+  nvtx_rows="| recorded \`PROF_SCOPE\` with -DPROF_NVTX, no tool attached | $nvtx_ir | $nvtx_ns ns |
+| \`PROF_SCOPE\` outside a window with -DPROF_NVTX, no tool attached | $nvtx_off_ir | $nvtx_off_ns ns |"
+fi
 mem_ir=$(ir loop_mem mem 200000 | per_iter)
 mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
@@ -86,6 +104,7 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | recorded \`PROF_SCOPE\` into new memory (one long cycle) | | $fresh_ns ns, $fresh_faults page faults per 1000 in the loop |
 | \`PROF_SCOPE\` outside a recording window | $off_ir | $off_ns ns |
 | recorded \`PROF_SCOPE_DYN\` of 48 run-time names | $dyn_ir | $dyn_ns ns |
+$nvtx_rows
 | recorded \`PROF_SCOPE\`, 2 threads at once | | $threads_ns ns per region per thread |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair, recorded | $mem_ir | $mem_ns ns |
 | \`PROF_ALLOC\` + \`PROF_FREE\` pair outside a recording window | $mem_off_ir | $mem_off_ns ns |

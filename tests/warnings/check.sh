@@ -8,7 +8,8 @@
 #
 # The sets: ggml's (GGML_ALL_WARNINGS, its CI adds -Werror) for C and for C++,
 # and for C++ also the casts and null pointers that stricter C++ engines
-# reject. Exit 77 (skipped) when neither compiler is there.
+# reject. With NVTX3's headers, also -DPROF_NVTX (C11 and C++17). Exit 77
+# (skipped) when neither compiler is there.
 set -uo pipefail
 src=$1
 work=$2
@@ -78,6 +79,12 @@ for cc in gcc clang; do
     build -gpu "${cxx}_cxx17_${mode}" "$cxx" -x c++ -std=c++17 -O2 $def $cxx_ggml $cxx_strict $extra_cxx
     build "${cxx}_gnuxx17_${mode}"    "$cxx" -x c++ -std=gnu++17 -O0 $def $cxx_ggml $cxx_strict $extra_cxx
   done
+  # -DPROF_NVTX: the hot path includes NVTX3 (a system header, as engines include it)
+  if [[ -f $cuda_inc/nvtx3/nvToolsExt.h ]]; then
+    build "${cc}_c11_nvtx"    "$cc"  -std=c11 -O2 -DPROF_ENABLE -DPROF_NVTX -isystem "$cuda_inc" $c_ggml $extra_c
+    build "${cxx}_cxx17_nvtx" "$cxx" -x c++ -std=c++17 -O2 -DPROF_ENABLE -DPROF_NVTX -isystem "$cuda_inc" \
+          $cxx_ggml $cxx_strict $extra_cxx
+  fi
 done
 ((ran)) || { echo "SKIP: no compiler"; exit 77; }
 echo "warnings: $pass passed, $fail failed"

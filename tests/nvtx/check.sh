@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# check.sh nvtx PROGRAM TOOL  -- prof.h's regions reach an NVTX tool (-DPROF_NVTX)
+# check.sh roctx PROGRAM      -- and roctx (-DPROF_ROCTX, PROGRAM linked to fake_roctx)
+# Runs nvtx_regions.c's program under the tool (NVTX: fake_tool loaded by
+# NVTX_INJECTION64_PATH, as Nsight loads itself) and checks what it saw,
+# exactly; for NVTX also without a tool, where the program must run the same
+# and write the same regions.
+set -euo pipefail
+mode=$1 prog=$2 tool=${3:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+if [[ $mode == nvtx ]]; then
+  env NVTX_INJECTION64_PATH="$tool" FAKE_NVTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
+  pre="prof:"; head="domain prof"
+else
+  env FAKE_ROCTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
+  pre=""; head=""
+fi
+sort log > got
+{ [[ -n $head ]] && echo "$head"
+  echo "pops 80 unmatched 0 deepest 2"
+  for r in "dyn.0 6" "dyn.1 4" "explicit 10" "inner 30" "outer 10" "work 20"; do echo "range $pre$r"; done
+} | sort > want
+if ! diff -u want got; then echo "FAIL: what the $mode tool saw"; exit 1; fi
+runs=(with)
+if [[ $mode == nvtx ]]; then
+  env -u NVTX_INJECTION64_PATH PROF_OUTPUT=without.json "$prog" 2>/dev/null
+  runs+=(without)
+fi
+for f in "${runs[@]}"; do
+  n=$(grep -o '"name":"inner"' "$f.1.json" | wc -l)
+  [[ $n == 15 ]] || { echo "FAIL: $f.1.json holds $n inner regions, not 15 (step 1's)"; exit 1; }
+done
+echo "ok: 80 $mode ranges, balanced, as many as the regions; the trace the same"
