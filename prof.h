@@ -307,6 +307,7 @@ PROF_API int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_
    name: ascending). */
 #define PROF_GROUP_ARGS   1
 #define PROF_GROUP_THREAD 2
+#define PROF_TABLE_PERCENTILES 4  /* ORed in too: p50/p90/p99 of a call's total */
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
     PROF_SORT_CPU_MAX, PROF_SORT_CALLS, PROF_SORT_FLOPS, PROF_SORT_NAME,
@@ -323,6 +324,8 @@ typedef struct prof_row {
     int64_t     self_ns;      /* total minus time in child regions          */
     int64_t     total_ns;
     int64_t     min_ns, max_ns; /* of one call's total                      */
+    int64_t     p50_ns, p90_ns, p99_ns; /* the same, exact (nearest rank), with
+                                 PROF_TABLE_PERCENTILES; else 0             */
     double      self_pct, total_pct; /* of the sum of all self times         */
     int64_t     flops;        /* sum of PROF_FLOPS                          */
     int64_t     self_gpu_ns;  /* GPU time of its own GPU region, minus that */
@@ -341,6 +344,7 @@ typedef struct prof_table {
     int       has_gpu_mem;    /*   and GPU ones: GPU Mem columns too         */
     size_t    threads;        /* threads whose regions the rows sum over    */
     int       by_thread;      /* grouped by thread: a Thread column         */
+    int       has_pct;        /* percentiles asked: CPU p50/p90/p99 columns */
 } prof_table;
 
 PROF_API int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
@@ -5295,8 +5299,35 @@ static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) 
     return 1;
 }
 
+/* Percentiles of each row's call totals, exact: the nearest rank
+   (ceil(q * n)-th smallest) of the calls of a row, from (row, total) pairs
+   sorted. */
+typedef struct prof__pct { size_t row; int64_t ns; } prof__pct;
+
+static int prof__pct_cmp(const void *pa, const void *pb) {
+    const prof__pct *a = (const prof__pct *)pa, *b = (const prof__pct *)pb;
+    if (a->row != b->row) return a->row < b->row ? -1 : 1;
+    return (a->ns > b->ns) - (a->ns < b->ns);
+}
+
+static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
+    if (n) qsort(v, n, sizeof *v, prof__pct_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && v[j].row == v[i].row) j++;
+        size_t c = j - i;
+        prof_row *r = &t->v[v[i].row].r;
+        r->p50_ns = v[i + (50 * c + 99) / 100 - 1].ns;
+        r->p90_ns = v[i + (90 * c + 99) / 100 - 1].ns;
+        r->p99_ns = v[i + (99 * c + 99) / 100 - 1].ns;
+        i = j;
+    }
+}
+
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__walk w;
+    prof__pct *pct = NULL;
+    size_t npct = 0, pct_cap = 0;
     prof__wreg r;
     prof__rows t;
     prof__sbuf key = { NULL, 0, 0 };
@@ -5334,8 +5365,17 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         g->r.self_gpu_ns += r.self_gpu_ns;
         g->r.gpu_total_ns += r.gpu_total_ns;
         if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
+        if (group & PROF_TABLE_PERCENTILES) {
+            prof__pct *np = (prof__pct *)prof__grow(pct, &pct_cap, npct + 1, sizeof *np);
+            if (!np) { ok = 0; break; }
+            pct = np;
+            pct[npct].row = (size_t)(g - t.v);
+            pct[npct++].ns = r.total_ns;
+        }
     }
     if (w.oom || mw.oom) ok = 0;
+    if (ok) prof__percentiles(&t, pct, npct);
+    free(pct);
     if (ok && t.n) ok = prof__rows_out(&t, sort, out);
     if (ok) {
         out->has_gpu = c->ngpu > 0;
@@ -5343,6 +5383,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         out->has_gpu_mem = (mem & 2) != 0;
         out->threads = nthreads;
         out->by_thread = t.by_thread;
+        out->has_pct = (group & PROF_TABLE_PERCENTILES) != 0;
     }
     free(seen);
     free(mw.pend);
@@ -5408,6 +5449,7 @@ static void prof__table_cols(const prof_table *t, prof__cols *c) {
                                          "CPU time avg", "CPU min", "CPU max" };
     static const char *const gpu[4] = { "Self GPU", "Self GPU %", "GPU total", "GPU time avg" };
     static const char *const mem[4] = { "CPU Mem", "Self CPU Mem", "GPU Mem", "Self GPU Mem" };
+    static const char *const pct[3] = { "CPU p50", "CPU p90", "CPU p99" };
     size_t nw = 0, aw = 0, tw = 0;
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < t->n; i++) {
@@ -5423,6 +5465,8 @@ static void prof__table_cols(const prof_table *t, prof__cols *c) {
     snprintf(c->flops_head, sizeof c->flops_head, "Total %s", flop_units[c->unit]);
 #define PROF__COL(h, w) (c->head[c->n] = (h), c->width[c->n++] = (int)(w))
     for (int k = 0; k < 8; k++) PROF__COL(base[k], k ? PROF__COL_W : (nw + 4 < PROF__NAME_W ? nw + 4 : PROF__NAME_W));
+    if (t->has_pct)                     /* the tail, beside min and max */
+        for (int k = 0; k < 3; k++) PROF__COL(pct[k], PROF__COL_W);
     if (t->has_gpu)                     /* torch: Self CUDA, Self CUDA %, CUDA total, CUDA time avg */
         for (int k = 0; k < 4; k++) PROF__COL(gpu[k], PROF__COL_W);
     c->nmem = t->has_mem ? (t->has_gpu_mem ? 4 : 2) : 0;    /* torch's order: before # of Calls */
@@ -5458,6 +5502,11 @@ static void prof__table_line(const prof_table *t, const prof__cols *c, const pro
     prof__fmt_time(cell[6], 64, (double)r->min_ns);
     prof__fmt_time(cell[7], 64, (double)r->max_ns);
     int k = 8;
+    if (t->has_pct) {
+        prof__fmt_time(cell[k++], 64, (double)r->p50_ns);
+        prof__fmt_time(cell[k++], 64, (double)r->p90_ns);
+        prof__fmt_time(cell[k++], 64, (double)r->p99_ns);
+    }
     if (t->has_gpu) {
         prof__fmt_time(cell[k++], 64, (double)r->self_gpu_ns);
         prof__fmt_share(cell[k++], 64, r->self_gpu_ns, t->self_gpu_sum_ns);
@@ -6156,17 +6205,19 @@ static int prof__parse_uint(const char *s, long *out) {
 
 /* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0. */
 /* The next item of a "key=value,key=value" spec, cut in place in *cur:
-   1 with *key and *val set, 0 at the end, -1 when malformed (an item without
-   '=', an empty item). The one tokenizer of PROF_SCHEDULE and PROF_TABLE. */
+   1 with *key and *val set, 0 at the end, -1 for an item without '=' (*key:
+   the item, which PROF_TABLE's "percentiles" is) or an empty one. The one
+   tokenizer of PROF_SCHEDULE and PROF_TABLE. */
 static int prof__kv_next(char **cur, char **key, char **val) {
     char *tok = *cur, *comma, *eq;
     if (!tok) return 0;
     comma = strchr(tok, ',');
     if (comma) *comma = 0;
     *cur = comma ? comma + 1 : NULL;
+    *key = tok;                         /* a bare word: -1, the word in *key */
+    *val = NULL;
     if (!(eq = strchr(tok, '=')) || eq == tok) return -1;
     *eq = 0;
-    *key = tok;
     *val = eq + 1;
     return 1;
 }
@@ -6217,13 +6268,16 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     };
     prof_sort s = PROF_SORT_SELF_CPU;
     long n = 0;
-    int g = 0, all = 0, k = 0;
+    int g = 0, all = 0, k = 0, pct = 0;
     char buf[256], *cur = buf, *tok, *eq;
     if (!spec || strlen(spec) >= sizeof buf) return 0;
     strcpy(buf, spec);
     if (strcmp(buf, "1") != 0) {
-        while ((k = prof__kv_next(&cur, &tok, &eq)) > 0) {
-            if (!strcmp(tok, "sort")) {
+        while ((k = prof__kv_next(&cur, &tok, &eq)) != 0) {
+            if (k < 0) {                /* the one bare word: percentiles */
+                if (strcmp(tok, "percentiles")) return 0;
+                pct = PROF_TABLE_PERCENTILES;
+            } else if (!strcmp(tok, "sort")) {
                 size_t i = 0, ns = sizeof sorts / sizeof sorts[0];
                 while (i < ns && strcmp(eq, sorts[i].name)) i++;
                 if (i == ns) return 0;
@@ -6244,11 +6298,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
                 return 0;
             }
         }
-        if (k < 0) return 0;
     }
     *sort = s;
     *rows = (size_t)n;
-    *group_by_args = g;
+    *group_by_args = g | pct;
     if (all_ranks) *all_ranks = all;
     return 1;
 }
@@ -6406,7 +6459,7 @@ static void prof__resolve_config(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread][,ranks=all]; no table", prof__q(table, q));
+                      "rows=N[,group=args|thread|args+thread][,ranks=all][,percentiles]; no table", prof__q(table, q));
     }
     if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";

@@ -20,7 +20,7 @@ static int failures;
 
 /* ---- building a cycle ---------------------------------------------------- */
 
-static prof__ev evs[128];
+static prof__ev evs[256];
 static size_t nev;
 
 static void add(uint32_t th, uint32_t kind, const char *name, uint64_t t0, uint64_t t1, uint32_t aux) {
@@ -413,6 +413,47 @@ static void test_trace(void) {
     remove(path);
 }
 
+/* Percentiles, exact: "r" 100 times with every length from 1 to 100 us, in a
+   scrambled order, and "s" 7 times (10..70 us): nearest rank, so p50 is the
+   50th and 4th smallest, p90 the 90th and 7th (ceil(6.3)), p99 the 99th and
+   7th. Without the flag they stay 0 and the table has no such columns. */
+static void test_percentiles(void) {
+    nev = 0;
+    uint64_t t = 1000 * U;
+    for (uint64_t i = 0; i < 100; i++) {
+        uint64_t len = (i * 37 % 100 + 1) * U;         /* 37 and 100 coprime: each length once */
+        reg(0, "r", t, t + len);
+        t += len + U;
+    }
+    for (uint64_t i = 0; i < 7; i++) {
+        uint64_t len = ((i * 3) % 7 + 1) * 10 * U;
+        reg(0, "s", t, t + len);
+        t += len + U;
+    }
+    prof__cycle c = make_cycle();
+    prof_table tab;
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, PROF_TABLE_PERCENTILES, &tab));
+    CHECK_EQ(tab.n, 2);
+    CHECK(tab.has_pct);
+    const prof_row *r = &tab.rows[0], *q = &tab.rows[1];
+    CHECK_STR(r->name, "r");
+    CHECK_EQ(r->p50_ns, 50 * U);
+    CHECK_EQ(r->p90_ns, 90 * U);
+    CHECK_EQ(r->p99_ns, 99 * U);
+    CHECK_EQ(r->max_ns, 100 * U);
+    CHECK_STR(q->name, "s");
+    CHECK_EQ(q->p50_ns, 40 * U);
+    CHECK_EQ(q->p90_ns, 70 * U);
+    CHECK_EQ(q->p99_ns, 70 * U);
+    const char *text = printed(&tab, 0);
+    CHECK(text && strstr(text, "CPU max       CPU p50       CPU p90       CPU p99    # of Calls"));
+    CHECK(text && strstr(text, "100.000us      50.000us      90.000us      99.000us"));
+    prof_table_free(&tab);
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, 0, &tab));
+    CHECK(!tab.has_pct && tab.rows[0].p50_ns == 0);
+    prof_table_free(&tab);
+}
+
 static void test_spec(void) {
     prof_sort s = PROF_SORT_NAME;
     size_t rows = 99;
@@ -427,6 +468,10 @@ static void test_spec(void) {
     CHECK(rows == 4 && g == (PROF_GROUP_ARGS | PROF_GROUP_THREAD));
     CHECK(prof__parse_table_spec("1", &s, &rows, &g, NULL));
     CHECK(s == PROF_SORT_SELF_CPU && rows == 0 && g == 0);
+    CHECK(prof__parse_table_spec("sort=cpu_max,rows=5,percentiles,group=thread", &s, &rows, &g, NULL));
+    CHECK(s == PROF_SORT_CPU_MAX && rows == 5 && g == (PROF_GROUP_THREAD | PROF_TABLE_PERCENTILES));
+    CHECK(!prof__parse_table_spec("rows=5,percentile", &s, &rows, &g, NULL));
+    CHECK(!prof__parse_table_spec("rows=5,,percentiles", &s, &rows, &g, NULL));
     static const char *const names[] = { "self_cpu", "self_cpu_time_total", "cpu_total", "cpu_time_total",
                                          "cpu_avg", "cpu_time", "cpu_min", "cpu_max", "calls", "count",
                                          "flops", "name" };
@@ -720,6 +765,7 @@ int main(void) {
     test_stacks();
     test_trace();
     test_spec();
+    test_percentiles();
     test_mem_table();
     test_mem_peak();
     test_mem_print();
