@@ -61,7 +61,8 @@
      PROF_STEP()               the current step ends, the next begins
      PROF_ARG_INT(key, v)      attach data to the innermost open region
      PROF_ARG_STR(key, s)        of this thread ("Input Dims", sizes ...)
-     PROF_FLOPS(n)
+     PROF_FLOPS(n)               (FLOPs and bytes moved: the table's achieved
+     PROF_BYTES(n)                TFLOP/s and GB/s, and % of the peak)
      PROF_ALLOC(ptr, bytes)    host memory: ptr was just allocated, or is
      PROF_FREE(ptr)              about to be freed (its size is looked up);
                                  a table column, a curve, leaks at shutdown
@@ -101,6 +102,8 @@
      PROF_SIGNALS    0: leave SIGINT/SIGTERM and crash signals alone (default:
                      on SIGINT/SIGTERM the trace is written, then the signal's
                      default action; a crash says what is lost)
+     PROF_PEAK_TFLOPS, PROF_PEAK_GBPS  the device's peaks, for the table's
+                     "% peak" columns (default: a known GPU's)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears (looked for at steps, once a
                      second at most, then removed); then PROF_TRIGGER_STEPS
@@ -194,6 +197,10 @@ typedef struct prof_config {
     const char   *trigger;    /* "signal" or "file:<path>": record nothing
                                  until asked (PROF_TRIGGER)                 */
     int           trigger_steps; /* steps a trigger records (default 5)     */
+    double        peak_tflops; /* the device's peak, for the table's "% peak"
+                                 (PROF_PEAK_TFLOPS; default: the GPU's, if
+                                 known)                                     */
+    double        peak_gbps;  /* likewise its memory bandwidth (PROF_PEAK_GBPS) */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -328,6 +335,7 @@ typedef struct prof_row {
                                  PROF_TABLE_PERCENTILES; else 0             */
     double      self_pct, total_pct; /* of the sum of all self times         */
     int64_t     flops;        /* sum of PROF_FLOPS                          */
+    int64_t     bytes;        /* sum of PROF_BYTES (bytes the region moved) */
     int64_t     self_gpu_ns;  /* GPU time of its own GPU region, minus that */
     int64_t     gpu_total_ns; /*   of the GPU regions opened inside it      */
     int64_t     cpu_mem, self_cpu_mem; /* bytes allocated minus freed inside */
@@ -345,6 +353,9 @@ typedef struct prof_table {
     size_t    threads;        /* threads whose regions the rows sum over    */
     int       by_thread;      /* grouped by thread: a Thread column         */
     int       has_pct;        /* percentiles asked: CPU p50/p90/p99 columns */
+    double    peak_tflops;    /* the device's peak, for "% peak" columns:  */
+    double    peak_gbps;      /*   PROF_PEAK_TFLOPS / PROF_PEAK_GBPS, else
+                                 the GPU's, when known; 0: none             */
 } prof_table;
 
 PROF_API int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
@@ -643,6 +654,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_ARG_INT(key, v)  do { if (prof__recording()) prof_arg_int((key), PROF__I64(v)); } while (0)
 #define PROF_ARG_STR(key, s)  do { if (prof__recording()) prof_arg_str((key), (s)); } while (0)
 #define PROF_FLOPS(n)         PROF_ARG_INT("flops", (n))
+#define PROF_BYTES(n)         PROF_ARG_INT("bytes", (n))
 #define PROF_ALLOC(ptr, bytes) prof_mem_alloc((ptr), PROF__SIZE(bytes), -1)
 #define PROF_FREE(ptr)        prof_mem_free(ptr)
 #define PROF_SET_RANK(r, n)   prof_set_rank((r), (n))
@@ -763,6 +775,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_ARG_INT(key, v)   PROF__UNUSED(v)
 #define PROF_ARG_STR(key, s)   PROF__UNUSED(s)
 #define PROF_FLOPS(n)          PROF__UNUSED(n)
+#define PROF_BYTES(n)          PROF__UNUSED(n)
 #define PROF_ALLOC(ptr, bytes) (PROF__UNUSED(ptr), PROF__UNUSED(bytes))
 #define PROF_FREE(ptr)         PROF__NOTHING
 #define PROF_SET_RANK(r, n)    (PROF__UNUSED(r), PROF__UNUSED(n))
@@ -911,6 +924,7 @@ static struct {
         int table_group, table_all_ranks;
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
+        double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int trigger;                    /* PROF__TRIG_*: record only when asked */
         int trigger_steps;
         char trigger_path[PROF__PATH];  /* PROF_TRIGGER=file:<path> */
@@ -4998,7 +5012,8 @@ static int prof__sb_put(prof__sbuf *b, const char *s, size_t len) {
     return 1;
 }
 
-/* "key=value, key=value" in attachment order; flops are summed, not shown. */
+/* "key=value, key=value" in attachment order; flops and bytes are summed,
+   not shown. */
 static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs) {
     b->n = 0;
     if (!prof__sb_put(b, "", 0)) return 0;
@@ -5007,7 +5022,7 @@ static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *ar
         const char *key = a->name ? a->name : "(null)", *val;
         char num[32];
         if (a->kind == PROF__K_ARG_INT) {
-            if (!strcmp(key, "flops")) continue;
+            if (!strcmp(key, "flops") || !strcmp(key, "bytes")) continue;
             snprintf(num, sizeof num, "%lld", (long long)(int64_t)a->t1);
             val = num;
         } else {
@@ -5299,6 +5314,32 @@ static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) 
     return 1;
 }
 
+/* Peaks of GPUs by the name their runtime reports: dense BF16 tensor
+   TFLOP/s (the MFU convention) and memory GB/s, from the vendors' data
+   sheets (NVIDIA H100, H200, A100 data sheets; AMD Instinct MI300X data
+   sheet). The first match of a part of the name wins. */
+static const struct { const char *part; double tflops, gbps; } prof__gpu_peaks[] = {
+    { "H100 PCIe", 756.0, 2000.0 }, { "H100 NVL", 835.0, 3900.0 }, { "H100", 989.0, 3350.0 },
+    { "H200", 989.0, 4800.0 },      { "A100-PCIE-40GB", 312.0, 1555.0 },
+    { "A100-SXM4-40GB", 312.0, 1555.0 }, { "A100", 312.0, 2039.0 }, { "MI300X", 1307.0, 5300.0 },
+};
+
+/* The table's peaks: the config's, else the cycle's GPU's when it is one
+   the list knows (the same for every device of the cycle). */
+static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
+    out->peak_tflops = prof__g.conf.peak_tflops;
+    out->peak_gbps = prof__g.conf.peak_gbps;
+    if (!c->ngdev || (out->peak_tflops > 0 && out->peak_gbps > 0)) return;
+    for (size_t k = 0; k < sizeof prof__gpu_peaks / sizeof prof__gpu_peaks[0]; k++) {
+        size_t d = 0;
+        while (d < c->ngdev && strstr(c->gdev[d].props.name, prof__gpu_peaks[k].part)) d++;
+        if (d < c->ngdev) continue;
+        if (!(out->peak_tflops > 0)) out->peak_tflops = prof__gpu_peaks[k].tflops;
+        if (!(out->peak_gbps > 0)) out->peak_gbps = prof__gpu_peaks[k].gbps;
+        return;
+    }
+}
+
 /* Percentiles of each row's call totals, exact: the nearest rank
    (ceil(q * n)-th smallest) of the calls of a row, from (row, total) pairs
    sorted. */
@@ -5355,7 +5396,9 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         if (!g) { ok = 0; break; }
         for (size_t i = 0; i < r.nargs; i++) {
             const prof__ev *a = &c->ev[r.args[i]];
-            if (a->kind == PROF__K_ARG_INT && a->name && !strcmp(a->name, "flops")) g->r.flops += (int64_t)a->t1;
+            if (a->kind != PROF__K_ARG_INT || !a->name) continue;
+            if (!strcmp(a->name, "flops")) g->r.flops += (int64_t)a->t1;
+            else if (!strcmp(a->name, "bytes")) g->r.bytes += (int64_t)a->t1;
         }
         g->r.calls++;
         g->r.self_ns += r.self_ns;
@@ -5384,6 +5427,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         out->threads = nthreads;
         out->by_thread = t.by_thread;
         out->has_pct = (group & PROF_TABLE_PERCENTILES) != 0;
+        prof__table_peaks(c, out);
     }
     free(seen);
     free(mw.pend);
@@ -5432,12 +5476,13 @@ static const char *prof__cut(char *buf, const char *s, size_t max) {
 #define PROF__ARGS_W   80
 #define PROF__THREAD_W 32
 #define PROF__COL_W    12
-#define PROF__MAX_COLS 24
+#define PROF__MAX_COLS 32
 
 typedef struct prof__cols {
     const char *head[PROF__MAX_COLS];
     int width[PROF__MAX_COLS];
     int n, nmem, has_args, unit;        /* unit: FLOPs scale, 0 FLOPs ... 5 PFLOPs */
+    int has_bytes;                      /* a row has PROF_BYTES: bytes, GB/s */
     int64_t fmin;                       /* the smallest FLOPs of a row; 0: no FLOPs columns */
     char flops_head[16];
     char rule[512];
@@ -5459,6 +5504,7 @@ static void prof__table_cols(const prof_table *t, prof__cols *c) {
         if (r->args && (n = strlen(r->args)) > aw) aw = n;
         if (r->thread && (n = strlen(r->thread)) > tw) tw = n;
         if (r->flops > 0 && (!c->fmin || r->flops < c->fmin)) c->fmin = r->flops;
+        if (r->bytes > 0) c->has_bytes = 1;
     }
     c->has_args = aw > 0;
     for (int64_t v = c->fmin; v >= 1000 && c->unit < 5; v /= 1000) c->unit++;
@@ -5477,6 +5523,12 @@ static void prof__table_cols(const prof_table *t, prof__cols *c) {
     if (c->fmin) {
         PROF__COL(c->flops_head, PROF__COL_W);
         PROF__COL("GFLOPS", PROF__COL_W);
+        if (t->peak_tflops > 0) PROF__COL("% peak FLOPs", PROF__COL_W);
+    }
+    if (c->has_bytes) {
+        PROF__COL("Total bytes", PROF__COL_W);
+        PROF__COL("GB/s", PROF__COL_W);
+        if (t->peak_gbps > 0) PROF__COL("% peak BW", PROF__COL_W);
     }
 #undef PROF__COL
     size_t rl = 0;
@@ -5519,16 +5571,32 @@ static void prof__table_line(const prof_table *t, const prof__cols *c, const pro
     for (int i = 1; i < k; i++) v[i] = cell[i];
     if (t->by_thread) v[k++] = prof__cut(tbuf, r->thread ? r->thread : "", PROF__THREAD_W);
     if (c->has_args) v[k++] = prof__cut(abuf, r->args ? r->args : "", PROF__ARGS_W);
+    /* rates over the GPU's time where the region has one (its kernels did
+       the work), else the CPU's; "% peak" of a GPU's peak only for those */
+    int64_t ns = r->gpu_total_ns > 0 ? r->gpu_total_ns : r->total_ns;
+    int peaked = !t->has_gpu || r->gpu_total_ns > 0;
     if (c->fmin) {
+        double gflops = ns ? (double)r->flops / (double)ns : 0.0;    /* FLOP/ns = GFLOP/s */
+        int m = t->peak_tflops > 0 ? 3 : 2;
+        for (int i = 0; i < m; i++) strcpy(cell[k + i], "--");
         if (r->flops > 0) {
             snprintf(cell[k], 64, "%8.3f", (double)r->flops * flop_scale[c->unit]);
-            snprintf(cell[k + 1], 64, "%8.3f", r->total_ns ? (double)r->flops / (double)r->total_ns : 0.0);
-        } else {
-            strcpy(cell[k], "--");
-            strcpy(cell[k + 1], "--");
+            snprintf(cell[k + 1], 64, "%8.3f", gflops);
+            if (m == 3 && peaked) snprintf(cell[k + 2], 64, "%.2f%%", gflops / (t->peak_tflops * 1e3) * 100.0);
         }
-        v[k] = cell[k];
-        v[k + 1] = cell[k + 1];
+        for (int i = 0; i < m; i++) v[k + i] = cell[k + i];
+        k += m;
+    }
+    if (c->has_bytes) {
+        double gbps = ns ? (double)r->bytes / (double)ns : 0.0;      /* bytes/ns = GB/s */
+        int m = t->peak_gbps > 0 ? 3 : 2;
+        for (int i = 0; i < m; i++) strcpy(cell[k + i], "--");
+        if (r->bytes > 0) {
+            prof__fmt_mem(cell[k], 64, r->bytes);
+            snprintf(cell[k + 1], 64, "%8.3f", gbps);
+            if (m == 3 && peaked) snprintf(cell[k + 2], 64, "%.2f%%", gbps / t->peak_gbps * 100.0);
+        }
+        for (int i = 0; i < m; i++) v[k + i] = cell[k + i];
     }
     for (k = 0; k < c->n; k++) fprintf(f, "%*s  ", c->width[k], v[k]);
     fputc('\n', f);
@@ -6512,6 +6580,18 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__g.conf.trigger = PROF__TRIG_FILE;
         else if (strncmp(trig, "file:", 5) || !trig[5])
             prof__msg("PROF_TRIGGER='%s' is not signal or file:<path>; recording as if it were unset", prof__q(trig, q));
+    }
+    /* PROF_PEAK_TFLOPS, PROF_PEAK_GBPS: the table's "% peak" columns */
+    static const char *const peak_var[2] = { "PROF_PEAK_TFLOPS", "PROF_PEAK_GBPS" };
+    double *peak[2] = { &prof__g.conf.peak_tflops, &prof__g.conf.peak_gbps };
+    *peak[0] = cfg->peak_tflops > 0 ? cfg->peak_tflops : 0;
+    *peak[1] = cfg->peak_gbps > 0 ? cfg->peak_gbps : 0;
+    for (int i = 0; i < 2; i++) {
+        if (!(e = getenv(peak_var[i])) || !*e) continue;
+        char *end;
+        double v = strtod(e, &end);
+        if (*end || !(v > 0) || v > 1e12) prof__msg("%s='%s' is not a positive number; no peak", peak_var[i], prof__q(e, q));
+        else *peak[i] = v;
     }
     if (prof__g.conf.trigger && has_sched) {
         prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");

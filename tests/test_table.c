@@ -454,6 +454,60 @@ static void test_percentiles(void) {
     prof_table_free(&tab);
 }
 
+/* Achieved rates and the share of a peak: "gemm" twice in 1 ms with 4 GFLOP
+   and 2 GB moved is 4000 GFLOP/s and 2000 GB/s, half of an 8 TFLOP/s and
+   4000 GB/s device; "copy" moves 1 GB in 250 us, the whole bandwidth. The
+   peaks of a GPU by its name; the config's first. */
+static void test_throughput(void) {
+    nev = 0;
+    arg_int(0, "flops", 1500 * U, 2000000000);
+    arg_int(0, "bytes", 1500 * U, 1000000000);
+    reg(0, "gemm", 1000 * U, 1500 * U);
+    arg_int(0, "flops", 2500 * U, 2000000000);
+    arg_int(0, "bytes", 2500 * U, 1000000000);
+    reg(0, "gemm", 2000 * U, 2500 * U);
+    arg_int(0, "bytes", 3100 * U, 1000000000);
+    reg(0, "copy", 3000 * U, 3250 * U);
+    prof__cycle c = make_cycle();
+    prof_table tab;
+    prof__g.conf.peak_tflops = 8.0;
+    prof__g.conf.peak_gbps = 4000.0;
+    CHECK(prof_cycle_table(&c, PROF_SORT_NAME, PROF_GROUP_ARGS, &tab));
+    CHECK_EQ(tab.n, 2);
+    CHECK_STR(tab.rows[1].name, "gemm");
+    CHECK_EQ(tab.rows[1].flops, 4000000000LL);
+    CHECK_EQ(tab.rows[1].bytes, 2000000000LL);
+    CHECK_STR(tab.rows[1].args, "");            /* summed, not shown as arguments */
+    CHECK(tab.peak_tflops == 8.0 && tab.peak_gbps == 4000.0);
+    const char *text = printed(&tab, 0);
+    CHECK(text && strstr(text, "Total GFLOPs        GFLOPS  % peak FLOPs   Total bytes          GB/s     % peak BW"));
+    CHECK(text && strstr(text, "       4.000      4000.000        50.00%       1.86 Gb      2000.000        50.00%"));
+    CHECK(text && strstr(text, "          --            --            --     953.67 Mb      4000.000       100.00%"));
+    prof_table_free(&tab);
+    prof__g.conf.peak_tflops = prof__g.conf.peak_gbps = 0;
+
+    struct prof__gdev_info dev;
+    memset(&dev, 0, sizeof dev);
+    c.gdev = &dev;
+    c.ngdev = 1;
+    static const struct { const char *name; double tflops, gbps; } gpus[] = {
+        { "NVIDIA H100 80GB HBM3", 989.0, 3350.0 }, { "NVIDIA H100 PCIe", 756.0, 2000.0 },
+        { "NVIDIA H200", 989.0, 4800.0 }, { "NVIDIA A100-SXM4-80GB", 312.0, 2039.0 },
+        { "AMD Instinct MI300X", 1307.0, 5300.0 }, { "Fake GPU 0", 0.0, 0.0 },
+    };
+    for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++) {
+        snprintf(dev.props.name, sizeof dev.props.name, "%s", gpus[i].name);
+        memset(&tab, 0, sizeof tab);
+        prof__table_peaks(&c, &tab);
+        CHECK(tab.peak_tflops == gpus[i].tflops && tab.peak_gbps == gpus[i].gbps);
+    }
+    prof__g.conf.peak_tflops = 100.0;           /* the config wins over the list */
+    snprintf(dev.props.name, sizeof dev.props.name, "NVIDIA H100 80GB HBM3");
+    prof__table_peaks(&c, &tab);
+    CHECK(tab.peak_tflops == 100.0 && tab.peak_gbps == 3350.0);
+    prof__g.conf.peak_tflops = 0;
+}
+
 static void test_spec(void) {
     prof_sort s = PROF_SORT_NAME;
     size_t rows = 99;
@@ -766,6 +820,7 @@ int main(void) {
     test_trace();
     test_spec();
     test_percentiles();
+    test_throughput();
     test_mem_table();
     test_mem_peak();
     test_mem_print();

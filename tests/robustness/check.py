@@ -69,7 +69,8 @@ def case_huge_alloc(binary):
 
 def case_env_messages(binary):
     env = {"PROF_OUTPUT": "t.json", "PROF_SCHEDULE": "active=1\nwait=\x01x", "PROF_TABLE": "sort=" + "y" * 5000,
-           "PROF_DISABLE": "yes\x1b[31m"}
+           "PROF_DISABLE": "yes\x1b[31m", "PROF_PEAK_TFLOPS": "fast", "PROF_PEAK_GBPS": "-3",
+           "PROF_TRIGGER_STEPS": "0"}
     p = run(binary, env)
     check(p.returncode == 0, f"exit {p.returncode}")
     lines = p.stderr.splitlines()
@@ -81,7 +82,12 @@ def case_env_messages(binary):
         "cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|"
         "self_gpu_mem,rows=N[,group=args|thread|args+thread][,ranks=all][,percentiles]; no table",
     ]
-    check(lines[:3] == want, "messages:\n" + "\n".join(lines[:3]))
+    want += [
+        "prof: PROF_TRIGGER_STEPS='0' is not a number of steps from 1 to 999999; using 5",
+        "prof: PROF_PEAK_TFLOPS='fast' is not a positive number; no peak",
+        "prof: PROF_PEAK_GBPS='-3' is not a positive number; no peak",
+    ]
+    check(lines[:6] == want, "messages:\n" + "\n".join(lines[:6]))
     check(len(load("t.json")["traceEvents"]) > 0, "no trace with the defaults")
 
 

@@ -24,6 +24,7 @@ static void matmul(float *out, const float *a, const float *b, int m, int n, int
     int rows = m;                               /* used only by PROF_ARG_INT */
     const char *dtype = "f32";                  /* used only by PROF_ARG_STR */
     PROF_FLOPS(flops);
+    PROF_BYTES(flops * 2);                      /* bytes moved: computed for it alone too */
     PROF_ARG_INT("M", rows);
     PROF_ARG_STR("dtype", dtype);
     for (int i = 0; i < m * n; i++) out[i] = a[i % (m * k)] * b[i % (k * n)];

@@ -88,6 +88,7 @@ static void matmul(float *out, const float *a, const tensor *w, int n) {
     PROF_ARG_INT("N", w->cols);
     PROF_ARG_INT("K", w->rows);
     PROF_FLOPS(2LL * n * w->rows * w->cols);
+    PROF_BYTES((long long)sizeof(float) * w->rows * w->cols);   /* the weights, read once */
     assert(w->cols <= (int)(sizeof scratch / sizeof scratch[0]));
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < w->cols; j++) {

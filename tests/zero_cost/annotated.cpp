@@ -130,6 +130,7 @@ private:
     void gemm(float *x, int tokens) const {
         PROF_FUNCTION();
         PROF_FLOPS(2LL * tokens * width_ * width_);
+        PROF_BYTES(static_cast<long long>(sizeof(float)) * width_ * width_);
         assert(static_cast<std::size_t>(tokens * width_) <= sizeof g_workspace / sizeof g_workspace[0]);
         const float *w = weight_.data();
         for (int t = 0; t < tokens; t++)
