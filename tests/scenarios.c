@@ -314,23 +314,30 @@ static void on_ready(const prof_cycle *c, void *user) {
     (*calls)++;
 }
 
-/* gzip: every cycle written twice by its handler, as t<N>.json and
-   t<N>.json.gz, which must hold the same bytes; 10,000 regions a cycle with args,
-   counters and instants, a hostile name among them. */
-static void write_both(const prof_cycle *c, void *user) {
+/* A trace-ready handler that writes every cycle twice, as <stem><N><ext>
+   for each of two extensions (the format each one asks for). */
+typedef struct two_files { const char *stem, *ext[2]; } two_files;
+
+static void write_twice(const prof_cycle *c, void *user) {
+    const two_files *w = (const two_files *)user;
     char path[64];
-    (void)user;
-    snprintf(path, sizeof path, "t%d.json", prof_cycle_index(c));
-    prof_cycle_write_trace(c, path);
-    snprintf(path, sizeof path, "t%d.json.gz", prof_cycle_index(c));
-    prof_cycle_write_trace(c, path);
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s%d%s", w->stem, prof_cycle_index(c), w->ext[i]);
+        prof_cycle_write_trace(c, path);
+    }
 }
+
+/* gzip: every cycle written twice, as t<N>.json and t<N>.json.gz, which must
+   hold the same bytes; 10,000 regions a cycle with args, counters and
+   instants, a hostile name among them. */
+static two_files json_and_gzip = { "t", { ".json", ".json.gz" } };
 
 static int gzip_trace(void) {
     static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "optimizer" };
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.on_trace_ready = write_both;
+    cfg.on_trace_ready = write_twice;
+    cfg.user_data = &json_and_gzip;
     cfg.schedule.active = 2;
     cfg.schedule.repeat = 2;
     PROF_INIT(&cfg);
@@ -351,14 +358,7 @@ static int gzip_trace(void) {
    Every kind of event the CPU side writes, each cycle saved twice, as
    p<N>.json and p<N>.pftrace: run_case.py decodes both and finds them the
    same, event for event. */
-static void write_json_and_perfetto(const prof_cycle *c, void *user) {
-    char path[64];
-    (void)user;
-    snprintf(path, sizeof path, "p%d.json", prof_cycle_index(c));
-    prof_cycle_write_trace(c, path);
-    snprintf(path, sizeof path, "p%d.pftrace", prof_cycle_index(c));
-    prof_cycle_write_trace(c, path);
-}
+static two_files json_and_perfetto = { "p", { ".json", ".pftrace" } };
 
 static void *pf_worker(void *arg) {
     PROF_THREAD_NAME("pf-worker");              /* alike-named, never overlapping: one track */
@@ -373,7 +373,8 @@ static int perfetto(void) {
     static char buf[4][256];
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.on_trace_ready = write_json_and_perfetto;
+    cfg.on_trace_ready = write_twice;
+    cfg.user_data = &json_and_perfetto;
     cfg.schedule.warmup = 1;                   /* steps 0 and 3 */
     cfg.schedule.active = 2;
     cfg.schedule.repeat = 2;
