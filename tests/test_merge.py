@@ -17,6 +17,9 @@ real    two ranks of tests/merge_ranks.c (prof.h, PROF_SET_RANK, PROF_SYNC
 gzip    a rank given as .json.gz (Python's gzip, levels 1 and 9, two members)
         merges to the very bytes of its plain .json; a broken gzip file is
         one line and exit 2.
+cli     prof table (the table of a saved trace, exact against known
+        durations, as the run's own) and prof diff (a region made slower on
+        purpose at the top, the unchanged left out, exit 1 over --fail-over).
 perfetto  Perfetto traces: two synthetic ranks built with Perfetto's own
         compiled proto (rank 1's clock off by a known amount, sync points on
         an incremental sequence clock, one absolute timestamp) merge exactly;
@@ -581,6 +584,74 @@ def case_gzip(tool, _ranks_bin, tmp):
     p = merge(tool, ["rank0.json", "bad.json.gz"], tmp, expect_rc=2)
     check(p.stderr == "prof_merge: bad.json.gz: not a valid gzip file: its CRC-32 does not match\n",
           f"stderr: {p.stderr!r}")
+
+
+def cli_trace(path, matmul2, fwd, step, bwd_ts):
+    """One thread's step: fwd holding two matmuls (the second matmul2 us
+    long), then bwd; times in us, as prof.h writes them."""
+    ev = [
+        '{"ph":"M","name":"thread_name","pid":1,"tid":7,"ts":0.000,"args":{"name":"main"}}',
+        f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":7,"ts":0.000,"dur":{step - 0.001:.3f}}}',
+        f'{{"ph":"X","cat":"user_annotation","name":"fwd","pid":1,"tid":7,"ts":100.000,"dur":{fwd:.3f}}}',
+        '{"ph":"X","cat":"user_annotation","name":"matmul","pid":1,"tid":7,"ts":150.000,"dur":200.000,'
+        '"args":{"M":64,"dtype":"f32","flops":1000000}}',
+        f'{{"ph":"X","cat":"user_annotation","name":"matmul","pid":1,"tid":7,"ts":400.000,"dur":{matmul2:.3f},'
+        '"args":{"M":64,"dtype":"f32"}}',
+        f'{{"ph":"X","cat":"user_annotation","name":"bwd","pid":1,"tid":7,"ts":{bwd_ts:.3f},"dur":300.000}}',
+        '{"ph":"X","cat":"gpu_user_annotation","name":"gpu","pid":0,"tid":7,"ts":150.000,"dur":10.000}',
+    ]
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [\n' +
+                ",\n".join(ev) + "\n]}\n")
+
+
+def table_rows(text):
+    """The data rows of a printed table, each split at runs of spaces."""
+    rows = {}
+    for line in text.splitlines()[3:]:
+        if line and not line.startswith(("-", "...", "Self", "Rows")):
+            parts = re.split(r"\s{2,}", line.strip())
+            rows[parts[0]] = parts
+    return rows
+
+
+def case_cli(tool, _ranks_bin, tmp):
+    cli_trace(os.path.join(tmp, "base.json"), 150, 500, 1000, 650)
+    cli_trace(os.path.join(tmp, "new.json"), 450, 800, 1300, 950)
+    p = subprocess.run([tool, "table", "base.json", "sort=name,group=args,percentiles"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"prof table: {p.stderr}")
+    rows = table_rows(p.stdout)
+    # name, self %, self, total %, total, avg, min, max, p50, p90, p99, calls, args, FLOPs, GFLOPS
+    check(rows["matmul"][1:13] == ["35.00%", "350.000us", "35.00%", "350.000us", "175.000us", "150.000us",
+                                    "200.000us", "150.000us", "200.000us", "200.000us", "2", "M=64, dtype=f32"],
+          f"matmul: {rows['matmul']}")
+    check(rows["fwd"][2] == "150.000us" and rows["fwd"][4] == "500.000us", f"fwd: {rows['fwd']}")
+    check(rows["ProfilerStep*"][2] == "200.000us" and rows["ProfilerStep*"][4] == "1.000ms",
+          f"step: {rows['ProfilerStep*']}")
+    check(rows["bwd"][2] == "300.000us" and "gpu" not in rows, f"rows {sorted(rows)}")
+    check("Self CPU time total: 1.000ms" in p.stdout, p.stdout)
+    # diff: the second matmul 300 us slower; fwd and the step longer by as much, bwd the same
+    p = subprocess.run([tool, "diff", "base.json", "new.json", "--fail-over", "10"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1, f"prof diff exited {p.returncode}: {p.stderr}")
+    lines = p.stdout.splitlines()
+    first = re.split(r"\s{2,}", lines[1].strip())
+    check(first == ["matmul", "2", "2", "350.000us", "650.000us", "+300.000us", "+85.71%", "350.000us", "650.000us",
+                    "+85.71%"], f"first row {first}")
+    names = [re.split(r"\s{2,}", l.strip())[0] for l in lines[1:-1]]
+    check(names == ["matmul", "ProfilerStep*", "fwd"], f"rows {names}")
+    check(lines[-1] == "(1 region changed by less than 5.00%: left out; --min-change 0 shows all)", lines[-1])
+    said = p.stderr.splitlines()
+    check(said == ["prof_merge: 'matmul' slowed by 85.71% in total time (350.000us to 650.000us), over 10.00%",
+                   "prof_merge: 'ProfilerStep*' slowed by 30.00% in total time (1.000ms to 1.300ms), over 10.00%",
+                   "prof_merge: 'fwd' slowed by 60.00% in total time (500.000us to 800.000us), over 10.00%"],
+          f"stderr {said}")
+    p = subprocess.run([tool, "diff", "base.json", "base.json", "--fail-over", "10"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and "4 regions changed by less than 5.00%" in p.stdout, f"same traces: {p.stdout}")
+    p = subprocess.run([tool, "table", "base.json", "sort=nope"], cwd=tmp, capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is not a table spec" in p.stderr, p.stderr)
 
 
 def pf_rank(pb, rank, offset, syncs, pid):

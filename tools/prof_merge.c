@@ -9,6 +9,10 @@
 
    USAGE
      prof_merge [-o merged.json] [--quiet] rank0.json rank1.json ...
+     prof merge ... (the same: `prof` is this program's new name)
+     prof table TRACE [SPEC]       the summary table of a saved JSON trace,
+                                   SPEC as PROF_TABLE's (see "prof table")
+     prof diff BASE NEW [--min-change PCT] [--fail-over PCT]
      prof_merge [-o merged.pftrace] [--quiet] rank0.pftrace rank1.pftrace ...
 
      The traces may come in any order: a trace's rank is its
@@ -98,6 +102,8 @@ static int g_fuzz_notes;
 
 static const char usage_text[] =
     "usage: prof_merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "       prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]\n"
+    "       prof diff BASE NEW [--min-change PCT] [--fail-over PCT]\n"
     "\n"
     "Merges the per-rank Chrome traces prof.h writes into one trace, with every\n"
     "rank moved onto the clock of the lowest rank by the median offset of the\n"
@@ -507,7 +513,7 @@ typedef struct {
 static trace *g_tr;
 static size_t g_ntr;
 
-typedef enum { F_OTHER, F_PH, F_CAT, F_NAME, F_PID, F_TS, F_ID, F_ARGS, F_COUNT } field;
+typedef enum { F_OTHER, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ID, F_ARGS, F_COUNT } field;
 typedef struct { span key, val; field f; } member;
 typedef struct {
     member *m;
@@ -800,7 +806,7 @@ static field key_field(span k) {
 #define IS(lit) (memcmp(k.p, lit, sizeof lit - 1) == 0)
     switch (k.n) {
     case 4: return IS("\"ph\"") ? F_PH : IS("\"ts\"") ? F_TS : IS("\"id\"") ? F_ID : F_OTHER;
-    case 5: return IS("\"pid\"") ? F_PID : IS("\"cat\"") ? F_CAT : F_OTHER;
+    case 5: return IS("\"pid\"") ? F_PID : IS("\"cat\"") ? F_CAT : IS("\"tid\"") ? F_TID : IS("\"dur\"") ? F_DUR : F_OTHER;
     case 6: return IS("\"name\"") ? F_NAME : IS("\"args\"") ? F_ARGS : F_OTHER;
     default: return F_OTHER;
     }
@@ -1761,6 +1767,332 @@ static void free_all(void) {
     g_written = 0;
 }
 
+#ifndef PROF_MERGE_FUZZ
+/* ======================================================================== */
+/*  prof table, prof diff: the summary table of a saved trace, or of two     */
+/* ======================================================================== */
+/* A JSON trace's CPU regions (X events off the GPUs) become prof.h's
+   records again, in a cycle whose clock is 1 tick = 1 ns, and prof.h's own
+   table code reads it: the rows, self times and arguments of the table the
+   run would have printed. Per thread, the records go in the order the
+   recorder writes them: a region when it ends (at one end, the inner one
+   first), its arguments right before it. A step (ProfilerStep#N) is a step. */
+
+typedef struct {                        /* a region with its arguments: ev[first, last] */
+    uint32_t th;
+    uint64_t t0, t1;
+    size_t first, last;
+} cli_unit;
+
+typedef struct {
+    prof__ev *ev;
+    size_t n, cap;
+    cli_unit *unit;
+    size_t nunit, unitcap;
+    struct prof__tinfo *th;
+    size_t nth, thcap;
+} cli_trace;
+
+static cli_trace g_cli[2];
+static cli_trace *g_cli_cur;
+
+static unsigned cli_hex4(const char *p) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) v = v << 4 | (unsigned)(p[i] <= '9' ? p[i] - '0' : (p[i] | 0x20) - 'a' + 10);
+    return v;
+}
+
+/* A JSON string (validated) as the text it stands for, interned. */
+static const char *cli_text(span s) {
+    char *buf = xrealloc(NULL, s.n + 1);
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < s.n; i++) {
+        if (s.p[i] != '\\') { buf[o++] = s.p[i]; continue; }
+        char c = s.p[++i];
+        if (c != 'u') {
+            buf[o++] = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'b' ? '\b' : c == 'f' ? '\f' : c;
+            continue;
+        }
+        unsigned cp = cli_hex4(s.p + i + 1);
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < s.n && s.p[i + 1] == '\\' && s.p[i + 2] == 'u') {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (cli_hex4(s.p + i + 3) - 0xDC00);
+            i += 6;
+        }
+        int len = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        static const unsigned char lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+        for (int k = len - 1; k > 0; k--) buf[o + (size_t)k] = (char)(0x80 | (cp & 63)), cp >>= 6;
+        buf[o] = (char)(len == 1 ? cp : (lead[len] | cp));
+        o += (size_t)len;
+    }
+    const char *text = prof_intern(buf, o);
+    free(buf);
+    return text;
+}
+
+static uint32_t cli_thread(cli_trace *c, int64_t tid) {
+    for (size_t i = 0; i < c->nth; i++)
+        if (c->th[i].tid == (long)tid) return (uint32_t)i;
+    if (c->nth == c->thcap) {
+        c->thcap = c->thcap ? 2 * c->thcap : 16;
+        c->th = xrealloc(c->th, c->thcap * sizeof *c->th);
+    }
+    c->th[c->nth].tid = (long)tid;
+    c->th[c->nth].name = NULL;
+    return (uint32_t)c->nth++;
+}
+
+static void cli_record(cli_trace *c, uint32_t kind, const char *name, uint64_t t0, uint64_t t1, uint32_t aux,
+                       uint32_t th) {
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 1024;
+        c->ev = xrealloc(c->ev, c->cap * sizeof *c->ev);
+    }
+    prof__ev *e = &c->ev[c->n++];
+    e->name = name;
+    e->t0 = t0;
+    e->t1 = t1;
+    e->kind = kind & 15u;
+    e->aux = aux;
+    e->th = th & 0xFFFFFFFu;
+}
+
+static void cli_collect(trace *t, const event *ev) {
+    cli_trace *c = g_cli_cur;
+    int64_t tid, ts, dur;
+    if (!span_int(ev->f[F_TID], &tid)) return;
+    span name = ev->f[F_NAME], cat = ev->f[F_CAT];
+    if (is_meta(ev)) {
+        span nm = obj_find(&t->d, ev->f[F_ARGS], "\"name\"");
+        if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') {
+            uint32_t k = cli_thread(c, tid);    /* (which may move c->th) */
+            c->th[k].name = cli_text(nm);
+        }
+        return;
+    }
+    if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"' || is_str(cat, "gpu_user_annotation") ||
+        is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") || is_str(cat, "gpu_memset"))
+        return;
+    if (!event_time(t, ev->f[F_TS], ev->at, &ts) || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0 || ts < 0) return;
+    uint32_t th = cli_thread(c, tid);
+    const char *text = cli_text(name);
+    uint64_t t0 = (uint64_t)ts + 1, t1 = t0 + (uint64_t)dur;    /* + 1: a tick is never 0 */
+    size_t first = c->n;
+    if (!strncmp(text, "ProfilerStep#", 13)) {  /* prof.h's JSON ends a step 1 ns early */
+        cli_record(c, PROF__K_STEP, NULL, t0, ++t1, (uint32_t)strtoul(text + 13, NULL, 10), th);
+    } else {
+        cursor cur;
+        span k, v;
+        if (ev->f[F_ARGS].n && ev->f[F_ARGS].p[0] == '{') {
+            obj_begin(&cur, &t->d, ev->f[F_ARGS].p, 1);
+            while (obj_next(&cur, &k, &v)) {    /* prof.h's own keys are not arguments */
+                int64_t x;
+                if (span_eq(k, "\"correlation\"") || span_eq(k, "\"os_tid\"") || span_eq(k, "\"clipped\"")) continue;
+                if (span_int(v, &x)) cli_record(c, PROF__K_ARG_INT, cli_text(k), t0, (uint64_t)x, 0, th);
+                else if (v.p[0] == '"') cli_record(c, PROF__K_ARG_STR, cli_text(k), t0, (uint64_t)(uintptr_t)cli_text(v), 0, th);
+            }
+        }
+        cli_record(c, PROF__K_REGION, text, t0, t1, 0, th);
+    }
+    if (c->nunit == c->unitcap) {
+        c->unitcap = c->unitcap ? 2 * c->unitcap : 1024;
+        c->unit = xrealloc(c->unit, c->unitcap * sizeof *c->unit);
+    }
+    c->unit[c->nunit++] = (cli_unit){ th, t0, t1, first, c->n - 1 };
+}
+
+static int cli_unit_cmp(const void *pa, const void *pb) {
+    const cli_unit *a = (const cli_unit *)pa, *b = (const cli_unit *)pb;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    if (a->t1 != b->t1) return a->t1 < b->t1 ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 > b->t0 ? -1 : 1;   /* the inner one ends first */
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+/* Trace t (JSON) as a cycle of prof.h's, analysed, into *cy. */
+static void cli_cycle(trace *t, cli_trace *c, prof__cycle *cy) {
+    if (t->pf) die("%s: prof table and prof diff read JSON traces (a Perfetto trace: not yet)", t->path);
+    g_cli_cur = c;
+    for_each_event(t, cli_collect);
+    if (c->nunit) qsort(c->unit, c->nunit, sizeof *c->unit, cli_unit_cmp);
+    prof__ev *sorted = xrealloc(NULL, (c->n + 1) * sizeof *sorted);
+    size_t o = 0;
+    for (size_t u = 0; u < c->nunit; u++)
+        for (size_t i = c->unit[u].first; i <= c->unit[u].last; i++) sorted[o++] = c->ev[i];
+    free(c->ev);
+    c->ev = sorted;
+    c->n = c->cap = o;
+    memset(cy, 0, sizeof *cy);
+    cy->ev = c->ev;
+    cy->n = c->n;
+    cy->cap = c->n;
+    cy->th = c->th;
+    cy->nth = c->nth;
+    cy->index = 1;
+    if (!prof__analyse(cy)) die("%s: out of memory", t->path);
+}
+
+/* The clock of a trace's cycle: a tick is a nanosecond. */
+static void cli_clock(void) {
+    prof__g.clk.tick0 = 0;
+    prof__g.clk.mono0 = 0;
+    prof__g.clk.ns_per_tick = 1.0;
+    prof__g.clk.ns_per_tick_q32 = (uint64_t)1 << 32;
+}
+
+/* A trace from a path, read and checked as the merge reads one. */
+static trace *cli_load(const char *path, int arg) {
+    trace *t = &g_tr[g_ntr++];
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    t->arg = arg;
+    read_file(t);
+    load(t);
+    return t;
+}
+
+static void cli_free(void) {
+    for (int i = 0; i < 2; i++) {
+        free(g_cli[i].ev);
+        free(g_cli[i].unit);
+        free(g_cli[i].th);
+        memset(&g_cli[i], 0, sizeof g_cli[i]);
+    }
+}
+
+/* prof table TRACE [SPEC]: SPEC as PROF_TABLE's (sort=..., rows=N, group=...,
+   percentiles); by default every row, by self CPU time. */
+static int cmd_table(int argc, char **argv) {
+    prof_sort sort;
+    size_t rows;
+    int group;
+    if (argc < 1 || argc > 2) die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]");
+    if (!prof__parse_table_spec(argc > 1 ? argv[1] : "sort=self_cpu", &sort, &rows, &group, NULL))
+        die("'%s' is not a table spec as PROF_TABLE takes (sort=...,rows=N,group=...,percentiles)", argv[1]);
+    g_tr = xrealloc(NULL, sizeof *g_tr);
+    cli_clock();
+    prof__cycle cy;
+    cli_cycle(cli_load(argv[0], 0), &g_cli[0], &cy);
+    prof_table tab;
+    if (!prof_cycle_table(&cy, sort, group, &tab)) die("%s: out of memory", argv[0]);
+    prof_table_print(&tab, stdout, rows);
+    prof_table_free(&tab);
+    free(cy.parent);
+    free(cy.track);
+    return 0;
+}
+
+/* prof diff: the rows of two tables by name. */
+typedef struct {
+    const char *name;
+    const prof_row *a, *b;              /* base's, new's; NULL: not in it */
+    int64_t dself, dtotal;
+} cli_delta;
+
+static double cli_pct(int64_t d, int64_t base) { return base ? 100.0 * (double)d / (double)base : 0.0; }
+static double cli_abs(double v) { return v < 0 ? -v : v; }
+
+static int cli_delta_cmp(const void *pa, const void *pb) {
+    const cli_delta *a = (const cli_delta *)pa, *b = (const cli_delta *)pb;
+    if (a->dself != b->dself) return a->dself > b->dself ? -1 : 1;    /* where the time went first */
+    if (a->dtotal != b->dtotal) return a->dtotal > b->dtotal ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int cli_pct_arg(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || (*end && strcmp(end, "%")) || !(v >= 0)) return 0;
+    *out = v;
+    return 1;
+}
+
+/* prof diff BASE NEW [--min-change PCT] [--fail-over PCT]: per region (by
+   name), calls, self and total time in both, their change, the rows sorted
+   by the change of self time (where the time went). A row that changed less
+   than --min-change (default 5%) in both self and total time is left out.
+   With --fail-over, exit status 1 when a region of both traces grew in
+   total time by more than that, each named on stderr. */
+static int cmd_diff(int argc, char **argv) {
+    double min_change = 5.0, fail_over = -1.0;
+    const char *path[2] = { NULL, NULL };
+    int np = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--min-change") && i + 1 < argc) {
+            if (!cli_pct_arg(argv[++i], &min_change)) die("--min-change '%s' is not a percentage", argv[i]);
+        } else if (!strcmp(argv[i], "--fail-over") && i + 1 < argc) {
+            if (!cli_pct_arg(argv[++i], &fail_over)) die("--fail-over '%s' is not a percentage", argv[i]);
+        } else if (argv[i][0] == '-' || np == 2) {
+            die("usage: prof diff BASE NEW [--min-change PCT] [--fail-over PCT]");
+        } else {
+            path[np++] = argv[i];
+        }
+    }
+    if (np != 2) die("usage: prof diff BASE NEW [--min-change PCT] [--fail-over PCT]");
+    g_tr = xrealloc(NULL, 2 * sizeof *g_tr);
+    cli_clock();
+    prof_table tab[2];
+    prof__cycle cy[2];
+    for (int k = 0; k < 2; k++) {
+        cli_cycle(cli_load(path[k], k), &g_cli[k], &cy[k]);
+        if (!prof_cycle_table(&cy[k], PROF_SORT_NAME, 0, &tab[k])) die("%s: out of memory", path[k]);
+    }
+    cli_delta *d = xrealloc(NULL, (tab[0].n + tab[1].n + 1) * sizeof *d);
+    size_t nd = 0, i = 0, j = 0;
+    while (i < tab[0].n || j < tab[1].n) {      /* both sorted by name: a merge */
+        const prof_row *a = i < tab[0].n ? &tab[0].rows[i] : NULL, *b = j < tab[1].n ? &tab[1].rows[j] : NULL;
+        int c = !a ? 1 : !b ? -1 : strcmp(a->name, b->name);
+        if (c < 0) b = NULL;
+        if (c > 0) a = NULL;
+        i += a != NULL;
+        j += b != NULL;
+        d[nd++] = (cli_delta){ a ? a->name : b->name, a, b, (b ? b->self_ns : 0) - (a ? a->self_ns : 0),
+                               (b ? b->total_ns : 0) - (a ? a->total_ns : 0) };
+    }
+    qsort(d, nd, sizeof *d, cli_delta_cmp);
+    printf("%-40s  %9s  %9s  %12s  %12s  %12s  %9s  %12s  %12s  %9s\n", "Name", "Calls", "New calls", "Self base",
+           "Self new", "Self change", "Self %", "Total base", "Total new", "Total %");
+    int failed = 0;
+    size_t hidden = 0;
+    for (size_t k = 0; k < nd; k++) {
+        const cli_delta *x = &d[k];
+        double ps = cli_pct(x->dself, x->a ? x->a->self_ns : 0), pt = cli_pct(x->dtotal, x->a ? x->a->total_ns : 0);
+        if (x->a && x->b && cli_abs(ps) < min_change && cli_abs(pt) < min_change) { hidden++; continue; }
+        char sb[32], sn[32], sd[32], tb[32], tn[32], cut[48];
+        prof__fmt_time(sb, sizeof sb, x->a ? (double)x->a->self_ns : 0.0);
+        prof__fmt_time(sn, sizeof sn, x->b ? (double)x->b->self_ns : 0.0);
+        prof__fmt_time(sd + 1, sizeof sd - 1, cli_abs((double)x->dself));
+        sd[0] = x->dself < 0 ? '-' : '+';
+        prof__fmt_time(tb, sizeof tb, x->a ? (double)x->a->total_ns : 0.0);
+        prof__fmt_time(tn, sizeof tn, x->b ? (double)x->b->total_ns : 0.0);
+        char pss[16], pts[16];
+        if (x->a && x->b) {
+            snprintf(pss, sizeof pss, "%+.2f%%", ps);
+            snprintf(pts, sizeof pts, "%+.2f%%", pt);
+        } else {
+            snprintf(pss, sizeof pss, "%s", x->a ? "gone" : "new");
+            snprintf(pts, sizeof pts, "%s", pss);
+        }
+        printf("%-40s  %9llu  %9llu  %12s  %12s  %12s  %9s  %12s  %12s  %9s\n", prof__cut(cut, x->name, 40),
+               (unsigned long long)(x->a ? x->a->calls : 0), (unsigned long long)(x->b ? x->b->calls : 0), sb, sn,
+               sd, pss, tb, tn, pts);
+        if (fail_over >= 0 && x->a && x->b && pt > fail_over) {
+            note("'%s' slowed by %.2f%% in total time (%s to %s), over %.2f%%", x->name, pt, tb, tn, fail_over);
+            failed = 1;
+        }
+    }
+    if (hidden) printf("(%zu region%s changed by less than %.2f%%: left out; --min-change 0 shows all)\n", hidden,
+                       hidden == 1 ? "" : "s", min_change);
+    free(d);
+    for (int k = 0; k < 2; k++) {
+        prof_table_free(&tab[k]);
+        free(cy[k].parent);
+        free(cy[k].track);
+    }
+    return failed;
+}
+#endif /* PROF_MERGE_FUZZ */
+
 /* ======================================================================== */
 /*  main                                                                    */
 /* ======================================================================== */
@@ -1769,6 +2101,16 @@ static void free_all(void) {
 int main(int argc, char **argv) {
     const char *out = NULL;
     int quiet = 0, options = 1;
+    if (argc > 1 && (!strcmp(argv[1], "table") || !strcmp(argv[1], "diff"))) {
+        int rc = !strcmp(argv[1], "table") ? cmd_table(argc - 2, argv + 2) : cmd_diff(argc - 2, argv + 2);
+        cli_free();
+        free_all();
+        return rc;
+    }
+    if (argc > 1 && !strcmp(argv[1], "merge")) {    /* prof merge ...: prof_merge ... */
+        argc--;
+        argv++;
+    }
 
     g_tr = xrealloc(NULL, (size_t)argc * sizeof *g_tr);
     memset(g_tr, 0, (size_t)argc * sizeof *g_tr);
