@@ -261,14 +261,22 @@ def case_killed(binary):
     if pftrace.pb is None:
         print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed")
         sys.exit(77)
+    import threading
     proc = subprocess.Popen([binary], env=clean_env({"PROF_OUTPUT": "k.pftrace", "PROF_BUFFER_MB": "1"}),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    late = threading.Timer(30, proc.kill)       # a run that never reaches step 5 says so, not ctest's timeout
+    late.start()
+    reached = False
     for line in proc.stdout:
         if line.strip() == "step 5":
+            reached = True
             break
+    late.cancel()
     proc.kill()
     proc.wait(timeout=60)
-    check(proc.returncode == -signal.SIGKILL, f"exit {proc.returncode}")
+    err = proc.stderr.read()
+    check(reached, f"the run never said 'step 5' in 30 s (exit {proc.returncode}); stderr: {err[-2000:]}")
+    check(proc.returncode == -signal.SIGKILL, f"exit {proc.returncode}; stderr: {err[-2000:]}")
     raw = open("k.pftrace", "rb").read()
 
     def whole_steps(data):
