@@ -3690,26 +3690,40 @@ static size_t prof__args_owned(const prof__cycle *cy, const size_t *pend, size_t
     return k;
 }
 
+/* A device's numbers as the traces name them: deviceProperties' as Kineto
+   writes them (the first PROF__DEV_PROPS), then how well its clock sits on
+   the CPU's. Into f[PROF__DEV_FIELDS]. */
+#define PROF__DEV_PROPS  12
+#define PROF__DEV_FIELDS 14
+typedef struct prof__kv { const char *key; int64_t v; } prof__kv;
+
+static void prof__dev_fields(const struct prof__gdev_info *d, prof__kv *f) {
+    const prof_gpu_props *p = &d->props;
+    const prof__kv all[PROF__DEV_FIELDS] = {
+        { "totalGlobalMem", p->total_mem }, { "computeMajor", p->major }, { "computeMinor", p->minor },
+        { "maxThreadsPerBlock", p->max_threads_per_block },
+        { "maxThreadsPerMultiprocessor", p->max_threads_per_sm }, { "regsPerBlock", p->regs_per_block },
+        { "regsPerMultiprocessor", p->regs_per_sm }, { "warpSize", p->warp_size },
+        { "sharedMemPerBlock", p->smem_per_block }, { "sharedMemPerMultiprocessor", p->smem_per_sm },
+        { "numSms", p->sms }, { "sharedMemPerBlockOptin", p->smem_per_block_optin },
+        { "anchor_uncertainty_ns", d->unc_ns }, { "drift_corrected_ns", d->drift_ns },
+    };
+    memcpy(f, all, sizeof all);
+}
+
 /* deviceProperties as Kineto writes them. */
 static void prof__w_devices(prof__w *w, const prof__cycle *cy) {
     PROF__W_LIT(w, "  \"deviceProperties\": [");
     for (size_t i = 0; i < cy->ngdev; i++) {
         const struct prof__gdev_info *d = &cy->gdev[i];
-        const prof_gpu_props *p = &d->props;
-        const struct { const char *key; int64_t v; } f[] = {
-            { "totalGlobalMem", p->total_mem }, { "computeMajor", p->major }, { "computeMinor", p->minor },
-            { "maxThreadsPerBlock", p->max_threads_per_block },
-            { "maxThreadsPerMultiprocessor", p->max_threads_per_sm }, { "regsPerBlock", p->regs_per_block },
-            { "regsPerMultiprocessor", p->regs_per_sm }, { "warpSize", p->warp_size },
-            { "sharedMemPerBlock", p->smem_per_block }, { "sharedMemPerMultiprocessor", p->smem_per_sm },
-            { "numSms", p->sms }, { "sharedMemPerBlockOptin", p->smem_per_block_optin },
-        };
+        prof__kv f[PROF__DEV_FIELDS];
+        prof__dev_fields(d, f);
         if (i) PROF__W_LIT(w, ",");
         PROF__W_LIT(w, "\n    {\"id\": ");
         prof__w_i64(w, d->dev);
         PROF__W_LIT(w, ", \"name\": ");
-        prof__w_str(w, p->name);
-        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+        prof__w_str(w, d->props.name);
+        for (size_t k = 0; k < PROF__DEV_PROPS; k++) {
             PROF__W_LIT(w, ", \"");
             prof__w_put(w, f[k].key, strlen(f[k].key));
             PROF__W_LIT(w, "\": ");
@@ -4689,20 +4703,12 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
     if (cy->ngdev || cy->gpu_dropped) prof__pf_attr(p, "prof_gpu_dropped_regions", (int64_t)cy->gpu_dropped, NULL);
     for (size_t i = 0; i < cy->ngdev; i++) {
         const struct prof__gdev_info *d = &cy->gdev[i];
-        const prof_gpu_props *g = &d->props;
-        const struct { const char *key; int64_t v; } f[] = {
-            { "totalGlobalMem", g->total_mem }, { "computeMajor", g->major }, { "computeMinor", g->minor },
-            { "maxThreadsPerBlock", g->max_threads_per_block },
-            { "maxThreadsPerMultiprocessor", g->max_threads_per_sm }, { "regsPerBlock", g->regs_per_block },
-            { "regsPerMultiprocessor", g->regs_per_sm }, { "warpSize", g->warp_size },
-            { "sharedMemPerBlock", g->smem_per_block }, { "sharedMemPerMultiprocessor", g->smem_per_sm },
-            { "numSms", g->sms }, { "sharedMemPerBlockOptin", g->smem_per_block_optin },
-            { "anchor_uncertainty_ns", d->unc_ns }, { "drift_corrected_ns", d->drift_ns },
-        };
+        prof__kv f[PROF__DEV_FIELDS];
+        prof__dev_fields(d, f);
         char key[96];
         snprintf(key, sizeof key, "gpu%d.name", d->dev);
-        prof__pf_attr(p, key, 0, g->name);
-        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+        prof__pf_attr(p, key, 0, d->props.name);
+        for (size_t k = 0; k < PROF__DEV_FIELDS; k++) {
             snprintf(key, sizeof key, "gpu%d.%s", d->dev, f[k].key);
             prof__pf_attr(p, key, f[k].v, NULL);
         }
