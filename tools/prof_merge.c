@@ -865,6 +865,12 @@ static proc *proc_of(trace *t, span pid) {
 
 static int is_meta(const event *ev) { return is_str(ev->f[F_PH], "M"); }
 
+/* An X event of this category is a GPU's (Kineto's categories). */
+static int is_gpu_cat(span cat) {
+    return is_str(cat, "gpu_user_annotation") || is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") ||
+           is_str(cat, "gpu_memset");
+}
+
 /* Events whose id pairs them with events of the same id (flows, async). */
 static int has_paired_id(const event *ev) {
     span ph = ev->f[F_PH];
@@ -909,10 +915,7 @@ static void collect(trace *t, const event *ev) {
         }
         return;
     }
-    if (pr && is_str(ph, "X") &&
-        (is_str(cat, "gpu_user_annotation") || is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") ||
-         is_str(cat, "gpu_memset")))
-        pr->gpu = 1;
+    if (pr && is_str(ph, "X") && is_gpu_cat(cat)) pr->gpu = 1;
     if (!event_time(t, ev->f[F_TS], ev->at, &at)) return;
     if (!t->timed || at < t->tmin) t->tmin = at;
     t->timed = 1;
@@ -1870,9 +1873,7 @@ static void cli_collect(trace *t, const event *ev) {
         }
         return;
     }
-    if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"' || is_str(cat, "gpu_user_annotation") ||
-        is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") || is_str(cat, "gpu_memset"))
-        return;
+    if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"' || is_gpu_cat(cat)) return;
     if (!event_time(t, ev->f[F_TS], ev->at, &ts) || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0 || ts < 0) return;
     uint32_t th = cli_thread(c, tid);
     const char *text = cli_text(name);
