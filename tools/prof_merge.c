@@ -1405,43 +1405,31 @@ static void pf_collect(trace *t) {
 
 /* ---- pass 2: the rewriting --------------------------------------------- */
 
-typedef struct { uint8_t *b; size_t n, cap; } pbout;
-
-static void out_room(pbout *o, size_t k) {
-    if (o->n + k <= o->cap) return;
-    while (o->n + k > o->cap) o->cap = o->cap ? 2 * o->cap : 256;
-    o->b = xrealloc(o->b, o->cap);
-}
-
-static void out_varint(pbout *o, uint64_t v) {
-    out_room(o, 10);
-    while (v >= 0x80) { o->b[o->n++] = (uint8_t)(v | 0x80); v >>= 7; }
-    o->b[o->n++] = (uint8_t)v;
-}
-
-static void out_raw(pbout *o, const void *p, size_t n) {
-    out_room(o, n);
-    if (n) memcpy(o->b + o->n, p, n);
+/* Messages are built with prof.h's writer of them (prof__pb: fields as
+   prof__pb_uint, prof__pb_fixed64, prof__pb_bytes, a message as prof__pb_sub);
+   what it lacks is a field copied as it was read. */
+static void out_field(prof__pb *o, const pbfield *f) {
+    size_t n = (size_t)(f->stop - f->start);
+    unsigned char *q = prof__pb_room(o, n);
+    if (!q) return;
+    memcpy(q, f->start, n);
     o->n += n;
 }
 
-static void out_field(pbout *o, const pbfield *f) { out_raw(o, f->start, (size_t)(f->stop - f->start)); }
-static void out_uint(pbout *o, uint32_t id, uint64_t v) { out_varint(o, (uint64_t)id << 3); out_varint(o, v); }
-static void out_fixed64(pbout *o, uint32_t id, uint64_t v) {
-    out_varint(o, (uint64_t)id << 3 | 1);
-    out_room(o, 8);
-    for (int i = 0; i < 8; i++) o->b[o->n++] = (uint8_t)(v >> (8 * i));
-}
-static void out_bytes(pbout *o, uint32_t id, const void *p, size_t n) {
-    out_varint(o, (uint64_t)id << 3 | 2);
-    out_varint(o, n);
-    out_raw(o, p, n);
-}
-
 /* Scratch messages, one per nesting level (a packet holds at most three;
-   the fourth: the merged attributes), a packet, its length, each sequence's
-   default clock: global, so that die() leaves them reachable. */
-static pbout g_lvl[4], g_pk, g_len;
+   the fourth: the merged attributes), and a packet: global, so that die()
+   leaves them reachable. */
+static prof__pb g_lvl[4], g_pk;
+
+/* The packet in p as a Trace.packet field of the merged trace. */
+static void pf_put_packet(prof__pb *p) {
+    unsigned char len[16];
+    if (p->err) die("out of memory");
+    size_t n = (size_t)(prof__pb_varint(len, p->n) - len);
+    put_n("\x0A", 1);
+    put_n((const char *)len, n);
+    put_n((const char *)p->b, p->n);
+}
 
 typedef struct {
     const trace *t;
@@ -1452,23 +1440,26 @@ typedef struct {
 static uint64_t pf_id(const pfctx *c, uint64_t id) { return (uint64_t)(c->t->rank + 1) << PF_ID_BITS | (id & ((1u << PF_ID_BITS) - 1)); }
 
 /* A ProcessDescriptor (3) or ThreadDescriptor (4) of a TrackDescriptor. */
-static void pf_rw_desc(const pfctx *c, const pbfield *f, pbout *o) {
+static void pf_rw_desc(const pfctx *c, const pbfield *f, prof__pb *o) {
     pbin in = pb_sub(f);
     pbfield g;
-    pbout *m = &g_lvl[2];
+    prof__pb *m = &g_lvl[2];
     int named = 0;
     m->n = 0;
     while (pb_next(&in, &g)) {
         if (g.wt == 0 && (g.id == 1 || (f->id == 4 && g.id == 2))) {  /* pid, tid */
-            out_uint(m, g.id, pf_id(c, g.v));
+            prof__pb_uint(m, g.id, pf_id(c, g.v));
         } else if (f->id == 3 && g.id == 6 && g.wt == 2) {  /* process_name */
             char head[32];
             int k = snprintf(head, sizeof head, "rank %d (", c->t->rank);
-            out_varint(m, (uint64_t)6 << 3 | 2);
-            out_varint(m, (size_t)k + g.n + 1);
-            out_raw(m, head, (size_t)k);
-            out_raw(m, g.data, g.n);
-            out_raw(m, ")", 1);
+            unsigned char *q = prof__pb_room(m, (size_t)k + g.n + 24);
+            if (q) {
+                q = prof__pb_varint(prof__pb_varint(q, PROF__PB_TAG(6, PROF__PB_LEN)), (size_t)k + g.n + 1);
+                memcpy(q, head, (size_t)k);
+                memcpy(q + k, g.data, g.n);
+                q[(size_t)k + g.n] = ')';
+                m->n = (size_t)(q + (size_t)k + g.n + 1 - m->b);
+            }
             named = 1;
         } else {
             out_field(m, &g);
@@ -1477,9 +1468,9 @@ static void pf_rw_desc(const pfctx *c, const pbfield *f, pbout *o) {
     if (f->id == 3 && !named) {
         char name[32];
         int k = snprintf(name, sizeof name, "rank %d", c->t->rank);
-        out_bytes(m, 6, name, (size_t)k);
+        prof__pb_bytes(m, 6, name, (size_t)k);
     }
-    out_bytes(o, f->id, m->b, m->n);
+    prof__pb_sub(o, f->id, m);
 }
 
 /* Fields that hold track uuids or flow ids: XORed with the rank's hash.
@@ -1495,39 +1486,39 @@ static int pf_is_uuid(int kind, const pbfield *g) {
     return g->wt == 0 && (g->id == 11 || g->id == 31 || g->id == 45);
 }
 
-static void pf_rw_uuids(const pfctx *c, const pbfield *f, pbout *o, int level, int kind) {
+static void pf_rw_uuids(const pfctx *c, const pbfield *f, prof__pb *o, int level, int kind) {
     pbin in = pb_sub(f);
     pbfield g;
-    pbout *m = &g_lvl[level];
+    prof__pb *m = &g_lvl[level];
     m->n = 0;
     while (pb_next(&in, &g)) {
-        if (pf_is_uuid(kind, &g) && g.wt == 1) out_fixed64(m, g.id, g.v ^ c->mix);
-        else if (pf_is_uuid(kind, &g)) out_uint(m, g.id, g.v ^ c->mix);
+        if (pf_is_uuid(kind, &g) && g.wt == 1) prof__pb_fixed64(m, g.id, g.v ^ c->mix);
+        else if (pf_is_uuid(kind, &g)) prof__pb_uint(m, g.id, g.v ^ c->mix);
         else if (kind == PF_DESC && g.wt == 2 && (g.id == 3 || g.id == 4)) pf_rw_desc(c, &g, m);
         else out_field(m, &g);
     }
-    out_bytes(o, f->id, m->b, m->n);
+    prof__pb_sub(o, f->id, m);
 }
 
 /* TracePacketDefaults: its track_event_defaults' uuids. */
-static void pf_rw_defaults(const pfctx *c, const pbfield *f, pbout *o) {
+static void pf_rw_defaults(const pfctx *c, const pbfield *f, prof__pb *o) {
     pbin in = pb_sub(f);
     pbfield g;
-    pbout *m = &g_lvl[0];
+    prof__pb *m = &g_lvl[0];
     m->n = 0;
     while (pb_next(&in, &g)) {
         if (g.id == 11 && g.wt == 2) pf_rw_uuids(c, &g, m, 1, PF_EVENT_DEFAULTS);
         else out_field(m, &g);
     }
-    out_bytes(o, f->id, m->b, m->n);
+    prof__pb_sub(o, f->id, m);
 }
 
 /* A ClockSnapshot: REALTIME readings moved by the offset, sequence-scoped
    clocks kept, the other clocks (this host's) left out. */
-static void pf_rw_clocks(const pfctx *c, const pbfield *f, pbout *o) {
+static void pf_rw_clocks(const pfctx *c, const pbfield *f, prof__pb *o) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
-    pbout *m = &g_lvl[1], *k = &g_lvl[2];
+    prof__pb *m = &g_lvl[1], *k = &g_lvl[2];
     m->n = 0;
     while (pb_next(&in, &g)) {
         if (g.id != 1 || g.wt != 2) { out_field(m, &g); continue; }
@@ -1539,18 +1530,18 @@ static void pf_rw_clocks(const pfctx *c, const pbfield *f, pbout *o) {
         k->n = 0;
         sub = pb_sub(&g);
         while (pb_next(&sub, &h)) {
-            if (cid == 1 && h.id == 2 && h.wt == 0) out_uint(k, 2, (uint64_t)add_ck((int64_t)(h.v & INT64_MAX), c->t->offset));
+            if (cid == 1 && h.id == 2 && h.wt == 0) prof__pb_uint(k, 2, (uint64_t)add_ck((int64_t)(h.v & INT64_MAX), c->t->offset));
             else out_field(k, &h);
         }
-        out_bytes(m, 1, k->b, k->n);
+        prof__pb_sub(m, 1, k);
     }
-    out_bytes(o, f->id, m->b, m->n);
+    prof__pb_sub(o, f->id, m);
 }
 
 /* One packet of rank c->t, rewritten into o (left empty when it holds
    nothing but its sequence: a rank's trace attributes). *seq_clock: the
    default clock of each sequence is kept in g_pfseq (TracePacketDefaults). */
-static void pf_rw_packet(const pfctx *c, const uint8_t *at, size_t n, pbout *o) {
+static void pf_rw_packet(const pfctx *c, const uint8_t *at, size_t n, prof__pb *o) {
     pbin in = { at, at + n };
     pbfield f, g;
     uint32_t clock = 0, seq = 0;
@@ -1574,9 +1565,9 @@ static void pf_rw_packet(const pfctx *c, const uint8_t *at, size_t n, pbout *o) 
     while (pb_next(&in, &f)) {
         if (f.id == 126) continue;              /* the merged trace has its own attributes */
         kept |= f.id != 10;
-        if (f.id == 10 && f.wt == 0) out_uint(o, 10, f.v + c->seq_base);
+        if (f.id == 10 && f.wt == 0) prof__pb_uint(o, 10, f.v + c->seq_base);
         else if (f.id == 8 && f.wt == 0 && (clock == 0 || clock == 1))
-            out_uint(o, 8, (uint64_t)add_ck((int64_t)(f.v & INT64_MAX), c->t->offset));
+            prof__pb_uint(o, 8, (uint64_t)add_ck((int64_t)(f.v & INT64_MAX), c->t->offset));
         else if (f.id == 6 && f.wt == 2) pf_rw_clocks(c, &f, o);
         else if (f.id == 60 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_DESC);
         else if (f.id == 11 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_EVENT);
@@ -1587,19 +1578,19 @@ static void pf_rw_packet(const pfctx *c, const uint8_t *at, size_t n, pbout *o) 
 }
 
 /* One TraceAttributes.Attribute: key, and a number or a string. */
-static void pf_attr(pbout *o, const char *key, int64_t v, const char *s, size_t sn) {
-    pbout *a = &g_lvl[1];
+static void pf_attr(prof__pb *o, const char *key, int64_t v, const char *s, size_t sn) {
+    prof__pb *a = &g_lvl[1];
     a->n = 0;
-    out_bytes(a, 1, key, strlen(key));
-    if (s) out_bytes(a, 3, s, sn);
-    else out_uint(a, 2, (uint64_t)v);
-    out_bytes(o, 1, a->b, a->n);
+    prof__pb_bytes(a, 1, key, strlen(key));
+    if (s) prof__pb_bytes(a, 3, s, sn);
+    else prof__pb_uint(a, 2, (uint64_t)v);
+    prof__pb_sub(o, 1, a);
 }
 
 /* The merged trace's attributes: its name, the ranks and their offsets, the
    drops of all, and each rank's own attributes under "rank<r>.". */
 static void pf_write_attributes(const char *name, uint32_t seq) {
-    pbout *o = &g_lvl[3], *p = &g_pk;
+    prof__pb *o = &g_lvl[3], *p = &g_pk;
     char key[300], ranks[16 * (PF_MAX_RANK + 1)];
     size_t rl = 0;
     int64_t dropped = 0;
@@ -1623,32 +1614,28 @@ static void pf_write_attributes(const char *name, uint32_t seq) {
                 sub = pb_sub(&f);
                 while (pb_next(&sub, &g)) {             /* each attribute, its key prefixed */
                     if (g.id != 1 || g.wt != 2) continue;
-                    pbout *a = &g_lvl[1];
+                    prof__pb *a = &g_lvl[1];
                     a->n = 0;
                     sub2 = pb_sub(&g);
                     while (pb_next(&sub2, &h)) {
                         if (h.id == 1 && h.wt == 2) {
                             int k = snprintf(key, sizeof key, "rank%d.%.*s", t->rank, (int)(h.n < 256 ? h.n : 256),
                                              (const char *)h.data);
-                            out_bytes(a, 1, key, (size_t)k);
+                            prof__pb_bytes(a, 1, key, (size_t)k);
                         } else {
                             out_field(a, &h);
                         }
                     }
-                    out_bytes(o, 1, a->b, a->n);
+                    prof__pb_sub(o, 1, a);
                 }
             }
         }
     }
     pf_attr(o, "prof_merged_ranks", 0, ranks, rl);
     pf_attr(o, "prof_dropped_events", dropped, NULL, 0);
-    out_uint(p, 10, seq);
-    out_bytes(p, 126, o->b, o->n);
-    g_len.n = 0;
-    out_varint(&g_len, p->n);
-    put_n("\x0A", 1);
-    put_n((const char *)g_len.b, g_len.n);
-    put_n((const char *)p->b, p->n);
+    prof__pb_uint(p, 10, seq);
+    prof__pb_sub(p, 126, o);
+    pf_put_packet(p);
 }
 
 /* Pass 2 for Perfetto traces: the attributes, then every rank's packets. */
@@ -1669,12 +1656,8 @@ static void pf_write_merged(const char *name) {
         while (pf_packet(t, &pos, &at, &n)) {
             g_pf_at = at;
             pf_rw_packet(&c, at, n, &g_pk);
-            if (!g_pk.n) continue;
-            g_len.n = 0;
-            out_varint(&g_len, g_pk.n);
-            put_n("\x0A", 1);
-            put_n((const char *)g_len.b, g_len.n);
-            put_n((const char *)g_pk.b, g_pk.n);
+            if (!g_pk.n && !g_pk.err) continue;
+            pf_put_packet(&g_pk);
             g_written++;
         }
         seq_base += t->max_seq;
@@ -1759,10 +1742,8 @@ static void free_all(void) {
     g_npfseq = 0;
     for (int i = 0; i < 4; i++) free(g_lvl[i].b);
     free(g_pk.b);
-    free(g_len.b);
     memset(g_lvl, 0, sizeof g_lvl);
     memset(&g_pk, 0, sizeof g_pk);
-    memset(&g_len, 0, sizeof g_len);
     free(g_ev.m);
     memset(&g_ev, 0, sizeof g_ev);
     prof__w_free(&g_w);
