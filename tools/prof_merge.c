@@ -708,7 +708,10 @@ static void gunzip_trace(trace *t) {
                 while (s.p < s.end && *s.p) s.p++;
                 if (s.p++ >= s.end) bad_gz(&s, "a cut header");
             }
-        if (flg & 2) s.p += 2;                  /* FHCRC */
+        if (flg & 2) {                          /* FHCRC */
+            if (s.end - s.p < 2) bad_gz(&s, "a cut header");
+            s.p += 2;
+        }
         size_t start = s.n;
         s.bits = s.nbits = 0;
         for (unsigned last = 0; !last;) {
@@ -735,9 +738,11 @@ static void gunzip_trace(trace *t) {
         uint32_t crc = s.p[0] | (uint32_t)s.p[1] << 8 | (uint32_t)s.p[2] << 16 | (uint32_t)s.p[3] << 24;
         uint32_t size = s.p[4] | (uint32_t)s.p[5] << 8 | (uint32_t)s.p[6] << 16 | (uint32_t)s.p[7] << 24;
         s.p += 8;
-        if (crc32_of(s.out + start, s.n - start) != crc) bad_gz(&s, "its CRC-32 does not match");
+        /* an empty member inflates to nothing: s.out may still be NULL */
+        if ((s.n > start ? crc32_of(s.out + start, s.n - start) : 0) != crc) bad_gz(&s, "its CRC-32 does not match");
         if ((uint32_t)(s.n - start) != size) bad_gz(&s, "its size does not match");
     }
+    if (!s.out) s.out = xrealloc(NULL, 1);  /* nothing inflated: an empty trace, never a NULL one */
     free(t->buf);
     t->buf = (char *)s.out;
     t->len = s.n;
