@@ -104,6 +104,9 @@
                      default action; a crash says what is lost)
      PROF_PEAK_TFLOPS, PROF_PEAK_GBPS  the device's peaks, for the table's
                      "% peak" columns (default: a known GPU's)
+     PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
+                     that launched them, through CUPTI (prof_cuda.h; the
+                     library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears (looked for at steps, once a
                      second at most, then removed); then PROF_TRIGGER_STEPS
@@ -201,6 +204,9 @@ typedef struct prof_config {
                                  (PROF_PEAK_TFLOPS; default: the GPU's, if
                                  known)                                     */
     double        peak_gbps;  /* likewise its memory bandwidth (PROF_PEAK_GBPS) */
+    int           cupti;      /* nonzero: every kernel, copy and fill, and the
+                                 runtime calls that launched them, through
+                                 CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -337,9 +343,12 @@ typedef struct prof_row {
     int64_t     flops;        /* sum of PROF_FLOPS                          */
     int64_t     bytes;        /* sum of PROF_BYTES (bytes the region moved) */
     int64_t     self_gpu_ns;  /* GPU time of its own GPU region, minus that */
-    int64_t     gpu_total_ns; /*   of the GPU regions opened inside it      */
+    int64_t     gpu_total_ns; /*   of the GPU regions opened inside it; with
+                                 kernel capture, of the kernels, copies and
+                                 fills launched inside it (torch's)         */
     int64_t     cpu_mem, self_cpu_mem; /* bytes allocated minus freed inside */
     int64_t     gpu_mem, self_gpu_mem; /*   (self: not in child regions)    */
+    int         kernel;       /* a kernel, copy or fill (kernel capture)   */
 } prof_row;
 
 typedef struct prof_table {
@@ -347,7 +356,7 @@ typedef struct prof_table {
     size_t    n;
     int64_t   self_sum_ns;
     int       has_gpu;        /* the cycle has GPU regions: GPU columns    */
-    int64_t   self_gpu_sum_ns;
+    int64_t   self_gpu_sum_ns; /* of regions; with kernel capture, of kernels */
     int       has_mem;        /* the cycle has memory events: memory columns */
     int       has_gpu_mem;    /*   and GPU ones: GPU Mem columns too         */
     size_t    threads;        /* threads whose regions the rows sum over    */
@@ -405,6 +414,7 @@ typedef struct prof_gpu_api {
     int (*elapsed_ms)(float *ms, void *from, void *to);
     const char *(*error_name)(int err);
     const char *(*error_string)(int err);
+    const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
 } prof_gpu_api;
 
 PROF_API void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream);
@@ -422,6 +432,44 @@ typedef struct prof_gpu_event {
 
 PROF_API size_t prof_cycle_gpu_count(const prof_cycle *c);
 PROF_API int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
+
+/* Kernel capture: what a runtime's activity tracer (CUPTI, in prof_cuda.h)
+   saw, handed to the core, which places it on the CPU clock and writes it
+   as Kineto does. Times are on the tracer's clock, in ns; the core maps it
+   to its own by pairs of readings of both (now_ns). */
+enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME };
+
+typedef struct prof_gpu_activity {
+    int         kind;         /* PROF_GPU_*                                  */
+    const char *name;         /* a name prof_intern gave, or a literal       */
+    int         device;       /* -1 for a runtime call                       */
+    long long   stream;
+    uint32_t    correlation;  /* the runtime call's, the same on both sides  */
+    int64_t     t0_ns, t1_ns;
+    uint64_t    thread;       /* runtime call: the tracer's thread id        */
+    int         cbid;         /* runtime call: the tracer's callback id      */
+    int         grid[3], block[3], regs;  /* kernel                          */
+    int64_t     smem;         /* kernel: static + dynamic shared memory      */
+    uint64_t    bytes;        /* copy or fill                                */
+} prof_gpu_activity;
+
+typedef struct prof_gpu_tracer {
+    const char *name;                           /* "CUPTI"                     */
+    int  (*start)(size_t buffer_bytes);         /* 1: capturing; 0: said why   */
+    void (*flush)(void);                        /* hands over what is complete */
+    void (*stop)(void);
+    int64_t (*now_ns)(void);                    /* the tracer's clock          */
+} prof_gpu_tracer;
+
+/* From the tracer's callbacks, on any thread; copies a. */
+PROF_API void prof_gpu_activity_add(const prof_gpu_activity *a);
+/* Records the tracer itself lost (its buffers full), counted as dropped. */
+PROF_API void prof_gpu_activity_lost(uint64_t n);
+/* PROF_INIT in a file with prof_cuda.h: kernel capture starts now, when
+   PROF_CUPTI asks, not at the first GPU region. */
+PROF_API void prof_gpu_attach(const prof_gpu_api *api);
+/* One line, as prof.h says things (PROF_LOG, "prof: " before it). */
+PROF_API void prof_gpu_say(const char *line);
 
 /* ---- >>hot  the hot path inline, everything else out of line ------------ */
 
@@ -609,10 +657,12 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
 #ifdef __cplusplus
 #define PROF__SCAST(T, x) static_cast<T>(x)
 #define PROF__RCAST(T, x) reinterpret_cast<T>(x)
+#define PROF__NULLPTR nullptr               /* -Wzero-as-null-pointer-constant */
 inline void *prof__voidp(void *p) { return p; }  /* any object pointer, no cast */
 #define PROF__VOIDP(p) prof__voidp(p)
 #else
 #define PROF__SCAST(T, x) ((T)(x))
+#define PROF__NULLPTR NULL
 #define PROF__RCAST(T, x) ((T)(x))
 #define PROF__VOIDP(p) ((void *)(p))
 #endif
@@ -674,7 +724,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
    differ. It defines prof__<rt>_api, prof__<rt>_device() and the allocation
    wrappers prof_<rt>Malloc / prof_<rt>Free (in C++ also for T **, as the
    runtime's own template). Every call returns the runtime's error as int. */
-#define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event)                                                \
+#define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event, tracer)                                        \
     static int prof__##rt##_device_count(int *n) { return PROF__SCAST(int, rt##GetDeviceCount(n)); }   \
     static int prof__##rt##_get_device(int *d) { return PROF__SCAST(int, rt##GetDevice(d)); }          \
     static int prof__##rt##_set_device(int d) { return PROF__SCAST(int, rt##SetDevice(d)); }           \
@@ -710,7 +760,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         prof__##rt##_device_props, prof__##rt##_stream_info, prof__##rt##_stream_create,                \
         prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
-        prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string,                       \
+        prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -797,6 +847,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -874,7 +925,7 @@ typedef struct prof__chunk {
 
 typedef struct prof__frame { const char *name; uint64_t t0; } prof__frame;
 
-struct prof__tinfo { long tid; const char *name; };
+struct prof__tinfo { long tid; const char *name; uint64_t pt; /* pthread_self(), as tracers name threads */ };
 
 typedef struct prof__ev {               /* a record taken by the collector: 32 bytes, */
     const char *name;                   /* a cycle holds one per event */
@@ -925,6 +976,7 @@ static struct {
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
+        int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
         int trigger;                    /* PROF__TRIG_*: record only when asked */
         int trigger_steps;
         char trigger_path[PROF__PATH];  /* PROF_TRIGGER=file:<path> */
@@ -1158,6 +1210,7 @@ static prof__thread *prof__register(void) {
     prof__g.rec.tinfo = ti;
     th->idx = (uint32_t)prof__g.rec.ntinfo++;
     ti[th->idx].tid = th->tid;
+    ti[th->idx].pt = (uint64_t)pthread_self();
     ti[th->idx].name = NULL;
     th->next = prof__g.rec.threads;
     prof__g.rec.threads = th;
@@ -2026,6 +2079,10 @@ typedef struct prof__cycle {
     struct prof__gdev_info *gdev;       /* the devices they ran on */
     size_t ngdev;
     uint64_t gpu_dropped;               /* GPU regions lost (pool full, errors) */
+    struct prof__gact *act;             /* kernel capture: runtime calls by thread,
+                                           then kernels, copies, fills by device, stream */
+    size_t nact, nact_api;              /* ... the first nact_api are runtime calls */
+    uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
     uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
@@ -2211,7 +2268,7 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
         if (oom) cy->oom = 1;
         cy->dropped = dropped - prof__g.rec.dropped_reported;
         cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
-        if (cy->th) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
+        if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
         cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
         /* spilled events came first: regroup by thread, keeping record order */
         if (from_spill) {
@@ -2257,6 +2314,7 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->ev);
     free(cy->th);
     free(cy->gpu);
+    free(cy->act);
     free(cy->gdev);
 }
 
@@ -2371,6 +2429,9 @@ static void prof__gpu_fail(const prof_gpu_api *api, const char *call, int err) {
 
 static void prof__ensure_init(void);
 static void prof__atexit(void);
+static void prof__act_start_locked(const prof_gpu_api *api);
+static void prof__act_window_locked(void);
+static void prof__act_stop_locked(void);
 
 __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
     prof__ensure_init();
@@ -2391,6 +2452,7 @@ __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *a
                and handlers run in reverse order of registration. */
             atexit(prof__atexit);
             __atomic_store_n(&prof__gpu.state, 1, __ATOMIC_RELEASE);
+            prof__act_start_locked(api);
         }
     }
     pthread_mutex_unlock(&prof__lock);
@@ -2719,6 +2781,7 @@ static void prof__gpu_poll_locked(int wait) {
    go and anchors start afresh. Anchors are cleared before gen moves, so a
    pair that sees the new gen never sees an old anchor. Under the lock. */
 static void prof__gpu_window_locked(void) {
+    prof__act_window_locked();
     prof__gpu.nres = 0;
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         __atomic_store_n(&prof__gpu.dev[d].cur, -1, __ATOMIC_RELEASE);
@@ -2746,6 +2809,191 @@ static int prof__gev_cmp(const void *a, const void *b) {
     return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
+static int prof__u32_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the GPU side of correlation c is in the cycle: a region whose
+   pair was lost is written as a plain region. corrs: prof__gpu_corrs'. */
+static int prof__gpu_find(const uint32_t *corrs, size_t n, uint32_t c) {
+    return n && bsearch(&c, corrs, n, sizeof c, prof__u32_cmp) != NULL;
+}
+
+/* ---- kernel capture: what a tracer (CUPTI) hands over ----------------------
+   The tracer's callbacks run on its threads, and a flush made under
+   prof__lock calls them back on this one: what they hand over is kept under
+   a lock of its own, never prof__lock. Within the memory cap; past it they
+   are counted lost, as are the records the tracer itself could not keep.
+   Times are placed on the CPU clock by two readings of both clocks, at the
+   window's start and at its save: both are host clocks, so the mapping is
+   exact to the readings' width, with no launch latency in it. */
+typedef struct prof__gact {             /* a saved activity, on the CPU clock */
+    prof_gpu_activity a;
+    uint64_t t0, t1;                    /* ticks */
+    long tid;                           /* runtime call: its thread in the trace */
+} prof__gact;
+
+static pthread_mutex_t prof__act_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    const prof_gpu_tracer *tracer;      /* set once capture has started */
+    prof_gpu_activity *a;               /* under prof__act_lock */
+    size_t n, cap;
+    uint64_t lost;                      /* atomic */
+    int64_t ns[2];                      /* readings of both clocks: window start, save */
+    uint64_t tick[2];
+} prof__act;
+
+static void prof__act_reading(int k) {
+    uint64_t a = prof__now();
+    int64_t ns = prof__act.tracer->now_ns();
+    uint64_t b = prof__now();
+    prof__act.ns[k] = ns;
+    prof__act.tick[k] = a + (b - a) / 2;
+}
+
+void prof_gpu_activity_add(const prof_gpu_activity *a) {
+    pthread_mutex_lock(&prof__act_lock);
+    size_t room = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof *a;
+    prof_gpu_activity *na = prof__act.n < room ? (prof_gpu_activity *)prof__grow(prof__act.a, &prof__act.cap,
+                                                                                   prof__act.n + 1, sizeof *na)
+                                               : NULL;
+    if (na) {
+        prof__act.a = na;
+        na[prof__act.n++] = *a;
+    } else {
+        __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&prof__act_lock);
+}
+
+void prof_gpu_activity_lost(uint64_t n) { __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED); }
+
+/* Capture starts with the GPU core (PROF_INIT where prof_cuda.h is included,
+   or the first GPU region), when PROF_CUPTI asks. Under prof__lock. */
+static void prof__act_start_locked(const prof_gpu_api *api) {
+    if (!prof__g.conf.cupti || prof__act.tracer) return;
+    if (!api->tracer) {
+        prof__msg("%s: PROF_CUPTI asks for kernel capture, which prof.h has for CUDA only; GPU regions are "
+                  "still timed by events", api->name);
+        return;
+    }
+    if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
+    prof__act.tracer = api->tracer;
+    prof__act_reading(0);
+}
+
+/* A window begins: what came before it goes. Under prof__lock. */
+static void prof__act_window_locked(void) {
+    if (!prof__act.tracer) return;
+    pthread_mutex_lock(&prof__act_lock);
+    prof__act.n = 0;
+    pthread_mutex_unlock(&prof__act_lock);
+    prof__act_reading(0);
+}
+
+static int prof__gact_cmp(const void *x, const void *y) {
+    const prof__gact *a = (const prof__gact *)x, *b = (const prof__gact *)y;
+    int ra = a->a.kind == PROF_GPU_RUNTIME, rb = b->a.kind == PROF_GPU_RUNTIME;
+    if (ra != rb) return rb - ra;       /* runtime calls first */
+    if (ra && a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (!ra && a->a.device != b->a.device) return a->a.device < b->a.device ? -1 : 1;
+    if (!ra && a->a.stream != b->a.stream) return a->a.stream < b->a.stream ? -1 : 1;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+/* The trace's id of the thread a tracer names: its kernel thread id, or its
+   pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
+static long prof__act_tid(uint64_t v) {
+    for (size_t i = 0; i < prof__g.rec.ntinfo; i++) {
+        const struct prof__tinfo *t = &prof__g.rec.tinfo[i];
+        if ((uint64_t)t->tid == v || t->pt == v || (v <= 0xFFFFFFFFu && (uint32_t)t->pt == v)) return t->tid;
+    }
+    return (long)v;
+}
+
+/* A cycle is saved: what the tracer completed goes into it, on the CPU
+   clock. A runtime call belongs to it if it began in [t_from, t_to]; what
+   it launched belongs with it, wherever the GPU ran it (GPU work lags the
+   CPU: a window's first kernels may be the last window's launches, its
+   last ones run after the save). Under prof__lock. */
+static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+    if (!prof__act.tracer) return;
+    prof__act.tracer->flush();
+    prof__act_reading(1);
+    double npt = prof__ns_per_tick();
+    double k = npt > 0 ? 1.0 / npt : 1.0;  /* ticks per tracer ns */
+    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
+        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    pthread_mutex_lock(&prof__act_lock);
+    size_t n = prof__act.n, nin = 0, nall = 0;
+    cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
+    /* the correlations of runtime calls: all of them, and those in the window */
+    uint32_t *all = n ? (uint32_t *)malloc(2 * n * sizeof *all) : NULL, *in = all ? all + n : NULL;
+    if (n && (!cy->act || !all)) {
+        __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED);
+        cy->oom = 1;
+        free(cy->act);
+        cy->act = NULL;
+        n = 0;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const prof_gpu_activity *a = &prof__act.a[i];
+            int api = a->kind == PROF_GPU_RUNTIME;
+            if (pass != !api) continue;     /* runtime calls first, then what they launched */
+            uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
+            uint64_t t1 = t0 + (uint64_t)((double)(a->t1_ns > a->t0_ns ? a->t1_ns - a->t0_ns : 0) * k + 0.5);
+            int inside = a->t0_ns > 0 && (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
+            if (api) {
+                all[nall++] = a->correlation;
+                if (!inside) continue;
+                in[nin++] = a->correlation;
+            } else if (!prof__gpu_find(in, nin, a->correlation) &&
+                       (prof__gpu_find(all, nall, a->correlation) || !inside)) {
+                continue;                   /* launched outside the window */
+            }
+            prof__gact *o = &cy->act[cy->nact++];
+            o->a = *a;
+            o->t0 = t0;
+            o->t1 = t1;
+            o->tid = api ? prof__act_tid(a->thread) : 0;
+            cy->nact_api += (size_t)api;
+        }
+        if (!pass) {
+            qsort(all, nall, sizeof *all, prof__u32_cmp);
+            qsort(in, nin, sizeof *in, prof__u32_cmp);
+        }
+    }
+    prof__act.n = 0;
+    pthread_mutex_unlock(&prof__act_lock);
+    free(all);
+    if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
+    cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
+    if (cy->act_lost)
+        prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
+                  "PROF_BUFFER_MB full); counted in the trace as prof_gpu_dropped_activities",
+                  (unsigned long long)cy->act_lost, prof__act.tracer->name);
+}
+
+/* Shutdown: capture stops. Under prof__lock. */
+static void prof__act_stop_locked(void) {
+    if (!prof__act.tracer) return;
+    prof__act.tracer->stop();
+    prof__act.tracer = NULL;
+    pthread_mutex_lock(&prof__act_lock);
+    free(prof__act.a);
+    prof__act.a = NULL;
+    prof__act.n = prof__act.cap = 0;
+    pthread_mutex_unlock(&prof__act_lock);
+}
+
+void prof_gpu_say(const char *line) { prof__msg("%s", line); }
+
+void prof_gpu_attach(const prof_gpu_api *api) {
+    if (prof__g.conf.cupti) prof__gpu_start(api);
+}
+
 /* A cycle is saved: wait for its pairs, close each device's anchors with a
    last one, and place every pair on the CPU clock. Between anchors k and
    k+1 GPU time is scaled by (CPU span / GPU span) of the two, so the GPU
@@ -2756,7 +3004,8 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     const prof_gpu_api *api = prof__gpu.api;
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
-        prof__gpu_poll_locked(1);
+        prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
+        prof__act_cycle_locked(cy, t_from, t_to);
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
     }
@@ -2833,6 +3082,7 @@ static void prof__gpu_release_locked(void) {
     if (!api) return;
     int was = __atomic_exchange_n(&prof__gpu.state, 2, __ATOMIC_ACQ_REL);
     if (was == 1) prof__gpu_poll_locked(0);
+    prof__act_stop_locked();
     prof__gring **link = &prof__gpu.rings;
     while (*link) {
         prof__gring *r = *link;
@@ -3471,17 +3721,6 @@ typedef struct prof__tw {               /* trace-writing context */
     long os_tid;                        /* the thread's own id when on another's track */
 } prof__tw;
 
-static int prof__u32_cmp(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Whether the GPU side of correlation c is in the cycle: a region whose
-   pair was lost is written as a plain region. corrs: prof__gpu_corrs'. */
-static int prof__gpu_find(const uint32_t *corrs, size_t n, uint32_t c) {
-    return n && bsearch(&c, corrs, n, sizeof c, prof__u32_cmp) != NULL;
-}
-
 /* The correlations of the cycle's GPU regions, sorted, into *out (NULL if
    none). 0 when out of memory. */
 static int prof__gpu_corrs(const prof__cycle *cy, uint32_t **out, size_t *n) {
@@ -3735,11 +3974,129 @@ static void prof__w_devices(prof__w *w, const prof__cycle *cy) {
     else PROF__W_LIT(w, "],\n");
 }
 
+/* Kernel capture's flows: ids apart from the GPU regions' correlations. */
+#define PROF__ACT_FLOW ((int64_t)1 << 32)
+
+/* The sorted correlations of the cycle's runtime calls (api) or of its
+   kernels, copies and fills; NULL when none or out of memory. */
+static uint32_t *prof__act_corrs(const prof__cycle *cy, int api, size_t *n) {
+    *n = 0;
+    if (!cy->nact) return NULL;
+    const prof__gact *a = api ? cy->act : cy->act + cy->nact_api;
+    *n = api ? cy->nact_api : cy->nact - cy->nact_api;
+    uint32_t *c = *n ? (uint32_t *)malloc(*n * sizeof *c) : NULL;
+    if (!c) { *n = 0; return NULL; }
+    for (size_t i = 0; i < *n; i++) c[i] = a[i].a.correlation;
+    qsort(c, *n, sizeof *c, prof__u32_cmp);
+    return c;
+}
+
+static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g) {
+    prof__ev_open(t, lit, len);
+    prof__w_i64(&t->w, PROF__ACT_FLOW + g->a.correlation);
+    prof__ev_where(t, g->t0);
+    PROF__W_LIT(&t->w, "}");
+}
+#define PROF__W_ACT_FLOW(t, lit, g) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g))
+
+static void prof__w_act_dur(prof__tw *t, const prof__gact *g) {
+    prof__ev_where(t, g->t0);
+    PROF__W_LIT(&t->w, ",\"dur\":");
+    char *o = prof__w_room(&t->w, 32);
+    t->w.n = (size_t)(prof__fmt_us(o, prof__ts(t, g->t1) - prof__ts(t, g->t0)) - t->w.buf);
+}
+
+static void prof__w_ints(prof__w *w, const int *v, int n) {
+    PROF__W_LIT(w, "[");
+    for (int i = 0; i < n; i++) {
+        if (i) PROF__W_LIT(w, ",");
+        prof__w_i64(w, v[i]);
+    }
+    PROF__W_LIT(w, "]");
+}
+
+/* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
+   threads (cuda_runtime), kernels, copies and fills on the device's stream
+   tracks, an ac2g flow from each launch to what it launched. */
+static void prof__w_act(prof__tw *t, const prof__cycle *cy) {
+    prof__w *w = &t->w;
+    long cpu_pid = t->pid;
+    size_t napi = 0, ngpu = 0;
+    uint32_t *api_c = prof__act_corrs(cy, 1, &napi), *gpu_c = prof__act_corrs(cy, 0, &ngpu);
+    for (size_t i = 0; i < cy->nact_api; i++) {
+        const prof__gact *g = &cy->act[i];
+        if (!i || g->tid != cy->act[i - 1].tid) prof__tw_thread(t, g->tid);
+        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
+        prof__w_name(w, g->a.name);
+        prof__w_act_dur(t, g);
+        PROF__W_LIT(w, ",\"args\":{\"cbid\":");
+        prof__w_i64(w, g->a.cbid);
+        PROF__W_LIT(w, ",\"correlation\":");
+        prof__w_i64(w, g->a.correlation);
+        PROF__W_LIT(w, "}}");
+        if (prof__gpu_find(gpu_c, ngpu, g->a.correlation))
+            PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+    }
+    for (size_t i = cy->nact_api; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i], *p = i > cy->nact_api ? g - 1 : NULL;
+        char label[64];
+        if (!p || g->a.device != p->a.device) {
+            t->pid = g->a.device;
+            snprintf(label, sizeof label, "GPU %d", g->a.device);
+            prof__meta(t, "process_name", 0, "name", label, 0);
+            prof__meta(t, "process_labels", 0, "labels", label, 0);
+            prof__meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + g->a.device);
+        }
+        if (!p || g->a.device != p->a.device || g->a.stream != p->a.stream) {
+            snprintf(label, sizeof label, "stream %lld", g->a.stream);
+            prof__meta(t, "thread_name", (long)g->a.stream, "name", label, 0);
+            prof__meta(t, "thread_sort_index", (long)g->a.stream, "sort_index", NULL, g->a.stream);
+            prof__tw_thread(t, (long)g->a.stream);
+        }
+        if (g->a.kind == PROF_GPU_KERNEL) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
+        else if (g->a.kind == PROF_GPU_MEMCPY) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":");
+        else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":");
+        prof__w_name(w, g->a.name);
+        prof__w_act_dur(t, g);
+        PROF__W_LIT(w, ",\"args\":{\"queued\":0,\"device\":");
+        prof__w_i64(w, g->a.device);
+        PROF__W_LIT(w, ",\"context\":1,\"stream\":");
+        prof__w_i64(w, g->a.stream);
+        PROF__W_LIT(w, ",\"correlation\":");
+        prof__w_i64(w, g->a.correlation);
+        if (g->a.kind == PROF_GPU_KERNEL) {
+            PROF__W_LIT(w, ",\"registers per thread\":");
+            prof__w_i64(w, g->a.regs);
+            PROF__W_LIT(w, ",\"shared memory\":");
+            prof__w_i64(w, g->a.smem);
+            PROF__W_LIT(w, ",\"grid\":");
+            prof__w_ints(w, g->a.grid, 3);
+            PROF__W_LIT(w, ",\"block\":");
+            prof__w_ints(w, g->a.block, 3);
+        } else {
+            int64_t ns = prof__ts(t, g->t1) - prof__ts(t, g->t0);
+            char *o;
+            PROF__W_LIT(w, ",\"bytes\":");
+            prof__w_i64(w, (int64_t)g->a.bytes);
+            PROF__W_LIT(w, ",\"memory bandwidth (GB/s)\":");
+            o = prof__w_room(w, 40);
+            w->n += (size_t)snprintf(o, 40, "%.6g", ns > 0 ? (double)g->a.bytes / (double)ns : 0.0);
+        }
+        PROF__W_LIT(w, "}}");
+        if (prof__gpu_find(api_c, napi, g->a.correlation))
+            PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+    }
+    t->pid = cpu_pid;
+    free(api_c);
+    free(gpu_c);
+}
+
 /* GPU regions on pid = device, tid = stream, each with the end of the flow
    from the CPU region that launched it. */
 static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
     prof__w *w = &t->w;
     long cpu_pid = t->pid;
+    int has_kernels = cy->nact > cy->nact_api;
     for (size_t i = 0; i < cy->ngpu; i++) {
         const prof__gev *g = &cy->gpu[i];
         char label[64];
@@ -3764,8 +4121,10 @@ static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
         w->n = (size_t)(prof__fmt_us(o, prof__ts(t, (uint64_t)g->t1) - prof__ts(t, (uint64_t)g->t0)) - w->buf);
         PROF__W_LIT(w, ",\"args\":{\"device\":");
         prof__w_i64(w, g->dev);
-        PROF__W_LIT(w, ",\"stream\":");
-        prof__w_i64(w, g->stream);
+        if (!has_kernels) {     /* HTA takes whatever has a stream for a kernel */
+            PROF__W_LIT(w, ",\"stream\":");
+            prof__w_i64(w, g->stream);
+        }
         PROF__W_LIT(w, ",\"correlation\":");
         prof__w_i64(w, g->corr);
         PROF__W_LIT(w, "}}");
@@ -3775,6 +4134,7 @@ static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
         PROF__W_LIT(w, "}");
     }
     t->pid = cpu_pid;
+    prof__w_act(t, cy);
 }
 
 /* The total recorded with the memory event at ev[i], or NULL if ev[i] is not
@@ -3869,6 +4229,10 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     prof__w_i64(w, (int64_t)cy->dropped);
     PROF__W_LIT(w, ",\n  \"prof_clipped_regions\": ");
     prof__w_i64(w, (int64_t)cy->clipped);
+    if (cy->nact || cy->act_lost) {
+        PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_activities\": ");
+        prof__w_i64(w, (int64_t)cy->act_lost);
+    }
     if (cy->ngdev || cy->gpu_dropped) {
         PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_regions\": ");
         prof__w_i64(w, (int64_t)cy->gpu_dropped);
@@ -4701,6 +5065,14 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
         prof__pf_attr(p, "world_size", prof__g.who.world, NULL);
     }
     if (cy->ngdev || cy->gpu_dropped) prof__pf_attr(p, "prof_gpu_dropped_regions", (int64_t)cy->gpu_dropped, NULL);
+    if (cy->nact) {             /* not yet in this format: said, and counted */
+        static int told;
+        prof__pf_attr(p, "prof_gpu_activities_left_out", (int64_t)cy->nact, NULL);
+        if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+            prof__msg("kernel capture (PROF_CUPTI) is written to JSON traces only for now: this Perfetto trace "
+                      "leaves out %zu kernels, copies, fills and runtime calls (trace attribute "
+                      "prof_gpu_activities_left_out)", cy->nact);
+    }
     for (size_t i = 0; i < cy->ngdev; i++) {
         const struct prof__gdev_info *d = &cy->gdev[i];
         prof__kv f[PROF__DEV_FIELDS];
@@ -4900,6 +5272,71 @@ static prof__gdur *prof__gpu_durations(const prof__cycle *cy) {
     return d;
 }
 
+/* Kernel capture's launches, for the table: each kernel, copy or fill at
+   its runtime call's thread and time, sorted so; cum: the GPU time of those
+   before it (n + 1 entries). A region's GPU total is then two searches. */
+typedef struct prof__klaunch { long tid; uint64_t t; int64_t cum; } prof__klaunch;
+
+static int prof__klaunch_cmp(const void *x, const void *y) {
+    const prof__klaunch *a = (const prof__klaunch *)x, *b = (const prof__klaunch *)y;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* The first launch at or after (tid, t). */
+static size_t prof__klaunch_at(const prof__klaunch *k, size_t n, long tid, uint64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (k[m].tid < tid || (k[m].tid == tid && k[m].t < t)) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+static int64_t prof__klaunch_ns(const prof__klaunch *k, size_t n, long tid, uint64_t t0, uint64_t t1) {
+    size_t a = prof__klaunch_at(k, n, tid, t0), b = prof__klaunch_at(k, n, tid, t1 + 1);
+    return k[b].cum - k[a].cum;
+}
+
+/* NULL when the cycle has no kernels (or no memory: *oom). */
+static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom) {
+    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, m = 0;
+    *n = 0;
+    if (!ng) return NULL;
+    prof__klaunch *k = (prof__klaunch *)malloc((ng + 1) * sizeof *k);
+    prof__gdur *api = (prof__gdur *)malloc((na + 1) * sizeof *api);  /* (correlation, index) */
+    if (!k || !api) {
+        free(k);
+        free(api);
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < na; i++) api[i].corr = cy->act[i].a.correlation, api[i].ns = (int64_t)i;
+    qsort(api, na, sizeof *api, prof__gdur_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        prof__gdur key = { g->a.correlation, 0 };
+        const prof__gdur *f = na ? (const prof__gdur *)bsearch(&key, api, na, sizeof key, prof__gdur_cmp) : NULL;
+        if (!f) continue;               /* its launch is not in the cycle */
+        const prof__gact *call = &cy->act[f->ns];
+        k[m].tid = call->tid;
+        k[m].t = call->t0;
+        k[m++].cum = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+    }
+    qsort(k, m, sizeof *k, prof__klaunch_cmp);
+    int64_t sum = 0;
+    for (size_t i = 0; i <= m; i++) {   /* durations into the sum of those before */
+        int64_t d = i < m ? k[i].cum : 0;
+        k[i].cum = sum;
+        sum += d;
+    }
+    k[m].tid = LONG_MAX;
+    free(api);
+    *n = m;
+    return k;
+}
+
 typedef struct prof__walk {
     const prof__cycle *cy;
     size_t i;                           /* next event */
@@ -4909,6 +5346,8 @@ typedef struct prof__walk {
     size_t np, pcap, keep;
     const prof__gdur *gdur;             /* optional: GPU time by correlation */
     size_t ngdur;
+    const struct prof__klaunch *kl;     /* optional: kernel capture's launches */
+    size_t nkl;
     int oom;
 } prof__walk;
 
@@ -4946,8 +5385,11 @@ static int prof__walk_next(prof__walk *w, prof__wreg *out) {
             kids += c->total;
             kids_gpu += c->gpu;
         }
-        /* GPU total: its own pair's time, else what its children launched */
-        if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
+        /* GPU total: with kernel capture, what was launched inside it;
+           else its own pair's time, else what its children launched */
+        if (w->nkl) {
+            gpu = prof__klaunch_ns(w->kl, w->nkl, e->th < cy->nth ? cy->th[e->th].tid : 0, e->t0, e->t1);
+        } else if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
             prof__gdur key = { e->aux, 0 };
             const prof__gdur *g = (const prof__gdur *)bsearch(&key, w->gdur, w->ngdur, sizeof key, prof__gdur_cmp);
             if (g) gpu = g->ns;
@@ -5301,7 +5743,11 @@ static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) 
     memcpy(s, t->str.p, t->str.n);
     int64_t sum = 0, gsum = 0;
     for (size_t i = 0; i < t->n; i++) sum += t->v[i].r.self_ns;
-    for (size_t i = 0; i < t->n; i++) gsum += t->v[i].r.self_gpu_ns;
+    int kernels = 0;
+    for (size_t i = 0; i < t->n; i++) kernels |= t->v[i].r.kernel;
+    /* with kernel capture, GPU time is the kernels' (regions' would count it twice) */
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].r.kernel == kernels) gsum += t->v[i].r.self_gpu_ns;
     for (size_t i = 0; i < t->n; i++) {
         rows[i] = t->v[i].r;
         rows[i].name = s + t->v[i].name;
@@ -5371,6 +5817,30 @@ static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
     }
 }
 
+/* Kernel capture: a row per kernel, copy and fill name, with its GPU time
+   as its self and total (torch's rows for kernels). */
+static int prof__kernel_rows(prof__rows *t, const prof__cycle *c) {
+    static const struct prof__tinfo gpu = { -1, "GPU", 0 };
+    for (size_t i = c->nact_api; i < c->nact; i++) {
+        const prof__gact *g = &c->act[i];
+        prof__ev e;
+        prof__wreg r;
+        memset(&e, 0, sizeof e);
+        memset(&r, 0, sizeof r);
+        e.name = g->a.name;
+        e.kind = PROF__K_REGION;
+        r.e = &e;
+        prof__agg *a = prof__row_of(t, &r, "", &gpu);   /* kernels have no arguments */
+        if (!a) return 0;
+        int64_t ns = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+        a->r.kernel = 1;
+        a->r.calls++;
+        a->r.self_gpu_ns += ns;
+        a->r.gpu_total_ns += ns;
+    }
+    return 1;
+}
+
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__walk w;
     prof__pct *pct = NULL;
@@ -5390,6 +5860,10 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     prof__gdur *gdur = prof__gpu_durations(c);
     w.gdur = gdur;
     w.ngdur = gdur ? c->ngpu : 0;
+    int koom = 0;
+    prof__klaunch *kl = prof__klaunches(c, &w.nkl, &koom);
+    w.kl = kl;
+    if (koom) ok = 0;
     unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
     size_t nthreads = 0;
     if (!seen || (c->ngpu && !gdur) || (c->n && (!c->parent || !c->track))) ok = 0;
@@ -5423,11 +5897,12 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         }
     }
     if (w.oom || mw.oom) ok = 0;
+    if (ok) ok = prof__kernel_rows(&t, c);
     if (ok) prof__percentiles(&t, pct, npct);
     free(pct);
     if (ok && t.n) ok = prof__rows_out(&t, sort, out);
     if (ok) {
-        out->has_gpu = c->ngpu > 0;
+        out->has_gpu = c->ngpu > 0 || c->nact > c->nact_api;
         out->has_mem = mem != 0;
         out->has_gpu_mem = (mem & 2) != 0;
         out->threads = nthreads;
@@ -5440,6 +5915,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
     free(mw.stk);
     prof__walk_free(&w);
     free(gdur);
+    free(kl);
     free(key.p);
     free(t.slot);
     free(t.v);
@@ -6558,6 +7034,9 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
+    int cupti = cfg->cupti != 0;
+    prof__env_bool("PROF_CUPTI", &cupti);
+    prof__g.conf.cupti = cupti;
     int sigs = cfg->keep_signals == 0;
     prof__env_bool("PROF_SIGNALS", &sigs);
     prof__g.proc.signals = sigs;

@@ -13,6 +13,292 @@
 #if PROF__ENABLED
 #include <cuda_runtime_api.h>
 
+/* ---- kernel capture through CUPTI (PROF_CUPTI=1) ---------------------------
+   libcupti is loaded with dlopen when capture is asked for, never linked:
+   PROF_CUPTI_LIB names it, else the loader's paths and the toolkit's. Its
+   Activity API hands over buffers of records (kernels, copies, fills, runtime
+   calls) on its threads; each becomes a prof_gpu_activity for the core.
+   Buffers are within PROF_BUFFER_MB; when none is given CUPTI drops records
+   and counts them, and so do we. The record structs are the toolkit's
+   headers'; the fields read here sit alike in every version since CUDA 11. */
+#if defined(__has_include) && !defined(PROF_NO_CUPTI)
+#if __has_include(<cupti_activity.h>)
+#define PROF__CUPTI 1
+#endif
+#endif
+
+#ifdef PROF__CUPTI
+/* CUPTI's headers are not ISO C (an enumerator past INT_MAX): quiet that
+   for them alone, under the -Wpedantic engines build with. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#pragma GCC diagnostic pop
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 prof__cupti_kernel;
+typedef CUpti_ActivityMemcpy6 prof__cupti_memcpy;
+typedef CUpti_ActivityMemset4 prof__cupti_memset;
+#else
+typedef CUpti_ActivityKernel4 prof__cupti_kernel;
+typedef CUpti_ActivityMemcpy prof__cupti_memcpy;
+typedef CUpti_ActivityMemset prof__cupti_memset;
+#endif
+
+#define PROF__CUPTI_BUF   (4u << 20)    /* bytes per activity buffer */
+#define PROF__CUPTI_NAMES 1024u         /* kernel names remembered, by CUPTI's pointer */
+#define PROF__CUPTI_CBIDS 1024
+
+static struct {
+    CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*enable)(CUpti_ActivityKind);
+    CUptiResult (*disable)(CUpti_ActivityKind);
+    CUptiResult (*flush_all)(uint32_t);
+    CUptiResult (*next)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*timestamp)(uint64_t *);
+    CUptiResult (*result_string)(CUptiResult, const char **);
+    CUptiResult (*cb_name)(CUpti_CallbackDomain, CUpti_CallbackId, const char **);
+    CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t *);
+    int on;                             /* atomic: capturing */
+    char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
+    size_t bufs, bufs_max;              /* buffers out (atomic), and the most */
+    struct { const char *raw, *name; } kn[PROF__CUPTI_NAMES];   /* while parsing */
+    const char *api[PROF__CUPTI_CBIDS]; /* runtime call names; "" left out */
+} prof__cupti;
+static int prof__cupti_parsing;         /* atomic: a completed buffer is being read */
+
+
+static const CUpti_ActivityKind prof__cupti_kinds[4] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
+};
+
+static void prof__cupti_say(const char *what, CUptiResult r) {
+    const char *why = "unknown error";
+    char line[512];
+    if (prof__cupti.result_string) prof__cupti.result_string(r, &why);
+    snprintf(line, sizeof line, "CUPTI: %s failed: %s; no kernel capture, GPU regions are still timed by events",
+             what, why);
+    prof_gpu_say(line);
+}
+
+static void CUPTIAPI prof__cupti_request(uint8_t **buf, size_t *size, size_t *max_records) {
+    *max_records = 0;
+    *buf = PROF__NULLPTR;
+    *size = 0;
+    if (__atomic_add_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED) > prof__cupti.bufs_max ||
+        !(*buf = PROF__SCAST(uint8_t *, aligned_alloc(8, PROF__CUPTI_BUF))))
+        __atomic_sub_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED);  /* CUPTI drops, and counts */
+    else
+        *size = PROF__CUPTI_BUF;
+}
+
+/* A kernel's name as Kineto shows it: demangled, kept by prof_intern. CUPTI
+   gives every record of one kernel the same pointer. While parsing. */
+static const char *prof__cupti_kernel_name(const char *raw) {
+    if (!raw) return "(unnamed kernel)";
+    size_t h = (PROF__RCAST(uintptr_t, raw) >> 4) & (PROF__CUPTI_NAMES - 1);
+    if (prof__cupti.kn[h].raw == raw) return prof__cupti.kn[h].name;
+    int st = -1;
+    char *d = prof__cupti.demangle && raw[0] == '_' && raw[1] == 'Z' ? prof__cupti.demangle(raw, PROF__NULLPTR, PROF__NULLPTR, &st) : PROF__NULLPTR;
+    const char *use = d && !st ? d : raw;
+    const char *name = prof_intern(use, strlen(use));
+    free(d);
+    prof__cupti.kn[h].raw = raw;
+    prof__cupti.kn[h].name = name;
+    return name;
+}
+
+/* A runtime call's name without its version ("cudaLaunchKernel"), or ""
+   for the calls left out: prof.h's own queries and what engines call
+   between every launch (as Kineto leaves them out). While parsing. */
+static const char *prof__cupti_api_name(CUpti_CallbackId cbid) {
+    static const char *const skip[] = { "cudaGetDevice", "cudaSetDevice", "cudaGetLastError", "cudaPeekAtLastError",
+                                        "cudaEventQuery", "cudaStreamGetId", "cudaStreamGetDevice",
+                                        "cudaStreamIsCapturing", "cudaGetDeviceCount", "cudaDeviceGetAttribute" };
+    if (cbid >= PROF__CUPTI_CBIDS) return "(runtime call)";
+    if (prof__cupti.api[cbid]) return prof__cupti.api[cbid];
+    const char *raw = PROF__NULLPTR;
+    if (!prof__cupti.cb_name || prof__cupti.cb_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &raw) != CUPTI_SUCCESS || !raw)
+        raw = "(runtime call)";
+    size_t n = strlen(raw);
+    const char *v = strstr(raw, "_v");
+    if (v && v > raw && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
+        n = PROF__SCAST(size_t, v - raw);
+    const char *name = prof_intern(raw, n);
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (strlen(skip[i]) == n && !strncmp(skip[i], raw, n)) name = "";
+    return prof__cupti.api[cbid] = name;
+}
+
+static const char *prof__cupti_copy_name(unsigned copy, unsigned src, unsigned dst) {
+    static const char *const ck[] = { "?", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+    static const char *const mk[] = { "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static",
+                                      "Managed Static" };
+    char b[96];
+    int n = snprintf(b, sizeof b, "Memcpy %s (%s -> %s)", copy < 11 ? ck[copy] : "?", src < 8 ? mk[src] : "Unknown",
+                     dst < 8 ? mk[dst] : "Unknown");
+    return prof_intern(b, PROF__SCAST(size_t, n));
+}
+
+static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
+    (void)size;
+    CUpti_Activity *r = PROF__NULLPTR;
+    while (__atomic_exchange_n(&prof__cupti_parsing, 1, __ATOMIC_ACQUIRE)) sched_yield(); /* one buffer at a time */
+    while (valid && prof__cupti.next(buf, valid, &r) == CUPTI_SUCCESS) {
+        prof_gpu_activity a;
+        memset(&a, 0, sizeof a);
+        if (r->kind == CUPTI_ACTIVITY_KIND_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+            const prof__cupti_kernel *k = PROF__RCAST(const prof__cupti_kernel *, r);
+            a.kind = PROF_GPU_KERNEL;
+            a.name = prof__cupti_kernel_name(k->name);
+            a.device = PROF__SCAST(int, k->deviceId);
+            a.stream = k->streamId;
+            a.correlation = k->correlationId;
+            a.t0_ns = PROF__SCAST(int64_t, k->start);
+            a.t1_ns = PROF__SCAST(int64_t, k->end);
+            a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
+            a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
+            a.regs = k->registersPerThread;
+            a.smem = PROF__SCAST(int64_t, k->staticSharedMemory) + k->dynamicSharedMemory;
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+            const prof__cupti_memcpy *m = PROF__RCAST(const prof__cupti_memcpy *, r);
+            a.kind = PROF_GPU_MEMCPY;
+            a.name = prof__cupti_copy_name(m->copyKind, m->srcKind, m->dstKind);
+            a.device = PROF__SCAST(int, m->deviceId);
+            a.stream = m->streamId;
+            a.correlation = m->correlationId;
+            a.t0_ns = PROF__SCAST(int64_t, m->start);
+            a.t1_ns = PROF__SCAST(int64_t, m->end);
+            a.bytes = m->bytes;
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+            const prof__cupti_memset *m = PROF__RCAST(const prof__cupti_memset *, r);
+            a.kind = PROF_GPU_MEMSET;
+            a.name = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ? "Memset (Device)" : "Memset";
+            a.device = PROF__SCAST(int, m->deviceId);
+            a.stream = m->streamId;
+            a.correlation = m->correlationId;
+            a.t0_ns = PROF__SCAST(int64_t, m->start);
+            a.t1_ns = PROF__SCAST(int64_t, m->end);
+            a.bytes = m->bytes;
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+            const CUpti_ActivityAPI *c = PROF__RCAST(const CUpti_ActivityAPI *, r);
+            a.kind = PROF_GPU_RUNTIME;
+            a.name = prof__cupti_api_name(c->cbid);
+            if (!*a.name) continue;
+            a.device = -1;
+            a.correlation = c->correlationId;
+            a.t0_ns = PROF__SCAST(int64_t, c->start);
+            a.t1_ns = PROF__SCAST(int64_t, c->end);
+            a.thread = c->threadId;
+            a.cbid = PROF__SCAST(int, c->cbid);
+        } else {
+            continue;
+        }
+        prof_gpu_activity_add(&a);
+    }
+    __atomic_store_n(&prof__cupti_parsing, 0, __ATOMIC_RELEASE);
+    size_t lost = 0;
+    if (prof__cupti.dropped(ctx, stream, &lost) == CUPTI_SUCCESS && lost) prof_gpu_activity_lost(lost);
+    free(buf);
+    __atomic_sub_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED);
+}
+
+/* Loads libcupti and a function of it into fp (an object pointer cannot be
+   cast to a function pointer in ISO C: the bytes are copied). */
+static int prof__cupti_sym(void *lib, const char *name, void *fp, size_t fp_size) {
+    void *sym = dlsym(lib, name);
+    if (sym) memcpy(fp, &sym, fp_size);
+    return sym != PROF__NULLPTR;
+}
+#define PROF__CUPTI_SYM(lib, fn, name) prof__cupti_sym((lib), (name), &prof__cupti.fn, sizeof prof__cupti.fn)
+
+static int prof__cupti_start(size_t buffer_bytes) {
+    static const char *const libs[] = { "libcupti.so", "libcupti.so.13", "libcupti.so.12",
+                                        "/usr/local/cuda/lib64/libcupti.so",
+                                        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so" };
+    const char *path = getenv("PROF_CUPTI_LIB");
+    void *lib = PROF__NULLPTR;
+    char line[768];
+    if (path && *path) {
+        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        for (size_t i = 0; !lib && i < sizeof libs / sizeof libs[0]; i++) lib = dlopen(path = libs[i], RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(line, sizeof line, "CUPTI: cannot load %s (%s); no kernel capture, GPU regions are still timed "
+                 "by events (PROF_CUPTI_LIB names the library)", path && *path ? path : "libcupti.so",
+                 why ? why : "not found");
+        prof_gpu_say(line);
+        return 0;
+    }
+    if (!PROF__CUPTI_SYM(lib, reg, "cuptiActivityRegisterCallbacks") || !PROF__CUPTI_SYM(lib, enable, "cuptiActivityEnable") ||
+        !PROF__CUPTI_SYM(lib, disable, "cuptiActivityDisable") || !PROF__CUPTI_SYM(lib, flush_all, "cuptiActivityFlushAll") ||
+        !PROF__CUPTI_SYM(lib, next, "cuptiActivityGetNextRecord") ||
+        !PROF__CUPTI_SYM(lib, dropped, "cuptiActivityGetNumDroppedRecords") ||
+        !PROF__CUPTI_SYM(lib, timestamp, "cuptiGetTimestamp")) {
+        snprintf(line, sizeof line, "CUPTI: %s lacks the Activity API; no kernel capture, GPU regions are still "
+                 "timed by events", path);
+        prof_gpu_say(line);
+        dlclose(lib);
+        return 0;
+    }
+    PROF__CUPTI_SYM(lib, result_string, "cuptiGetResultString");
+    PROF__CUPTI_SYM(lib, cb_name, "cuptiGetCallbackName");
+    PROF__CUPTI_SYM(lib, stream_id, "cuptiGetStreamIdEx");
+    /* the C++ runtime's demangler: the program's, else libstdc++ loaded for
+       it (a program that links it statically does not export it) */
+    void *self = dlopen(PROF__NULLPTR, RTLD_NOW), *cxx;
+    if ((!self || !PROF__CUPTI_SYM(self, demangle, "__cxa_demangle")) &&
+        (cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL)) != PROF__NULLPTR)
+        PROF__CUPTI_SYM(cxx, demangle, "__cxa_demangle");
+    prof__cupti.bufs_max = buffer_bytes / PROF__CUPTI_BUF;
+    if (prof__cupti.bufs_max < 2) prof__cupti.bufs_max = 2;
+    CUptiResult r = prof__cupti.reg(prof__cupti_request, prof__cupti_complete);
+    if (r != CUPTI_SUCCESS) {
+        prof__cupti_say("cuptiActivityRegisterCallbacks", r);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+        if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
+            while (i--) prof__cupti.disable(prof__cupti_kinds[i]);
+            prof__cupti_say("cuptiActivityEnable", r);
+            return 0;
+        }
+    __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static void prof__cupti_flush(void) { prof__cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
+static void prof__cupti_stop(void) {
+    __atomic_store_n(&prof__cupti.on, 0, __ATOMIC_RELEASE);
+    prof__cupti_flush();
+    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+        prof__cupti.disable(prof__cupti_kinds[i]);
+}
+
+static int64_t prof__cupti_now(void) {
+    uint64_t t = 0;
+    prof__cupti.timestamp(&t);
+    return PROF__SCAST(int64_t, t);
+}
+
+static const prof_gpu_tracer prof__cupti_tracer = { "CUPTI", prof__cupti_start, prof__cupti_flush, prof__cupti_stop,
+                                                    prof__cupti_now };
+#define PROF__CUDA_TRACER (&prof__cupti_tracer)
+#else
+#define PROF__CUDA_TRACER PROF__NULLPTR          /* no CUPTI headers: PROF_CUPTI says so */
+#endif /* PROF__CUPTI */
+
 /* What differs from HIP: the properties struct and stream identity. */
 static int prof__cuda_device_props(int d, prof_gpu_props *o) {
     struct cudaDeviceProp p;
@@ -38,6 +324,14 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
     unsigned long long sid;
     e = cudaStreamGetId(PROF__SCAST(cudaStream_t, s), &sid);
     *id = e == cudaSuccess ? PROF__SCAST(long long, sid) : -1;
+#ifdef PROF__CUPTI
+    /* Kernels carry CUPTI's stream ids, which are not the runtime's: while
+       capturing, GPU regions take CUPTI's, so both share a track. */
+    uint32_t cid;
+    if (e == cudaSuccess && __atomic_load_n(&prof__cupti.on, __ATOMIC_ACQUIRE) && prof__cupti.stream_id &&
+        prof__cupti.stream_id(PROF__NULLPTR, PROF__SCAST(CUstream, s), 0, &cid) == CUPTI_SUCCESS)
+        *id = cid;
+#endif
     return PROF__SCAST(int, e);
 #else
     (void)s;
@@ -46,9 +340,14 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
 #endif
 }
 
-PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t)
+PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t, PROF__CUDA_TRACER)
 #define PROF__GPU_API      prof__cuda_api
 #define PROF__GPU_DEVICE() prof__cuda_device()
+
+/* PROF_INIT here starts kernel capture, when PROF_CUPTI asks, before the
+   first kernel rather than at the first GPU region. */
+#undef PROF_INIT
+#define PROF_INIT(cfg) (prof_init(cfg), prof_gpu_attach(&prof__cuda_api))
 
 #else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */
 

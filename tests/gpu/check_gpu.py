@@ -21,8 +21,9 @@ GPU_OFF = "GPU timing is off, CPU regions are still recorded"
 SLACK_NS = 2000  # beyond the anchor uncertainty prof.h reports
 
 
-def run(program, case):
+def run(program, case, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    env.update(extra)
     p = subprocess.run([program, case, "run"], env=env, capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, f"{case} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
     return p
@@ -350,8 +351,12 @@ def check_failure(backend, program, case):
     print(f"{case}: {msg}")
 
 
-def case_real(backend, program):
-    p = run(program, "real")
+def case_real_cupti(backend, program):
+    case_real(backend, program, "real_cupti")
+
+
+def case_real(backend, program, case="real"):
+    p = run(program, case)
     devices = read_truth()["devices"][0]["devices"]
     d = load("real.json")
     cpu = collections.Counter(e["name"] for e in cpu_xs(d))
@@ -367,6 +372,86 @@ def case_real(backend, program):
               f"GPU regions {gpu_xs(d)}")
         check_links(d)
         print(f"real {backend}: {devices} devices, GPU regions recorded")
+
+
+# ---- kernel capture (cupti_test.c, the CUPTI double fake_cupti.c) ---------
+
+def case_cupti_kernels(backend, program):
+    """Steps 2-4 recorded, each: a GPU region "layer" around a copy, two
+    kernels and a fill, then a kernel outside it. Every one is in the trace
+    once, with its launch and flow, on the stream track of CUPTI's id for
+    the engine's stream (13 + 100), as is the region around them."""
+    from check_cupti import check_trace
+    p = run(program, "cupti_kernels")
+    check_quiet(p)
+    t = read_truth()["per_step"][0]
+    d = load("cupti.1.json")
+    gpu, rt, ann, starts, _ = check_trace(d, launches=t["per_step"] * t["recorded_steps"])
+    mangled = {"_Z6matmulPfS_i": "matmul(float*, float*, int)", "_Z4reluPfi": "relu(float*, int)",
+               "_Z4lossPf": "loss(float*)"}
+    want = {(v if t["demangled"] else k): 3 for k, v in mangled.items()}
+    want.update({"Memcpy HtoD (Pageable -> Device)": 3, "Memset (Device)": 3})
+    got = collections.Counter(e["name"] for e in gpu)
+    check(got == want, f"kernels, copies and fills {dict(got)}, not {want}")
+    calls = collections.Counter(e["name"] for e in rt)
+    check(calls == {"cudaLaunchKernel": 9, "cudaMemcpyAsync": 3, "cudaMemsetAsync": 3}, f"runtime calls {dict(calls)}")
+    check({e["tid"] for e in gpu} == {113} and {e["tid"] for e in ann} == {113},
+          f"streams: kernels on {sorted({e['tid'] for e in gpu})}, GPU regions on {sorted({e['tid'] for e in ann})}")
+    main = [e for e in d["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == "layer"]
+    check({e["tid"] for e in rt} == {main[0]["tid"]}, "runtime calls not on the engine's thread")
+    check(len(starts) == 3, f"{len(starts)} GPU regions hold kernels, not 3")
+    kernel = next(e for e in gpu if e["cat"] == "kernel")
+    check(kernel["args"]["grid"] in ([128, 1, 1], [64, 1, 1], [1, 1, 1]) and kernel["args"]["shared memory"] == 1536
+          and kernel["args"]["registers per thread"] == 32, f"kernel args {kernel['args']}")
+    check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
+    check(truth_enabled(0), "CUPTI's activity kinds still enabled after shutdown")
+
+
+def truth_enabled(want):
+    return read_truth()["per_step"][0].get("enabled_after", want) == want
+
+
+def case_cupti_drops(backend, program):
+    """More than the buffers hold: every record is in the trace or counted
+    in prof_gpu_dropped_activities, and prof.h says so once."""
+    p = run(program, "cupti_drops")
+    records = read_truth()["records"][0]["records"]
+    d = load("drops.json")
+    ev = d["traceEvents"]
+    written = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "cuda_runtime"))
+    dropped = d["prof_gpu_dropped_activities"]
+    check(dropped > 0 and written > 0, f"written {written}, dropped {dropped}: the buffers never ran out")
+    check(written + dropped == records, f"{written} written + {dropped} dropped != {records} records")
+    lost = [line for line in stderr_lines(p) if "prof_gpu_dropped_activities" in line]
+    check(len(lost) == 1 and str(dropped) in lost[0], f"expected one line counting {dropped} lost: {p.stderr}")
+    print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
+
+
+def cupti_unusable(program, case, says, **env):
+    p = run(program, "cupti_unusable", **env)
+    lines = [line for line in stderr_lines(p) if "CUPTI" in line]
+    check(len(lines) == 1 and says in lines[0] and "GPU regions are still timed by events" in lines[0],
+          f"expected one line saying {says!r}: {p.stderr}")
+    d = load("unusable.json")
+    check(collections.Counter(e["name"] for e in gpu_xs(d)) == {"layer": 3}, f"GPU regions {gpu_xs(d)}")
+    check(all("stream" in e["args"] for e in gpu_xs(d)), "GPU regions lost their stream")
+    check(not [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "cuda_runtime")], "activities without CUPTI")
+    check(read_truth()["enabled_after"][0]["enabled_after"] == 0, "activity kinds left enabled")
+    print(f"{case}: {lines[0]}")
+
+
+def case_cupti_unusable_missing(backend, program):
+    cupti_unusable(program, "missing", "cannot load /nonexistent/libcupti.so",
+                   PROF_CUPTI_LIB="/nonexistent/libcupti.so")
+
+
+def case_cupti_unusable_noapi(backend, program):
+    cupti_unusable(program, "noapi", "libm.so.6 lacks the Activity API", PROF_CUPTI_LIB="libm.so.6")
+
+
+def case_cupti_unusable_enable(backend, program):
+    cupti_unusable(program, "enable", "cuptiActivityEnable failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+                   FAKE_CUPTI_FAIL_ENABLE="2")
 
 
 def main():

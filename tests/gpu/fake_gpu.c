@@ -161,14 +161,18 @@ void *fake_gpu_stream(int device, unsigned long long id) {
     return s;
 }
 
-void fake_gpu_launch(void *stream, int64_t ns) {
+int64_t fake_gpu_launch_at(void *stream, int64_t ns, int *device) {
     pthread_mutex_lock(&lock);
     setup_once();
     fake_stream *s = stream_of(stream);
-    int64_t now = dev_now(s->o.dev);
-    s->busy = (s->busy > now ? s->busy : now) + ns;
+    int64_t now = dev_now(s->o.dev), start = s->busy > now ? s->busy : now;
+    s->busy = start + ns;
+    if (device) *device = s->o.dev;
     pthread_mutex_unlock(&lock);
+    return start;
 }
+
+void fake_gpu_launch(void *stream, int64_t ns) { fake_gpu_launch_at(stream, ns, NULL); }
 
 int fake_gpu_last(fake_gpu_mark *out) {
     *out = last;

@@ -71,6 +71,8 @@ void fake_gpu_clock(int device, double rate, int64_t offset_ns);
 void *fake_gpu_stream(int device, unsigned long long id);
 /* Queues a kernel of ns device nanoseconds on stream. */
 void fake_gpu_launch(void *stream, int64_t ns);
+/* The same; returns when it starts on the device clock, and the device. */
+int64_t fake_gpu_launch_at(void *stream, int64_t ns, int *device);
 
 /* From now on, after `after` more successful calls, every `call` fails
    with the runtime's error code err. */

@@ -2,7 +2,9 @@
    Without a GPU, as on the test machines, the engine must run on: one line
    says GPU timing is off, every CPU region is in the trace, no GPU region
    is. With a GPU, the GPU regions must be there. check_gpu.py checks which
-   by the device count written to truth.jsonl. */
+   by the device count written to truth.jsonl. real_cupti asks for kernel
+   capture too: without a device it changes nothing (CUPTI is never loaded);
+   with one, kernels come through the toolkit's libcupti. */
 #define PROF_IMPLEMENTATION
 #ifdef GPU_TEST_HIP
 #include "prof_hip.h"
@@ -17,11 +19,12 @@
 #include "gpu_test.h"
 
 static int run(const char *name) {
-    if (strcmp(name, "real")) return 2;
+    if (strcmp(name, "real") && strcmp(name, "real_cupti")) return 2;
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.output = "real.json";
     cfg.quiet = 1;
+    cfg.cupti = !strcmp(name, "real_cupti");   /* kernel capture asked for: CUDA's libcupti */
     PROF_INIT(&cfg);
     for (int step = 0; step < 3; step++) {
         PROF_BEGIN("cpu");

@@ -25,7 +25,10 @@ Checks:
     breakdown (get_gpu_user_annotation_breakdown(use_gpu_annotation=False),
     which summarises cat "user_annotation" events per rank; CPU-only is fine);
   * when the trace has GPU kernels (stream >= 0 and correlation >= 0), that
-    get_gpu_kernel_breakdown() finds them.
+    get_gpu_kernel_breakdown() finds them;
+  * --expect-kernels a,b: each name is a row of that kernel breakdown, and
+    get_temporal_breakdown() and get_idle_time_breakdown() (which raise
+    IndexError on a trace without kernels) give a row per rank.
 HTA 0.5 rounds every ts up and every end down to a whole microsecond when a
 trace's times have decimals (Kineto's since PyTorch 2.4, and ours): a region
 that starts and ends within one microsecond gets dur -1, and its CallGraph
@@ -72,6 +75,9 @@ def main():
     ap.add_argument("--expect-annotations", type=csv, default=[],
                     help="names that get_gpu_user_annotation_breakdown(use_gpu_annotation=False) "
                          "must list (cat user_annotation events)")
+    ap.add_argument("--expect-kernels", type=csv, default=[],
+                    help="kernel names get_gpu_kernel_breakdown() must list; also runs the "
+                         "temporal and idle-time breakdowns")
     ap.add_argument("--include-last-step", action="store_true",
                     help="pass include_last_profiler_step=True to TraceAnalysis")
     ap.add_argument("--hta-rounding", action="store_true",
@@ -187,13 +193,26 @@ def main():
     kernels = None
     if gpu_events:
         try:
-            kt, _ = ta.get_gpu_kernel_breakdown(visualize=False)
+            kt, kd = ta.get_gpu_kernel_breakdown(visualize=False)
             kernels = float(kt["sum"].sum()) if len(kt) else 0.0
             if not len(kt):
                 fails.append("trace has %d GPU events but get_gpu_kernel_breakdown() is empty"
                              % gpu_events)
+            listed = set(kd["name"]) if len(kd) else set()
+            for n in args.expect_kernels:
+                if n not in listed:
+                    fails.append("%r not in get_gpu_kernel_breakdown() (%s)" % (n, sorted(listed)[:10]))
         except Exception as e:  # noqa: BLE001
             fails.append("get_gpu_kernel_breakdown() raised %s: %s" % (type(e).__name__, e))
+    if args.expect_kernels:
+        for what in ("get_temporal_breakdown", "get_idle_time_breakdown"):
+            try:
+                r = getattr(ta, what)(visualize=False)
+                df = r[0] if isinstance(r, tuple) else r
+                if len(df) < len(ranks):
+                    fails.append("%s() has %d rows for %d ranks" % (what, len(df), len(ranks)))
+            except Exception as e:  # noqa: BLE001
+                fails.append("%s() raised %s: %s" % (what, type(e).__name__, e))
 
     if fails:
         return report(fails, collect)

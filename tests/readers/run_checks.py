@@ -21,6 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 FX = os.path.join(HERE, "fixtures")
 R = "forward,matmul,relu,backward,data_load"
+K = "_Z13matmul_kernelPfPKfS1_iiiii,_Z10sgd_kernelPfPKfS_iff,Memcpy HtoD (Pinned -> Device)"
 
 
 @contextlib.contextmanager
@@ -120,6 +121,11 @@ def main():
         ok("hta-cpu_op", hta(cpu, "--expect-ranks", "2", "--expect-steps", "3", "--include-last-step",
                              "--expect-names", R, "--expect-nesting", "forward/matmul,forward/relu"))
 
+        # Kernel capture (PROF_CUPTI=1) of the CUDA example on an H100
+        # (tests/gpu/run_on_device.sh, 2026-11-24): HTA's kernel, temporal
+        # and idle-time breakdowns.
+        ok("hta-cupti-h100", hta(os.path.join(FX, "cupti_h100"), "--expect-ranks", "1", "--expect-kernels", K))
+
         # Negative: each check must notice what is missing.
         ko("tb-ops-are-not-user_annotation", "drops user_annotation", tb(ua, "--expect-ops", "forward"))
         ko("tb-no-cat", "failed to load", tb(mut(tmp, "user_annotation", "no-cat")))
@@ -138,6 +144,7 @@ def main():
            hta(mut(tmp, "user_annotation", "rename-matmul"), "--expect-names", "matmul"))
         ko("hta-annotation", "not in HTA's user_annotation breakdown", hta(cpu, "--expect-annotations", "forward"))
         ko("hta-nesting", "CallGraph has no 'matmul' under 'relu'", hta(ua, "--expect-nesting", "relu/matmul"))
+        ko("hta-no-kernels", "raised IndexError", hta(ua, "--expect-kernels", "matmul"))
 
         # Sub-microsecond regions: HTA's default rounding breaks its CallGraph;
         # the checks (and the README) turn it off, and then both nest where

@@ -1,0 +1,233 @@
+/* Kernel capture (PROF_CUPTI) on the simulated GPU, with the CUPTI double
+   (fake_cupti.c, loaded by prof_cuda.h through PROF_CUPTI_LIB as it would
+   load libcupti.so). The engine here launches "kernels" on the simulated
+   device (fake_gpu_launch_at) and, as CUPTI would, each launch becomes a
+   runtime-call record and a kernel record in the toolkit's struct layouts,
+   with CUPTI's clock and CUPTI's stream ids. check_gpu.py's cupti_* cases
+   check the trace (tests/gpu/check_cupti.py) against truth.jsonl.
+   FAKE_CUPTI_LIB: the double's path (CMake gives it). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L         /* setenv */
+#endif
+#define PROF_IMPLEMENTATION
+#include "prof_cuda.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
+#include <cupti_activity.h>
+#include <cupti_runtime_cbid.h>
+#pragma GCC diagnostic pop
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "fake_cupti.h"
+#include "fake_gpu.h"
+#include "gpu_test.h"
+
+static fake_cupti_emit_fn *emit;
+static fake_cupti_now_fn *cupti_now;
+static fake_cupti_enabled_fn *cupti_enabled;
+static uint32_t corr;                   /* CUPTI's correlation ids */
+static long launched;                   /* records emitted */
+
+/* The double's functions, from the same object prof_cuda.h loads. */
+static void bind_cupti(void) {
+    void *lib = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+    void *e = lib ? dlsym(lib, "fake_cupti_emit") : NULL, *n = lib ? dlsym(lib, "fake_cupti_now") : NULL;
+    void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
+    if (!e || !n || !b || !en) {
+        fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
+        exit(2);
+    }
+    memcpy(&emit, &e, sizeof e);
+    memcpy(&cupti_now, &n, sizeof n);
+    memcpy(&cupti_enabled, &en, sizeof en);
+    fake_cupti_bind_fn *bind;
+    memcpy(&bind, &b, sizeof b);
+    bind(fake_stream_info);
+    setenv("PROF_CUPTI_LIB", FAKE_CUPTI_LIB, 1);
+}
+
+/* CUPTI's time of a device time: the host's, on CUPTI's clock. */
+static uint64_t cupti_ts(int dev, int64_t dev_ns) {
+    return (uint64_t)(fake_gpu_host_ns(dev, dev_ns) + 0.5) + (uint64_t)FAKE_CUPTI_OFFSET_NS;
+}
+
+static uint32_t stream_id(void *stream) {
+    int dev;
+    unsigned long long id;
+    fake_stream_info(stream, &dev, &id);
+    return (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
+}
+
+/* The runtime call's record: what the engine's thread did. */
+static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
+    CUpti_ActivityAPI a;
+    memset(&a, 0, sizeof a);
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = cbid;
+    a.start = (uint64_t)t0;
+    a.end = (uint64_t)t1;
+    a.processId = (uint32_t)getpid();
+    a.threadId = (uint32_t)(uintptr_t)pthread_self(); /* CUPTI's: pthread_self(), cut to 32 bits */
+    a.correlationId = c;
+    emit(&a, sizeof a);
+    launched++;
+}
+
+/* kernel<<<grid, block, 0, stream>>>, running ns on the device. */
+static void launch(const char *name, void *stream, int64_t ns, int grid, int block) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    int dev;
+    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c, t0, cupti_now());
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.registersPerThread = 32;
+    k.start = cupti_ts(dev, start);
+    k.end = cupti_ts(dev, start + ns);
+    k.deviceId = (uint32_t)dev;
+    k.streamId = stream_id(stream);
+    k.gridX = grid, k.gridY = 1, k.gridZ = 1;
+    k.blockX = block, k.blockY = 1, k.blockZ = 1;
+    k.staticSharedMemory = 1024;
+    k.dynamicSharedMemory = 512;
+    k.correlationId = c;
+    k.name = name;
+    emit(&k, sizeof k);
+    launched++;
+}
+
+/* cudaMemcpyAsync(HtoD, pageable) of bytes, taking ns on the device. */
+static void copy(void *stream, uint64_t bytes, int64_t ns) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    int dev;
+    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, c, t0, cupti_now());
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = bytes;
+    m.start = cupti_ts(dev, start);
+    m.end = cupti_ts(dev, start + ns);
+    m.deviceId = (uint32_t)dev;
+    m.streamId = stream_id(stream);
+    m.correlationId = c;
+    emit(&m, sizeof m);
+    launched++;
+}
+
+static void memset_async(void *stream, uint64_t bytes, int64_t ns) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    int dev;
+    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, c, t0, cupti_now());
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.bytes = bytes;
+    m.start = cupti_ts(dev, start);
+    m.end = cupti_ts(dev, start + ns);
+    m.deviceId = (uint32_t)dev;
+    m.streamId = stream_id(stream);
+    m.correlationId = c;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    emit(&m, sizeof m);
+    launched++;
+}
+
+/* Six steps, steps 2-4 recorded: in each a GPU region around two kernels,
+   a copy and a fill, and one kernel outside any region. */
+static int case_kernels(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "cupti.json";
+    cfg.quiet = 1;
+    cfg.cupti = 1;
+    cfg.schedule.wait = 1;
+    cfg.schedule.warmup = 1;
+    cfg.schedule.active = 3;
+    cfg.schedule.repeat = 1;
+    fake_gpu_setup(1);
+    fake_gpu_clock(0, 1.0001, 5000000000);
+    bind_cupti();
+    void *s = fake_gpu_stream(0, 13);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 6; step++) {
+        {
+            PROF_GPU_SCOPE("layer", s);
+            copy(s, 1 << 20, 40000);
+            launch("_Z6matmulPfS_i", s, 60000, 128, 256);
+            memset_async(s, 4096, 3000);
+            launch("_Z4reluPfi", s, 20000, 64, 256);
+        }
+        launch("_Z4lossPf", s, 10000, 1, 128);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    /* names are demangled where the C++ runtime is: this C++ program's, or
+       libstdc++ loaded for it into the C one */
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    truth("{\"per_step\": 5, \"recorded_steps\": 3, \"demangled\": %d, \"enabled_after\": %d}", cxx != NULL,
+          cupti_enabled());
+    if (cxx) dlclose(cxx);
+    return 0;
+}
+
+/* More records than the buffers hold: none may go missing unsaid. CUPTI's
+   buffers (2 of 4 MiB, held until the flush) and prof.h's own (1 MiB) both
+   run out. */
+static int case_drops(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "drops.json";
+    cfg.quiet = 1;
+    cfg.cupti = 1;
+    cfg.buffer_mb = 1;
+    setenv("FAKE_CUPTI_HOLD", "1", 1);
+    fake_gpu_setup(1);
+    bind_cupti();
+    void *s = fake_gpu_stream(0, 5);
+    PROF_INIT(&cfg);
+    for (int i = 0; i < 40000; i++) launch("_Z5tinyv", s, 100, 1, 32);
+    PROF_SHUTDOWN();
+    truth("{\"records\": %ld}", launched);
+    return 0;
+}
+
+/* No usable CUPTI (a path that is not there, a library without the
+   Activity API, an enable refused): one line, and GPU regions as before. */
+static int case_unusable(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "unusable.json";
+    cfg.cupti = 1;
+    fake_gpu_setup(1);
+    if (!getenv("PROF_CUPTI_LIB")) bind_cupti();
+    void *s = fake_gpu_stream(0, 3);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 3; step++) {
+        { PROF_GPU_SCOPE("layer", s); fake_gpu_launch(s, 10000); }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"enabled_after\": %d}", cupti_enabled ? cupti_enabled() : 0);
+    return 0;
+}
+
+static int run(const char *name) {
+    if (!strcmp(name, "cupti_kernels")) return case_kernels();
+    if (!strcmp(name, "cupti_drops")) return case_drops();
+    if (!strncmp(name, "cupti_unusable", 14)) return case_unusable();
+    return 2;
+}
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, "cuda", run); }

@@ -1,0 +1,27 @@
+/* fake_cupti.h - what a test program asks of the CUPTI double (fake_cupti.c),
+   which it reaches through dlopen/dlsym of the same shared object that
+   prof_cuda.h loads (PROF_CUPTI_LIB). */
+#ifndef FAKE_CUPTI_H
+#define FAKE_CUPTI_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_CUPTI_OFFSET_NS   ((int64_t)777 * 1000000000)  /* its clock, against CLOCK_MONOTONIC */
+#define FAKE_CUPTI_STREAM_SHIFT 100u                        /* its stream ids, against the runtime's */
+
+/* One activity record, in the toolkit's struct layout, into the buffers. */
+typedef void fake_cupti_emit_fn(const void *record, size_t size);
+/* The simulated runtime's stream ids, for cuptiGetStreamIdEx. */
+typedef void fake_cupti_bind_fn(int (*stream_info)(void *stream, int *dev, unsigned long long *id));
+/* Its clock, as cuptiGetTimestamp reads it. */
+typedef int64_t fake_cupti_now_fn(void);
+/* How many activity kinds are enabled now. */
+typedef int fake_cupti_enabled_fn(void);
+
+#ifdef FAKE_CUPTI_EXPORTS
+fake_cupti_emit_fn fake_cupti_emit;
+fake_cupti_bind_fn fake_cupti_bind;
+fake_cupti_now_fn fake_cupti_now;
+fake_cupti_enabled_fn fake_cupti_enabled;
+#endif
+#endif /* FAKE_CUPTI_H */

@@ -1,0 +1,109 @@
+#!/bin/sh
+# tests/gpu/run_on_device.sh [BUILD_DIR]
+#
+# The GPU path on a real NVIDIA GPU, which the test suite never has: builds
+# the project there (BUILD_DIR, default build-device; kernels for the GPU's
+# own architecture), then
+#   1. runs the GPU tests (ctest -L gpu: the doubles, and real_cuda on the
+#      real runtime with a device) and the CUDA example's test (example_cuda:
+#      every region, GPU regions nested on their stream, the GPU step equal
+#      to the CPU reference);
+#   2. measures what a GPU region costs the host against a bare launch and a
+#      hand-made cudaEventRecord pair (bench/gpu_device.cu), and checks that
+#      its trace holds every region;
+#   3. runs the example with kernel capture (PROF_CUPTI=1) and checks its
+#      trace (tests/gpu/check_cupti.py: every kernel, copy and fill with its
+#      launch and flow, inside its GPU region), printing how far the GPU
+#      regions' event-pair times sit from CUPTI's for the same kernels;
+#   4. times the example's steps: the profiler compiled out, compiled in
+#      with the example's schedule (3 steps recorded), every step recorded,
+#      and every step recorded with kernel capture.
+# Prints the figures, and writes them with the logs to $RESULTS (default
+# BUILD_DIR/results). Exit 0 when all passed; without a GPU it says so and
+# exits 0.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  echo "run_on_device.sh: no NVIDIA GPU here (nvidia-smi lists none); nothing to run"
+  exit 0
+fi
+build=${1:-build-device}
+results=${RESULTS:-$build/results}
+mkdir -p "$results" || exit 2
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+python=$(command -v python3)
+failed=0
+fail() { echo "FAILED: $*"; failed=1; }
+
+gpu=$(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | head -1)
+arch=$(echo "$gpu" | awk -F', ' '{ gsub(/\./, "", $3); print $3 }')
+echo "GPU: $gpu; $("$nvcc" --version | tail -1); $(date -u +%Y-%m-%d)"
+
+echo "== build ($build, sm_$arch)"
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPROF_BUILD_TESTS=ON \
+       -DCMAKE_CUDA_ARCHITECTURES="$arch" -DCMAKE_CUDA_COMPILER="$nvcc" \
+       -DPROF_TEST_PYTHON="$python" >"$results/configure.log" 2>&1 ||
+   ! cmake --build "$build" -j"$(nproc)" >"$results/build.log" 2>&1; then
+  tail -30 "$results/configure.log" "$results/build.log" 2>/dev/null
+  echo "FAILED: the build"
+  exit 1
+fi
+flags="-std=c++17 -O2 -arch=sm_$arch -I. -Xcompiler -Wall,-Wextra,-Werror"
+# shellcheck disable=SC2086 # $flags: several flags
+"$nvcc" $flags -DPROF_ENABLE bench/gpu_device.cu -o "$build/gpu_device" &&
+  "$nvcc" $flags examples/train_mlp_cuda.cu -o "$build/train_mlp_cuda_off" ||
+  { echo "FAILED: building bench/gpu_device.cu or train_mlp_cuda_off"; exit 1; }
+
+echo "== 1. GPU tests and the CUDA example on the device"
+ctest --test-dir "$build" -L gpu -R 'gpu_cuda|real_cuda|cupti' --output-on-failure >"$results/ctest_gpu.log" 2>&1 ||
+  fail "ctest -L gpu (see $results/ctest_gpu.log)"
+grep -E "tests passed|tests failed" "$results/ctest_gpu.log"
+ctest --test-dir "$build" -R '^example_cuda$' --output-on-failure >"$results/ctest_example.log" 2>&1 ||
+  fail "example_cuda (see $results/ctest_example.log)"
+grep -E "tests passed|tests failed|skipped" "$results/ctest_example.log"
+
+echo "== 2. host cost of a GPU region"
+trace="$results/gpu_device.json"
+"$build/gpu_device" "$trace" | tee "$results/gpu_device.txt" || fail "bench/gpu_device"
+"$python" - "$trace" <<'EOF' || fail "gpu_device's trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = sum(1 for e in d["traceEvents"] if e.get("cat") == "gpu_user_annotation" and e["name"] == "launch")
+want = 21 * 1000
+print(f"trace: {n} GPU regions of {want}")
+sys.exit(n != want)
+EOF
+
+echo "== 3. kernel capture (PROF_CUPTI=1): the CUDA example's trace"
+(cd "$results" && PROF_CUPTI=1 PROF_OUTPUT=cupti.json "$build/examples/train_mlp_cuda" >example_cupti_run.txt 2>&1) ||
+  { cat "$results/example_cupti_run.txt"; fail "train_mlp_cuda with PROF_CUPTI=1"; }
+grep "^prof:" "$results/example_cupti_run.txt"
+# 3 recorded steps of 19 kernels and 2 copies each, every one with its launch
+"$python" tests/gpu/check_cupti.py "$results/cupti.1.json" --figures --slack-us "${SLACK_US:-2}" --launches 63 \
+  --kernels matmul_kernel,bias_act_kernel,softmax_xent_kernel,sgd_kernel || fail "the CUPTI trace"
+"$python" - "$results/cupti.1.json" <<'EOF'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+k = collections.Counter(e["name"] for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy"))
+print("kernels and copies of the 3 steps:", ", ".join(f"{n} x{c}" for n, c in sorted(k.items())))
+EOF
+echo "-- the host cost again, with kernel capture on"
+PROF_CUPTI=1 "$build/gpu_device" "$results/gpu_device_cupti.json" | tail -2 || fail "bench/gpu_device with PROF_CUPTI=1"
+
+echo "== 4. the example's step time"
+steps=${STEPS:-2000}
+for way in off on all cupti; do
+  bin="$build/examples/train_mlp_cuda" env=""
+  case $way in
+    off) bin="$build/train_mlp_cuda_off" ;;                         # compiled out
+    all) env="PROF_SCHEDULE=active=$steps PROF_OUTPUT=all.json" ;;  # every step recorded
+    cupti) env="PROF_SCHEDULE=active=$steps PROF_OUTPUT=all_cupti.json PROF_CUPTI=1" ;;
+  esac                                                              # on: its schedule, 3 steps recorded
+  # shellcheck disable=SC2086 # $env: assignments
+  (cd "$results" && env $env "$bin" $steps >"example_$way.txt" 2>&1) || fail "train_mlp_cuda ($way)"
+  awk -v w=$way -v n=$steps '/steps on the GPU in/ { printf "profiler %-3s %.3f ms per step (%d steps in %s s)\n", w, 1000 * $7 / n, n, $7 }' \
+    "$results/example_$way.txt"
+done
+
+[ $failed = 0 ] && echo "run_on_device.sh: all passed" || echo "run_on_device.sh: some checks FAILED"
+exit $failed
