@@ -2842,7 +2842,22 @@ static struct {
     uint64_t lost;                      /* atomic */
     int64_t ns[2];                      /* readings of both clocks: window start, save */
     uint64_t tick[2];
+    uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
 } prof__act;
+
+/* Kernels of the last saved cycle still running at its save reach us after
+   it was written: counted and said, never dropped unsaid. Under prof__act_lock. */
+static void prof__act_late_locked(void) {
+    size_t late = 0;
+    for (size_t i = 0; i < prof__act.n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        late += a->kind != PROF_GPU_RUNTIME && prof__act.saved_hi && a->correlation >= prof__act.saved_lo &&
+                a->correlation <= prof__act.saved_hi;
+    }
+    if (late)
+        prof__msg("%zu kernels, copies or fills launched in the last saved cycle finished after it was saved and "
+                  "are not in it", late);
+}
 
 static void prof__act_reading(int k) {
     uint64_t a = prof__now();
@@ -2887,6 +2902,7 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
 static void prof__act_window_locked(void) {
     if (!prof__act.tracer) return;
     pthread_mutex_lock(&prof__act_lock);
+    prof__act_late_locked();
     prof__act.n = 0;
     pthread_mutex_unlock(&prof__act_lock);
     prof__act_reading(0);
@@ -2966,6 +2982,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
         }
     }
     prof__act.n = 0;
+    if (nin) prof__act.saved_lo = in[0], prof__act.saved_hi = in[nin - 1];
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
@@ -2982,6 +2999,7 @@ static void prof__act_stop_locked(void) {
     prof__act.tracer->stop();
     prof__act.tracer = NULL;
     pthread_mutex_lock(&prof__act_lock);
+    prof__act_late_locked();
     free(prof__act.a);
     prof__act.a = NULL;
     prof__act.n = prof__act.cap = 0;

@@ -427,6 +427,20 @@ def case_cupti_drops(backend, program):
     print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
 
 
+def case_cupti_late(backend, program):
+    """The record of a kernel that ran past its cycle's save arrives after
+    the trace was written: one line says so; the trace holds the rest."""
+    from check_cupti import check_trace
+    p = run(program, "cupti_late")
+    d = load("late.1.json")
+    gpu, rt, _, _, _ = check_trace(d)
+    check(collections.Counter(e["name"] for e in gpu) == {"_Z4workv": 2} or
+          collections.Counter(e["name"] for e in gpu) == {"work()": 2}, f"kernels {[e['name'] for e in gpu]}")
+    check(len(rt) == 3, f"{len(rt)} runtime calls, not 3 (step 1's late launch included)")
+    late = [line for line in stderr_lines(p) if "finished after it was saved" in line]
+    check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
+
+
 def cupti_unusable(program, case, says, **env):
     p = run(program, "cupti_unusable", **env)
     lines = [line for line in stderr_lines(p) if "CUPTI" in line]

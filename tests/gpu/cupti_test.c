@@ -76,6 +76,9 @@ static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
     launched++;
 }
 
+static int hold_next;                   /* keep the next kernel's record back ... */
+static CUpti_ActivityKernel10 held;     /* ... here, as CUPTI gives it only once it ran */
+
 /* kernel<<<grid, block, 0, stream>>>, running ns on the device. */
 static void launch(const char *name, void *stream, int64_t ns, int grid, int block) {
     uint32_t c = ++corr;
@@ -97,6 +100,11 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     k.dynamicSharedMemory = 512;
     k.correlationId = c;
     k.name = name;
+    if (hold_next) {
+        held = k;
+        hold_next = 0;
+        return;
+    }
     emit(&k, sizeof k);
     launched++;
 }
@@ -223,7 +231,39 @@ static int case_unusable(void) {
     return 0;
 }
 
+/* A kernel of the last recorded step still runs when its cycle is saved:
+   its record comes after, and is said, not dropped unsaid. */
+static int case_late(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "late.json";
+    cfg.quiet = 1;
+    cfg.cupti = 1;
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 1;
+    fake_gpu_setup(1);
+    bind_cupti();
+    void *s = fake_gpu_stream(0, 9);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 3; step++) {
+        { PROF_SCOPE("work"); launch("_Z4workv", s, 1000, 1, 32); }
+        if (step == 1) {
+            hold_next = 1;
+            launch("_Z4slowv", s, 50000, 1, 32);
+        }
+        PROF_STEP();                    /* step 1's saves the cycle */
+        if (step == 1) {
+            emit(&held, sizeof held);   /* now it has run */
+            launched++;
+        }
+    }
+    PROF_SHUTDOWN();
+    truth("{\"late\": 1}");
+    return 0;
+}
+
 static int run(const char *name) {
+    if (!strcmp(name, "cupti_late")) return case_late();
     if (!strcmp(name, "cupti_kernels")) return case_kernels();
     if (!strcmp(name, "cupti_drops")) return case_drops();
     if (!strncmp(name, "cupti_unusable", 14)) return case_unusable();
