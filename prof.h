@@ -3992,6 +3992,25 @@ static void prof__w_devices(prof__w *w, const prof__cycle *cy) {
     else PROF__W_LIT(w, "],\n");
 }
 
+/* A GPU's process (pid = device) and a stream's track (tid = stream id),
+   named and ordered after the CPU's, where they begin. */
+static void prof__w_gpu_track(prof__tw *t, int dev, long long stream, int new_dev, int new_stream) {
+    char label[64];
+    if (new_dev) {
+        t->pid = dev;
+        snprintf(label, sizeof label, "GPU %d", dev);
+        prof__meta(t, "process_name", 0, "name", label, 0);
+        prof__meta(t, "process_labels", 0, "labels", label, 0);
+        prof__meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + dev);
+    }
+    if (new_stream) {
+        snprintf(label, sizeof label, "stream %lld", stream);
+        prof__meta(t, "thread_name", (long)stream, "name", label, 0);
+        prof__meta(t, "thread_sort_index", (long)stream, "sort_index", NULL, stream);
+        prof__tw_thread(t, (long)stream);
+    }
+}
+
 /* Kernel capture's flows: ids apart from the GPU regions' correlations. */
 #define PROF__ACT_FLOW ((int64_t)1 << 32)
 
@@ -4057,20 +4076,8 @@ static void prof__w_act(prof__tw *t, const prof__cycle *cy) {
     }
     for (size_t i = cy->nact_api; i < cy->nact; i++) {
         const prof__gact *g = &cy->act[i], *p = i > cy->nact_api ? g - 1 : NULL;
-        char label[64];
-        if (!p || g->a.device != p->a.device) {
-            t->pid = g->a.device;
-            snprintf(label, sizeof label, "GPU %d", g->a.device);
-            prof__meta(t, "process_name", 0, "name", label, 0);
-            prof__meta(t, "process_labels", 0, "labels", label, 0);
-            prof__meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + g->a.device);
-        }
-        if (!p || g->a.device != p->a.device || g->a.stream != p->a.stream) {
-            snprintf(label, sizeof label, "stream %lld", g->a.stream);
-            prof__meta(t, "thread_name", (long)g->a.stream, "name", label, 0);
-            prof__meta(t, "thread_sort_index", (long)g->a.stream, "sort_index", NULL, g->a.stream);
-            prof__tw_thread(t, (long)g->a.stream);
-        }
+        int new_dev = !p || g->a.device != p->a.device;
+        prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_dev || g->a.stream != p->a.stream);
         if (g->a.kind == PROF_GPU_KERNEL) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
         else if (g->a.kind == PROF_GPU_MEMCPY) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":");
         else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":");
@@ -4117,20 +4124,8 @@ static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
     int has_kernels = cy->nact > cy->nact_api;
     for (size_t i = 0; i < cy->ngpu; i++) {
         const prof__gev *g = &cy->gpu[i];
-        char label[64];
-        if (!i || g->dev != cy->gpu[i - 1].dev) {
-            t->pid = g->dev;
-            snprintf(label, sizeof label, "GPU %d", g->dev);
-            prof__meta(t, "process_name", 0, "name", label, 0);
-            prof__meta(t, "process_labels", 0, "labels", label, 0);
-            prof__meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + g->dev);
-        }
-        if (!i || g->dev != cy->gpu[i - 1].dev || g->stream != cy->gpu[i - 1].stream) {
-            snprintf(label, sizeof label, "stream %lld", g->stream);
-            prof__meta(t, "thread_name", (long)g->stream, "name", label, 0);
-            prof__meta(t, "thread_sort_index", (long)g->stream, "sort_index", NULL, g->stream);
-            prof__tw_thread(t, (long)g->stream);
-        }
+        int new_dev = !i || g->dev != cy->gpu[i - 1].dev;
+        prof__w_gpu_track(t, g->dev, g->stream, new_dev, new_dev || g->stream != cy->gpu[i - 1].stream);
         PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
         prof__w_name(w, g->name);
         prof__ev_where(t, (uint64_t)g->t0);

@@ -148,6 +148,16 @@ static const char *prof__cupti_copy_name(unsigned copy, unsigned src, unsigned d
     return prof_intern(b, PROF__SCAST(size_t, n));
 }
 
+/* What kernel, copy and fill records name alike: where and when. */
+#define PROF__CUPTI_ON_GPU(a, rec)                           \
+    do {                                                     \
+        (a)->device = PROF__SCAST(int, (rec)->deviceId);     \
+        (a)->stream = (rec)->streamId;                       \
+        (a)->correlation = (rec)->correlationId;             \
+        (a)->t0_ns = PROF__SCAST(int64_t, (rec)->start);     \
+        (a)->t1_ns = PROF__SCAST(int64_t, (rec)->end);       \
+    } while (0)
+
 static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
     (void)size;
     CUpti_Activity *r = PROF__NULLPTR;
@@ -157,36 +167,24 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
         memset(&a, 0, sizeof a);
         if (r->kind == CUPTI_ACTIVITY_KIND_KERNEL || r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
             const prof__cupti_kernel *k = PROF__RCAST(const prof__cupti_kernel *, r);
+            PROF__CUPTI_ON_GPU(&a, k);
             a.kind = PROF_GPU_KERNEL;
             a.name = prof__cupti_kernel_name(k->name);
-            a.device = PROF__SCAST(int, k->deviceId);
-            a.stream = k->streamId;
-            a.correlation = k->correlationId;
-            a.t0_ns = PROF__SCAST(int64_t, k->start);
-            a.t1_ns = PROF__SCAST(int64_t, k->end);
             a.grid[0] = k->gridX, a.grid[1] = k->gridY, a.grid[2] = k->gridZ;
             a.block[0] = k->blockX, a.block[1] = k->blockY, a.block[2] = k->blockZ;
             a.regs = k->registersPerThread;
             a.smem = PROF__SCAST(int64_t, k->staticSharedMemory) + k->dynamicSharedMemory;
         } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
             const prof__cupti_memcpy *m = PROF__RCAST(const prof__cupti_memcpy *, r);
+            PROF__CUPTI_ON_GPU(&a, m);
             a.kind = PROF_GPU_MEMCPY;
             a.name = prof__cupti_copy_name(m->copyKind, m->srcKind, m->dstKind);
-            a.device = PROF__SCAST(int, m->deviceId);
-            a.stream = m->streamId;
-            a.correlation = m->correlationId;
-            a.t0_ns = PROF__SCAST(int64_t, m->start);
-            a.t1_ns = PROF__SCAST(int64_t, m->end);
             a.bytes = m->bytes;
         } else if (r->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
             const prof__cupti_memset *m = PROF__RCAST(const prof__cupti_memset *, r);
+            PROF__CUPTI_ON_GPU(&a, m);
             a.kind = PROF_GPU_MEMSET;
             a.name = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ? "Memset (Device)" : "Memset";
-            a.device = PROF__SCAST(int, m->deviceId);
-            a.stream = m->streamId;
-            a.correlation = m->correlationId;
-            a.t0_ns = PROF__SCAST(int64_t, m->start);
-            a.t1_ns = PROF__SCAST(int64_t, m->end);
             a.bytes = m->bytes;
         } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
             const CUpti_ActivityAPI *c = PROF__RCAST(const CUpti_ActivityAPI *, r);

@@ -23,20 +23,14 @@ against the kernels inside them (CUPTI's timestamps): the alignment error.
 Exit 0: all passed; 1: a check failed (the first failure printed)."""
 import argparse
 import json
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from run_case import check  # noqa: E402
+
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-
-
-def fail(msg):
-    print(f"FAIL: {msg}")
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 def check_trace(d, launches=None, kernels=(), slack_us=2.0):

@@ -109,57 +109,50 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     launched++;
 }
 
-/* cudaMemcpyAsync(HtoD, pageable) of bytes, taking ns on the device. */
-static void copy(void *stream, uint64_t bytes, int64_t ns) {
+/* cudaMemcpyAsync (HtoD, pageable) or cudaMemsetAsync of bytes, taking ns
+   on the device. */
+static void transfer(int fill, void *stream, uint64_t bytes, int64_t ns) {
     uint32_t c = ++corr;
     int64_t t0 = cupti_now();
     int dev;
     int64_t start = fake_gpu_launch_at(stream, ns, &dev);
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, c, t0, cupti_now());
+    runtime_call(fill ? CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                 c, t0, cupti_now());
     CUpti_ActivityMemcpy6 m;
+    CUpti_ActivityMemset4 f;
     memset(&m, 0, sizeof m);
+    memset(&f, 0, sizeof f);
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
     m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
     m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
     m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    m.bytes = bytes;
-    m.start = cupti_ts(dev, start);
-    m.end = cupti_ts(dev, start + ns);
-    m.deviceId = (uint32_t)dev;
-    m.streamId = stream_id(stream);
-    m.correlationId = c;
-    emit(&m, sizeof m);
+    f.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    f.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.bytes = f.bytes = bytes;
+    m.start = f.start = cupti_ts(dev, start);
+    m.end = f.end = cupti_ts(dev, start + ns);
+    m.deviceId = f.deviceId = (uint32_t)dev;
+    m.streamId = f.streamId = stream_id(stream);
+    m.correlationId = f.correlationId = c;
+    if (fill) emit(&f, sizeof f);
+    else emit(&m, sizeof m);
     launched++;
 }
 
-static void memset_async(void *stream, uint64_t bytes, int64_t ns) {
-    uint32_t c = ++corr;
-    int64_t t0 = cupti_now();
-    int dev;
-    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, c, t0, cupti_now());
-    CUpti_ActivityMemset4 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-    m.bytes = bytes;
-    m.start = cupti_ts(dev, start);
-    m.end = cupti_ts(dev, start + ns);
-    m.deviceId = (uint32_t)dev;
-    m.streamId = stream_id(stream);
-    m.correlationId = c;
-    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    emit(&m, sizeof m);
-    launched++;
+/* A config asking for kernel capture, quiet, writing out. */
+static prof_config capture(const char *out) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = out;
+    cfg.quiet = 1;
+    cfg.cupti = 1;
+    return cfg;
 }
 
 /* Six steps, steps 2-4 recorded: in each a GPU region around two kernels,
    a copy and a fill, and one kernel outside any region. */
 static int case_kernels(void) {
-    prof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.output = "cupti.json";
-    cfg.quiet = 1;
-    cfg.cupti = 1;
+    prof_config cfg = capture("cupti.json");
     cfg.schedule.wait = 1;
     cfg.schedule.warmup = 1;
     cfg.schedule.active = 3;
@@ -172,9 +165,9 @@ static int case_kernels(void) {
     for (int step = 0; step < 6; step++) {
         {
             PROF_GPU_SCOPE("layer", s);
-            copy(s, 1 << 20, 40000);
+            transfer(0, s, 1 << 20, 40000);
             launch("_Z6matmulPfS_i", s, 60000, 128, 256);
-            memset_async(s, 4096, 3000);
+            transfer(1, s, 4096, 3000);
             launch("_Z4reluPfi", s, 20000, 64, 256);
         }
         launch("_Z4lossPf", s, 10000, 1, 128);
@@ -194,11 +187,7 @@ static int case_kernels(void) {
    buffers (2 of 4 MiB, held until the flush) and prof.h's own (1 MiB) both
    run out. */
 static int case_drops(void) {
-    prof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.output = "drops.json";
-    cfg.quiet = 1;
-    cfg.cupti = 1;
+    prof_config cfg = capture("drops.json");
     cfg.buffer_mb = 1;
     setenv("FAKE_CUPTI_HOLD", "1", 1);
     fake_gpu_setup(1);
@@ -234,11 +223,7 @@ static int case_unusable(void) {
 /* A kernel of the last recorded step still runs when its cycle is saved:
    its record comes after, and is said, not dropped unsaid. */
 static int case_late(void) {
-    prof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.output = "late.json";
-    cfg.quiet = 1;
-    cfg.cupti = 1;
+    prof_config cfg = capture("late.json");
     cfg.schedule.active = 2;
     cfg.schedule.repeat = 1;
     fake_gpu_setup(1);
