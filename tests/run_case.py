@@ -278,11 +278,19 @@ def case_perfetto(binary, tmp):
         print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed")
         sys.exit(77)
     run(binary, "perfetto", {}, tmp)
+    tool = os.environ.get("PROF_TEST_TOOL")
     for n in (1, 2):
         j = pftrace.load_json(os.path.join(tmp, f"p{n}.json"))
         p = pftrace.decode_pftrace(os.path.join(tmp, f"p{n}.pftrace"))
         diff = j.diff(p)
         check(not diff, f"cycle {n}: the formats differ:\n" + "\n".join(diff))
+        if tool:    # `prof table` reads both formats of the cycle alike
+            tables = [subprocess.run([tool, "table", f"p{n}{ext}", "sort=name,group=args+thread,percentiles"],
+                                     cwd=tmp, capture_output=True, text=True, timeout=60) for ext in (".json", ".pftrace")]
+            check(all(t.returncode == 0 for t in tables), f"cycle {n}: prof table: {[t.stderr for t in tables]}")
+            check(tables[0].stdout == tables[1].stdout and tables[0].stdout.count("\n") > 10,
+                  f"cycle {n}: prof table of the JSON and of the .pftrace differ:\n{tables[0].stdout}\n{tables[1].stdout}")
+            print(f"cycle {n}: prof table reads the JSON and the .pftrace alike ({tables[0].stdout.count(chr(10))} lines)")
         slices = sum(j.slices.values())
         print(f"cycle {n}: {slices} slices, {sum(j.instants.values())} instants, "
               f"{sum(j.counters.values())} counter samples, {p.nested} nested slices checked")

@@ -20,6 +20,9 @@ gzip    a rank given as .json.gz (Python's gzip, levels 1 and 9, two members)
 cli     prof table (the table of a saved trace, exact against known
         durations, as the run's own) and prof diff (a region made slower on
         purpose at the top, the unchanged left out, exit 1 over --fail-over).
+example prof diff on two runs of the example (examples/train_mlp.c, given
+        as MERGE_RANKS), the second with its optimizer step slowed on purpose
+        (TRAIN_MLP_SLOW_SGD): that region first, named on stderr, exit 1.
 perfetto  Perfetto traces: two synthetic ranks built with Perfetto's own
         compiled proto (rank 1's clock off by a known amount, sync points on
         an incremental sequence clock, one absolute timestamp) merge exactly;
@@ -652,6 +655,23 @@ def case_cli(tool, _ranks_bin, tmp):
     check(p.returncode == 0 and "4 regions changed by less than 5.00%" in p.stdout, f"same traces: {p.stdout}")
     p = subprocess.run([tool, "table", "base.json", "sort=nope"], cwd=tmp, capture_output=True, text=True, timeout=60)
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is not a table spec" in p.stderr, p.stderr)
+
+
+def case_example(tool, example, tmp):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    env.update(PROF_SCHEDULE="skip_first=5,active=20,repeat=1", PROF_TABLE="")
+    for name, slow in (("base", "0"), ("new", "5000")):   # 5 ms a step, 100 ms in all
+        p = subprocess.run([example, "30"], cwd=tmp, capture_output=True, text=True, timeout=300,
+                           env=dict(env, PROF_OUTPUT=f"{name}.json", TRAIN_MLP_SLOW_SGD=slow))
+        check(p.returncode == 0, f"{name} run: {p.stderr}")
+    p = subprocess.run([tool, "diff", "base.1.json", "new.1.json", "--fail-over", "20"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    print(p.stdout + p.stderr)
+    check(p.returncode == 1, f"prof diff exited {p.returncode}")
+    first = re.split(r"\s{2,}", p.stdout.splitlines()[1].strip())
+    check(first[0] == "optimizer_step" and first[1] == first[2] == "20", f"first row {first}")
+    check(any(line.startswith("prof_merge: 'optimizer_step' slowed by") for line in p.stderr.splitlines()),
+          f"stderr {p.stderr}")
 
 
 def pf_rank(pb, rank, offset, syncs, pid):

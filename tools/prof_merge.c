@@ -429,6 +429,7 @@ static int span_int(span s, int64_t *out) {
    decimal digits: exact where a double is not (a ts of 1.7e12 us in ns needs
    more than 53 bits). 0 when s is not a number or the result is not an int64. */
 static int span_scaled(span s, int shift, int64_t *out) {
+    if (!s.n) return 0;                     /* a field not there: no pointer to add to */
     const char *p = s.p, *end = s.p + s.n;
     int neg = 0;
     if (p < end && *p == '-') neg = 1, p++;
@@ -1254,6 +1255,7 @@ typedef struct {
     int incremental;
     int64_t last, to_real;              /* the clock's last reading; + to_real: REALTIME */
     uint64_t sync_iid, key_iid;         /* interned "prof_sync", "sync"; 0: not seen */
+    uint64_t track;                     /* TrackEventDefaults.track_uuid (prof table) */
 } pfseq;
 
 static pfseq *g_pfseq;                  /* pass 1's, global so that die() leaves it reachable */
@@ -1289,6 +1291,33 @@ static int pf_time(pfseq *s, int has_ts, uint64_t ts, uint32_t clock, int64_t *a
         return 1;
     }
     return 0;
+}
+
+/* A clock snapshot: the sequence's own clock, its reading and REALTIME's. */
+static void pf_snapshot(pfseq *s, const pbfield *f) {
+    pbin sub = pb_sub(f), sub2;
+    pbfield g, h;
+    int64_t seq_v = 0, real_v = 0;
+    int has_seq = 0, has_real = 0, inc = 0;
+    uint32_t seq_id = 0;
+    while (pb_next(&sub, &g)) {
+        if (g.id != 1 || g.wt != 2) continue;
+        uint64_t cid = 0, v = 0, incr = 0;
+        sub2 = pb_sub(&g);
+        while (pb_next(&sub2, &h)) {
+            if (h.id == 1 && h.wt == 0) cid = h.v;
+            if (h.id == 2 && h.wt == 0) v = h.v;
+            if (h.id == 3 && h.wt == 0) incr = h.v;
+        }
+        if (cid >= 64 && cid < 128) { seq_id = (uint32_t)cid; seq_v = (int64_t)(v & INT64_MAX); inc = incr != 0; has_seq = 1; }
+        if (cid == 1) { real_v = (int64_t)(v & INT64_MAX); has_real = 1; }
+    }
+    if (has_seq) {
+        s->seq_clock = seq_id;
+        s->incremental = inc;
+        s->last = seq_v;
+        s->to_real = has_real ? sub_ck(real_v, seq_v) : 0;
+    }
 }
 
 /* Pass 1 over a Perfetto trace: its rank and drops (trace attributes), the
@@ -1336,29 +1365,8 @@ static void pf_collect(trace *t) {
                     if (match && g.id == 2) s->sync_iid = iid;
                     if (match && g.id == 3) s->key_iid = iid;
                 }
-            } else if (f.id == 6 && f.wt == 2) {         /* a clock snapshot */
-                int64_t seq_v = 0, real_v = 0;
-                int has_seq = 0, has_real = 0, inc = 0;
-                uint32_t seq_id = 0;
-                sub = pb_sub(&f);
-                while (pb_next(&sub, &g)) {
-                    if (g.id != 1 || g.wt != 2) continue;
-                    uint64_t cid = 0, v = 0, incr = 0;
-                    sub2 = pb_sub(&g);
-                    while (pb_next(&sub2, &h)) {
-                        if (h.id == 1 && h.wt == 0) cid = h.v;
-                        if (h.id == 2 && h.wt == 0) v = h.v;
-                        if (h.id == 3 && h.wt == 0) incr = h.v;
-                    }
-                    if (cid >= 64 && cid < 128) { seq_id = (uint32_t)cid; seq_v = (int64_t)(v & INT64_MAX); inc = incr != 0; has_seq = 1; }
-                    if (cid == 1) { real_v = (int64_t)(v & INT64_MAX); has_real = 1; }
-                }
-                if (has_seq) {
-                    s->seq_clock = seq_id;
-                    s->incremental = inc;
-                    s->last = seq_v;
-                    s->to_real = has_real ? sub_ck(real_v, seq_v) : 0;
-                }
+            } else if (f.id == 6 && f.wt == 2) {
+                pf_snapshot(s, &f);
             } else if (f.id == 11 && f.wt == 2) {        /* a track event */
                 is_event = 1;
                 sub = pb_sub(&f);
@@ -1756,7 +1764,6 @@ static void free_all(void) {
     g_written = 0;
 }
 
-#ifndef PROF_MERGE_FUZZ
 /* ======================================================================== */
 /*  prof table, prof diff: the summary table of a saved trace, or of two     */
 /* ======================================================================== */
@@ -1846,6 +1853,15 @@ static void cli_record(cli_trace *c, uint32_t kind, const char *name, uint64_t t
     e->th = th & 0xFFFFFFFu;
 }
 
+/* A region (or step) and its arguments, records first..c->n - 1. */
+static void cli_unit_add(cli_trace *c, uint32_t th, uint64_t t0, uint64_t t1, size_t first) {
+    if (c->nunit == c->unitcap) {
+        c->unitcap = c->unitcap ? 2 * c->unitcap : 1024;
+        c->unit = xrealloc(c->unit, c->unitcap * sizeof *c->unit);
+    }
+    c->unit[c->nunit++] = (cli_unit){ th, t0, t1, first, c->n - 1 };
+}
+
 static void cli_collect(trace *t, const event *ev) {
     cli_trace *c = g_cli_cur;
     int64_t tid, ts, dur;
@@ -1881,11 +1897,7 @@ static void cli_collect(trace *t, const event *ev) {
         }
         cli_record(c, PROF__K_REGION, text, t0, t1, 0, th);
     }
-    if (c->nunit == c->unitcap) {
-        c->unitcap = c->unitcap ? 2 * c->unitcap : 1024;
-        c->unit = xrealloc(c->unit, c->unitcap * sizeof *c->unit);
-    }
-    c->unit[c->nunit++] = (cli_unit){ th, t0, t1, first, c->n - 1 };
+    cli_unit_add(c, th, t0, t1, first);
 }
 
 static int cli_unit_cmp(const void *pa, const void *pb) {
@@ -1896,11 +1908,243 @@ static int cli_unit_cmp(const void *pa, const void *pb) {
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
-/* Trace t (JSON) as a cycle of prof.h's, analysed, into *cy. */
+/* ---- prof table and prof diff of a Perfetto trace -------------------------
+   Its CPU regions are the BEGIN/END slices of thread tracks (a thread's own,
+   or an overlap lane under it), paired per track as the trace processor
+   pairs them, with the names and argument keys each sequence interned and
+   the arguments on the END, as prof.h writes them. GPU, counter and memory
+   tracks are left out, as the JSON path leaves GPU events out. */
+typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; } cli_pftrack;
+typedef struct { uint64_t track; const char *name; uint64_t t0; } cli_pfopen;
+
+static struct {
+    uint64_t *key;                      /* (sequence, table, iid) + 1; 0: empty */
+    const char **val;
+    size_t cap, n;
+    cli_pftrack *tr;
+    size_t ntr;
+    cli_pfopen *open;
+    size_t nopen, opencap;
+} g_pfc;
+
+static uint64_t cli_pfkey(uint32_t seq, unsigned table, uint64_t iid) {
+    return ((uint64_t)seq << 32 | (uint64_t)table << 30 | (iid & 0x3FFFFFFFu)) + 1;
+}
+
+static size_t cli_pfslot(uint64_t key) {
+    size_t j = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (g_pfc.cap - 1);
+    while (g_pfc.key[j] && g_pfc.key[j] != key) j = (j + 1) & (g_pfc.cap - 1);
+    return j;
+}
+
+static void cli_pfname_put(uint64_t key, const char *v) {
+    if (2 * (g_pfc.n + 1) > g_pfc.cap) {        /* grow: rehash into twice the room */
+        uint64_t *ok = g_pfc.key;
+        const char **ov = g_pfc.val;
+        size_t oc = g_pfc.cap;
+        g_pfc.cap = oc ? 2 * oc : 1024;
+        g_pfc.key = xrealloc(NULL, g_pfc.cap * sizeof *g_pfc.key);
+        g_pfc.val = xrealloc(NULL, g_pfc.cap * sizeof *g_pfc.val);
+        memset(g_pfc.key, 0, g_pfc.cap * sizeof *g_pfc.key);
+        for (size_t i = 0; i < oc; i++)
+            if (ok[i]) {
+                size_t j = cli_pfslot(ok[i]);
+                g_pfc.key[j] = ok[i];
+                g_pfc.val[j] = ov[i];
+            }
+        free(ok);
+        free(ov);
+    }
+    size_t j = cli_pfslot(key);
+    if (!g_pfc.key[j]) g_pfc.n++;
+    g_pfc.key[j] = key;
+    g_pfc.val[j] = v;
+}
+
+static const char *cli_pfname(uint64_t key) {
+    if (!g_pfc.cap) return NULL;
+    size_t j = cli_pfslot(key);
+    return g_pfc.key[j] ? g_pfc.val[j] : NULL;
+}
+
+static const char *cli_pfstr(const pbfield *f) { return prof_intern((const char *)f->data, f->n); }
+
+static cli_pftrack *cli_pftrack_of(uint64_t uuid) {
+    for (size_t i = 0; i < g_pfc.ntr; i++)
+        if (g_pfc.tr[i].uuid == uuid) return &g_pfc.tr[i];
+    return NULL;
+}
+
+/* The thread a track's slices belong to: its own, or its parent's (lanes). */
+static int cli_pftid(uint64_t uuid, int64_t *tid) {
+    for (int depth = 0; depth < 4; depth++) {
+        const cli_pftrack *k = cli_pftrack_of(uuid);
+        if (!k) return 0;
+        if (k->has_tid) { *tid = k->tid; return 1; }
+        uuid = k->parent;
+    }
+    return 0;
+}
+
+/* A track descriptor: its uuid, parent, and thread (with its name). */
+static void cli_pfdesc(cli_trace *c, const pbfield *f) {
+    pbin in = pb_sub(f), sub;
+    pbfield g, h;
+    cli_pftrack k = { 0, 0, 0, 0 };
+    const char *tname = NULL;
+    while (pb_next(&in, &g)) {
+        if (g.id == 1 && g.wt == 0) k.uuid = g.v;
+        if (g.id == 5 && g.wt == 0) k.parent = g.v;
+        if (g.id != 4 || g.wt != 2) continue;   /* ThreadDescriptor */
+        sub = pb_sub(&g);
+        while (pb_next(&sub, &h)) {
+            if (h.id == 2 && h.wt == 0) { k.tid = (int64_t)(int32_t)h.v; k.has_tid = 1; }
+            if (h.id == 5 && h.wt == 2) tname = cli_pfstr(&h);
+        }
+    }
+    cli_pftrack *o = cli_pftrack_of(k.uuid);
+    if (!o) {
+        g_pfc.tr = xrealloc(g_pfc.tr, (g_pfc.ntr + 1) * sizeof *g_pfc.tr);
+        o = &g_pfc.tr[g_pfc.ntr++];
+    }
+    *o = k;
+    if (k.has_tid && tname) {
+        uint32_t i = cli_thread(c, k.tid);      /* (which may move c->th) */
+        c->th[i].name = tname;
+    }
+}
+
+/* Interned event names (table 2) and argument keys (table 3) of a sequence. */
+static void cli_pfinterned(uint32_t seq, const pbfield *f) {
+    pbin in = pb_sub(f), sub;
+    pbfield g, h;
+    while (pb_next(&in, &g)) {
+        if ((g.id != 2 && g.id != 3) || g.wt != 2) continue;
+        uint64_t iid = 0;
+        const char *name = NULL;
+        sub = pb_sub(&g);
+        while (pb_next(&sub, &h)) {
+            if (h.id == 1 && h.wt == 0) iid = h.v;
+            if (h.id == 2 && h.wt == 2) name = cli_pfstr(&h);
+        }
+        if (name) cli_pfname_put(cli_pfkey(seq, (unsigned)g.id, iid), name);
+    }
+}
+
+/* One TrackEvent of sequence s at time ts (ns, > 0). */
+static void cli_pfevent(trace *t, cli_trace *c, pfseq *s, const pbfield *f, uint64_t ts) {
+    pbin in = pb_sub(f), sub;
+    pbfield g, h;
+    uint64_t type = 0, track = s->track, name_iid = 0;
+    const char *name = NULL;
+    size_t nargs = 0;
+    struct { const char *key; int is_str; int64_t v; const char *str; } args[16];
+    while (pb_next(&in, &g)) {
+        if (g.id == 9 && g.wt == 0) type = g.v;
+        if (g.id == 10 && g.wt == 0) name_iid = g.v;
+        if (g.id == 23 && g.wt == 2) name = cli_pfstr(&g);
+        if (g.id == 11 && g.wt == 0) track = g.v;
+        if (g.id != 4 || g.wt != 2 || nargs == 16) continue;
+        const char *key = NULL;
+        int has = 0;
+        sub = pb_sub(&g);
+        while (pb_next(&sub, &h)) {
+            if (h.id == 1 && h.wt == 0) key = cli_pfname(cli_pfkey(s->id, 3, h.v));
+            if (h.id == 10 && h.wt == 2) key = cli_pfstr(&h);
+            if (h.id == 4 && h.wt == 0) { args[nargs].is_str = 0; args[nargs].v = (int64_t)h.v; has = 1; }
+            if (h.id == 6 && h.wt == 2) { args[nargs].is_str = 1; args[nargs].str = cli_pfstr(&h); has = 1; }
+        }
+        if (key && has && strcmp(key, "correlation") && strcmp(key, "os_tid") && strcmp(key, "clipped"))
+            args[nargs++].key = key;
+    }
+    if (type == 1) {                            /* SLICE_BEGIN */
+        if (!name && name_iid) name = cli_pfname(cli_pfkey(s->id, 2, name_iid));
+        if (g_pfc.nopen == g_pfc.opencap) {
+            g_pfc.opencap = g_pfc.opencap ? 2 * g_pfc.opencap : 64;
+            g_pfc.open = xrealloc(g_pfc.open, g_pfc.opencap * sizeof *g_pfc.open);
+        }
+        g_pfc.open[g_pfc.nopen++] = (cli_pfopen){ track, name ? name : "(unnamed)", ts };
+        return;
+    }
+    if (type != 2) return;                      /* SLICE_END: the track's last open slice */
+    size_t i = g_pfc.nopen;
+    while (i && g_pfc.open[i - 1].track != track) i--;
+    if (!i) return;
+    cli_pfopen o = g_pfc.open[i - 1];
+    memmove(&g_pfc.open[i - 1], &g_pfc.open[i], (g_pfc.nopen - i) * sizeof *g_pfc.open);
+    g_pfc.nopen--;
+    int64_t tid;
+    if (!cli_pftid(track, &tid)) return;        /* not a thread's: GPU, counters */
+    uint32_t th = cli_thread(c, tid);
+    uint64_t t0 = o.t0, t1 = ts;
+    size_t first = c->n;
+    if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
+        cli_record(c, PROF__K_STEP, NULL, t0, t1, (uint32_t)strtoul(o.name + 13, NULL, 10), th);
+    } else {
+        for (size_t k = 0; k < nargs; k++)
+            cli_record(c, args[k].is_str ? PROF__K_ARG_STR : PROF__K_ARG_INT, args[k].key, t0,
+                       args[k].is_str ? (uint64_t)(uintptr_t)args[k].str : (uint64_t)args[k].v, 0, th);
+        cli_record(c, PROF__K_REGION, o.name, t0, t1, 0, th);
+    }
+    (void)t;
+    cli_unit_add(c, th, t0, t1, first);
+}
+
+/* Every packet of a Perfetto trace, in order, into c. */
+static void cli_collect_pf(trace *t, cli_trace *c) {
+    size_t pos = 0, n;
+    const uint8_t *at;
+    g_npfseq = 0;
+    while (pf_packet(t, &pos, &at, &n)) {
+        pbin in = { at, at + n }, sub, sub2;
+        pbfield f, g, h;
+        uint32_t seq = 0, clock = 0;
+        uint64_t ts = 0;
+        int has_ts = 0;
+        const uint8_t *ev_at = NULL;
+        pbfield ev;
+        memset(&ev, 0, sizeof ev);
+        g_pf_at = at;
+        while (pb_next(&in, &f))
+            if (f.id == 10 && f.wt == 0) seq = (uint32_t)f.v;
+        pfseq *s = pf_seq(&g_pfseq, &g_npfseq, seq);
+        in = (pbin){ at, at + n };
+        while (pb_next(&in, &f)) {
+            if (f.id == 8 && f.wt == 0) { ts = f.v; has_ts = 1; }
+            else if (f.id == 58 && f.wt == 0) clock = (uint32_t)f.v;
+            else if (f.id == 60 && f.wt == 2) cli_pfdesc(c, &f);
+            else if (f.id == 12 && f.wt == 2) cli_pfinterned(seq, &f);
+            else if (f.id == 11 && f.wt == 2) { ev = f; ev_at = f.data; }
+            else if (f.id == 59 && f.wt == 2) {         /* defaults: clock, track */
+                sub = pb_sub(&f);
+                while (pb_next(&sub, &g)) {
+                    if (g.id == 58 && g.wt == 0) s->clock_id = (uint32_t)g.v;
+                    if (g.id != 11 || g.wt != 2) continue;
+                    sub2 = pb_sub(&g);
+                    while (pb_next(&sub2, &h))
+                        if (h.id == 11 && h.wt == 0) s->track = h.v;
+                }
+            } else if (f.id == 6 && f.wt == 2) {
+                pf_snapshot(s, &f);
+            }
+        }
+        int64_t abs_ns;
+        if (ev_at && pf_time(s, has_ts, ts, clock, &abs_ns) && abs_ns >= t->tmin)
+            cli_pfevent(t, c, s, &ev, (uint64_t)(abs_ns - t->tmin) + 1);
+    }
+    g_npfseq = 0;
+    free(g_pfc.key);
+    free(g_pfc.val);
+    free(g_pfc.tr);
+    free(g_pfc.open);
+    memset(&g_pfc, 0, sizeof g_pfc);
+}
+
+/* Trace t (JSON or Perfetto) as a cycle of prof.h's, analysed, into *cy. */
 static void cli_cycle(trace *t, cli_trace *c, prof__cycle *cy) {
-    if (t->pf) die("%s: prof table and prof diff read JSON traces (a Perfetto trace: not yet)", t->path);
     g_cli_cur = c;
-    for_each_event(t, cli_collect);
+    if (t->pf) cli_collect_pf(t, c);
+    else for_each_event(t, cli_collect);
     if (c->nunit) qsort(c->unit, c->nunit, sizeof *c->unit, cli_unit_cmp);
     prof__ev *sorted = xrealloc(NULL, (c->n + 1) * sizeof *sorted);
     size_t o = 0;
@@ -1947,6 +2191,7 @@ static void cli_free(void) {
     }
 }
 
+#ifndef PROF_MERGE_FUZZ             /* the commands; fuzz_merge drives the reader above */
 /* prof table TRACE [SPEC]: SPEC as PROF_TABLE's (sort=..., rows=N, group=...,
    percentiles); by default every row, by self CPU time. */
 static int cmd_table(int argc, char **argv) {

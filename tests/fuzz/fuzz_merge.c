@@ -8,7 +8,8 @@
    sync points, offsets, pids, flow ids) runs too. Each goes the way
    prof_merge's main takes a file: load (the validating JSON parser and the
    header), align_ranks (pass 1: collect, settle, align), write_merged
-   (pass 2), here into memory. Each trace is held in a buffer of exactly its
+   (pass 2), here into memory; the first also the way `prof table` reads
+   one (cli_cycle: its regions, JSON or Perfetto) into a table. Each trace is held in a buffer of exactly its
    size, as in no file, so that AddressSanitizer sees a read past the end.
 
    prof_merge is built with PROF_MERGE_FUZZ: it has no main, and its die()
@@ -79,6 +80,15 @@ static void read_back(void) {
     g_fuzz_notes = notes;
 }
 
+static prof__cycle g_cy;                /* table_of's cycle */
+
+static void free_run_table(void) {
+    cli_free();
+    free(g_cy.parent);
+    free(g_cy.track);
+    memset(&g_cy, 0, sizeof g_cy);
+}
+
 /* Everything one run holds, on success and after die() alike. */
 static void free_run(void) {
     free_all();
@@ -90,12 +100,28 @@ static void free_run(void) {
     free(g_back.buf);
     free(g_back.syncs);
     memset(&g_back, 0, sizeof g_back);
+    free_run_table();
+}
+
+/* `prof table`'s reading of trace t (JSON or Perfetto) and its table, on a
+   clock of its own: the merge's is put back. */
+static void table_of(trace *t) {
+    unsigned char clk[sizeof prof__g.clk];
+    prof_table tab;
+    memcpy(clk, &prof__g.clk, sizeof clk);
+    cli_clock();
+    cli_cycle(t, &g_cli[0], &g_cy);
+    if (prof_cycle_table(&g_cy, PROF_SORT_SELF_CPU, PROF_GROUP_ARGS | PROF_GROUP_THREAD | PROF_TABLE_PERCENTILES, &tab))
+        prof_table_free(&tab);
+    memcpy(&prof__g.clk, clk, sizeof clk);
+    free_run_table();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     (void)read_file;            /* main's: files, not memory */
+    (void)cli_load;             /* prof table's: likewise */
     (void)usage_text;
     g_fuzz_notes = getenv("PROF_FUZZ_VERBOSE") != NULL;
     return 0;
@@ -114,6 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         trace_from(&g_tr[0], "rank_a.json", 0, data, n0);
         if (nul) trace_from(&g_tr[1], "rank_b.json", 1, nul + 1, size - n0 - 1);
         for (size_t i = 0; i < g_ntr; i++) load(&g_tr[i]);
+        table_of(&g_tr[0]);
         align_ranks();
         g_sink = open_memstream(&g_sink_buf, &g_sink_len);
         if (!g_sink) abort();

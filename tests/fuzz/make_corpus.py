@@ -152,6 +152,9 @@ MERGE = {
     # repeated id was not range checked; the base, floored to a whole second,
     # could go below INT64_MIN
     "regress_repeated_id.json": '{"traceEvents":[{"ph":"s","id":9223372036854775807,"id":1,"pid":1,"ts":0}]}',
+    # found by fuzz_merge once it read traces as `prof table` does: an X
+    # event without dur made span_scaled add 0 to a NULL pointer
+    "regress_no_dur.json": '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1}]}',
     "regress_base_floor.json":
         '{"baseTimeNanoseconds":-9223372036854775000,"traceEvents":[{"ph":"X","pid":1,"ts":-0.5}]}',
 }
