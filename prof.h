@@ -559,23 +559,55 @@ static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
 #if defined(PROF_NVTX)
 #include <nvtx3/nvToolsExt.h>
 PROF_API nvtxDomainHandle_t prof__nvtx_domain(void);
-static inline void prof__range_push(const char *name) {
+PROF_API nvtxStringHandle_t prof__nvtx_register(const char *name);
+/* Names go as strings registered in the domain (a tool then keeps one copy
+   of each): a name is a pointer that lives as long as the program, so each
+   thread remembers its handle in a small cache by that pointer; a miss
+   registers it. With no tool attached there is no handle, and the name goes
+   as text. */
+typedef struct { const char *name; nvtxStringHandle_t h; } prof__nvtx_slot;
+#ifdef __cplusplus
+#define PROF__NVTX_NO_STRING nullptr
+#else
+#define PROF__NVTX_NO_STRING NULL
+#endif
+static inline void prof__nvtx_push(const char *text, nvtxStringHandle_t h) {
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = name;
+    if (h) {
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = h;
+    } else {
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = text;
+    }
     nvtxDomainRangePushEx(prof__nvtx_domain(), &a);
 }
+static inline void prof__range_push(const char *name) {
+    static __thread prof__nvtx_slot cache[64];
+    uint64_t k = 0;
+    memcpy(&k, &name, sizeof name);     /* the pointer's bits, with no cast */
+    prof__nvtx_slot *c = &cache[(k * 0x9E3779B97F4A7C15ull) >> 58];
+    if (PROF__UNLIKELY(c->name != name)) {
+        c->h = prof__nvtx_register(name);
+        c->name = name;
+    }
+    prof__nvtx_push(name, c->h);
+}
+/* a name built at run time (PROF_SCOPE_DYN's, maybe in a reused buffer): text */
+static inline void prof__range_push_text(const char *text) { prof__nvtx_push(text, PROF__NVTX_NO_STRING); }
 static inline void prof__range_pop(void) { nvtxDomainRangePop(prof__nvtx_domain()); }
 #elif defined(PROF_ROCTX)
 int roctxRangePushA(const char *message);      /* roctx.h's, declared here: Debian ships no roctracer */
 int roctxRangePop(void);
 static inline void prof__range_push(const char *name) { (void)roctxRangePushA(name); }
+#define prof__range_push_text prof__range_push
 static inline void prof__range_pop(void) { (void)roctxRangePop(); }
 #else
 #define prof__range_push(name) ((void)0)
+#define prof__range_push_text(text) ((void)0)
 #define prof__range_pop()      ((void)0)
 #endif
 
@@ -598,7 +630,7 @@ static inline void prof__scope_end(prof__scope *s) {
    recording; outside a window it costs what PROF_SCOPE does. */
 static inline prof__scope prof__scope_begin_dyn(const char *str) {
     prof__scope s;
-    prof__range_push(str);
+    prof__range_push_text(str);
     s.name = str;                       /* unread unless recording */
     s.t0 = 0;
     if (PROF__LIKELY(prof__recording())) {
@@ -1569,6 +1601,10 @@ nvtxDomainHandle_t prof__nvtx_domain(void) {
     }
     pthread_mutex_unlock(&prof__nvtx_lock);
     return prof__nvtx_dom;
+}
+
+nvtxStringHandle_t prof__nvtx_register(const char *name) {
+    return name ? nvtxDomainRegisterStringA(prof__nvtx_domain(), name) : PROF__NULLPTR;
 }
 #endif
 

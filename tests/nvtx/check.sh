@@ -12,7 +12,9 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 if [[ $mode == nvtx ]]; then
   env NVTX_INJECTION64_PATH="$tool" FAKE_NVTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
-  pre="prof:"; head="domain prof"
+  # the literal names registered once on each thread that uses them (main:
+  # outer, inner, explicit; the worker: work); the 10 run-time ones as text
+  pre="prof:"; head=$'domain prof\nregistered strings 4, ranges named by one 70'
 else
   env FAKE_ROCTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
   pre=""; head=""
