@@ -204,6 +204,12 @@ typedef struct prof_config {
                                  (PROF_PEAK_TFLOPS; default: the GPU's, if
                                  known)                                     */
     double        peak_gbps;  /* likewise its memory bandwidth (PROF_PEAK_GBPS) */
+    int           flight_steps; /* flight recorder: keep the last N steps, write
+                                 them only when a step goes wrong (PROF_FLIGHT) */
+    double        flight_slow;  /* a step this many times the median is slow
+                                 (PROF_FLIGHT_SLOW, default 3; < 0: never)  */
+    double        flight_cooldown; /* s between two dumps (PROF_FLIGHT_COOLDOWN,
+                                 default 300; < 0: none)                    */
     int           cupti;      /* nonzero: every kernel, copy and fill, and the
                                  runtime calls that launched them, through
                                  CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
@@ -1009,6 +1015,8 @@ static struct {
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
+        int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
+        double flight_slow, flight_cooldown;
         int trigger;                    /* PROF__TRIG_*: record only when asked */
         int trigger_steps;
         char trigger_path[PROF__PATH];  /* PROF_TRIGGER=file:<path> */
@@ -2045,9 +2053,11 @@ static void prof__on_trigger(int sig) {
    its action is the default (which would end the process). */
 static void prof__trigger_start(void) {
     if (!prof__g.conf.trigger) return;
-    prof_schedule never = { INT32_MAX, 0, 0, prof__g.conf.trigger_steps, 1 };
-    prof__g.conf.sched = never;
-    prof__g.conf.has_sched = 1;
+    if (!prof__g.conf.flight) {         /* flight mode: a trigger dumps the ring instead */
+        prof_schedule never = { INT32_MAX, 0, 0, prof__g.conf.trigger_steps, 1 };
+        prof__g.conf.sched = never;
+        prof__g.conf.has_sched = 1;
+    }
     prof__trig.next_look = 0;
     if (prof__g.conf.trigger != PROF__TRIG_SIGNAL || prof__trig.ours || prof__g.disabled) return;
     void (*old)(int) = signal(SIGUSR2, prof__on_trigger);
@@ -2123,6 +2133,9 @@ typedef struct prof__cycle {
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
     uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
     uint64_t until;                     /* collected up to this tick */
+    const char *reason;                 /* a flight recorder's dump: why ("slow_step"), else NULL */
+    int64_t reason_step;                /*   and at which step; its first step */
+    int64_t first_step;
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
@@ -4278,6 +4291,14 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     prof__w_i64(w, (int64_t)cy->dropped);
     PROF__W_LIT(w, ",\n  \"prof_clipped_regions\": ");
     prof__w_i64(w, (int64_t)cy->clipped);
+    if (cy->reason) {                   /* a flight recorder's dump: why, and its steps */
+        PROF__W_LIT(w, ",\n  \"prof_dump_reason\": ");
+        prof__w_str(w, cy->reason);
+        PROF__W_LIT(w, ",\n  \"prof_dump_step\": ");
+        prof__w_i64(w, cy->reason_step);
+        PROF__W_LIT(w, ",\n  \"prof_dump_first_step\": ");
+        prof__w_i64(w, cy->first_step);
+    }
     if (cy->nact || cy->act_lost) {
         PROF__W_LIT(w, ",\n  \"prof_gpu_dropped_activities\": ");
         prof__w_i64(w, (int64_t)cy->act_lost);
@@ -5109,6 +5130,11 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
     prof__pf_attr(p, "baseTimeNanoseconds", p->base, NULL);
     prof__pf_attr(p, "prof_dropped_events", (int64_t)dropped, NULL);
     prof__pf_attr(p, "prof_clipped_regions", (int64_t)clipped, NULL);
+    if (cy->reason) {
+        prof__pf_attr(p, "prof_dump_reason", 0, cy->reason);
+        prof__pf_attr(p, "prof_dump_step", cy->reason_step, NULL);
+        prof__pf_attr(p, "prof_dump_first_step", cy->first_step, NULL);
+    }
     if (prof__g.who.rank >= 0) {
         prof__pf_attr(p, "rank", prof__g.who.rank, NULL);
         prof__pf_attr(p, "world_size", prof__g.who.world, NULL);
@@ -6283,6 +6309,10 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
    {cycle} in the path still gets one file per cycle: ".<cycle>" goes before
    the extension. cycle < 0: a path of no cycle (PROF_LOG). 0, with a
    message naming what, when the path would not fit: never a cut path. */
+/* While a flight dump is named: its reason and step ({reason}, {step}). */
+static const char *prof__fl_reason;
+static int64_t prof__fl_step;
+
 static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
     char ext_tmpl[PROF__PATH + 64], ins[64] = "";
     size_t n = 0, cap = PROF__PATH;
@@ -6294,6 +6324,8 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
             k += snprintf(ins + k, sizeof ins - (size_t)k, "-%ld", (long)getpid());
         if (prof__g.conf.has_sched && !strstr(tmpl, "{cycle}"))
             snprintf(ins + k, sizeof ins - (size_t)k, ".{cycle}");
+        else if (prof__fl_reason && !strstr(tmpl, "{reason}") && !strstr(tmpl, "{step}"))
+            snprintf(ins + k, sizeof ins - (size_t)k, ".{reason}-{step}");  /* a flight dump */
     }
     if (ins[0]) {
         const char *slash = strrchr(tmpl, '/');
@@ -6310,6 +6342,12 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
         if (!strncmp(tmpl, "{pid}", 5)) { v = (long)getpid(); tmpl += 5; }
         else if (!strncmp(tmpl, "{rank}", 6)) { v = prof__g.who.rank > 0 ? prof__g.who.rank : 0; tmpl += 6; }
         else if (cycle >= 0 && !strncmp(tmpl, "{cycle}", 7)) { v = cycle; tmpl += 7; }  /* else literal */
+        else if (prof__fl_reason && !strncmp(tmpl, "{step}", 6)) { v = (long)prof__fl_step; tmpl += 6; }
+        else if (prof__fl_reason && !strncmp(tmpl, "{reason}", 8)) {
+            n += (size_t)snprintf(out + n, cap - n, "%s", prof__fl_reason);
+            tmpl += 8;
+            continue;
+        }
         if (v >= 0) n += (size_t)snprintf(out + n, cap - n, "%ld", v);
         else out[n++] = *tmpl++;
     }
@@ -6525,7 +6563,10 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
     snprintf(what, sizeof what, "cycle %d's trace", cy->index);
+    prof__fl_reason = cy->reason;       /* a flight dump: named by why and when */
+    prof__fl_step = cy->reason_step;
     int have_path = prof__expand_path(path, prof__g.conf.output, cy->index, what);
+    prof__fl_reason = NULL;
     if (cy->dropped)
         prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
@@ -6546,9 +6587,12 @@ static void prof__save_cycle(prof__cycle *cy) {
     /* One table for the run, not one per rank: rank 0's, unless asked */
     if (prof__g.conf.table_rows >= 0 && (prof__g.who.rank <= 0 || prof__g.conf.table_all_ranks)) {
         prof_table tab;
-        if (prof_cycle_table(cy, prof__g.conf.table_sort, prof__g.conf.table_group, &tab)) {
+        /* a flight dump's table shows the tails: that is where a slow step is */
+        int group = prof__g.conf.table_group | (cy->reason ? PROF_TABLE_PERCENTILES : 0);
+        if (prof_cycle_table(cy, prof__g.conf.table_sort, group, &tab)) {
             FILE *f = prof__log();
-            fprintf(f, "prof: cycle %d\n", cy->index);
+            if (cy->reason) fprintf(f, "prof: flight dump %d (%s at step %lld)\n", cy->index, cy->reason, (long long)cy->reason_step);
+            else fprintf(f, "prof: cycle %d\n", cy->index);
             prof_table_print(&tab, f, (size_t)prof__g.conf.table_rows);
             prof__mem_print_peaks(cy, f);
             fflush(f);
@@ -7131,6 +7175,30 @@ static void prof__resolve_config(const prof_config *cfg) {
         prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");
         has_sched = 0;
     }
+    /* PROF_FLIGHT=N, PROF_FLIGHT_SLOW, PROF_FLIGHT_COOLDOWN: the flight recorder */
+    long fl = cfg->flight_steps > 0 ? cfg->flight_steps : 0;
+    if ((e = getenv("PROF_FLIGHT")) && *e) {
+        long v;
+        if (prof__parse_uint(e, &v) && v < 100000) fl = v;
+        else prof__msg("PROF_FLIGHT='%s' is not a number of steps from 0 to 99999; %s", prof__q(e, q),
+                       fl ? "using the config's" : "no flight recorder");
+    }
+    prof__g.conf.flight = (int)fl;
+    static const char *const fl_var[2] = { "PROF_FLIGHT_SLOW", "PROF_FLIGHT_COOLDOWN" };
+    double *fv[2] = { &prof__g.conf.flight_slow, &prof__g.conf.flight_cooldown };
+    *fv[0] = cfg->flight_slow != 0 ? cfg->flight_slow : 3.0;
+    *fv[1] = cfg->flight_cooldown != 0 ? cfg->flight_cooldown : 300.0;
+    for (int i = 0; i < 2; i++) {
+        if (!(e = getenv(fl_var[i])) || !*e) continue;
+        char *end;
+        double v = strtod(e, &end);
+        if (*end || !(v >= 0) || v > 1e9) prof__msg("%s='%s' is not a number from 0; using %g", fl_var[i], prof__q(e, q), *fv[i]);
+        else *fv[i] = v > 0 ? v : -1.0;     /* 0: off (slow steps), none (cooldown) */
+    }
+    if (fl && has_sched) {
+        prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
+        has_sched = 0;
+    }
     prof__g.conf.sched = sched;
     prof__g.conf.has_sched = has_sched;
 }
@@ -7209,6 +7277,151 @@ static void prof__ensure_init(void) {
     pthread_mutex_unlock(&prof__lock);
 }
 
+/* ---- >>flight  the flight recorder (PROF_FLIGHT) --------------------------
+   Every step is recorded, as inside a window; at each step what the threads
+   published is collected into that step's segment (their chunks go back to
+   the pool, so memory stays flat), and a ring keeps the last N + 1 segments,
+   fewer if their events pass the memory cap. Nothing is written until a
+   dump: a slow step (longer than PROF_FLIGHT_SLOW times the median of the
+   last 64), or a trigger (PROF_TRIGGER's file or signal). A dump is the
+   ring as one cycle, written like any, named and marked with its reason.
+   GPU regions are not kept (their resolution is per window). */
+#define PROF__FL_HIST 64                /* step durations the median is taken over */
+
+typedef struct prof__fseg { prof__ev *ev; size_t n; int64_t step; uint64_t t0; } prof__fseg;
+
+static struct {
+    prof__fseg *seg;                    /* ring of cap segments, oldest at head */
+    int cap, head, n;
+    size_t nev;                         /* events the ring holds */
+    uint64_t dur[PROF__FL_HIST];        /* recent steps' lengths, ticks */
+    int ndur, idur;
+    int64_t last_dump;                  /* mono ns; 0: none yet */
+    uint64_t suppressed;                /* slow steps not dumped (cooldown) */
+    int dumps;
+} prof__fl;
+
+static void prof__fl_drop_oldest(void) {
+    prof__fseg *g = &prof__fl.seg[prof__fl.head];
+    prof__fl.nev -= g->n;
+    free(g->ev);
+    g->ev = NULL;
+    prof__fl.head = (prof__fl.head + 1) % prof__fl.cap;
+    prof__fl.n--;
+}
+
+static int prof__u64_cmp(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The step that ended at `now` (it began at t0) as a segment of the ring.
+   Under the lock. */
+static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
+    if (!prof__fl.seg) {
+        prof__fl.cap = prof__g.conf.flight + 1;
+        prof__fl.seg = (prof__fseg *)calloc((size_t)prof__fl.cap, sizeof *prof__fl.seg);
+        if (!prof__fl.seg) return;
+    }
+    prof__cycle c;
+    memset(&c, 0, sizeof c);
+    prof__collect_locked(&c, 0, now);
+    free(c.th);
+    size_t max_ev = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__ev);
+    while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + c.n > max_ev)) prof__fl_drop_oldest();
+    prof__fseg *g = &prof__fl.seg[(prof__fl.head + prof__fl.n++) % prof__fl.cap];
+    g->ev = c.ev;
+    g->n = c.n;
+    g->step = step;
+    g->t0 = t0;
+    prof__fl.nev += c.n;
+    prof__gpu.nres = 0;                 /* resolved GPU regions: not kept in flight mode */
+}
+
+/* Whether the step just ended (ticks) is slow against the median of those
+   before it; then it joins them. Under the lock. */
+static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
+    int slow = 0;
+    if (prof__g.conf.flight_slow > 0 && prof__fl.ndur >= 10) {
+        uint64_t v[PROF__FL_HIST];
+        memcpy(v, prof__fl.dur, (size_t)prof__fl.ndur * sizeof *v);
+        qsort(v, (size_t)prof__fl.ndur, sizeof *v, prof__u64_cmp);
+        double median = (double)v[prof__fl.ndur / 2];
+        *median_out = median;
+        slow = (double)dur > prof__g.conf.flight_slow * median;
+    }
+    prof__fl.dur[prof__fl.idur] = dur;
+    prof__fl.idur = (prof__fl.idur + 1) % PROF__FL_HIST;
+    if (prof__fl.ndur < PROF__FL_HIST) prof__fl.ndur++;
+    return slow;
+}
+
+/* The ring as one cycle: the segments' events grouped by thread in record
+   order, those begun before its first step clipped to it. Under the lock. */
+static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now) {
+    size_t total = prof__fl.nev, nth = prof__g.rec.ntinfo;
+    const prof__fseg *first = &prof__fl.seg[prof__fl.head];
+    uint64_t from = prof__fl.n ? first->t0 : now;
+    cy->index = ++prof__fl.dumps;
+    cy->until = now;
+    cy->reason = reason;
+    cy->reason_step = step;
+    cy->first_step = prof__fl.n ? first->step : step;
+    cy->ev = (prof__ev *)malloc(total * sizeof *cy->ev + 1);
+    size_t *cnt = (size_t *)calloc(nth + 1, sizeof *cnt);
+    cy->th = (struct prof__tinfo *)malloc(nth * sizeof *cy->th + 1);
+    if (!cy->ev || !cnt || !cy->th) {
+        cy->oom = 1;
+        free(cnt);
+        return;
+    }
+    if (nth) memcpy(cy->th, prof__g.rec.tinfo, nth * sizeof *cy->th);
+    cy->nth = nth;
+    for (int k = 0; k < prof__fl.n; k++) {          /* a stable counting sort by thread */
+        const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
+        for (size_t i = 0; i < g->n; i++) cnt[g->ev[i].th + 1]++;
+    }
+    for (size_t t = 0; t < nth; t++) cnt[t + 1] += cnt[t];
+    for (int k = 0; k < prof__fl.n; k++) {
+        const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
+        for (size_t i = 0; i < g->n; i++) {
+            prof__ev e = g->ev[i];
+            if (e.t0 < from) {              /* began before the ring's first step */
+                int region = e.kind == PROF__K_REGION || e.kind == PROF__K_GPU_REGION;
+                if (!region || e.t1 < from) e.kind = PROF__K_THREAD;    /* left out below */
+                else { e.t0 = from; e.kind = PROF__K_CLIPPED; cy->clipped++; }
+            }
+            cy->ev[cnt[e.th]++] = e;
+        }
+    }
+    size_t o = 0;                       /* out: what lies wholly before the first step */
+    for (size_t i = 0; i < total; i++)
+        if (cy->ev[i].kind != PROF__K_THREAD) cy->ev[o++] = cy->ev[i];
+    cy->n = cy->cap = o;
+    free(cnt);
+    prof__analyse(cy);
+}
+
+/* A dump, unless one was written less than PROF_FLIGHT_COOLDOWN ago (then
+   counted). Under the lock; the caller writes cy after it. */
+static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled) {
+    int64_t t = prof__mono_ns();
+    if (cooled && prof__fl.last_dump && prof__g.conf.flight_cooldown > 0 &&
+        (double)(t - prof__fl.last_dump) < prof__g.conf.flight_cooldown * 1e9) {
+        prof__fl.suppressed++;
+        return 0;
+    }
+    prof__fl.last_dump = t;
+    prof__fl_cycle_locked(cy, reason, step, now);
+    return 1;
+}
+
+static void prof__fl_free_locked(void) {
+    while (prof__fl.n) prof__fl_drop_oldest();
+    free(prof__fl.seg);
+    prof__fl.seg = NULL;
+}
+
 /* ---- >>steps  steps and shutdown, which drive the rest ------------------ */
 
 /* Regions that began in a saved cycle and ended while no cycle recorded
@@ -7263,7 +7476,7 @@ void prof_step(void) {
     int prev = prof__cur_action();
     prof__g.run.step = step + 1;
     prof__g.run.step_t0 = now;
-    if (fired && !prof__g.disabled) prof__trigger_fire();
+    if (fired && !prof__g.disabled && !prof__g.conf.flight) prof__trigger_fire();
     int next = prof__cur_action();
     int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
     pthread_mutex_unlock(&prof__lock);
@@ -7285,14 +7498,23 @@ void prof_step(void) {
             __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
         }
     }
-    if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
+    double median = 0;
+    if (prof__g.conf.flight && !prof__g.disabled) {
+        prof__fl_step_locked(step, step_t0, now);
+        int slow = step_t0 && prof__fl_slow_locked(now - step_t0, &median);
+        if (fired) save = prof__fl_dump_locked(&cy, "on_demand", step, now, 0) ? 3 : 0;
+        else if (slow) save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1) ? 3 : 0;
+        prof__gpu_step_locked();
+    } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_locked(&cy, now);
         save = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
         prof__part_locked(&cy, now);   /* the window goes on: what it recorded so far */
         save = 2;
     }
-    if (next >= PROF__RECORD && prev != PROF__RECORD) {
+    if (prof__g.conf.flight) {
+        /* flight mode: every step is recorded, the ring took what it needs */
+    } else if (next >= PROF__RECORD && prev != PROF__RECORD) {
         if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
         prof__gpu_window_locked();
         prof__g.run.win_t0 = now;
@@ -7304,7 +7526,20 @@ void prof_step(void) {
     pthread_mutex_unlock(&prof__lock);
     prof__say_lost(lost);
     if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
-    if (save == 1) prof__save_cycle(&cy);
+    if (save == 3) {
+        prof__calibrate();              /* ticks to ns: before the first save, not yet */
+        double ns = (double)(prof__tick_ns(now) - prof__tick_ns(step_t0));
+        if (!strcmp(cy.reason, "slow_step"))
+            prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
+                      "(%.3f ms); dumping steps %lld to %lld", (long long)step, ns / 1e6,
+                      ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
+                      (long long)cy.first_step, (long long)step);
+        else
+            prof__msg("flight recorder: %s; dumping steps %lld to %lld",
+                      prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
+                      (long long)cy.first_step, (long long)step);
+    }
+    if (save == 1 || save == 3) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
 }
 
@@ -7321,7 +7556,9 @@ void prof_shutdown(void) {
     prof__cycle cy;
     memset(&cy, 0, sizeof cy);
     int act = prof__cur_action();
-    int save = !prof__g.disabled && act >= PROF__RECORD;
+    int save = !prof__g.disabled && act >= PROF__RECORD && !prof__g.conf.flight;  /* flight: dumps only */
+    uint64_t suppressed = prof__fl.suppressed;
+    if (prof__g.conf.flight) prof__fl_free_locked();
     if (save) {
         prof__cycle_locked(&cy, prof__now());
     } else {
@@ -7343,6 +7580,9 @@ void prof_shutdown(void) {
     uint64_t lost = prof__lost_locked();
     pthread_mutex_unlock(&prof__lock);
     prof__say_lost(lost);
+    if (suppressed)
+        prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
+                  (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */

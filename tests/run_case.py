@@ -373,6 +373,55 @@ def case_dynamic(binary, tmp):
     check(out == ["same 1 other 1 cut matmul", "threads agree 1", "kept 15 refused 5"], f"stdout {out}")
 
 
+def case_flight(binary, tmp):
+    """PROF_FLIGHT=20: 1000 steps of 2 ms, step 500 20x as long. Exactly one
+    dump, of the slow step: steps 480 to 500 (the 20 before it and itself),
+    each with its 3 regions, named and marked with its reason and step, said
+    on stderr; nothing else written. A trigger file dumps the ring at once."""
+    def steps_of(d):
+        return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+
+    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "8"}, tmp)
+    files = sorted(f for f in os.listdir(tmp) if f.startswith("f."))
+    check(files == ["f.slow_step-500.json"], f"slow step: files {files}; stderr: {r.stderr}")
+    d = load(os.path.join(tmp, files[0]))
+    check(steps_of(d) == list(range(480, 501)), f"steps {steps_of(d)}")
+    for name in ("step_work", "inner_a", "inner_b"):
+        check(len(xs(d, name)) == 21, f"{len(xs(d, name))} {name} regions, not 21")
+    check(d["prof_dump_reason"] == "slow_step" and d["prof_dump_step"] == 500 and d["prof_dump_first_step"] == 480,
+          f"header {d.get('prof_dump_reason')} {d.get('prof_dump_step')} {d.get('prof_dump_first_step')}")
+    said = [l for l in r.stderr.splitlines() if "flight recorder" in l]
+    check(len(said) == 1 and "step 500 took" in said[0] and "dumping steps 480 to 500" in said[0], f"stderr {said}")
+    # a trigger file made in step 100 (0.5 s in): the ring at the next look
+    # for it (once a second at most), named by its reason, in Perfetto's format
+    r = run(binary, "flight", {"PROF_OUTPUT": "t.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
+                               "PROF_TRIGGER": "file:go.trigger", "FLIGHT_STEPS": "400", "FLIGHT_STEP_US": "5000",
+                               "FLIGHT_TRIGGER_AT": "100"}, tmp)
+    files = sorted(f for f in os.listdir(tmp) if f.startswith("t."))
+    check(len(files) == 1 and re.fullmatch(r"t\.on_demand-\d+\.pftrace", files[0]), f"trigger: files {files}; stderr: {r.stderr}")
+    step = int(files[0].split("-")[1].split(".")[0])
+    check(100 < step < 400 and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
+          f"stderr {r.stderr}")
+
+
+def case_flight_long(binary, tmp):
+    """PROF_FLIGHT=20 over a million steps (three regions each) with a 4 MiB
+    cap: the process's peak memory after the first thousand steps grows by
+    less than the cap, and nothing is written (no slow-step dumps asked)."""
+    # under ASan, freed memory waits in its quarantine (256 MB) before reuse:
+    # RSS would measure the quarantine, not prof.h
+    asan = os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+    r = run(binary, "flight_long", {"PROF_OUTPUT": "l.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
+                                    "PROF_BUFFER_MB": "4", "ASAN_OPTIONS": asan.lstrip(":")}, tmp)
+    m = re.search(r"steps (\d+) rss_after_1000_kib (\d+) peak_rss_kib (\d+)", r.stdout)
+    check(m and m.group(1) == "1000000", f"stdout {r.stdout}")
+    early, peak = int(m.group(2)), int(m.group(3))
+    print(f"flight_long: peak RSS {peak} KiB, {peak - early} KiB more than after 1000 steps")
+    check(peak - early < 4096, f"peak RSS grew by {peak - early} KiB over a million steps (cap 4096)")
+    check(not os.listdir(tmp), f"files {os.listdir(tmp)}")
+    check(not r.stderr.strip(), f"stderr {r.stderr}")
+
+
 def case_trigger(binary, tmp):
     """PROF_TRIGGER: nothing is recorded until asked. SIGUSR2 in step 8 gives
     a trace of steps 9 to 11 (PROF_TRIGGER_STEPS=3), said on stderr; the file

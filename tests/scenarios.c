@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>          /* getrusage: flight_long's memory */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -511,6 +512,62 @@ static int trigger(void) {
     return 0;
 }
 
+/* ---- the flight recorder -----------------------------------------------
+   1000 steps of a fixed length (a spin on the clock, FLIGHT_STEP_US each,
+   default 2000), each with an outer region and two inner ones; step 500 is
+   20x as long. Run with PROF_FLIGHT (and FLIGHT_STEPS to change the count,
+   FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N). */
+static double flight_now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
+}
+
+static int flight(void) {
+    const char *e = getenv("FLIGHT_STEPS"), *u = getenv("FLIGHT_STEP_US"), *tr = getenv("FLIGHT_TRIGGER_AT");
+    long steps = e ? atol(e) : 1000, us = u ? atol(u) : 2000, trigger_at = tr ? atol(tr) : -1;
+    PROF_INIT(NULL);
+    for (long s = 0; s < steps; s++) {
+        double end = flight_now_us() + (double)(s == 500 ? 20 * us : us);
+        {
+            PROF_SCOPE("step_work");
+            { PROF_SCOPE("inner_a"); }
+            { PROF_SCOPE("inner_b"); }
+            while (flight_now_us() < end) {}
+        }
+        if (s == trigger_at) {
+            FILE *f = fopen("go.trigger", "w");
+            if (f) fclose(f);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* A million steps of three regions in flight mode: what the process holds
+   at the end (peak RSS, KiB) against the memory cap. */
+static int flight_long(void) {
+    const char *e = getenv("FLIGHT_STEPS");
+    long steps = e ? atol(e) : 1000000;
+    PROF_INIT(NULL);
+    struct rusage ru;
+    long rss_early = 0;
+    for (long s = 0; s < steps; s++) {
+        {
+            PROF_SCOPE("step_work");
+            { PROF_SCOPE("inner_a"); }
+            { PROF_SCOPE("inner_b"); }
+        }
+        PROF_STEP();
+        if (s == 1000 && getrusage(RUSAGE_SELF, &ru) == 0) rss_early = ru.ru_maxrss;
+    }
+    PROF_SHUTDOWN();
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 1;
+    printf("steps %ld rss_after_1000_kib %ld peak_rss_kib %ld\n", steps, rss_early, (long)ru.ru_maxrss);
+    return 0;
+}
+
 static int handler(void) {
     static int calls;
     prof_config cfg;
@@ -780,7 +837,7 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "flight", flight }, { "flight_long", flight_long }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
         { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
