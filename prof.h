@@ -104,6 +104,10 @@
                      default action; a crash says what is lost)
      PROF_PEAK_TFLOPS, PROF_PEAK_GBPS  the device's peaks, for the table's
                      "% peak" columns (default: a known GPU's)
+     PROF_FLIGHT     N: the flight recorder: every step recorded, the last N
+                     kept, written only when a step takes PROF_FLIGHT_SLOW
+                     (default 3) times the median, or a trigger asks (at
+                     most once per PROF_FLIGHT_COOLDOWN s, default 300)
      PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
                      that launched them, through CUPTI (prof_cuda.h; the
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)

@@ -70,7 +70,8 @@ def case_huge_alloc(binary):
 def case_env_messages(binary):
     env = {"PROF_OUTPUT": "t.json", "PROF_SCHEDULE": "active=1\nwait=\x01x", "PROF_TABLE": "sort=" + "y" * 5000,
            "PROF_DISABLE": "yes\x1b[31m", "PROF_PEAK_TFLOPS": "fast", "PROF_PEAK_GBPS": "-3",
-           "PROF_TRIGGER_STEPS": "0"}
+           "PROF_TRIGGER_STEPS": "0", "PROF_CUPTI": "yes", "PROF_FLIGHT": "many", "PROF_FLIGHT_SLOW": "-1",
+           "PROF_FLIGHT_COOLDOWN": "soon"}
     p = run(binary, env)
     check(p.returncode == 0, f"exit {p.returncode}")
     lines = p.stderr.splitlines()
@@ -87,7 +88,15 @@ def case_env_messages(binary):
         "prof: PROF_PEAK_TFLOPS='fast' is not a positive number; no peak",
         "prof: PROF_PEAK_GBPS='-3' is not a positive number; no peak",
     ]
-    check(lines[:6] == want, "messages:\n" + "\n".join(lines[:6]))
+    want += [
+        "prof: PROF_FLIGHT='many' is not a number of steps from 0 to 99999; no flight recorder",
+        "prof: PROF_FLIGHT_SLOW='-1' is not a number from 0; using 3",
+        "prof: PROF_FLIGHT_COOLDOWN='soon' is not a number from 0; using 300",
+    ]
+    cupti = "prof: PROF_CUPTI='yes' is not 0 or 1; ignoring it"
+    check(cupti in lines, "messages:\n" + "\n".join(lines))
+    lines.remove(cupti)
+    check(lines[:9] == want, "messages:\n" + "\n".join(lines[:9]))
     check(len(load("t.json")["traceEvents"]) > 0, "no trace with the defaults")
 
 
