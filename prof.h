@@ -7045,6 +7045,18 @@ static void prof__env_bool(const char *var, int *v) {
     }
 }
 
+/* A number from `var`, if set, into *out: when lo <= it (lo < it unless
+   lo_in) and it <= hi; else one line, "is not <expect>; <otherwise>". */
+static void prof__env_real(const char *var, double lo, int lo_in, double hi, const char *expect,
+                           const char *otherwise, double *out) {
+    const char *e = getenv(var);
+    char *end, q[PROF__QUOTE];
+    if (!e || !*e) return;
+    double v = strtod(e, &end);
+    if (*end || !(lo_in ? v >= lo : v > lo) || v > hi) prof__msg("%s='%s' is not %s; %s", var, prof__q(e, q), expect, otherwise);
+    else *out = v;
+}
+
 /* Init, part 1: the config, then the environment over it, into prof__g. */
 static void prof__resolve_config(const prof_config *cfg) {
     static const char dflt[] = PROF__DEFAULT_OUT;
@@ -7168,13 +7180,7 @@ static void prof__resolve_config(const prof_config *cfg) {
     double *peak[2] = { &prof__g.conf.peak_tflops, &prof__g.conf.peak_gbps };
     *peak[0] = cfg->peak_tflops > 0 ? cfg->peak_tflops : 0;
     *peak[1] = cfg->peak_gbps > 0 ? cfg->peak_gbps : 0;
-    for (int i = 0; i < 2; i++) {
-        if (!(e = getenv(peak_var[i])) || !*e) continue;
-        char *end;
-        double v = strtod(e, &end);
-        if (*end || !(v > 0) || v > 1e12) prof__msg("%s='%s' is not a positive number; no peak", peak_var[i], prof__q(e, q));
-        else *peak[i] = v;
-    }
+    for (int i = 0; i < 2; i++) prof__env_real(peak_var[i], 0, 0, 1e12, "a positive number", "no peak", peak[i]);
     if (prof__g.conf.trigger && has_sched) {
         prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");
         has_sched = 0;
@@ -7193,11 +7199,10 @@ static void prof__resolve_config(const prof_config *cfg) {
     *fv[0] = cfg->flight_slow != 0 ? cfg->flight_slow : 3.0;
     *fv[1] = cfg->flight_cooldown != 0 ? cfg->flight_cooldown : 300.0;
     for (int i = 0; i < 2; i++) {
-        if (!(e = getenv(fl_var[i])) || !*e) continue;
-        char *end;
-        double v = strtod(e, &end);
-        if (*end || !(v >= 0) || v > 1e9) prof__msg("%s='%s' is not a number from 0; using %g", fl_var[i], prof__q(e, q), *fv[i]);
-        else *fv[i] = v > 0 ? v : -1.0;     /* 0: off (slow steps), none (cooldown) */
+        char instead[64];
+        snprintf(instead, sizeof instead, "using %g", *fv[i]);
+        prof__env_real(fl_var[i], 0, 1, 1e9, "a number from 0", instead, fv[i]);
+        if (*fv[i] == 0) *fv[i] = -1.0;     /* 0: off (slow steps), none (cooldown) */
     }
     if (fl && has_sched) {
         prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
