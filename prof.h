@@ -3011,8 +3011,10 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             const prof_gpu_activity *a = &prof__act.a[i];
             int api = a->kind == PROF_GPU_RUNTIME;
             if (pass != !api) continue;     /* runtime calls first, then what they launched */
+            /* both ends by one monotonic map: back-to-back kernels stay so */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
-            uint64_t t1 = t0 + (uint64_t)((double)(a->t1_ns > a->t0_ns ? a->t1_ns - a->t0_ns : 0) * k + 0.5);
+            uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+            if ((int64_t)(t1 - t0) < 0) t1 = t0;
             int inside = a->t0_ns > 0 && (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
             if (api) {
                 all[nall++] = a->correlation;
@@ -4512,6 +4514,7 @@ enum {
 #define PROF__PF_PROCESS  1u
 #define PROF__PF_THREAD   0x100000u     /* + thread index */
 #define PROF__PF_LANES    0x10000000u   /* + thread index * 16 + lane: overlap tracks */
+#define PROF__PF_ACTS     0x20000000u   /* + n: kernel capture's tracks, in write order */
 #define PROF__PF_COUNTER  0x40000000u   /* + counter index */
 #define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
 #define PROF__PF_GPU      0x60000000u   /* + device */
@@ -5099,7 +5102,7 @@ static void prof__pf_gpu(prof__pw *p) {
         prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->name));
         prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, p->uuid0 | g->corr);
         prof__pf_arg(p, "device", g->dev, NULL);
-        prof__pf_arg(p, "stream", g->stream, NULL);
+        if (cy->nact == cy->nact_api) prof__pf_arg(p, "stream", g->stream, NULL);  /* as the JSON's */
         prof__pf_arg(p, "correlation", g->corr, NULL);
         prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t0), over, PROF__TE_BEGIN);
         p->nev++;
@@ -5114,6 +5117,76 @@ static void prof__pf_gpu(prof__pw *p) {
         o[p->nopen++] = (uint64_t)g->t1;
     }
     while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+}
+
+/* Kernel capture: each stream's kernels, copies and fills on a track of
+   their own beside its GPU regions ("stream 13 kernels", under the device),
+   each thread's runtime calls on one of that thread's ("CUDA runtime"), a
+   flow from each call to what it launched. Each track is a sequence, and
+   what one holds follows in time (a stream runs one at a time, a thread
+   makes one call at a time): a start before the last end is moved to it. */
+static void prof__pf_act(prof__pw *p) {
+    const prof__cycle *cy = p->cy;
+    size_t napi = 0, ngpu = 0;
+    uint32_t *api_c = prof__act_corrs(cy, 1, &napi), *gpu_c = prof__act_corrs(cy, 0, &ngpu);
+    uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63), end = 0;   /* apart from the regions' flows */
+    uint32_t tracks = 0;
+    for (size_t i = 0; i < cy->nact && !p->w.err; i++) {
+        const prof__gact *g = &cy->act[i], *q = i ? g - 1 : NULL;
+        int api = g->a.kind == PROF_GPU_RUNTIME;
+        if (!q || (q->a.kind == PROF_GPU_RUNTIME) != api ||
+            (api ? q->tid != g->tid : q->a.device != g->a.device || q->a.stream != g->a.stream)) {
+            char label[64];
+            uint64_t uuid = p->uuid0 + PROF__PF_ACTS + tracks++;
+            if (api) {
+                const char *tname = NULL;       /* the thread's name, as its own track says it */
+                for (size_t k = 0; k < cy->nth && !tname; k++)
+                    if (cy->th[k].tid == g->tid) tname = cy->th[k].name;
+                if (!tname) snprintf(label, sizeof label, "thread %ld", g->tid), tname = label;
+                prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
+                prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
+                prof__pb_str(&p->d2, 5, tname);
+                prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
+            } else {
+                snprintf(label, sizeof label, "GPU %d", g->a.device);
+                prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, label, 0);
+                snprintf(label, sizeof label, "stream %lld kernels", g->a.stream);
+                prof__pf_track(p, uuid, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, label, 0);
+            }
+            prof__pf_sequence(p, uuid);
+            end = 0;
+        }
+        uint64_t t0 = g->t0 < end ? end : g->t0, t1 = g->t1 < t0 ? t0 : g->t1;
+        end = t1;
+        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->a.name));
+        if (api && prof__gpu_find(gpu_c, ngpu, g->a.correlation))
+            prof__pb_fixed64(&p->ev, PROF__TE_FLOW, flow0 | g->a.correlation);
+        if (!api && prof__gpu_find(api_c, napi, g->a.correlation))
+            prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, flow0 | g->a.correlation);
+        if (api) {
+            prof__pf_arg(p, "cbid", g->a.cbid, NULL);
+        } else {
+            prof__pf_arg(p, "device", g->a.device, NULL);
+            prof__pf_arg(p, "stream", g->a.stream, NULL);
+        }
+        prof__pf_arg(p, "correlation", g->a.correlation, NULL);
+        if (g->a.kind == PROF_GPU_KERNEL) {
+            char dims[80];
+            snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.grid[0], g->a.grid[1], g->a.grid[2]);
+            prof__pf_arg(p, "grid", 0, dims);
+            snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.block[0], g->a.block[1], g->a.block[2]);
+            prof__pf_arg(p, "block", 0, dims);
+            prof__pf_arg(p, "registers per thread", g->a.regs, NULL);
+            prof__pf_arg(p, "shared memory", g->a.smem, NULL);
+        } else if (!api) {
+            prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
+        }
+        prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
+        prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
+        p->nev++;
+    }
+    free(api_c);
+    free(gpu_c);
 }
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
@@ -5144,14 +5217,7 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
         prof__pf_attr(p, "world_size", prof__g.who.world, NULL);
     }
     if (cy->ngdev || cy->gpu_dropped) prof__pf_attr(p, "prof_gpu_dropped_regions", (int64_t)cy->gpu_dropped, NULL);
-    if (cy->nact) {             /* not yet in this format: said, and counted */
-        static int told;
-        prof__pf_attr(p, "prof_gpu_activities_left_out", (int64_t)cy->nact, NULL);
-        if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
-            prof__msg("kernel capture (PROF_CUPTI) is written to JSON traces only for now: this Perfetto trace "
-                      "leaves out %zu kernels, copies, fills and runtime calls (trace attribute "
-                      "prof_gpu_activities_left_out)", cy->nact);
-    }
+    if (cy->nact || cy->act_lost) prof__pf_attr(p, "prof_gpu_dropped_activities", (int64_t)cy->act_lost, NULL);
     for (size_t i = 0; i < cy->ngdev; i++) {
         const struct prof__gdev_info *d = &cy->gdev[i];
         prof__kv f[PROF__DEV_FIELDS];
@@ -5227,6 +5293,7 @@ static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, i
         if (first) prof__pf_head(p, path);
         prof__pf_cpu(p, u, nx);
         if (last) prof__pf_gpu(p);
+        if (last) prof__pf_act(p);
         prof__w_flush(&p->w);
     }
     free(u); free(nx); free(p->corrs);

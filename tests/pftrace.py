@@ -79,6 +79,12 @@ def from_json(d):
                 t.threads[e["tid"]] = args["name"]
         elif ph == "X" and e["cat"] == "gpu_user_annotation":
             t.slices[(("gpu", e["pid"], e["tid"]), name, ns(e["ts"]), round(e["dur"] * 1000), _args(args))] += 1
+        elif ph == "X" and e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"):
+            # kernel capture: what both formats say (Kineto's fixed and derived
+            # args aside), grid and block as Perfetto's strings
+            a = {k: (f"[{v[0]}, {v[1]}, {v[2]}]" if k in ("grid", "block") else v) for k, v in args.items()
+                 if k not in ("queued", "context", "memory bandwidth (GB/s)")}
+            t.slices[(("gpu", e["pid"], e["tid"]), name, ns(e["ts"]), round(e["dur"] * 1000), _args(a))] += 1
         elif ph == "X":
             dur = round(e["dur"] * 1000) + (1 if name.startswith("ProfilerStep#") else 0)
             t.slices[(("cpu", e["tid"]), name, ns(e["ts"]), dur, _args(args))] += 1

@@ -405,6 +405,16 @@ def case_cupti_kernels(backend, program):
           and kernel["args"]["registers per thread"] == 32, f"kernel args {kernel['args']}")
     check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
     check(truth_enabled(0), "CUPTI's activity kinds still enabled after shutdown")
+    # the same cycle as a .pftrace: every kernel, call, region and flow alike
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import pftrace
+    if pftrace.pb is None:
+        print("cupti_kernels: the .pftrace not checked (the perfetto package is not installed)")
+        return
+    j, pf = pftrace.load_json("cupti.1.json"), pftrace.decode_pftrace("cupti.1.pftrace")
+    diff = j.diff(pf)
+    check(not diff, "the .pftrace and the JSON differ:\n" + "\n".join(diff))
+    check(sum(pf.flows.values()) == 15 + 3, f"{sum(pf.flows.values())} flows, not 15 launches + 3 GPU regions")
 
 
 def truth_enabled(want):
