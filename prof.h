@@ -6380,9 +6380,10 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
    {cycle} in the path still gets one file per cycle: ".<cycle>" goes before
    the extension. cycle < 0: a path of no cycle (PROF_LOG). 0, with a
    message naming what, when the path would not fit: never a cut path. */
-/* While a flight dump is named: its reason and step ({reason}, {step}). */
-static const char *prof__fl_reason;
-static int64_t prof__fl_step;
+/* While a flight dump is named: its reason and step ({reason}, {step}), on
+   the naming thread (two threads may save at once). */
+static __thread const char *prof__fl_reason;
+static __thread int64_t prof__fl_step;
 
 static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
     char ext_tmpl[PROF__PATH + 64], ins[64] = "";
