@@ -58,6 +58,9 @@ pf_rate=$(echo "$pf_line" | awk '{print $10}')
 run_json=$("$b" run 10000000 run_trace.json | sed 's/^run //')
 run_pf=$("$b" run 10000000 run_trace.pftrace | sed 's/^run //')
 run_pf50=$("$b" run 50000000 run_trace.pftrace | sed 's/^run //')
+# the flight recorder: every step kept in its ring, nothing written
+run_fl=$(PROF_FLIGHT=20 PROF_FLIGHT_SLOW=0 "$b" run 10000000 run_trace.json | sed 's/^run //; s/, [0-9.]* bytes per region//')
+fl_ns=$(PROF_FLIGHT=20 "$b" region $n | awk '{print $2}')
 rm -f run_trace.json run_trace.pftrace
 
 # best_of runs a loop 6 times (a warm-up and 5 timed runs); the loop's own
@@ -85,6 +88,7 @@ if ((have_nvtx)); then
   nvtx_rows="| recorded \`PROF_SCOPE\` with -DPROF_NVTX, no tool attached | $nvtx_ir | $nvtx_ns ns |
 | \`PROF_SCOPE\` outside a window with -DPROF_NVTX, no tool attached | $nvtx_off_ir | $nvtx_off_ns ns |"
 fi
+fl_ir=$(PROF_FLIGHT=20 ir loop_region region 200000 | per_iter)
 mem_ir=$(ir loop_mem mem 200000 | per_iter)
 mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
@@ -103,6 +107,7 @@ Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 | recorded \`PROF_SCOPE\` | $region_ir | $region_ns ns (${ratio}x the floor) |
 | recorded \`PROF_SCOPE\` into new memory (one long cycle) | | $fresh_ns ns, $fresh_faults page faults per 1000 in the loop |
 | \`PROF_SCOPE\` outside a recording window | $off_ir | $off_ns ns |
+| recorded \`PROF_SCOPE\` in flight mode (PROF_FLIGHT=20) | $fl_ir | $fl_ns ns |
 | recorded \`PROF_SCOPE_DYN\` of 48 run-time names | $dyn_ir | $dyn_ns ns |
 $nvtx_rows
 | recorded \`PROF_SCOPE\`, 2 threads at once | | $threads_ns ns per region per thread |
@@ -116,6 +121,7 @@ $nvtx_rows
 | 10 M regions in 1000 steps, written at the end (JSON) | | $run_json |
 | 10 M regions in 1000 steps, streamed (Perfetto) | | $run_pf |
 | 50 M regions in 1000 steps, streamed (Perfetto) | | $run_pf50 |
+| 10 M regions in 1000 steps, flight mode (the last 21 steps kept, nothing written) | | $run_fl |
 | two event records, null GPU runtime (the GPU floor) | $gpu_floor_ir | $gpu_floor_ns ns |
 | recorded \`PROF_GPU_BEGIN\`/\`PROF_GPU_END\`, null GPU runtime | $gpu_region_ir | $gpu_region_ns ns |
 | resolving one GPU region at a step, null GPU runtime | $gpu_resolve_ir | $gpu_resolve_ns ns |
