@@ -374,14 +374,17 @@ def case_dynamic(binary, tmp):
 
 
 def case_flight(binary, tmp):
-    """PROF_FLIGHT=20: 1000 steps of 2 ms, step 500 20x as long. Exactly one
+    """PROF_FLIGHT=20: 1000 steps of 4 ms, step 500 20x as long. Exactly one
     dump, of the slow step: steps 480 to 500 (the 20 before it and itself),
     each with its 3 regions, named and marked with its reason and step, said
     on stderr; nothing else written. A trigger file dumps the ring at once."""
     def steps_of(d):
         return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
 
-    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "8"}, tmp)
+    # steps of 4 ms, the slow one 80 ms, slow above 10x the median: a step
+    # must stall 40 ms to be taken for slow (the test also runs alone)
+    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "10",
+                               "FLIGHT_STEP_US": "4000"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("f."))
     check(files == ["f.slow_step-500.json"], f"slow step: files {files}; stderr: {r.stderr}")
     d = load(os.path.join(tmp, files[0]))
