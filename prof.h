@@ -7419,7 +7419,9 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
    before it; then it joins them. Under the lock. */
 static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
     int slow = 0;
-    if (prof__g.conf.flight_slow > 0 && prof__fl.ndur >= 10) {
+    uint64_t least = (uint64_t)-1;      /* the median is at least the least: most steps stop here */
+    for (int i = 0; i < prof__fl.ndur; i++) least = prof__fl.dur[i] < least ? prof__fl.dur[i] : least;
+    if (prof__g.conf.flight_slow > 0 && prof__fl.ndur >= 10 && (double)dur > prof__g.conf.flight_slow * (double)least) {
         uint64_t v[PROF__FL_HIST];
         memcpy(v, prof__fl.dur, (size_t)prof__fl.ndur * sizeof *v);
         qsort(v, (size_t)prof__fl.ndur, sizeof *v, prof__u64_cmp);
