@@ -566,6 +566,13 @@ static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
    the same with roctx ranges for rocprof (link -lroctx64). Pushed before the
    region's clock starts and popped after it stops: their cost is not in the
    region's time. Define it for every unit, as PROF_ENABLE. */
+/* A null pointer in header code: nullptr in C++ (-Wzero-as-null-pointer-constant). */
+#ifdef __cplusplus
+#define PROF__NULLPTR nullptr
+#else
+#define PROF__NULLPTR NULL
+#endif
+
 #if defined(PROF_NVTX)
 #include <nvtx3/nvToolsExt.h>
 PROF_API nvtxDomainHandle_t prof__nvtx_domain(void);
@@ -576,11 +583,6 @@ PROF_API nvtxStringHandle_t prof__nvtx_register(const char *name);
    registers it. With no tool attached there is no handle, and the name goes
    as text. */
 typedef struct { const char *name; nvtxStringHandle_t h; } prof__nvtx_slot;
-#ifdef __cplusplus
-#define PROF__NVTX_NO_STRING nullptr
-#else
-#define PROF__NVTX_NO_STRING NULL
-#endif
 static inline void prof__nvtx_push(const char *text, nvtxStringHandle_t h) {
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
@@ -607,7 +609,7 @@ static inline void prof__range_push(const char *name) {
     prof__nvtx_push(name, c->h);
 }
 /* a name built at run time (PROF_SCOPE_DYN's, maybe in a reused buffer): text */
-static inline void prof__range_push_text(const char *text) { prof__nvtx_push(text, PROF__NVTX_NO_STRING); }
+static inline void prof__range_push_text(const char *text) { prof__nvtx_push(text, PROF__NULLPTR); }
 static inline void prof__range_pop(void) { nvtxDomainRangePop(prof__nvtx_domain()); }
 #elif defined(PROF_ROCTX)
 int roctxRangePushA(const char *message);      /* roctx.h's, declared here: Debian ships no roctracer */
@@ -699,12 +701,10 @@ static inline void prof__gpu_scope_end(prof__gpu_scope *s) { prof_gpu_end(s->api
 #ifdef __cplusplus
 #define PROF__SCAST(T, x) static_cast<T>(x)
 #define PROF__RCAST(T, x) reinterpret_cast<T>(x)
-#define PROF__NULLPTR nullptr               /* -Wzero-as-null-pointer-constant */
 inline void *prof__voidp(void *p) { return p; }  /* any object pointer, no cast */
 #define PROF__VOIDP(p) prof__voidp(p)
 #else
 #define PROF__SCAST(T, x) ((T)(x))
-#define PROF__NULLPTR NULL
 #define PROF__RCAST(T, x) ((T)(x))
 #define PROF__VOIDP(p) ((void *)(p))
 #endif
@@ -2254,6 +2254,26 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
     }
 }
 
+/* cy's events grouped by thread, each group in the order they had (a
+   stable counting sort by thread index); 0 when memory runs out. */
+static int prof__by_thread(prof__cycle *cy) {
+    size_t *cnt = (size_t *)calloc(cy->nth + 1, sizeof *cnt);
+    prof__ev *sorted = (prof__ev *)malloc(cy->n * sizeof *sorted + 1);
+    if (!cnt || !sorted) {
+        free(cnt);
+        free(sorted);
+        return 0;
+    }
+    for (size_t i = 0; i < cy->n; i++) cnt[cy->ev[i].th + 1]++;
+    for (size_t t = 0; t < cy->nth; t++) cnt[t + 1] += cnt[t];
+    for (size_t i = 0; i < cy->n; i++) sorted[cnt[cy->ev[i].th]++] = cy->ev[i];
+    free(cy->ev);
+    cy->ev = sorted;
+    cy->cap = cy->n;
+    free(cnt);
+    return 1;
+}
+
 /* Takes every published record of every thread (and of the retired store),
    recycles drained chunks and frees threads that exited with more than a
    chunk. Caller holds the lock. */
@@ -2324,24 +2344,7 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
         if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
         cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
         /* spilled events came first: regroup by thread, keeping record order */
-        if (from_spill) {
-            /* stable counting sort by thread index */
-            size_t *cnt = (size_t *)calloc(prof__g.rec.ntinfo + 1, sizeof *cnt);
-            prof__ev *sorted = (prof__ev *)malloc(cy->n * sizeof *sorted);
-            if (cnt && sorted) {
-                for (size_t i = 0; i < cy->n; i++) cnt[cy->ev[i].th + 1]++;
-                for (size_t t = 0; t < prof__g.rec.ntinfo; t++) cnt[t + 1] += cnt[t];
-                for (size_t i = 0; i < cy->n; i++) sorted[cnt[cy->ev[i].th]++] = cy->ev[i];
-                free(cy->ev);
-                cy->ev = sorted;
-                cy->cap = cy->n;
-                sorted = NULL;
-            } else {
-                cy->oom = 1;
-            }
-            free(cnt);
-            free(sorted);
-        }
+        if (from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
     }
     prof__g.rec.dropped_reported = dropped;
 }
@@ -4047,6 +4050,14 @@ static void prof__w_devices(prof__w *w, const prof__cycle *cy) {
     else PROF__W_LIT(w, "],\n");
 }
 
+/* An event's where, ts and dur, for a span [t0, t1] (ticks) of the GPU side. */
+static void prof__w_span(prof__tw *t, uint64_t t0, uint64_t t1) {
+    prof__ev_where(t, t0);
+    PROF__W_LIT(&t->w, ",\"dur\":");
+    char *o = prof__w_room(&t->w, 32);
+    t->w.n = (size_t)(prof__fmt_us(o, prof__ts(t, t1) - prof__ts(t, t0)) - t->w.buf);
+}
+
 /* A GPU's process (pid = device) and a stream's track (tid = stream id),
    named and ordered after the CPU's, where they begin. */
 static void prof__w_gpu_track(prof__tw *t, int dev, long long stream, int new_dev, int new_stream) {
@@ -4091,12 +4102,6 @@ static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const pro
 }
 #define PROF__W_ACT_FLOW(t, lit, g) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g))
 
-static void prof__w_act_dur(prof__tw *t, const prof__gact *g) {
-    prof__ev_where(t, g->t0);
-    PROF__W_LIT(&t->w, ",\"dur\":");
-    char *o = prof__w_room(&t->w, 32);
-    t->w.n = (size_t)(prof__fmt_us(o, prof__ts(t, g->t1) - prof__ts(t, g->t0)) - t->w.buf);
-}
 
 static void prof__w_ints(prof__w *w, const int *v, int n) {
     PROF__W_LIT(w, "[");
@@ -4120,7 +4125,7 @@ static void prof__w_act(prof__tw *t, const prof__cycle *cy) {
         if (!i || g->tid != cy->act[i - 1].tid) prof__tw_thread(t, g->tid);
         PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
         prof__w_name(w, g->a.name);
-        prof__w_act_dur(t, g);
+        prof__w_span(t, g->t0, g->t1);
         PROF__W_LIT(w, ",\"args\":{\"cbid\":");
         prof__w_i64(w, g->a.cbid);
         PROF__W_LIT(w, ",\"correlation\":");
@@ -4137,7 +4142,7 @@ static void prof__w_act(prof__tw *t, const prof__cycle *cy) {
         else if (g->a.kind == PROF_GPU_MEMCPY) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":");
         else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":");
         prof__w_name(w, g->a.name);
-        prof__w_act_dur(t, g);
+        prof__w_span(t, g->t0, g->t1);
         PROF__W_LIT(w, ",\"args\":{\"queued\":0,\"device\":");
         prof__w_i64(w, g->a.device);
         PROF__W_LIT(w, ",\"context\":1,\"stream\":");
@@ -4183,10 +4188,7 @@ static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
         prof__w_gpu_track(t, g->dev, g->stream, new_dev, new_dev || g->stream != cy->gpu[i - 1].stream);
         PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
         prof__w_name(w, g->name);
-        prof__ev_where(t, (uint64_t)g->t0);
-        PROF__W_LIT(w, ",\"dur\":");
-        char *o = prof__w_room(w, 32);
-        w->n = (size_t)(prof__fmt_us(o, prof__ts(t, (uint64_t)g->t1) - prof__ts(t, (uint64_t)g->t0)) - w->buf);
+        prof__w_span(t, (uint64_t)g->t0, (uint64_t)g->t1);
         PROF__W_LIT(w, ",\"args\":{\"device\":");
         prof__w_i64(w, g->dev);
         if (!has_kernels) {     /* HTA takes whatever has a stream for a kernel */
@@ -5148,8 +5150,10 @@ static void prof__pf_act(prof__pw *p) {
                 prof__pb_str(&p->d2, 5, tname);
                 prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
             } else {
-                snprintf(label, sizeof label, "GPU %d", g->a.device);
-                prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, label, 0);
+                if (!q || q->a.kind == PROF_GPU_RUNTIME || q->a.device != g->a.device) {   /* its device first */
+                    snprintf(label, sizeof label, "GPU %d", g->a.device);
+                    prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, label, 0);
+                }
                 snprintf(label, sizeof label, "stream %lld kernels", g->a.stream);
                 prof__pf_track(p, uuid, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, label, 0);
             }
@@ -7435,10 +7439,11 @@ static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
     return slow;
 }
 
-/* The ring as one cycle: the segments' events grouped by thread in record
-   order, those begun before its first step clipped to it. Under the lock. */
+/* The ring as one cycle: the segments' events in ring order, those begun
+   before its first step clipped to it (or left out, when wholly before it),
+   then grouped by thread as a collection's are. Under the lock. */
 static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now) {
-    size_t total = prof__fl.nev, nth = prof__g.rec.ntinfo;
+    size_t nth = prof__g.rec.ntinfo;
     const prof__fseg *first = &prof__fl.seg[prof__fl.head];
     uint64_t from = prof__fl.n ? first->t0 : now;
     cy->index = ++prof__fl.dumps;
@@ -7446,38 +7451,29 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     cy->reason = reason;
     cy->reason_step = step;
     cy->first_step = prof__fl.n ? first->step : step;
-    cy->ev = (prof__ev *)malloc(total * sizeof *cy->ev + 1);
-    size_t *cnt = (size_t *)calloc(nth + 1, sizeof *cnt);
+    cy->ev = (prof__ev *)malloc(prof__fl.nev * sizeof *cy->ev + 1);
     cy->th = (struct prof__tinfo *)malloc(nth * sizeof *cy->th + 1);
-    if (!cy->ev || !cnt || !cy->th) {
+    if (!cy->ev || !cy->th) {
         cy->oom = 1;
-        free(cnt);
         return;
     }
     if (nth) memcpy(cy->th, prof__g.rec.tinfo, nth * sizeof *cy->th);
     cy->nth = nth;
-    for (int k = 0; k < prof__fl.n; k++) {          /* a stable counting sort by thread */
-        const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
-        for (size_t i = 0; i < g->n; i++) cnt[g->ev[i].th + 1]++;
-    }
-    for (size_t t = 0; t < nth; t++) cnt[t + 1] += cnt[t];
     for (int k = 0; k < prof__fl.n; k++) {
         const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
         for (size_t i = 0; i < g->n; i++) {
             prof__ev e = g->ev[i];
             if (e.t0 < from) {              /* began before the ring's first step */
-                int region = e.kind == PROF__K_REGION || e.kind == PROF__K_GPU_REGION;
-                if (!region || e.t1 < from) e.kind = PROF__K_THREAD;    /* left out below */
-                else { e.t0 = from; e.kind = PROF__K_CLIPPED; cy->clipped++; }
+                if ((e.kind != PROF__K_REGION && e.kind != PROF__K_GPU_REGION) || e.t1 < from) continue;
+                e.t0 = from;
+                e.kind = PROF__K_CLIPPED;
+                cy->clipped++;
             }
-            cy->ev[cnt[e.th]++] = e;
+            cy->ev[cy->n++] = e;
         }
     }
-    size_t o = 0;                       /* out: what lies wholly before the first step */
-    for (size_t i = 0; i < total; i++)
-        if (cy->ev[i].kind != PROF__K_THREAD) cy->ev[o++] = cy->ev[i];
-    cy->n = cy->cap = o;
-    free(cnt);
+    cy->cap = cy->n;
+    if (!prof__by_thread(cy)) cy->oom = 1;
     prof__analyse(cy);
 }
 

@@ -74,19 +74,24 @@ static struct {
 } prof__cupti;
 static int prof__cupti_parsing;         /* atomic: a completed buffer is being read */
 
-
 static const CUpti_ActivityKind prof__cupti_kinds[4] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_RUNTIME,
 };
 
+/* Why there is no kernel capture, in one line. */
+static void prof__cupti_off(const char *why) {
+    char line[1024];
+    snprintf(line, sizeof line, "CUPTI: %s; no kernel capture, GPU regions are still timed by events", why);
+    prof_gpu_say(line);
+}
+
 static void prof__cupti_say(const char *what, CUptiResult r) {
     const char *why = "unknown error";
     char line[512];
     if (prof__cupti.result_string) prof__cupti.result_string(r, &why);
-    snprintf(line, sizeof line, "CUPTI: %s failed: %s; no kernel capture, GPU regions are still timed by events",
-             what, why);
-    prof_gpu_say(line);
+    snprintf(line, sizeof line, "%s failed: %s", what, why);
+    prof__cupti_off(line);
 }
 
 static void CUPTIAPI prof__cupti_request(uint8_t **buf, size_t *size, size_t *max_records) {
@@ -232,10 +237,9 @@ static int prof__cupti_start(size_t buffer_bytes) {
     }
     if (!lib) {
         const char *why = dlerror();
-        snprintf(line, sizeof line, "CUPTI: cannot load %s (%s); no kernel capture, GPU regions are still timed "
-                 "by events (PROF_CUPTI_LIB names the library)", path && *path ? path : "libcupti.so",
-                 why ? why : "not found");
-        prof_gpu_say(line);
+        snprintf(line, sizeof line, "cannot load %s (%s; PROF_CUPTI_LIB names the library)",
+                 path && *path ? path : "libcupti.so", why ? why : "not found");
+        prof__cupti_off(line);
         return 0;
     }
     if (!PROF__CUPTI_SYM(lib, reg, "cuptiActivityRegisterCallbacks") || !PROF__CUPTI_SYM(lib, enable, "cuptiActivityEnable") ||
@@ -243,9 +247,8 @@ static int prof__cupti_start(size_t buffer_bytes) {
         !PROF__CUPTI_SYM(lib, next, "cuptiActivityGetNextRecord") ||
         !PROF__CUPTI_SYM(lib, dropped, "cuptiActivityGetNumDroppedRecords") ||
         !PROF__CUPTI_SYM(lib, timestamp, "cuptiGetTimestamp")) {
-        snprintf(line, sizeof line, "CUPTI: %s lacks the Activity API; no kernel capture, GPU regions are still "
-                 "timed by events", path);
-        prof_gpu_say(line);
+        snprintf(line, sizeof line, "%s lacks the Activity API", path);
+        prof__cupti_off(line);
         dlclose(lib);
         return 0;
     }
