@@ -3014,11 +3014,15 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             const prof_gpu_activity *a = &prof__act.a[i];
             int api = a->kind == PROF_GPU_RUNTIME;
             if (pass != !api) continue;     /* runtime calls first, then what they launched */
+            if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
+                __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
+                continue;
+            }
             /* both ends by one monotonic map: back-to-back kernels stay so */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
             if ((int64_t)(t1 - t0) < 0) t1 = t0;
-            int inside = a->t0_ns > 0 && (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
+            int inside = (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
             if (api) {
                 all[nall++] = a->correlation;
                 if (!inside) continue;
@@ -3047,7 +3051,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
     if (cy->act_lost)
         prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
-                  "PROF_BUFFER_MB full); counted in the trace as prof_gpu_dropped_activities",
+                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
                   (unsigned long long)cy->act_lost, prof__act.tracer->name);
 }
 

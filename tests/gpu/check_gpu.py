@@ -422,8 +422,9 @@ def truth_enabled(want):
 
 
 def case_cupti_drops(backend, program):
-    """More than the buffers hold: every record is in the trace or counted
-    in prof_gpu_dropped_activities, and prof.h says so once."""
+    """More than the buffers hold, and one record without a timestamp:
+    every record is in the trace or counted in prof_gpu_dropped_activities,
+    and prof.h says so once."""
     p = run(program, "cupti_drops")
     records = read_truth()["records"][0]["records"]
     d = load("drops.json")
