@@ -2032,7 +2032,7 @@ static void cli_pfinterned(uint32_t seq, const pbfield *f) {
 }
 
 /* One TrackEvent of sequence s at time ts (ns, > 0). */
-static void cli_pfevent(trace *t, cli_trace *c, pfseq *s, const pbfield *f, uint64_t ts) {
+static void cli_pfevent(cli_trace *c, pfseq *s, const pbfield *f, uint64_t ts) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
     uint64_t type = 0, track = s->track, name_iid = 0;
@@ -2086,7 +2086,6 @@ static void cli_pfevent(trace *t, cli_trace *c, pfseq *s, const pbfield *f, uint
                        args[k].is_str ? (uint64_t)(uintptr_t)args[k].str : (uint64_t)args[k].v, 0, th);
         cli_record(c, PROF__K_REGION, o.name, t0, t1, 0, th);
     }
-    (void)t;
     cli_unit_add(c, th, t0, t1, first);
 }
 
@@ -2130,7 +2129,7 @@ static void cli_collect_pf(trace *t, cli_trace *c) {
         }
         int64_t abs_ns;
         if (ev_at && pf_time(s, has_ts, ts, clock, &abs_ns) && abs_ns >= t->tmin)
-            cli_pfevent(t, c, s, &ev, (uint64_t)(abs_ns - t->tmin) + 1);
+            cli_pfevent(c, s, &ev, (uint64_t)(abs_ns - t->tmin) + 1);
     }
     g_npfseq = 0;
     free(g_pfc.key);
