@@ -10,13 +10,16 @@ mode=$1 prog=$2 tool=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+# a run of the program: its stderr (prof.h's lines) kept, and shown with the
+# exit status if it fails
+run() { "$@" 2>err || { s=$?; echo "FAIL: $* exited $s:"; cat err; exit 1; }; }
 if [[ $mode == nvtx ]]; then
-  env NVTX_INJECTION64_PATH="$tool" FAKE_NVTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
+  run env NVTX_INJECTION64_PATH="$tool" FAKE_NVTX_LOG=log PROF_OUTPUT=with.json "$prog"
   # the literal names registered once on each thread that uses them (main:
   # outer, inner, explicit; the worker: work); the 10 run-time ones as text
   pre="prof:"; head=$'domain prof\nregistered strings 4, ranges named by one 70'
 else
-  env FAKE_ROCTX_LOG=log PROF_OUTPUT=with.json "$prog" 2>/dev/null
+  run env FAKE_ROCTX_LOG=log PROF_OUTPUT=with.json "$prog"
   pre=""; head=""
 fi
 sort log > got
@@ -27,7 +30,7 @@ sort log > got
 if ! diff -u want got; then echo "FAIL: what the $mode tool saw"; exit 1; fi
 runs=(with)
 if [[ $mode == nvtx ]]; then
-  env -u NVTX_INJECTION64_PATH PROF_OUTPUT=without.json "$prog" 2>/dev/null
+  run env -u NVTX_INJECTION64_PATH PROF_OUTPUT=without.json "$prog"
   runs+=(without)
 fi
 for f in "${runs[@]}"; do
