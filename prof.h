@@ -108,6 +108,9 @@
                      kept, written only when a step takes PROF_FLIGHT_SLOW
                      (default 3) times the median, or a trigger asks (at
                      most once per PROF_FLIGHT_COOLDOWN s, default 300)
+     PROF_WATCHDOG   SECONDS: no PROF_STEP for that long: say on stderr what
+                     every thread is inside and which GPU regions have not
+                     completed; with PROF_FLIGHT, dump the ring too
      PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
                      that launched them, through CUPTI (prof_cuda.h; the
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
@@ -214,6 +217,9 @@ typedef struct prof_config {
                                  (PROF_FLIGHT_SLOW, default 3; < 0: never)  */
     double        flight_cooldown; /* s between two dumps (PROF_FLIGHT_COOLDOWN,
                                  default 300; < 0: none)                    */
+    double        watchdog_s; /* no PROF_STEP for this long (seconds): say what
+                                 every thread is inside, dump the flight
+                                 recorder (PROF_WATCHDOG; 0: no watchdog)   */
     int           cupti;      /* nonzero: every kernel, copy and fill, and the
                                  runtime calls that launched them, through
                                  CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
@@ -492,7 +498,21 @@ typedef struct prof__rec {      /* one recorded event: 32 bytes             */
                                    collector reads it to see a record done */
 } prof__rec;
 
-typedef struct prof__tls_t { prof__rec *cur, *end; } prof__tls_t;
+/* The regions a thread is inside right now (name, start tick), kept while
+   recording so that the watchdog (another thread) and a crash handler (this
+   one) can say where the engine is: a stack of frames, PROF__OPEN_MAX deep.
+   Deeper regions share the scratch frame at [PROF__OPEN_MAX], which nobody
+   reads; each region's end puts `top` back at its own frame, so nesting
+   comes out right at any depth. */
+#define PROF__OPEN_MAX 64
+typedef struct prof__open { const char *name; uint64_t t0; } prof__open;
+
+typedef struct prof__tls_t {
+    prof__rec *cur, *end;               /* the inline path's window of its chunk */
+    prof__open *volatile top;           /* the next frame; NULL before the first.
+                                           volatile: other threads read it */
+    prof__open *last;                   /* the scratch frame: from it on, deeper */
+} prof__tls_t;
 
 /* The hot path's names carry the clock mode: a translation unit built with
    -DPROF_NO_TSC fails to link against an implementation built without it
@@ -524,6 +544,7 @@ extern PROF_API unsigned char prof__on;  /* 1 while recording (or not yet initia
 extern PROF_API __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 PROF_API void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
 PROF_API uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
+PROF_API prof__open *prof__open_slow(void);      /* a frame past the fast path's: first, or deep */
 
 #define PROF__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PROF__UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -544,6 +565,30 @@ static inline uint64_t prof__ticks(void) {
 
 static inline int prof__recording(void) {
     return __atomic_load_n(&prof__on, __ATOMIC_RELAXED);
+}
+
+/* A region opens: its frame is the thread's next, named now; the caller
+   stores its start there once the clock is read. Plain stores, no lock:
+   another thread reads the frames below `top`, and a torn read costs it a
+   start time. Stores to `top` are volatile, and atomic where TSan checks
+   them (an atomic store to prof__tls costs gcc a thread-pointer load). */
+#if defined(__SANITIZE_THREAD__)
+#define PROF__SET_TOP(v) __atomic_store_n(&prof__tls.top, (v), __ATOMIC_RELEASE)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PROF__SET_TOP(v) __atomic_store_n(&prof__tls.top, (v), __ATOMIC_RELEASE)
+#endif
+#endif
+#ifndef PROF__SET_TOP
+#define PROF__SET_TOP(v) (prof__tls.top = (v))
+#endif
+
+static inline prof__open *prof__open_push(const char *name) {
+    prof__open *f = prof__tls.top;
+    if (PROF__UNLIKELY(f >= prof__tls.last)) f = prof__open_slow();
+    __atomic_store_n(&f->name, name, __ATOMIC_RELAXED);
+    PROF__SET_TOP(f + 1);
+    return f;
 }
 
 static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
@@ -623,18 +668,27 @@ static inline void prof__range_pop(void) { (void)roctxRangePop(); }
 #define prof__range_pop()      ((void)0)
 #endif
 
-typedef struct prof__scope { const char *name; uint64_t t0; } prof__scope;
+typedef struct prof__scope { const char *name; uint64_t t0; prof__open *f; } prof__scope;
 
 static inline prof__scope prof__scope_begin(const char *name) {
     prof__scope s;
     prof__range_push(name);
     s.name = name;
-    s.t0 = PROF__LIKELY(prof__recording()) ? prof__ticks() : 0;
+    s.t0 = 0;
+    s.f = PROF__NULLPTR;
+    if (PROF__LIKELY(prof__recording())) {
+        s.f = prof__open_push(name);
+        s.t0 = prof__ticks();
+        __atomic_store_n(&s.f->t0, s.t0, __ATOMIC_RELAXED);
+    }
     return s;
 }
 
 static inline void prof__scope_end(prof__scope *s) {
-    if (s->t0) prof__emit(s->name, s->t0, prof__ticks());
+    if (s->t0) {
+        prof__emit(s->name, s->t0, prof__ticks());
+        PROF__SET_TOP(s->f);            /* the region's frame is free again */
+    }
     prof__range_pop();
 }
 
@@ -645,9 +699,12 @@ static inline prof__scope prof__scope_begin_dyn(const char *str) {
     prof__range_push_text(str);
     s.name = str;                       /* unread unless recording */
     s.t0 = 0;
+    s.f = PROF__NULLPTR;
     if (PROF__LIKELY(prof__recording())) {
         s.name = prof_intern(str, strlen(str));
+        s.f = prof__open_push(s.name);
         s.t0 = prof__ticks();
+        __atomic_store_n(&s.f->t0, s.t0, __ATOMIC_RELAXED);
     }
     return s;
 }
@@ -893,6 +950,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -948,6 +1006,8 @@ enum {
                             window, t0 moved to the window's start */
     PROF__K_UNCLOSED,    /* name, t0: a PROF_BEGIN never ended (evicted from a
                             full stack, or open at shutdown); reported, not drawn */
+    PROF__K_OPEN,        /* collected only: a region still open at a watchdog's
+                            dump, drawn up to it (t1: the dump's time) */
     PROF__K_THREAD       /* retired store only: the records after it are thread aux's */
 };
 typedef char prof__kinds_fit_4_bits[PROF__K_THREAD < 16 ? 1 : -1];     /* prof__ev.kind */
@@ -993,6 +1053,9 @@ typedef struct prof__thread {
     int sp;                             /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
+    prof__tls_t *tls;                   /* its prof__tls (open regions' depth) while it
+                                           lives; under prof__lock */
+    prof__open open[PROF__OPEN_MAX + 1];/* PROF_SCOPEs open now: prof__tls.open */
     int retired;                        /* the store of exited threads' records */
     int dead;                           /* exited with more than a chunk: the collector frees it */
 } prof__thread;
@@ -1021,6 +1084,7 @@ static struct {
         int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
+        double watchdog;                /* PROF_WATCHDOG: seconds without a step; 0 off */
         int trigger;                    /* PROF__TRIG_*: record only when asked */
         int trigger_steps;
         char trigger_path[PROF__PATH];  /* PROF_TRIGGER=file:<path> */
@@ -1040,6 +1104,7 @@ static struct {
         int64_t step;
         uint64_t step_t0;               /* tick at which the current step began */
         uint64_t win_t0;                /* tick at which the recording window began */
+        int lazy;                       /* the first region inited: step 0 begins with it */
         int cycle;                      /* cycles saved so far */
         uint64_t saved_to;              /* tick at which the last saved cycle ended */
         uint32_t syncs;                 /* PROF_SYNC calls so far, recorded or not */
@@ -1247,7 +1312,10 @@ static prof__thread *prof__register(void) {
     if (!th) return NULL;
     th->tid = (long)syscall(SYS_gettid);
     pthread_mutex_lock(&prof__lock);
-    if (!prof__g.inited) prof__init_locked(NULL);
+    if (!prof__g.inited) {              /* no PROF_INIT: an event's first slow path inits */
+        prof__init_locked(NULL);
+        prof__g.run.lazy = 1;
+    }
     struct prof__tinfo *ti = (struct prof__tinfo *)prof__grow(prof__g.rec.tinfo, &prof__g.rec.tinfo_cap,
                                                                prof__g.rec.ntinfo + 1, sizeof *ti);
     if (!ti) { pthread_mutex_unlock(&prof__lock); free(th); return NULL; }
@@ -1258,10 +1326,32 @@ static prof__thread *prof__register(void) {
     ti[th->idx].name = NULL;
     th->next = prof__g.rec.threads;
     prof__g.rec.threads = th;
+    th->tls = &prof__tls;
+    if (!prof__tls.top) {               /* frames in the sink stay there: regions are open in it */
+        prof__tls.top = th->open;
+        prof__tls.last = th->open + PROF__OPEN_MAX;
+    }
     pthread_mutex_unlock(&prof__lock);
     pthread_setspecific(prof__g.rec.key, th);
     prof__self = th;
     return th;
+}
+
+/* Frames for threads that cannot register (out of memory) or have exited
+   (C++ thread_local destructors may still open regions): written, never
+   read. */
+static prof__open prof__open_sink[PROF__OPEN_MAX + 1];
+
+prof__open *prof__open_slow(void) {
+    if (prof__tls.top) return prof__tls.last;       /* deeper than PROF__OPEN_MAX */
+    if (!prof__self && !prof__register()) {
+        prof__tls.top = prof__open_sink;
+        prof__tls.last = prof__open_sink + PROF__OPEN_MAX;
+    } else if (!prof__tls.top) {                    /* registered by another copy's hot path? never: */
+        prof__tls.top = prof__self->open;           /* registration sets it; kept for safety */
+        prof__tls.last = prof__self->open + PROF__OPEN_MAX;
+    }
+    return prof__tls.top;
 }
 
 /* Marks every slot of a chunk unwritten. Only kind, aux and t0 need it:
@@ -1458,9 +1548,15 @@ static void prof__retire_locked(prof__thread *th);
 static void prof__thread_exit(void *p) {
     prof__thread *th = (prof__thread *)p;
     prof__push_unclosed(th);
-    if (prof__self == th) { prof__self = NULL; prof__tls.cur = prof__tls.end = NULL; }
+    if (prof__self == th) {
+        prof__self = NULL;
+        prof__tls.cur = prof__tls.end = NULL;
+        prof__tls.top = prof__open_sink;            /* its frames go with its struct */
+        prof__tls.last = prof__open_sink + PROF__OPEN_MAX;
+    }
     if (th->gpu_dead) __atomic_store_n(th->gpu_dead, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&prof__lock);
+    th->tls = NULL;                     /* its thread-local storage goes with it */
     prof__retire_locked(th);
     pthread_mutex_unlock(&prof__lock);
 }
@@ -1620,6 +1716,12 @@ nvtxStringHandle_t prof__nvtx_register(const char *name) {
 }
 #endif
 
+/* A frame of PROF_BEGIN's stack, which a watchdog reads while it changes. */
+static void prof__frame_set(prof__frame *f, const char *name, uint64_t t0) {
+    __atomic_store_n(&f->name, name, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->t0, t0, __ATOMIC_RELAXED);
+}
+
 /* A full stack holds PROF_BEGINs that early returns left open: the oldest
    goes (an unclosed region, reported at the cycle's end), so that balanced
    BEGIN/END pairs after them still record. An unclosed region costs itself. */
@@ -1627,14 +1729,14 @@ void prof_begin(const char *name) {
     prof__range_push(name);             /* NVTX / roctx, as the engine calls: one for one */
     prof__thread *th = prof__self ? prof__self : prof__register();
     if (!th) return;
-    if (PROF__UNLIKELY(th->sp == PROF__STACK_MAX)) {
+    int sp = th->sp;
+    if (PROF__UNLIKELY(sp == PROF__STACK_MAX)) {
         if (prof__recording()) prof__push(PROF__K_UNCLOSED, th->stack[0].name, prof__now(), 0, 0);
-        memmove(th->stack, th->stack + 1, (PROF__STACK_MAX - 1) * sizeof th->stack[0]);
-        th->sp--;
+        for (int i = 1; i < sp; i++) prof__frame_set(&th->stack[i - 1], th->stack[i].name, th->stack[i].t0);
+        sp--;
     }
-    th->stack[th->sp].name = name;
-    th->stack[th->sp].t0 = prof__recording() ? prof__now() : 0;
-    th->sp++;
+    prof__frame_set(&th->stack[sp], name, prof__recording() ? prof__now() : 0);
+    __atomic_store_n(&th->sp, sp + 1, __ATOMIC_RELEASE);   /* a watchdog reads it */
 }
 
 void prof_end(void) {
@@ -1642,7 +1744,8 @@ void prof_end(void) {
     prof__thread *th = prof__self;
     if (!th) return;
     if (th->sp == 0) return;                    /* unmatched PROF_END: nothing open */
-    prof__frame f = th->stack[--th->sp];
+    prof__frame f = th->stack[th->sp - 1];
+    __atomic_store_n(&th->sp, th->sp - 1, __ATOMIC_RELEASE);
     if (f.t0) prof__push(PROF__K_REGION, f.name, f.t0, prof__now(), 0);
 }
 
@@ -2358,10 +2461,15 @@ static void prof__step0_covers(prof__cycle *cy) {
     uint64_t first = (uint64_t)-1;
     for (size_t i = 0; i < cy->n; i++) {
         prof__ev *e = &cy->ev[i];
-        if (e->kind == PROF__K_STEP && e->aux == 0) s0 = e;
-        if (e->t0 < first) first = e->t0;
+        if (e->kind == PROF__K_STEP) {
+            if (e->aux == 0) s0 = e;
+        } else if (e->t0 < first) {
+            first = e->t0;
+        }
     }
-    if (s0 && first < s0->t0) s0->t0 = first;
+    /* Inited lazily, by a region that read its clock after (PROF_SCOPE
+       registers its thread when it opens): step 0 begins with it. */
+    if (s0 && (first < s0->t0 || (prof__g.run.lazy && first < s0->t1))) s0->t0 = first;
 }
 
 static void prof__cycle_free(prof__cycle *cy) {
@@ -3206,7 +3314,8 @@ static void prof__gpu_release_locked(void) {
    argument's or memory event's region (a step owns none), self times, the
    track an event is drawn on. 0 when memory runs out (sinks then fail). */
 static int prof__spans(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION || kind == PROF__K_CLIPPED;
+    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION || kind == PROF__K_CLIPPED ||
+           kind == PROF__K_OPEN;
 }
 
 static uint32_t *prof__tracks(const prof__cycle *cy, int separate);
@@ -3958,13 +4067,17 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
     } else {
         prof__region_fast(t, e);
     }
-    int clipped = e->kind == PROF__K_CLIPPED;
-    if ((nargs || corr || t->os_tid || clipped) && !t->w.err) {
+    int clipped = e->kind == PROF__K_CLIPPED, open = e->kind == PROF__K_OPEN;
+    if ((nargs || corr || t->os_tid || clipped || open) && !t->w.err) {
         t->w.n--;                       /* the closing brace */
         PROF__W_LIT(&t->w, ",\"args\":{");
         int sep = 0;
         if (clipped) {                  /* began before this trace: ts is the trace's start */
             PROF__W_LIT(&t->w, "\"clipped\":\"began before this trace\"");
+            sep = 1;
+        }
+        if (open) {                     /* a watchdog's dump: it had not ended */
+            PROF__W_LIT(&t->w, "\"open\":\"still running at this dump\"");
             sep = 1;
         }
         if (corr) {
@@ -4378,6 +4491,7 @@ static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, const uint32_
             break;
         case PROF__K_REGION:
         case PROF__K_CLIPPED:
+        case PROF__K_OPEN:
         case PROF__K_STEP:
         case PROF__K_GPU_REGION: {
             size_t k = prof__args_owned(cy, pend, np, i);
@@ -4928,12 +5042,13 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
     uint32_t corr = e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->corrs, p->ncorrs, e->aux))
                         ? e->aux : 0;
     if (!over) p->nopen--;
-    if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED)) {
+    if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED && e->kind != PROF__K_OPEN)) {
         prof__pf_plain(p, ts, PROF__TE_END, 0);
         return;
     }
     if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_LANES + 16ull * lead + over - 1);
     if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, "began before this trace");
+    if (e->kind == PROF__K_OPEN) prof__pf_arg(p, "open", 0, "still running at this dump");
     if (corr) prof__pf_arg(p, "correlation", corr, NULL);
     if (os_tid) prof__pf_arg(p, "os_tid", os_tid, NULL);
     for (size_t i = 0; i < nargs; i++) {
@@ -5034,6 +5149,7 @@ static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx) {
                 break;
             case PROF__K_REGION:
             case PROF__K_CLIPPED:
+            case PROF__K_OPEN:
             case PROF__K_STEP:
             case PROF__K_GPU_REGION: {
                 size_t first = np ? prof__args_owned(cy, pend, np, i) : 0;
@@ -5371,6 +5487,7 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     switch (e->kind) {
     case PROF__K_REGION:
     case PROF__K_CLIPPED:               /* began before the window: ts is its start */
+    case PROF__K_OPEN:                  /* open at a watchdog's dump: ends at it */
     case PROF__K_GPU_REGION:            /* value: the correlation of its GPU side */
         out->kind = PROF_EVENT_REGION;
         out->dur_ns = prof__tick_ns(e->t1) - t0;
@@ -6687,6 +6804,123 @@ static void prof__save_cycle(prof__cycle *cy) {
     pthread_mutex_unlock(&prof__lock);
 }
 
+/* ---- >>open  what each thread is inside now ------------------------------
+   Every thread keeps the regions it is inside: PROF_SCOPE's frames (the hot
+   path's, prof__tls.top) and PROF_BEGIN's stack. The watchdog (>>watch)
+   and the crash handler (>>process) read them, the handler with no lock and
+   no allocation, so what is here formats text by hand. */
+#define PROF__OPEN_ROWS 64              /* rows a report shows per thread */
+
+typedef struct prof__openrow {
+    const char *name;
+    int64_t age_ns;                     /* open for this long */
+    uint64_t t0;                        /* its start, in record units */
+} prof__openrow;
+
+/* ns per tick at (tk, m), ticks and CLOCK_MONOTONIC read together: over the
+   run so far, so that a crash handler needs no calibration. */
+static double prof__rate_at(uint64_t tk, int64_t m) {
+    if (PROF__TICKS_ARE_NS) return 1.0;
+    uint64_t t0 = prof__fallback() ? prof__g.clk.fb_tsc0 : prof__g.clk.tick0;
+    return tk > t0 && m > prof__g.clk.mono0 ? (double)(m - prof__g.clk.mono0) / (double)(tk - t0) : 1.0;
+}
+
+/* What th is inside now (tls: its prof__tls), outermost first: PROF_SCOPE's
+   frames and PROF_BEGIN's merged by start, the innermost PROF__OPEN_ROWS.
+   tk: ticks now; now: prof__now() now. Reads only, with no lock: a signal
+   handler calls it. Returns the number of rows; *more: outer rows left out,
+   plus PROF__OPEN_DEEPER if regions deeper than PROF__OPEN_MAX are open. */
+#define PROF__OPEN_DEEPER (1 << 20)
+static int prof__open_of(const prof__thread *th, const prof__tls_t *tls, uint64_t tk, uint64_t now, double rate,
+                         prof__openrow *row, int *more) {
+    uintptr_t top = (uintptr_t)__atomic_load_n(&tls->top, __ATOMIC_ACQUIRE), base = (uintptr_t)th->open;
+    size_t ns = top > base && top <= (uintptr_t)(th->open + PROF__OPEN_MAX + 1) ? (top - base) / sizeof *th->open : 0;
+    int deeper = ns > PROF__OPEN_MAX ? PROF__OPEN_DEEPER : 0;
+    if (ns > PROF__OPEN_MAX) ns = PROF__OPEN_MAX;
+    int nb = __atomic_load_n(&th->sp, __ATOMIC_ACQUIRE);
+    if (nb < 0 || nb > PROF__STACK_MAX) nb = 0;
+    int fb = prof__fallback(), n = 0;
+    size_t i = 0, j = 0;
+    *more = 0;
+    while (i < ns || j < (size_t)nb) {
+        prof__openrow a, b;
+        a.age_ns = b.age_ns = -1;
+        if (i < ns) {                   /* a scope's start is a tick, fallback or not */
+            uint64_t t0 = __atomic_load_n(&th->open[i].t0, __ATOMIC_RELAXED);
+            a.name = __atomic_load_n(&th->open[i].name, __ATOMIC_RELAXED);
+            a.age_ns = t0 && t0 <= tk ? (int64_t)((double)(tk - t0) * rate) : 0;
+            a.t0 = fb ? now - (uint64_t)a.age_ns : (t0 ? t0 : tk);
+        }
+        if (j < (size_t)nb) {           /* a PROF_BEGIN's is in record units */
+            uint64_t t0 = __atomic_load_n(&th->stack[j].t0, __ATOMIC_RELAXED);
+            b.name = __atomic_load_n(&th->stack[j].name, __ATOMIC_RELAXED);
+            b.t0 = t0 && t0 <= now ? t0 : now;
+            b.age_ns = fb ? (int64_t)(now - b.t0) : (int64_t)((double)(now - b.t0) * rate);
+            if (!t0) { j++; continue; } /* began outside a window: not timed */
+        }
+        int take_a = a.age_ns >= b.age_ns;
+        if (take_a) i++;
+        else j++;
+        if (n == PROF__OPEN_ROWS) {     /* keep the innermost */
+            memmove(row, row + 1, (PROF__OPEN_ROWS - 1) * sizeof *row);
+            n--;
+            (*more)++;
+        }
+        row[n++] = take_a ? a : b;
+    }
+    *more |= deeper;
+    return n;
+}
+
+/* Text for the crash handler: no stdio, no malloc. */
+static void prof__as_str(char *m, size_t *n, size_t cap, const char *s) {
+    for (; s && *s && *n < cap; s++) m[(*n)++] = *s;
+}
+static void prof__as_u64(char *m, size_t *n, size_t cap, unsigned long long v) {
+    char d[24];
+    int k = 0;
+    do d[k++] = (char)('0' + v % 10); while ((v /= 10) && k < 24);
+    while (k && *n < cap) m[(*n)++] = d[--k];
+}
+/* ns as seconds with 3 decimals */
+static void prof__as_secs(char *m, size_t *n, size_t cap, int64_t ns) {
+    unsigned long long ms = ns > 0 ? (unsigned long long)(ns / 1000000) : 0;
+    prof__as_u64(m, n, cap, ms / 1000);
+    prof__as_str(m, n, cap, ".");
+    char f[4] = { (char)('0' + ms % 1000 / 100), (char)('0' + ms % 100 / 10), (char)('0' + ms % 10), 0 };
+    prof__as_str(m, n, cap, f);
+    prof__as_str(m, n, cap, " s");
+}
+
+/* "thread 1234 (name) is inside a (1.204 s) > b (0.002 s)" into m. */
+static void prof__as_inside(char *m, size_t *n, size_t cap, long tid, const char *tname, const prof__openrow *row,
+                            int nrow, int more) {
+    prof__as_str(m, n, cap, "thread ");
+    prof__as_u64(m, n, cap, (unsigned long long)tid);
+    if (tname) {
+        prof__as_str(m, n, cap, " (");
+        prof__as_str(m, n, cap, tname);
+        prof__as_str(m, n, cap, ")");
+    }
+    if (!nrow) {
+        prof__as_str(m, n, cap, " is inside no region");
+        return;
+    }
+    prof__as_str(m, n, cap, " is inside ");
+    if (more & ~PROF__OPEN_DEEPER) {
+        prof__as_u64(m, n, cap, (unsigned long long)(more & ~PROF__OPEN_DEEPER));
+        prof__as_str(m, n, cap, " more > ");
+    }
+    for (int k = 0; k < nrow; k++) {
+        if (k) prof__as_str(m, n, cap, " > ");
+        prof__as_str(m, n, cap, row[k].name ? row[k].name : "(null)");
+        prof__as_str(m, n, cap, " (");
+        prof__as_secs(m, n, cap, row[k].age_ns);
+        prof__as_str(m, n, cap, ")");
+    }
+    if (more & PROF__OPEN_DEEPER) prof__as_str(m, n, cap, " > (deeper ones not kept)");
+}
+
 /* ---- >>process  fork, signals, other copies of prof.h, unloading -------- */
 
 /* FORK. A child forked after init is a copy of one thread of a profiled
@@ -6698,6 +6932,8 @@ static void prof__save_cycle(prof__cycle *cy) {
    process: it records, and a PROF_OUTPUT without {pid} gets "-<pid>" before
    its extension. A child that exec()s starts afresh. */
 static void prof__signals_stop(int in_child);
+static void prof__wd_start(void);
+static void prof__wd_stop(int in_child);
 
 static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
 static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
@@ -6716,6 +6952,7 @@ static void prof__fork_child(void) {
     if (prof__g.proc.copy) close(prof__g.proc.copy_fd);     /* the number is the parent's */
     prof__g.proc.copy = 0;
     prof__signals_stop(1);
+    prof__wd_stop(1);
     pthread_mutex_unlock(&prof__lock);
 }
 
@@ -6725,10 +6962,18 @@ static void prof__fork_child(void) {
    thread then shuts down as exit() would (the trace is written) and sends
    the signal again with its default action, so the process ends with the
    status its parent expects. A second signal ends it at once. A handler the
-   engine set, or SIG_IGN, is left alone. Crash signals cannot write safely:
-   they say what is lost, then crash as before. ISO C's signal(), not
-   sigaction(): strict -std=c11 hides sigaction, and prof.h does not define
-   _POSIX_C_SOURCE behind the engine's back. PROF_SIGNALS=0: none of this. */
+   engine set, or SIG_IGN, is left alone. ISO C's signal(): strict -std=c11
+   hides sigaction, and prof.h does not define _POSIX_C_SOURCE behind the
+   engine's back.
+   A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) prints, once, what the
+   crashing thread is inside, and the other threads where the profiler's
+   lock is free (tried, never waited for), and what is lost: write(2) only,
+   no lock waited for, no allocation. Then the previous handler runs: where
+   sigaction is declared (C++, or C with POSIX or GNU features) prof.h sits
+   in front of any handler and calls it with the same arguments; under
+   strict C it takes only signals whose action is the default. The flight
+   recorder's ring is not written: that needs a file and memory.
+   PROF_SIGNALS=0: none of this. */
 static const int prof__stop_sigs[] = { SIGINT, SIGTERM };
 static const int prof__crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
@@ -6737,7 +6982,8 @@ static struct {
     pthread_t watcher;
     int running;                        /* atomic: the watcher thread exists */
     int caught;                         /* atomic: the stop signal being handled */
-    unsigned char ours[32];             /* ours[sig]: prof.h's handler is installed */
+    unsigned char ours[32];             /* ours[sig]: prof.h's handler is installed
+                                           (1 by signal(), 2 by sigaction()) */
 } prof__sig;
 
 static const char *prof__sig_name(int sig) {
@@ -6766,25 +7012,78 @@ static void prof__on_stop(int sig) {
     errno = saved;
 }
 
-/* Async-signal-safe: no stdio, no locks, the number formatted by hand. */
-static void prof__on_crash(int sig) {
-    char m[200], num[24];
-    size_t n = 0, k = 0;
-    unsigned long long lost =
-        (unsigned long long)__atomic_load_n(&prof__g.rec.in_use, __ATOMIC_RELAXED) * PROF__CHUNK_RECS;
-    do num[k++] = (char)('0' + lost % 10); while ((lost /= 10) && k < sizeof num);
-    const char *parts[] = { "prof: ", prof__sig_name(sig), ": the process is crashing; up to ", NULL,
-                            " events recorded since the last trace are lost (a schedule writes one per cycle)\n" };
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        if (!parts[i])
-            while (k) m[n++] = num[--k];
-        else
-            for (const char *c = parts[i]; *c && n < sizeof m; c++) m[n++] = *c;
-    }
+/* What the crashing thread is inside, then the others', then what is lost.
+   Async-signal-safe; once per process. */
+static void prof__crash_report(int sig) {
+    static int said;
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
+    char m[1536];
+    prof__openrow row[PROF__OPEN_ROWS];
+    size_t n = 0;
+    int more = 0, k;
+    uint64_t tk = prof__ticks(), now = prof__fallback() ? (uint64_t)prof__mono_ns() : tk;
+    double rate = prof__rate_at(tk, prof__mono_ns());
+    const prof__thread *self = prof__self;
+    prof__as_str(m, &n, sizeof m, "prof: ");
+    prof__as_str(m, &n, sizeof m, prof__sig_name(sig));
+    prof__as_str(m, &n, sizeof m, ": ");
+    k = self && self->tls ? prof__open_of(self, self->tls, tk, now, rate, row, &more) : 0;
+    prof__as_inside(m, &n, sizeof m, self ? self->tid : (long)syscall(SYS_gettid),
+                    self ? __atomic_load_n(&self->name, __ATOMIC_RELAXED) : NULL, row, k, more);
+    prof__as_str(m, &n, sizeof m, "\n");
     if (write(2, m, n) < 0) {}
+    if (pthread_mutex_trylock(&prof__lock) == 0) {  /* the registry stays still while held */
+        for (const prof__thread *th = prof__g.rec.threads; th; th = th->next) {
+            if (th == self || !th->tls || !(k = prof__open_of(th, th->tls, tk, now, rate, row, &more))) continue;
+            n = 0;
+            prof__as_str(m, &n, sizeof m, "prof:   and ");
+            prof__as_inside(m, &n, sizeof m, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
+            prof__as_str(m, &n, sizeof m, "\n");
+            if (write(2, m, n) < 0) {}
+        }
+        pthread_mutex_unlock(&prof__lock);
+    } else {
+        static const char busy[] = "prof:   (other threads not shown: the profiler's lock is held)\n";
+        if (write(2, busy, sizeof busy - 1) < 0) {}
+    }
+    n = 0;
+    prof__as_str(m, &n, sizeof m, "prof: ");
+    prof__as_str(m, &n, sizeof m, prof__sig_name(sig));
+    prof__as_str(m, &n, sizeof m, ": the process is crashing; up to ");
+    prof__as_u64(m, &n, sizeof m,
+                 (unsigned long long)__atomic_load_n(&prof__g.rec.in_use, __ATOMIC_RELAXED) * PROF__CHUNK_RECS);
+    prof__as_str(m, &n, sizeof m, prof__g.conf.flight
+                     ? " events recorded since the last trace are lost (the flight recorder's ring is not written)\n"
+                     : " events recorded since the last trace are lost (a schedule writes one per cycle)\n");
+    if (write(2, m, n) < 0) {}
+}
+
+#if defined(SA_SIGINFO)
+#define PROF__SIGACTION 1
+static struct sigaction prof__crash_old[32];    /* the handlers prof.h is in front of */
+
+static void prof__on_crash(int sig, siginfo_t *si, void *uc) {
+    int saved = errno;
+    prof__crash_report(sig);
+    const struct sigaction *o = &prof__crash_old[sig];
+    if (o->sa_flags & SA_SIGINFO) {
+        o->sa_sigaction(sig, si, uc);   /* theirs decides: it may recover */
+    } else if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+        o->sa_handler(sig);
+    } else {                            /* as it was: the fault again, or this signal, */
+        sigaction(sig, o, NULL);        /* now with the default action */
+        if (o->sa_handler == SIG_DFL) raise(sig);
+    }
+    errno = saved;
+}
+#else
+#define PROF__SIGACTION 0
+static void prof__on_crash(int sig) {
+    prof__crash_report(sig);
     signal(sig, SIG_DFL);               /* returning re-runs the fault, or delivers this: */
     raise(sig);                         /* the crash goes on as it would have */
 }
+#endif
 
 static void *prof__sig_watch(void *arg) {
     (void)arg;
@@ -6809,6 +7108,15 @@ static void prof__sig_take(int sig, void (*fn)(int)) {
 
 static void prof__signals_restore(void);
 
+static int prof__is_crash_fn(void (*fn)(int)) {
+#if PROF__SIGACTION
+    (void)fn;                           /* installed by sigaction, put back the same way */
+    return 0;
+#else
+    return fn == prof__on_crash;
+#endif
+}
+
 /* At init, under prof__lock. */
 static void prof__signals_start(void) {
     if (!prof__g.proc.signals || prof__g.disabled || __atomic_load_n(&prof__sig.running, __ATOMIC_ACQUIRE)) return;
@@ -6819,8 +7127,22 @@ static void prof__signals_start(void) {
     /* handlers first: a signal before the watcher runs waits in the pipe */
     for (size_t i = 0; i < sizeof prof__stop_sigs / sizeof *prof__stop_sigs; i++)
         prof__sig_take(prof__stop_sigs[i], prof__on_stop);
-    for (size_t i = 0; i < sizeof prof__crash_sigs / sizeof *prof__crash_sigs; i++)
-        prof__sig_take(prof__crash_sigs[i], prof__on_crash);
+    for (size_t i = 0; i < sizeof prof__crash_sigs / sizeof *prof__crash_sigs; i++) {
+        int sig = prof__crash_sigs[i];
+#if PROF__SIGACTION
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = prof__on_crash;
+        sa.sa_flags = SA_SIGINFO;
+#ifdef SA_ONSTACK
+        sa.sa_flags |= SA_ONSTACK;          /* the engine's alternate stack, if it has one */
+#endif
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(sig, &sa, &prof__crash_old[sig]) == 0) prof__sig.ours[sig] = 2;
+#else
+        prof__sig_take(sig, prof__on_crash);
+#endif
+    }
     if (pthread_create(&prof__sig.watcher, NULL, prof__sig_watch, NULL) != 0) {
         prof__signals_restore();
         close(prof__sig.pipe[0]);
@@ -6835,9 +7157,18 @@ static void prof__signals_start(void) {
 static void prof__signals_restore(void) {
     for (int sig = 1; sig < 32; sig++) {
         if (!prof__sig.ours[sig]) continue;
+#if PROF__SIGACTION
+        if (prof__sig.ours[sig] == 2) {     /* put back what was there, if we still are */
+            struct sigaction cur;
+            prof__sig.ours[sig] = 0;
+            if (sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == prof__on_crash)
+                sigaction(sig, &prof__crash_old[sig], NULL);
+            continue;
+        }
+#endif
         prof__sig.ours[sig] = 0;
         void (*old)(int) = signal(sig, SIG_DFL);
-        if (old != prof__on_stop && old != prof__on_crash && old != SIG_ERR) signal(sig, old);
+        if (old != prof__on_stop && !prof__is_crash_fn(old) && old != SIG_ERR) signal(sig, old);
     }
 }
 
@@ -7280,6 +7611,10 @@ static void prof__resolve_config(const prof_config *cfg) {
         prof__env_real(fl_var[i], 0, 1, 1e9, "a number from 0", instead, fv[i]);
         if (*fv[i] == 0) *fv[i] = -1.0;     /* 0: off (slow steps), none (cooldown) */
     }
+    /* PROF_WATCHDOG=SECONDS: a hang's report (and dump, in flight mode) */
+    prof__g.conf.watchdog = cfg->watchdog_s > 0 ? cfg->watchdog_s : 0;
+    prof__env_real("PROF_WATCHDOG", 0, 1, 1e7, "a number of seconds from 0",
+                   prof__g.conf.watchdog > 0 ? "using the config's" : "no watchdog", &prof__g.conf.watchdog);
     if (fl && has_sched) {
         prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
         has_sched = 0;
@@ -7338,6 +7673,7 @@ static void prof__init_locked(const prof_config *cfg) {
     __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
     prof__g.shut = 0;
     prof__g.run.step = 0;
+    prof__g.run.lazy = 0;
     prof__g.run.step_t0 = prof__now();
     /* A window that opens at step 0 (always, without a schedule) holds the
        events that began before init too: lazily, or before PROF_INIT. */
@@ -7347,6 +7683,7 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__mem_start_locked();
     prof__signals_start();
     prof__reserve_start();
+    prof__wd_start();
 }
 
 void prof_init(const prof_config *cfg) {
@@ -7446,7 +7783,8 @@ static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
 /* The ring as one cycle: the segments' events in ring order, those begun
    before its first step clipped to it (or left out, when wholly before it),
    then grouped by thread as a collection's are. Under the lock. */
-static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now) {
+static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now,
+                                  const prof__ev *extra, size_t nextra) {
     size_t nth = prof__g.rec.ntinfo;
     const prof__fseg *first = &prof__fl.seg[prof__fl.head];
     uint64_t from = prof__fl.n ? first->t0 : now;
@@ -7455,7 +7793,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     cy->reason = reason;
     cy->reason_step = step;
     cy->first_step = prof__fl.n ? first->step : step;
-    cy->ev = (prof__ev *)malloc(prof__fl.nev * sizeof *cy->ev + 1);
+    cy->ev = (prof__ev *)malloc((prof__fl.nev + nextra) * sizeof *cy->ev + 1);
     cy->th = (struct prof__tinfo *)malloc(nth * sizeof *cy->th + 1);
     if (!cy->ev || !cy->th) {
         cy->oom = 1;
@@ -7476,14 +7814,21 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
             cy->ev[cy->n++] = e;
         }
     }
+    for (size_t i = 0; i < nextra; i++) {   /* open regions: drawn from the ring's start at most */
+        prof__ev e = extra[i];
+        if (e.t0 < from) e.t0 = from;
+        cy->ev[cy->n++] = e;
+    }
     cy->cap = cy->n;
     if (!prof__by_thread(cy)) cy->oom = 1;
     prof__analyse(cy);
 }
 
 /* A dump, unless one was written less than PROF_FLIGHT_COOLDOWN ago (then
-   counted). Under the lock; the caller writes cy after it. */
-static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled) {
+   counted). extra: events to add (a watchdog's open regions). Under the
+   lock; the caller writes cy after it. */
+static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled,
+                                const prof__ev *extra, size_t nextra) {
     int64_t t = prof__mono_ns();
     if (cooled && prof__fl.last_dump && prof__g.conf.flight_cooldown > 0 &&
         (double)(t - prof__fl.last_dump) < prof__g.conf.flight_cooldown * 1e9) {
@@ -7491,7 +7836,7 @@ static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t ste
         return 0;
     }
     prof__fl.last_dump = t;
-    prof__fl_cycle_locked(cy, reason, step, now);
+    prof__fl_cycle_locked(cy, reason, step, now, extra, nextra);
     return 1;
 }
 
@@ -7499,6 +7844,180 @@ static void prof__fl_free_locked(void) {
     while (prof__fl.n) prof__fl_drop_oldest();
     free(prof__fl.seg);
     prof__fl.seg = NULL;
+}
+
+/* ---- >>watch  the watchdog (PROF_WATCHDOG) ------------------------------
+   One thread that wakes once a second: when no PROF_STEP has come for
+   PROF_WATCHDOG seconds (counted from the first step), it says on stderr
+   what every thread is inside (>>open) and which GPU regions have not
+   completed, and in flight mode dumps the ring, the step in progress and
+   the open regions (drawn up to the dump, marked open). It fires once per
+   stall and only reads the engine's state: it never stops or signals a
+   thread. */
+static struct {
+    int pipe[2];                        /* a byte: stop */
+    pthread_t thread;
+    int running;                        /* atomic: the thread exists */
+    int64_t last_step;                  /* atomic: mono ns of the last PROF_STEP; 0 none yet */
+    pthread_mutex_t save;               /* one dump written at a time (its name is global state) */
+} prof__wd = { { -1, -1 }, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+
+/* Lines about GPU regions that have not completed: begun and their end not
+   recorded yet, or recorded and not reached by the GPU (a hung kernel).
+   Under the lock. */
+static size_t prof__gpu_pending_locked(char *m, size_t n, size_t cap, uint64_t now, double rate) {
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return n;
+    const prof_gpu_api *api = prof__gpu.api;
+    int fb = prof__fallback();
+    for (prof__gring *r = prof__gpu.rings; r; r = r->next) {
+        uint32_t t = r->tail, h = __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE);
+        for (; t != h; t++) {
+            const prof__gpair *p = &r->slot[t & (r->cap - 1)];
+            const char *state = "its end is not recorded yet (a thread is inside it)";
+            if (__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) {
+                if (!p->corr || api->event_query(p->ev1) != api->not_ready) continue;
+                state = "its end event has not completed on the GPU";
+            }
+            uint64_t t0 = p->t0 <= now ? p->t0 : now;
+            int64_t age = fb ? (int64_t)(now - t0) : (int64_t)((double)(now - t0) * rate);
+            prof__as_str(m, &n, cap, "watchdog: GPU region ");
+            prof__as_str(m, &n, cap, p->name ? p->name : "(null)");
+            prof__as_str(m, &n, cap, " on device ");
+            prof__as_u64(m, &n, cap, (unsigned long long)p->dev);
+            prof__as_str(m, &n, cap, ", stream ");
+            prof__as_u64(m, &n, cap, (unsigned long long)p->stream);
+            prof__as_str(m, &n, cap, ", began ");
+            prof__as_secs(m, &n, cap, age);
+            prof__as_str(m, &n, cap, " ago: ");
+            prof__as_str(m, &n, cap, state);
+            prof__as_str(m, &n, cap, "\n");
+        }
+    }
+    return n;
+}
+
+/* No step for quiet_ns: the report, and in flight mode the dump. */
+static void prof__wd_fire(int64_t quiet_ns) {
+    enum { CAP = 1 << 16 };
+    char *m = (char *)malloc(CAP);
+    prof__openrow row[PROF__OPEN_ROWS];
+    prof__ev *extra = NULL;
+    size_t n = 0, nextra = 0, cap = 0;
+    prof__cycle cy;
+    memset(&cy, 0, sizeof cy);
+    int save = 0;
+    if (!m) return;
+    pthread_mutex_lock(&prof__lock);
+    if (prof__g.shut || prof__g.disabled) {
+        pthread_mutex_unlock(&prof__lock);
+        free(m);
+        return;
+    }
+    uint64_t now = prof__now(), tk = prof__ticks();
+    double rate = prof__rate_at(tk, prof__mono_ns());
+    int64_t step = prof__g.run.step;
+    prof__as_str(m, &n, CAP, "watchdog: no PROF_STEP for ");
+    prof__as_secs(m, &n, CAP, quiet_ns);
+    prof__as_str(m, &n, CAP, " (step ");
+    prof__as_u64(m, &n, CAP, (unsigned long long)step);
+    prof__as_str(m, &n, CAP, " is running); what each thread is inside now:\n");
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
+        int more, k = th->tls ? prof__open_of(th, th->tls, tk, now, rate, row, &more) : 0;
+        if (!k) continue;
+        prof__as_str(m, &n, CAP, "watchdog:   ");
+        prof__as_inside(m, &n, CAP, th->tid, prof__g.rec.tinfo[th->idx].name, row, k, more);
+        prof__as_str(m, &n, CAP, "\n");
+        if (!prof__g.conf.flight) continue;
+        prof__ev *v = (prof__ev *)prof__grow(extra, &cap, nextra + (size_t)k, sizeof *v);
+        if (!v) continue;
+        extra = v;
+        while (k--) {                   /* innermost first: they end together, inner first */
+            prof__ev e;
+            memset(&e, 0, sizeof e);
+            e.name = row[k].name;
+            e.t0 = row[k].t0;
+            e.t1 = now;
+            e.kind = PROF__K_OPEN;
+            e.th = th->idx;
+            extra[nextra++] = e;
+        }
+    }
+    n = prof__gpu_pending_locked(m, n, CAP, now, rate);
+    if (prof__g.conf.flight) {
+        prof__fl_step_locked(step, prof__g.run.step_t0, now);  /* the step so far joins the ring */
+        save = prof__fl_dump_locked(&cy, "hang", step, now, 0, extra, nextra);
+    }
+    pthread_mutex_unlock(&prof__lock);
+    free(extra);
+    if (save) {
+        prof__as_str(m, &n, CAP, "watchdog: dumping steps ");
+        prof__as_u64(m, &n, CAP, (unsigned long long)cy.first_step);
+        prof__as_str(m, &n, CAP, " to ");
+        prof__as_u64(m, &n, CAP, (unsigned long long)step);
+        prof__as_str(m, &n, CAP, " and the regions open now\n");
+    }
+    for (size_t a = 0, b = 0; b < n; b++)   /* one message per line */
+        if (m[b] == '\n') {
+            prof__msg("%.*s", (int)(b - a), m + a);
+            a = b + 1;
+        }
+    free(m);
+    if (save) {
+        pthread_mutex_lock(&prof__wd.save);
+        prof__save_cycle(&cy);
+        pthread_mutex_unlock(&prof__wd.save);
+    }
+    prof__cycle_free(&cy);
+}
+
+static void *prof__wd_run(void *arg) {
+    (void)arg;
+    int64_t fired_for = 0;              /* the stall already reported: its last step */
+    for (;;) {
+        struct pollfd pf;
+        pf.fd = prof__wd.pipe[0];
+        pf.events = POLLIN;
+        pf.revents = 0;
+        int r = poll(&pf, 1, 1000);     /* at most once a second */
+        if (r > 0 || (r < 0 && errno != EINTR)) return NULL;
+        int64_t last = __atomic_load_n(&prof__wd.last_step, __ATOMIC_ACQUIRE), quiet = prof__mono_ns() - last;
+        if (last && last != fired_for && (double)quiet >= prof__g.conf.watchdog * 1e9) {
+            fired_for = last;
+            prof__wd_fire(quiet);
+        }
+    }
+}
+
+/* At init, under the lock. */
+static void prof__wd_start(void) {
+    if (!(prof__g.conf.watchdog > 0) || prof__g.disabled || __atomic_load_n(&prof__wd.running, __ATOMIC_ACQUIRE))
+        return;
+    if (pipe(prof__wd.pipe) != 0) {
+        prof__msg("PROF_WATCHDOG: no pipe (%s); no watchdog", strerror(errno));
+        return;
+    }
+    fcntl(prof__wd.pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(prof__wd.pipe[1], F_SETFD, FD_CLOEXEC);
+    if (pthread_create(&prof__wd.thread, NULL, prof__wd_run, NULL) != 0) {
+        prof__msg("PROF_WATCHDOG: cannot start its thread; no watchdog");
+        close(prof__wd.pipe[0]);
+        close(prof__wd.pipe[1]);
+        return;
+    }
+    __atomic_store_n(&prof__wd.running, 1, __ATOMIC_RELEASE);
+}
+
+/* At shutdown, outside the lock (a dump in progress finishes first); in a
+   fork's child (in_child) the thread is not there: the pipe is closed. */
+static void prof__wd_stop(int in_child) {
+    if (!__atomic_exchange_n(&prof__wd.running, 0, __ATOMIC_ACQ_REL)) return;
+    if (!in_child) {
+        unsigned char z = 0;
+        if (write(prof__wd.pipe[1], &z, 1) == 1) pthread_join(prof__wd.thread, NULL);
+        else pthread_detach(prof__wd.thread);
+    }
+    close(prof__wd.pipe[0]);
+    close(prof__wd.pipe[1]);
 }
 
 /* ---- >>steps  steps and shutdown, which drive the rest ------------------ */
@@ -7555,6 +8074,7 @@ void prof_step(void) {
     int prev = prof__cur_action();
     prof__g.run.step = step + 1;
     prof__g.run.step_t0 = now;
+    if (prof__g.conf.watchdog > 0) __atomic_store_n(&prof__wd.last_step, prof__mono_ns(), __ATOMIC_RELEASE);
     if (fired && !prof__g.disabled && !prof__g.conf.flight) prof__trigger_fire();
     int next = prof__cur_action();
     int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
@@ -7581,8 +8101,8 @@ void prof_step(void) {
     if (prof__g.conf.flight && !prof__g.disabled) {
         prof__fl_step_locked(step, step_t0, now);
         int slow = step_t0 && prof__fl_slow_locked(now - step_t0, &median);
-        if (fired) save = prof__fl_dump_locked(&cy, "on_demand", step, now, 0) ? 3 : 0;
-        else if (slow) save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1) ? 3 : 0;
+        if (fired) save = prof__fl_dump_locked(&cy, "on_demand", step, now, 0, NULL, 0) ? 3 : 0;
+        else if (slow) save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1, NULL, 0) ? 3 : 0;
         prof__gpu_step_locked();
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_locked(&cy, now);
@@ -7618,11 +8138,14 @@ void prof_step(void) {
                       prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
                       (long long)cy.first_step, (long long)step);
     }
+    if (save == 3) pthread_mutex_lock(&prof__wd.save);
     if (save == 1 || save == 3) prof__save_cycle(&cy);
+    if (save == 3) pthread_mutex_unlock(&prof__wd.save);
     prof__cycle_free(&cy);
 }
 
 void prof_shutdown(void) {
+    prof__wd_stop(0);
     prof__signals_stop(0);
     prof__reserve_stop();
     prof__trigger_stop();

@@ -11,6 +11,7 @@ Each check states the exact behaviour expected of prof.h."""
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -300,6 +301,25 @@ def case_open_at_shutdown(backend, program):
     run_quiet(program, "open_at_shutdown")
     d = load("open.json")
     check([e["name"] for e in gpu_xs(d)] == ["closed"], f"GPU regions {gpu_xs(d)}")
+
+
+def case_hang(backend, program):
+    """The watchdog's report of a hung GPU: the region whose kernel never
+    ends and the one the thread is inside, once; the ring dumped."""
+    p = run(program, "hang")
+    lines = stderr_lines(p)
+    check(re.fullmatch(r"prof: watchdog: no PROF_STEP for [0-9.]+ s \(step 5 is running\); "
+                       "what each thread is inside now:", lines[0]), f"stderr {p.stderr}")
+    began = r"began [0-9]+\.[0-9]{3} s ago"
+    check(re.fullmatch(f"prof: watchdog: GPU region stuck on device 0, stream [0-9]+, {began}: "
+                       "its end event has not completed on the GPU", lines[1]), f"stderr {p.stderr}")
+    check(re.fullmatch(f"prof: watchdog: GPU region waiting on device 0, stream [0-9]+, {began}: "
+                       r"its end is not recorded yet \(a thread is inside it\)", lines[2]), f"stderr {p.stderr}")
+    check(lines[3:] == ["prof: watchdog: dumping steps 2 to 5 and the regions open now"], f"stderr {p.stderr}")
+    d = load("hang.hang-5.json")
+    check((d["prof_dump_reason"], d["prof_dump_step"]) == ("hang", 5), f"header {d.get('prof_dump_reason')}")
+    steps = sorted(e["name"] for e in xs(d) if e["name"].startswith("ProfilerStep#"))
+    check(steps == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"], f"steps {steps}")
 
 
 def case_typed_malloc(backend, program):

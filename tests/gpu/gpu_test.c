@@ -382,6 +382,29 @@ static int open_at_shutdown(void) {
     return 0;
 }
 
+/* ---- a hang on the GPU: with no step for PROF_WATCHDOG seconds, the
+   watchdog names the GPU region whose kernel never ends (its end event
+   recorded, never completed) and the one the thread is inside (its end
+   not recorded yet), and dumps the flight recorder's ring --------------- */
+
+static int hang_case(void) {
+    prof_config cfg = config("hang.json");
+    cfg.flight_steps = 3;
+    cfg.flight_slow = -1;               /* no slow-step dumps: only the watchdog's */
+    cfg.watchdog_s = 1;
+    gpu_stream s = start(&cfg, 5);
+    for (step_no = 0; step_no < 5; step_no++) {
+        region("step_kernel", s, 100 * US);
+        PROF_STEP();
+    }
+    region("stuck", s, (int64_t)3600 * 1000 * MS);    /* an hour: it never ends here */
+    PROF_GPU_BEGIN("waiting", s);
+    fake_gpu_sleep((int64_t)2500 * MS); /* no step: the watchdog fires after 1 to 2 s */
+    PROF_GPU_END(s);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* ---- the memory cap: a window's GPU regions are bounded by PROF_BUFFER_MB
    as its CPU records are; the rest are dropped, counted and reported ---- */
 
@@ -481,6 +504,7 @@ static int run(const char *name) {
     if (!strcmp(name, "threads")) return threads_case();
     if (!strcmp(name, "open_at_shutdown")) return open_at_shutdown();
     if (!strcmp(name, "cap")) return cap_case();
+    if (!strcmp(name, "hang")) return hang_case();
     if (!strcmp(name, "typed_malloc")) return typed_malloc();
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
     fprintf(stderr, "unknown case %s\n", name);

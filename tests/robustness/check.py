@@ -5,6 +5,7 @@ the case needs and checks exactly what the promise says.
     check.py CASE BINARY         (in a scratch directory, emptied by the caller)
 """
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -217,7 +218,8 @@ def case_signals(binary):
     rc, out, err = interrupted("user", signal.SIGINT, env)
     check(rc == 0 and out == "user handler\n", f"user handler: exit {rc}, stdout {out}")
     check(err == "prof: wrote t.json (1005 events)\n" and trace_names("t.json") == {"work": 1000}, f"user: {err}")
-    # crashes: what is lost is said, the crash goes on as before
+    # crashes: where the thread was and what is lost are said, the crash goes
+    # on as before (strict C: prof.h takes only signals left at the default)
     for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
         empty_dir()
         p = run(binary, env, args=[mode])
@@ -225,9 +227,89 @@ def case_signals(binary):
             continue
         name = signal.Signals(sig).name
         check(p.returncode == -sig, f"{mode}: exit {p.returncode}: {p.stderr}")
-        check(p.stderr == f"prof: {name}: the process is crashing; up to 2047 events recorded since the last "
-                          "trace are lost (a schedule writes one per cycle)\n", f"{mode}: stderr {p.stderr}")
+        check(re.fullmatch(f"prof: {name}: thread [0-9]+ is inside no region\n"
+                           f"prof: {name}: the process is crashing; up to 2047 events recorded since the last "
+                           "trace are lost \\(a schedule writes one per cycle\\)\n", p.stderr), f"{mode}: stderr {p.stderr}")
         check(os.listdir(".") == [], f"{mode}: files {os.listdir('.')}")
+
+
+def case_crash(binary):
+    """A fault inside nested regions: the crashing thread's regions, then the
+    other thread's, then what is lost; then the previous handler (here the
+    default action: death by SIGSEGV, or the engine's own, with the fault's
+    address)."""
+    def crashed(mode):
+        empty_dir()
+        p = run(binary, {"PROF_OUTPUT": "t.json"}, args=[mode])
+        if "sanitized" in p.stdout:
+            print("SKIP: a sanitizer owns SIGSEGV")
+            sys.exit(77)
+        lines = p.stderr.splitlines()
+        check(os.listdir(".") == [], f"{mode}: files {os.listdir('.')}")
+        return p, lines
+    secs = r"\([0-9]+\.[0-9]{3} s\)"
+    lost = ("prof: SIGSEGV: the process is crashing; up to [0-9]+ events recorded since the last trace are lost "
+            r"\(a schedule writes one per cycle\)")
+    p, lines = crashed("nested")
+    check(p.returncode == -signal.SIGSEGV, f"nested: exit {p.returncode}: {p.stderr}")
+    check(len(lines) == 3, f"nested: stderr {p.stderr}")
+    inside = " > ".join(f"{n} {secs}" for n in ("train_step", "forward", "layer_3", "matmul"))
+    check(re.fullmatch(f"prof: SIGSEGV: thread [0-9]+ \\(main\\) is inside {inside}", lines[0]), f"nested: {lines[0]}")
+    inside = " > ".join(f"{n} {secs}" for n in ("load_batch", "read_file"))
+    check(re.fullmatch(f"prof:   and thread [0-9]+ \\(loader\\) is inside {inside}", lines[1]), f"nested: {lines[1]}")
+    check(re.fullmatch(lost, lines[2]), f"nested: {lines[2]}")
+    # 100 deep: the outermost 64 frames, and that there are more
+    p, lines = crashed("deep")
+    check(p.returncode == -signal.SIGSEGV and len(lines) == 2, f"deep: exit {p.returncode}: {p.stderr}")
+    inside = " > ".join([f"level {secs}"] * 64)
+    check(re.fullmatch(f"prof: SIGSEGV: thread [0-9]+ \\(main\\) is inside {inside} > \\(deeper ones not kept\\)",
+                       lines[0]), f"deep: {lines[0][:300]}")
+    # the engine's handler runs after the report, with the fault's siginfo
+    p, lines = crashed("chained")
+    check(p.returncode == 42 and p.stdout == "engine handler: fault at 0x10\n", f"chained: exit {p.returncode}, "
+          f"stdout {p.stdout!r}, stderr {p.stderr}")
+    check(len(lines) == 3 and lines[0].startswith("prof: SIGSEGV: thread ") and " > matmul (" in lines[0] and
+          re.fullmatch(lost, lines[2]), f"chained: stderr {p.stderr}")
+
+
+def case_watchdog(binary):
+    """A worker blocked forever inside a region, the main thread going on:
+    one watchdog report and dump, within PROF_WATCHDOG + 2 s of the last
+    step, naming the region and the thread; the main thread never stops."""
+    empty_dir()
+    env = {"PROF_OUTPUT": "t.json", "PROF_FLIGHT": "5", "PROF_WATCHDOG": "1", "PROF_FLIGHT_SLOW": "0"}
+    p = run(binary, env)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    m = re.fullmatch(r"dump after ([0-9.]+) s, main went on ([0-9]+)\n", p.stdout)
+    check(m and 1.0 <= float(m[1]) < 3.0 and int(m[2]) > 0, f"stdout {p.stdout!r}")
+    check(os.listdir(".") == ["t.hang-20.json"], f"files {os.listdir('.')}")
+    lines = p.stderr.splitlines()
+    secs = r"\([0-9]+\.[0-9]{3} s\)"
+    check(re.fullmatch(r"prof: watchdog: no PROF_STEP for [0-9.]+ s \(step 20 is running\); "
+                       "what each thread is inside now:", lines[0]), f"stderr {p.stderr}")
+    threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
+    stuck = [l for l in threads if re.fullmatch(f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside "
+                                                f"collective {secs} > wait_peer {secs}", l)]
+    others = [l for l in threads if l not in stuck]   # the main thread, if inside host_work just then
+    check(len(stuck) == 1 and all(re.fullmatch(f"prof: watchdog:   thread [0-9]+ \\(main\\) is inside host_work {secs}",
+                                               l) for l in others), f"stderr {p.stderr}")
+    check(lines[1 + len(threads)] == "prof: watchdog: dumping steps 15 to 20 and the regions open now" and
+          re.fullmatch(r"prof: wrote t\.hang-20\.json \([0-9]+ events\)", lines[2 + len(threads)]) and
+          len(lines) == 3 + len(threads), f"stderr {p.stderr}")
+    d = load("t.hang-20.json")
+    check((d["prof_dump_reason"], d["prof_dump_step"], d["prof_dump_first_step"]) == ("hang", 20, 15),
+          f"header {d.get('prof_dump_reason')} {d.get('prof_dump_step')} {d.get('prof_dump_first_step')}")
+    xs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted(e["name"] for e in xs if e["name"].startswith("ProfilerStep#"))
+    check(steps == [f"ProfilerStep#{s}" for s in range(15, 20)], f"steps {steps}")
+    tid = {e["args"]["name"]: e["tid"] for e in d["traceEvents"] if e.get("ph") == "M" and e["name"] == "thread_name"}
+    for name in ("collective", "wait_peer"):
+        mine = [e for e in xs if e["name"] == name]
+        open_ = [e for e in mine if e.get("args", {}).get("open") == "still running at this dump"]
+        check(len(open_) == 1 and open_[0]["tid"] == tid["allreduce"], f"{name}: open {open_}")
+        check(len(mine) >= 6, f"{name}: {len(mine)} events (5 steps whole, and the open one)")
+    c, w = (next(e for e in xs if e["name"] == n and "open" in e.get("args", {})) for n in ("collective", "wait_peer"))
+    check(c["ts"] <= w["ts"] and w["ts"] + w["dur"] <= c["ts"] + c["dur"] + 1e-3, f"wait_peer outside collective: {c} {w}")
 
 
 def case_dlclose(binary, plugin):
