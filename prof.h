@@ -24,8 +24,11 @@
      >>memreport    sink: memory per region, peaks, leaks
      >>stacks       sink: folded stacks
      >>output       paths, TensorBoard's layout, saving a cycle
+     >>open         what each thread is inside now (watchdog, crashes)
      >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, init
+     >>flight       the flight recorder: a ring of steps, dumps
+     >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
 
    USE
@@ -101,7 +104,8 @@
                      threads that never overlap share one)
      PROF_SIGNALS    0: leave SIGINT/SIGTERM and crash signals alone (default:
                      on SIGINT/SIGTERM the trace is written, then the signal's
-                     default action; a crash says what is lost)
+                     default action; a crash says what each thread is inside
+                     and what is lost, then the previous handler runs)
      PROF_PEAK_TFLOPS, PROF_PEAK_GBPS  the device's peaks, for the table's
                      "% peak" columns (default: a known GPU's)
      PROF_FLIGHT     N: the flight recorder: every step recorded, the last N
@@ -2944,14 +2948,18 @@ static void prof__gpu_poll_locked(int wait) {
 /* A recording window begins: what was recorded before it (warm-up) is let
    go and anchors start afresh. Anchors are cleared before gen moves, so a
    pair that sees the new gen never sees an old anchor. Under the lock. */
-static void prof__gpu_window_locked(void) {
-    prof__act_window_locked();
+static void prof__gpu_anchors_reset_locked(void) {
     prof__gpu.nres = 0;
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         __atomic_store_n(&prof__gpu.dev[d].cur, -1, __ATOMIC_RELEASE);
         prof__gpu.dev[d].n = 0;
     }
     __atomic_add_fetch(&prof__gpu.gen, 1, __ATOMIC_RELEASE);
+}
+
+static void prof__gpu_window_locked(void) {
+    prof__act_window_locked();
+    prof__gpu_anchors_reset_locked();
 }
 
 /* At a step: drain finished pairs; re-anchor devices whose anchor is old. */
@@ -3182,14 +3190,81 @@ void prof_gpu_attach(const prof_gpu_api *api) {
     if (prof__g.conf.cupti) prof__gpu_start(api);
 }
 
-/* A cycle is saved: wait for its pairs, close each device's anchors with a
-   last one, and place every pair on the CPU clock. Between anchors k and
-   k+1 GPU time is scaled by (CPU span / GPU span) of the two, so the GPU
-   clock's drift is taken out. Times stay in ticks, converted with the
-   CPU events. Pairs that began outside [t_from, t_to] are counted lost.
-   Under the lock. */
-static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+/* The drained pairs (prof__gpu.res) placed on the CPU clock through the
+   anchors they were measured from: between anchors k and k+1 GPU time is
+   scaled by (CPU span / GPU span) of the two, so the GPU clock's drift is
+   taken out. Times stay in ticks, converted with the CPU events. Those
+   begun from t_from to t_to go to *out (sorted), their devices to *info;
+   the others are counted lost (returned). Under the lock. */
+static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct prof__gdev_info **info_out,
+                                       size_t *ninfo_out, uint64_t t_from, uint64_t t_to, int *oom) {
     const prof_gpu_api *api = prof__gpu.api;
+    uint64_t lost = 0;
+    /* ticks to ns, for what is reported in ns: not yet calibrated before
+       the first save (prof__save_cycle refines it again) */
+    prof__calibrate();
+    double npt = prof__ns_per_tick();   /* once: another thread may calibrate meanwhile */
+    /* per device: scale[k] in ticks per GPU ns between anchors k, k+1 */
+    double *scale[PROF__GPU_DEVS] = { 0 };
+    struct prof__gdev_info info[PROF__GPU_DEVS];
+    int ninfo = 0;
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        prof__gdev *g = &prof__gpu.dev[d];
+        if (g->n < 1 || !(scale[d] = (double *)calloc((size_t)g->n, sizeof(double)))) continue;
+        struct prof__gdev_info *in = &info[ninfo++];
+        memset(in, 0, sizeof *in);
+        in->dev = d;
+        if (!g->has_props) g->has_props = api->device_props(d, &g->props) == 0;
+        if (g->has_props) in->props = g->props;
+        else snprintf(in->props.name, sizeof in->props.name, "%s device %d", api->name, d);
+        for (int k = 0; k < g->n; k++) {
+            int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
+            if (unc > in->unc_ns) in->unc_ns = unc;
+            scale[d][k] = npt > 0 ? 1.0 / npt : 1.0;
+            float ms;
+            if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
+                double gpu_ns = (double)ms * 1e6;
+                double cpu_ticks = (double)(g->a[k + 1].tick - g->a[k].tick);
+                int64_t cpu_ns = prof__tick_ns(g->a[k + 1].tick) - prof__tick_ns(g->a[k].tick);
+                int64_t drift = cpu_ns - (int64_t)gpu_ns;
+                if (drift < 0) drift = -drift;
+                if (drift > in->drift_ns) in->drift_ns = drift;
+                scale[d][k] = cpu_ticks / gpu_ns;
+            }
+        }
+    }
+    prof__gev *gv = (prof__gev *)malloc(prof__gpu.nres * sizeof *gv);
+    struct prof__gdev_info *gd = (struct prof__gdev_info *)malloc((size_t)ninfo * sizeof *gd + 1);
+    *out = gv;
+    *info_out = gd;
+    *nout = 0;
+    if (gv && gd) {
+        memcpy(gd, info, (size_t)ninfo * sizeof *info);
+        *ninfo_out = (size_t)ninfo;
+        for (size_t i = 0; i < prof__gpu.nres; i++) {
+            const prof__gres *r = &prof__gpu.res[i];
+            if (r->t0 < t_from || r->t0 > t_to || !scale[r->dev]) { lost++; continue; }
+            double k = scale[r->dev][r->anchor];
+            prof__gev *o = &gv[(*nout)++];
+            o->name = r->name;
+            o->corr = r->corr;
+            o->dev = r->dev;
+            o->stream = r->stream;
+            o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + 0.5);
+            o->t1 = o->t0 + (int64_t)(r->dur_ns * k + 0.5);
+        }
+        qsort(gv, *nout, sizeof *gv, prof__gev_cmp);
+    } else {
+        lost += prof__gpu.nres;
+        *oom = 1;
+    }
+    for (int d = 0; d < PROF__GPU_DEVS; d++) free(scale[d]);
+    return lost;
+}
+
+/* A cycle is saved: wait for its pairs, close each device's anchors with a
+   last one, and place every pair on the CPU clock. Under the lock. */
+static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
@@ -3197,64 +3272,8 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
     }
-    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres) {
-        /* ticks to ns, for what is reported in ns: not yet calibrated before
-           the first save (prof__save_cycle refines it again) */
-        prof__calibrate();
-        double npt = prof__ns_per_tick();   /* once: another thread may calibrate meanwhile */
-        /* per device: scale[k] in ticks per GPU ns between anchors k, k+1 */
-        double *scale[PROF__GPU_DEVS] = { 0 };
-        struct prof__gdev_info info[PROF__GPU_DEVS];
-        int ninfo = 0;
-        for (int d = 0; d < PROF__GPU_DEVS; d++) {
-            prof__gdev *g = &prof__gpu.dev[d];
-            if (g->n < 1 || !(scale[d] = (double *)calloc((size_t)g->n, sizeof(double)))) continue;
-            struct prof__gdev_info *in = &info[ninfo++];
-            memset(in, 0, sizeof *in);
-            in->dev = d;
-            if (!g->has_props) g->has_props = api->device_props(d, &g->props) == 0;
-            if (g->has_props) in->props = g->props;
-            else snprintf(in->props.name, sizeof in->props.name, "%s device %d", api->name, d);
-            for (int k = 0; k < g->n; k++) {
-                int64_t unc = prof__tick_ns(g->a[k].tick + g->a[k].unc) - prof__tick_ns(g->a[k].tick);
-                if (unc > in->unc_ns) in->unc_ns = unc;
-                scale[d][k] = npt > 0 ? 1.0 / npt : 1.0;
-                float ms;
-                if (k + 1 < g->n && !api->elapsed_ms(&ms, g->a[k].ev, g->a[k + 1].ev) && ms > 0.0f) {
-                    double gpu_ns = (double)ms * 1e6;
-                    double cpu_ticks = (double)(g->a[k + 1].tick - g->a[k].tick);
-                    int64_t cpu_ns = prof__tick_ns(g->a[k + 1].tick) - prof__tick_ns(g->a[k].tick);
-                    int64_t drift = cpu_ns - (int64_t)gpu_ns;
-                    if (drift < 0) drift = -drift;
-                    if (drift > in->drift_ns) in->drift_ns = drift;
-                    scale[d][k] = cpu_ticks / gpu_ns;
-                }
-            }
-        }
-        cy->gpu = (prof__gev *)malloc(prof__gpu.nres * sizeof *cy->gpu);
-        cy->gdev = (struct prof__gdev_info *)malloc((size_t)ninfo * sizeof *cy->gdev + 1);
-        if (cy->gpu && cy->gdev) {
-            memcpy(cy->gdev, info, (size_t)ninfo * sizeof *info);
-            cy->ngdev = (size_t)ninfo;
-            for (size_t i = 0; i < prof__gpu.nres; i++) {
-                const prof__gres *r = &prof__gpu.res[i];
-                if (r->t0 < t_from || r->t0 > t_to || !scale[r->dev]) { lost++; continue; }
-                double k = scale[r->dev][r->anchor];
-                prof__gev *o = &cy->gpu[cy->ngpu++];
-                o->name = r->name;
-                o->corr = r->corr;
-                o->dev = r->dev;
-                o->stream = r->stream;
-                o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + 0.5);
-                o->t1 = o->t0 + (int64_t)(r->dur_ns * k + 0.5);
-            }
-            qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
-        } else {
-            lost += prof__gpu.nres;
-            cy->oom = 1;
-        }
-        for (int d = 0; d < PROF__GPU_DEVS; d++) free(scale[d]);
-    }
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres)
+        lost += prof__gpu_place_locked(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
     cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
@@ -7707,15 +7726,28 @@ static void prof__ensure_init(void) {
    dump: a slow step (longer than PROF_FLIGHT_SLOW times the median of the
    last 64), or a trigger (PROF_TRIGGER's file or signal). A dump is the
    ring as one cycle, written like any, named and marked with its reason.
-   GPU regions are not kept (their resolution is per window). */
+   GPU regions are placed at each step (those whose GPU side finished by
+   then) and kept with the step's segment; the window never ends, so the
+   anchors they are placed with start afresh whenever no pair is in flight
+   (or, past 64 on a device, anyway: the pairs in flight then are counted
+   lost). */
 #define PROF__FL_HIST 64                /* step durations the median is taken over */
 
-typedef struct prof__fseg { prof__ev *ev; size_t n; int64_t step; uint64_t t0; } prof__fseg;
+typedef struct prof__fseg {
+    prof__ev *ev;
+    size_t n;
+    prof__gev *gpu;                     /* GPU regions finished during the step before */
+    size_t ngpu;
+    int64_t step;
+    uint64_t t0;
+} prof__fseg;
 
 static struct {
     prof__fseg *seg;                    /* ring of cap segments, oldest at head */
     int cap, head, n;
-    size_t nev;                         /* events the ring holds */
+    size_t nev, ngpu;                   /* events and GPU regions the ring holds */
+    struct prof__gdev_info gdev[PROF__GPU_DEVS];    /* devices seen: props, worst clock figures */
+    int ngdev;
     uint64_t dur[PROF__FL_HIST];        /* recent steps' lengths, ticks */
     int ndur, idur;
     int64_t last_dump;                  /* mono ns; 0: none yet */
@@ -7726,8 +7758,12 @@ static struct {
 static void prof__fl_drop_oldest(void) {
     prof__fseg *g = &prof__fl.seg[prof__fl.head];
     prof__fl.nev -= g->n;
+    prof__fl.ngpu -= g->ngpu;
     free(g->ev);
+    free(g->gpu);
     g->ev = NULL;
+    g->gpu = NULL;
+    g->ngpu = 0;
     prof__fl.head = (prof__fl.head + 1) % prof__fl.cap;
     prof__fl.n--;
 }
@@ -7735,6 +7771,37 @@ static void prof__fl_drop_oldest(void) {
 static int prof__u64_cmp(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* The GPU regions drained since the last step, placed; the devices they
+   ran on noted. Then the anchors start afresh if nothing is in flight.
+   Under the lock. */
+static void prof__fl_gpu_locked(prof__gev **gpu, size_t *ngpu) {
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    if (prof__gpu.nres) {
+        struct prof__gdev_info *info = NULL;
+        size_t ninfo = 0;
+        int oom = 0;
+        uint64_t lost = prof__gpu_place_locked(gpu, ngpu, &info, &ninfo, 0, (uint64_t)-1, &oom);
+        __atomic_fetch_add(&prof__gpu.dropped, lost, __ATOMIC_RELAXED);
+        for (size_t i = 0; i < ninfo && info; i++) {
+            int k = 0;
+            while (k < prof__fl.ngdev && prof__fl.gdev[k].dev != info[i].dev) k++;
+            if (k == prof__fl.ngdev) prof__fl.gdev[prof__fl.ngdev++] = info[i];
+            if (info[i].unc_ns > prof__fl.gdev[k].unc_ns) prof__fl.gdev[k].unc_ns = info[i].unc_ns;
+            if (info[i].drift_ns > prof__fl.gdev[k].drift_ns) prof__fl.gdev[k].drift_ns = info[i].drift_ns;
+        }
+        free(info);
+        prof__gpu.nres = 0;
+    }
+    int most = 0;
+    for (int d = 0; d < PROF__GPU_DEVS; d++) most = prof__gpu.dev[d].n > most ? prof__gpu.dev[d].n : most;
+    if (most < 8) return;               /* a few seconds' worth: keep them */
+    uint32_t busy = 0;
+    for (prof__gring *r = prof__gpu.rings; r; r = r->next) busy += __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE) - r->tail;
+    if (busy && most < 64) return;
+    __atomic_fetch_add(&prof__gpu.dropped, busy, __ATOMIC_RELAXED);  /* of the old generation: let go */
+    prof__gpu_anchors_reset_locked();
 }
 
 /* The step that ended at `now` (it began at t0) as a segment of the ring.
@@ -7749,15 +7816,21 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
     memset(&c, 0, sizeof c);
     prof__collect_locked(&c, 0, now);
     free(c.th);
+    prof__gev *gpu = NULL;
+    size_t ngpu = 0;
+    prof__fl_gpu_locked(&gpu, &ngpu);
     size_t max_ev = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__ev);
-    while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + c.n > max_ev)) prof__fl_drop_oldest();
+    while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + prof__fl.ngpu + c.n + ngpu > max_ev))
+        prof__fl_drop_oldest();
     prof__fseg *g = &prof__fl.seg[(prof__fl.head + prof__fl.n++) % prof__fl.cap];
     g->ev = c.ev;
     g->n = c.n;
+    g->gpu = gpu;
+    g->ngpu = ngpu;
     g->step = step;
     g->t0 = t0;
     prof__fl.nev += c.n;
-    prof__gpu.nres = 0;                 /* resolved GPU regions: not kept in flight mode */
+    prof__fl.ngpu += ngpu;
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
@@ -7820,6 +7893,27 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
         cy->ev[cy->n++] = e;
     }
     cy->cap = cy->n;
+    if (prof__fl.ngpu) {                /* the segments' GPU regions, in the order writers read */
+        cy->gpu = (prof__gev *)malloc(prof__fl.ngpu * sizeof *cy->gpu);
+        cy->gdev = (struct prof__gdev_info *)malloc((size_t)prof__fl.ngdev * sizeof *cy->gdev + 1);
+        if (!cy->gpu || !cy->gdev) {
+            cy->oom = 1;
+        } else {
+            for (int k = 0; k < prof__fl.n; k++) {
+                const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
+                if (g->ngpu) memcpy(cy->gpu + cy->ngpu, g->gpu, g->ngpu * sizeof *g->gpu);
+                cy->ngpu += g->ngpu;
+            }
+            qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
+            memcpy(cy->gdev, prof__fl.gdev, (size_t)prof__fl.ngdev * sizeof *cy->gdev);
+            cy->ngdev = (size_t)prof__fl.ngdev;
+        }
+    }
+    cy->gpu_dropped = __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
+    if (cy->gpu_dropped)
+        prof__msg("%llu GPU regions dropped since the last dump (memory cap PROF_BUFFER_MB, too many in flight, "
+                  "or in flight past 64 anchors); counted in the trace as prof_gpu_dropped_regions",
+                  (unsigned long long)cy->gpu_dropped);
     if (!prof__by_thread(cy)) cy->oom = 1;
     prof__analyse(cy);
 }
@@ -7913,6 +8007,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         free(m);
         return;
     }
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) prof__gpu_poll_locked(0);  /* what finished */
     uint64_t now = prof__now(), tk = prof__ticks();
     double rate = prof__rate_at(tk, prof__mono_ns());
     int64_t step = prof__g.run.step;

@@ -305,7 +305,8 @@ def case_open_at_shutdown(backend, program):
 
 def case_hang(backend, program):
     """The watchdog's report of a hung GPU: the region whose kernel never
-    ends and the one the thread is inside, once; the ring dumped."""
+    ends and the one the thread is inside, once; the ring dumped, with its
+    steps' GPU regions."""
     p = run(program, "hang")
     lines = stderr_lines(p)
     check(re.fullmatch(r"prof: watchdog: no PROF_STEP for [0-9.]+ s \(step 5 is running\); "
@@ -320,6 +321,13 @@ def case_hang(backend, program):
     check((d["prof_dump_reason"], d["prof_dump_step"]) == ("hang", 5), f"header {d.get('prof_dump_reason')}")
     steps = sorted(e["name"] for e in xs(d) if e["name"].startswith("ProfilerStep#"))
     check(steps == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"], f"steps {steps}")
+    # the ring's segments (steps 2 to 5) hold the GPU regions drained at the
+    # ends of steps 1 to 4; those of steps 2 to 4 have their CPU side too
+    gpu = gpu_xs(d)
+    check([e["name"] for e in gpu] == ["step_kernel"] * 4, f"GPU regions {gpu}")
+    corr = {e["args"]["correlation"] for e in cpu_xs(d) if e["name"] == "step_kernel"}
+    check(len(corr) == 3 and corr < {e["args"]["correlation"] for e in gpu}, f"CPU sides {corr}")
+    check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
 
 
 def case_typed_malloc(backend, program):

@@ -385,7 +385,8 @@ static int open_at_shutdown(void) {
 /* ---- a hang on the GPU: with no step for PROF_WATCHDOG seconds, the
    watchdog names the GPU region whose kernel never ends (its end event
    recorded, never completed) and the one the thread is inside (its end
-   not recorded yet), and dumps the flight recorder's ring --------------- */
+   not recorded yet), and dumps the flight recorder's ring with the GPU
+   regions that finished in its steps ------------------------------------- */
 
 static int hang_case(void) {
     prof_config cfg = config("hang.json");
@@ -395,6 +396,7 @@ static int hang_case(void) {
     gpu_stream s = start(&cfg, 5);
     for (step_no = 0; step_no < 5; step_no++) {
         region("step_kernel", s, 100 * US);
+        fake_gpu_sleep(MS);             /* done by the step's end: drained there */
         PROF_STEP();
     }
     region("stuck", s, (int64_t)3600 * 1000 * MS);    /* an hour: it never ends here */
