@@ -2600,6 +2600,7 @@ static void prof__atexit(void);
 static void prof__act_start_locked(const prof_gpu_api *api);
 static void prof__act_window_locked(void);
 static void prof__act_stop_locked(void);
+static double prof__rate_at(uint64_t tk, int64_t m);
 
 __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
     prof__ensure_init();
@@ -3169,6 +3170,38 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
         prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
                   "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
                   (unsigned long long)cy->act_lost, prof__act.tracer->name);
+}
+
+/* Flight mode: the window never ends, so at steps what the tracer recorded
+   that ended before the ring's first step (from, a tick) goes, the ring
+   keeping no more: once a second, after a flush of the tracer's buffers,
+   and whenever they have filled half the room the cap gives them. A kernel
+   launched before the ring that ran into it stays, as a cycle keeps it.
+   Under prof__lock. */
+static void prof__act_trim_locked(uint64_t from) {
+    static int64_t next;                /* mono ns: the next flush */
+    if (!prof__act.tracer) return;
+    int64_t now = prof__mono_ns();
+    if (now >= next) {
+        next = now + 1000000000;
+        prof__act.tracer->flush();
+    } else {
+        pthread_mutex_lock(&prof__act_lock);
+        size_t n = prof__act.n;
+        pthread_mutex_unlock(&prof__act_lock);
+        if (n < prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof_gpu_activity) / 2) return;
+    }
+    /* ns per tick over the run: no calibration needed; 1 ms to spare */
+    double k = prof__fallback() ? 1.0 : prof__rate_at(prof__ticks(), now);
+    int64_t from_ns = prof__act.ns[0] + (int64_t)((double)(int64_t)(from - prof__act.tick[0]) * k) - 1000000;
+    pthread_mutex_lock(&prof__act_lock);
+    size_t n = 0;
+    for (size_t i = 0; i < prof__act.n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->t0_ns <= 0 || a->t1_ns >= from_ns) prof__act.a[n++] = *a;   /* untimed: counted at the dump */
+    }
+    prof__act.n = n;
+    pthread_mutex_unlock(&prof__act_lock);
 }
 
 /* Shutdown: capture stops. Under prof__lock. */
@@ -6867,8 +6900,9 @@ static int prof__open_of(const prof__thread *th, const prof__tls_t *tls, uint64_
         if (i < ns) {                   /* a scope's start is a tick, fallback or not */
             uint64_t t0 = __atomic_load_n(&th->open[i].t0, __ATOMIC_RELAXED);
             a.name = __atomic_load_n(&th->open[i].name, __ATOMIC_RELAXED);
-            a.age_ns = t0 && t0 <= tk ? (int64_t)((double)(tk - t0) * rate) : 0;
-            a.t0 = fb ? now - (uint64_t)a.age_ns : (t0 ? t0 : tk);
+            if (!t0 || t0 > tk) t0 = tk;    /* opening now, after tk was read */
+            a.age_ns = (int64_t)((double)(tk - t0) * rate);
+            a.t0 = fb ? now - (uint64_t)a.age_ns : t0;
         }
         if (j < (size_t)nb) {           /* a PROF_BEGIN's is in record units */
             uint64_t t0 = __atomic_load_n(&th->stack[j].t0, __ATOMIC_RELAXED);
@@ -7724,13 +7758,14 @@ static void prof__ensure_init(void) {
    the pool, so memory stays flat), and a ring keeps the last N + 1 segments,
    fewer if their events pass the memory cap. Nothing is written until a
    dump: a slow step (longer than PROF_FLIGHT_SLOW times the median of the
-   last 64), or a trigger (PROF_TRIGGER's file or signal). A dump is the
-   ring as one cycle, written like any, named and marked with its reason.
-   GPU regions are placed at each step (those whose GPU side finished by
-   then) and kept with the step's segment; the window never ends, so the
-   anchors they are placed with start afresh whenever no pair is in flight
-   (or, past 64 on a device, anyway: the pairs in flight then are counted
-   lost). */
+   last 64), a trigger (PROF_TRIGGER's file or signal) or the watchdog. A
+   dump is the ring as one cycle, written like any, named and marked with
+   its reason. GPU regions are placed at each step (those whose GPU side
+   finished by then) and kept with the step's segment; the window never
+   ends, so the anchors they are placed with start afresh whenever no pair
+   is in flight (or, past 64 on a device, anyway: the pairs in flight then
+   are counted lost). Kernel capture's records are trimmed to the ring at
+   steps and written with a dump. */
 #define PROF__FL_HIST 64                /* step durations the median is taken over */
 
 typedef struct prof__fseg {
@@ -7831,6 +7866,7 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
     g->t0 = t0;
     prof__fl.nev += c.n;
     prof__fl.ngpu += ngpu;
+    prof__act_trim_locked(prof__fl.seg[prof__fl.head].t0);
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
@@ -7909,6 +7945,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
             cy->ngdev = (size_t)prof__fl.ngdev;
         }
     }
+    prof__act_cycle_locked(cy, from, now);  /* kernel capture: the ring's launches */
     cy->gpu_dropped = __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped since the last dump (memory cap PROF_BUFFER_MB, too many in flight, "
@@ -8008,7 +8045,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         return;
     }
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) prof__gpu_poll_locked(0);  /* what finished */
-    uint64_t now = prof__now(), tk = prof__ticks();
+    uint64_t now = prof__now(), tk = prof__fallback() ? prof__ticks() : now;   /* one reading: t0 <= now */
     double rate = prof__rate_at(tk, prof__mono_ns());
     int64_t step = prof__g.run.step;
     prof__as_str(m, &n, CAP, "watchdog: no PROF_STEP for ");

@@ -466,6 +466,26 @@ def case_cupti_drops(backend, program):
     print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
 
 
+def case_cupti_flight(backend, program):
+    """Flight mode with kernel capture: 100,000 steps of a kernel each under
+    a 16 MiB cap (which holds three quarters of their records); the
+    on-demand dump at the last step holds the ring's 3 steps' launches and
+    kernels, linked, and nothing was dropped: the records are trimmed to
+    the ring as the run goes."""
+    p = run(program, "cupti_flight")
+    check(read_truth()["records"][0]["records"] == 200000, "records")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "dumping steps 99997 to 99999" in lines[0], f"stderr {p.stderr}")
+    d = load("flight.on_demand-99999.json")
+    ev = d["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    calls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"]
+    check(len(kernels) == 3 and len(calls) == 3, f"{len(kernels)} kernels, {len(calls)} runtime calls")
+    check(sorted(e["args"]["correlation"] for e in kernels) == sorted(e["args"]["correlation"] for e in calls),
+          "kernels and their launches")
+    check(d["prof_gpu_dropped_activities"] == 0, f"dropped {d['prof_gpu_dropped_activities']}")
+
+
 def case_cupti_late(backend, program):
     """The record of a kernel that ran past its cycle's save arrives after
     the trace was written: one line says so; the trace holds the rest."""

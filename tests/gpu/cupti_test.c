@@ -270,7 +270,39 @@ static int case_late(void) {
     return 0;
 }
 
+/* Flight mode: 100,000 quick steps of one kernel each under a 16 MiB cap,
+   which holds three quarters of their records; then a trigger file. The dump
+   holds the ring's kernels with their launches, and nothing was dropped:
+   the records are trimmed to the ring as the run goes. (Steps of a
+   microsecond are too noisy for a slow step's dump to be the only one.) */
+static int case_flight(void) {
+    prof_config cfg = capture("flight.json");
+    cfg.buffer_mb = 16;
+    cfg.flight_steps = 2;
+    cfg.flight_slow = -1;
+    setenv("PROF_TRIGGER", "file:dump-now", 1);
+    fake_gpu_setup(1);
+    bind_cupti();
+    void *s = fake_gpu_stream(0, 4);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 100000; step++) {
+        {
+            PROF_SCOPE("work");
+            launch("_Z4stepv", s, 100, 1, 32);
+        }
+        if (step == 99999) {            /* the trigger, seen at a step a second after the last look */
+            fclose(fopen("dump-now", "w"));
+            fake_gpu_sleep(1100000000);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"records\": %ld}", launched);
+    return 0;
+}
+
 static int run(const char *name) {
+    if (!strcmp(name, "cupti_flight")) return case_flight();
     if (!strcmp(name, "cupti_late")) return case_late();
     if (!strcmp(name, "cupti_kernels")) return case_kernels();
     if (!strcmp(name, "cupti_drops")) return case_drops();
