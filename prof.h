@@ -572,9 +572,9 @@ static inline int prof__recording(void) {
 }
 
 /* A region opens: its frame is the thread's next, named now; the caller
-   stores its start there once the clock is read. Plain stores, no lock:
-   another thread reads the frames below `top`, and a torn read costs it a
-   start time. Stores to `top` are volatile, and atomic where TSan checks
+   stores its start there once the clock is read. Stores, no lock: another
+   thread reads the frames below `top`, and a torn read costs it a start
+   time. Stores to `top` are volatile, and atomic where TSan checks
    them (an atomic store to prof__tls costs gcc a thread-pointer load). */
 #if defined(__SANITIZE_THREAD__)
 #define PROF__SET_TOP(v) __atomic_store_n(&prof__tls.top, (v), __ATOMIC_RELEASE)
@@ -1057,9 +1057,9 @@ typedef struct prof__thread {
     int sp;                             /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
-    prof__tls_t *tls;                   /* its prof__tls (open regions' depth) while it
-                                           lives; under prof__lock */
-    prof__open open[PROF__OPEN_MAX + 1];/* PROF_SCOPEs open now: prof__tls.open */
+    prof__tls_t *tls;                   /* its prof__tls (the top of its open regions)
+                                           while it lives; under prof__lock */
+    prof__open open[PROF__OPEN_MAX + 1];/* PROF_SCOPEs open now, up to prof__tls.top */
     int retired;                        /* the store of exited threads' records */
     int dead;                           /* exited with more than a chunk: the collector frees it */
 } prof__thread;
@@ -1348,12 +1348,10 @@ static prof__open prof__open_sink[PROF__OPEN_MAX + 1];
 
 prof__open *prof__open_slow(void) {
     if (prof__tls.top) return prof__tls.last;       /* deeper than PROF__OPEN_MAX */
-    if (!prof__self && !prof__register()) {
+    if (!prof__self) prof__register();              /* points top at its frames */
+    if (!prof__tls.top) {
         prof__tls.top = prof__open_sink;
         prof__tls.last = prof__open_sink + PROF__OPEN_MAX;
-    } else if (!prof__tls.top) {                    /* registered by another copy's hot path? never: */
-        prof__tls.top = prof__self->open;           /* registration sets it; kept for safety */
-        prof__tls.last = prof__self->open + PROF__OPEN_MAX;
     }
     return prof__tls.top;
 }
