@@ -52,6 +52,7 @@ typedef CUpti_ActivityMemset prof__cupti_memset;
 #endif
 
 #define PROF__CUPTI_BUF   (4u << 20)    /* bytes per activity buffer */
+#define PROF__CUPTI_SPARE 16            /* buffers kept for reuse (64 MiB's worth) */
 #define PROF__CUPTI_NAMES 1024u         /* kernel names remembered, by CUPTI's pointer */
 #define PROF__CUPTI_CBIDS 1024
 
@@ -69,6 +70,9 @@ static struct {
     int on;                             /* atomic: capturing */
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
     size_t bufs, bufs_max;              /* buffers out (atomic), and the most */
+    uint8_t *spare[PROF__CUPTI_SPARE];  /* buffers back from CUPTI, for its next request */
+    int nspare, spare_lock;             /* under spare_lock (a spin: callbacks, not hot) */
+    int keep;                           /* atomic: spares are kept (capture starting or on) */
     struct { const char *raw, *name; } kn[PROF__CUPTI_NAMES];   /* while parsing */
     const char *api[PROF__CUPTI_CBIDS]; /* runtime call names; "" left out */
 } prof__cupti;
@@ -94,12 +98,40 @@ static void prof__cupti_say(const char *what, CUptiResult r) {
     prof__cupti_off(line);
 }
 
+/* Buffers are allocated (and their pages touched) when capture starts, and
+   a buffer CUPTI hands back is kept for its next request: CUPTI asks from
+   inside the engine's launches, which should not wait for the allocator
+   and 1,024 page faults. Past the spares, a request allocates. */
+static void prof__cupti_spare_lock(void) {
+    while (__atomic_exchange_n(&prof__cupti.spare_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void prof__cupti_spare_unlock(void) { __atomic_store_n(&prof__cupti.spare_lock, 0, __ATOMIC_RELEASE); }
+
+static uint8_t *prof__cupti_buf_get(void) {
+    uint8_t *b = PROF__NULLPTR;
+    prof__cupti_spare_lock();
+    if (prof__cupti.nspare) b = prof__cupti.spare[--prof__cupti.nspare];
+    prof__cupti_spare_unlock();
+    return b ? b : PROF__SCAST(uint8_t *, aligned_alloc(8, PROF__CUPTI_BUF));
+}
+
+/* Kept while capturing; after prof__cupti_stop, freed. */
+static void prof__cupti_buf_put(uint8_t *b) {
+    prof__cupti_spare_lock();
+    if (__atomic_load_n(&prof__cupti.keep, __ATOMIC_ACQUIRE) && prof__cupti.nspare < PROF__CUPTI_SPARE) {
+        prof__cupti.spare[prof__cupti.nspare++] = b;
+        b = PROF__NULLPTR;
+    }
+    prof__cupti_spare_unlock();
+    free(b);
+}
+
 static void CUPTIAPI prof__cupti_request(uint8_t **buf, size_t *size, size_t *max_records) {
     *max_records = 0;
     *buf = PROF__NULLPTR;
     *size = 0;
     if (__atomic_add_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED) > prof__cupti.bufs_max ||
-        !(*buf = PROF__SCAST(uint8_t *, aligned_alloc(8, PROF__CUPTI_BUF))))
+        !(*buf = prof__cupti_buf_get()))
         __atomic_sub_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED);  /* CUPTI drops, and counts */
     else
         *size = PROF__CUPTI_BUF;
@@ -210,7 +242,7 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
     __atomic_store_n(&prof__cupti_parsing, 0, __ATOMIC_RELEASE);
     size_t lost = 0;
     if (prof__cupti.dropped(ctx, stream, &lost) == CUPTI_SUCCESS && lost) prof_gpu_activity_lost(lost);
-    free(buf);
+    prof__cupti_buf_put(buf);
     __atomic_sub_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED);
 }
 
@@ -222,6 +254,14 @@ static int prof__cupti_sym(void *lib, const char *name, void *fp, size_t fp_size
     return sym != PROF__NULLPTR;
 }
 #define PROF__CUPTI_SYM(lib, fn, name) prof__cupti_sym((lib), (name), &prof__cupti.fn, sizeof prof__cupti.fn)
+
+/* Capture ends (or never started): no more spares kept; those kept go. */
+static void prof__cupti_spares_free(void) {
+    __atomic_store_n(&prof__cupti.keep, 0, __ATOMIC_RELEASE);
+    prof__cupti_spare_lock();
+    while (prof__cupti.nspare) free(prof__cupti.spare[--prof__cupti.nspare]);
+    prof__cupti_spare_unlock();
+}
 
 static int prof__cupti_start(size_t buffer_bytes) {
     static const char *const libs[] = { "libcupti.so", "libcupti.so.13", "libcupti.so.12",
@@ -263,15 +303,24 @@ static int prof__cupti_start(size_t buffer_bytes) {
         PROF__CUPTI_SYM(cxx, demangle, "__cxa_demangle");
     prof__cupti.bufs_max = buffer_bytes / PROF__CUPTI_BUF;
     if (prof__cupti.bufs_max < 2) prof__cupti.bufs_max = 2;
+    __atomic_store_n(&prof__cupti.keep, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 2; i++) {       /* the two CUPTI fills first, made and touched now */
+        uint8_t *b = PROF__SCAST(uint8_t *, aligned_alloc(8, PROF__CUPTI_BUF));
+        if (!b) break;
+        memset(b, 0, PROF__CUPTI_BUF);
+        prof__cupti_buf_put(b);
+    }
     CUptiResult r = prof__cupti.reg(prof__cupti_request, prof__cupti_complete);
     if (r != CUPTI_SUCCESS) {
         prof__cupti_say("cuptiActivityRegisterCallbacks", r);
+        prof__cupti_spares_free();
         return 0;
     }
     for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
         if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
             while (i--) prof__cupti.disable(prof__cupti_kinds[i]);
             prof__cupti_say("cuptiActivityEnable", r);
+            prof__cupti_spares_free();
             return 0;
         }
     __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
@@ -285,6 +334,7 @@ static void prof__cupti_stop(void) {
     prof__cupti_flush();
     for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
         prof__cupti.disable(prof__cupti_kinds[i]);
+    prof__cupti_spares_free();
 }
 
 static int64_t prof__cupti_now(void) {
