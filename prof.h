@@ -3113,7 +3113,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
         k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
     pthread_mutex_lock(&prof__act_lock);
-    size_t n = prof__act.n, nin = 0, nall = 0;
+    size_t n = prof__act.n, nin = 0, nall = 0, backwards = 0;
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
     /* the correlations of runtime calls: all of them, and those in the window */
     uint32_t *all = n ? (uint32_t *)malloc(2 * n * sizeof *all) : NULL, *in = all ? all + n : NULL;
@@ -3136,7 +3136,10 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
             /* both ends by one monotonic map: back-to-back kernels stay so */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
-            if ((int64_t)(t1 - t0) < 0) t1 = t0;
+            if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
+                t1 = t0;
+                backwards++;
+            }
             int inside = (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
             if (api) {
                 all[nall++] = a->correlation;
@@ -3163,6 +3166,10 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
+    if (backwards)
+        prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
+                  "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
+                  prof__act.tracer->name);
     cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
     if (cy->act_lost)
         prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "

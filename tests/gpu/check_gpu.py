@@ -467,6 +467,12 @@ def case_cupti_drops(backend, program):
     check(written + dropped == records, f"{written} written + {dropped} dropped != {records} records")
     lost = [line for line in stderr_lines(p) if "prof_gpu_dropped_activities" in line]
     check(len(lost) == 1 and str(dropped) in lost[0], f"expected one line counting {dropped} lost: {p.stderr}")
+    # the kernel that ends before it starts is written with no length, and said
+    back = [line for line in stderr_lines(p) if "ended before" in line]
+    check(back == ["prof: 1 kernel, copy, fill or runtime call record ended before it began (CUPTI's timestamps); "
+                   "drawn with no length"], f"stderr {p.stderr}")
+    zero = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and e["dur"] == 0]
+    check(len(zero) == 1, f"{len(zero)} kernels of no length")
     print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
 
 

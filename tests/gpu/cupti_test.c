@@ -95,6 +95,7 @@ static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
 }
 
 static int untimed_next;                /* the next kernel's record has no time */
+static int backwards_next;              /* ... ends before it starts */
 static int hold_next;                   /* keep the next kernel's record back ... */
 static CUpti_ActivityKernel10 held;     /* ... here, as CUPTI gives it only once it ran */
 
@@ -119,6 +120,10 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     k.dynamicSharedMemory = 512;
     k.correlationId = c;
     k.name = name;
+    if (backwards_next) {               /* as CUPTI gives some (pytorch#192021) */
+        k.end = k.start - 1000;
+        backwards_next = 0;
+    }
     if (untimed_next) {                 /* as CUPTI gives some (kineto#996) */
         k.start = k.end = 0;
         untimed_next = 0;
@@ -223,7 +228,7 @@ static int case_kernels(void) {
 
 /* More records than the buffers hold: none may go missing unsaid. CUPTI's
    buffers (2 of 4 MiB, held until the flush) and prof.h's own (1 MiB) both
-   run out; one record has no timestamp. */
+   run out; one record has no timestamp, one ends before it starts. */
 static int case_drops(void) {
     prof_config cfg = capture("drops.json");
     cfg.buffer_mb = 1;
@@ -234,6 +239,7 @@ static int case_drops(void) {
     PROF_INIT(&cfg);
     for (int i = 0; i < 40000; i++) {
         untimed_next = i == 7;          /* one kernel record without a time: counted too */
+        backwards_next = i == 9;        /* one that ends before it starts: written, said */
         launch("_Z5tinyv", s, 100, 1, 32);
     }
     PROF_SHUTDOWN();
