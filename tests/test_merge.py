@@ -647,9 +647,9 @@ def case_cli(tool, _ranks_bin, tmp):
     check(names == ["matmul", "ProfilerStep*", "fwd"], f"rows {names}")
     check(lines[-1] == "(1 region changed by less than 5.00%: left out; --min-change 0 shows all)", lines[-1])
     said = p.stderr.splitlines()
-    check(said == ["prof_merge: 'matmul' slowed by 85.71% in total time (350.000us to 650.000us), over 10.00%",
-                   "prof_merge: 'ProfilerStep*' slowed by 30.00% in total time (1.000ms to 1.300ms), over 10.00%",
-                   "prof_merge: 'fwd' slowed by 60.00% in total time (500.000us to 800.000us), over 10.00%"],
+    check(said == ["prof diff: 'matmul' slowed by 85.71% in total time (350.000us to 650.000us), over 10.00%",
+                   "prof diff: 'ProfilerStep*' slowed by 30.00% in total time (1.000ms to 1.300ms), over 10.00%",
+                   "prof diff: 'fwd' slowed by 60.00% in total time (500.000us to 800.000us), over 10.00%"],
           f"stderr {said}")
     p = subprocess.run([tool, "diff", "base.json", "base.json", "--fail-over", "10"], cwd=tmp,
                        capture_output=True, text=True, timeout=60)
@@ -681,7 +681,7 @@ def case_example(tool, example, tmp):
     opt = rows[names.index("optimizer_step")]
     pct = lambda r: float(r[6].rstrip("%"))
     check(opt[1] == opt[2] == "20" and all(pct(opt) > pct(r) for r in rows if r is not opt), f"optimizer_step {opt}")
-    check(any(line.startswith("prof_merge: 'optimizer_step' slowed by") for line in p.stderr.splitlines()),
+    check(any(line.startswith("prof diff: 'optimizer_step' slowed by") for line in p.stderr.splitlines()),
           f"stderr {p.stderr}")
 
 

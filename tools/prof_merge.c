@@ -128,13 +128,15 @@ static const char usage_text[] =
 /* ======================================================================== */
 
 static const char *g_partial;   /* output file being written, removed on error */
+static const char *g_prog = "prof_merge";   /* or the subcommand: "prof table", "prof diff" */
 
-/* One line on stderr, "prof_merge: ..." */
+/* One line on stderr, "prof_merge: ..." (or "prof table: ...") */
 static void vnote(const char *fmt, va_list ap) {
 #ifdef PROF_MERGE_FUZZ
     if (!g_fuzz_notes) return;
 #endif
-    fputs("prof_merge: ", stderr);
+    fputs(g_prog, stderr);
+    fputs(": ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
@@ -2333,6 +2335,7 @@ int main(int argc, char **argv) {
     const char *out = NULL;
     int quiet = 0, options = 1;
     if (argc > 1 && (!strcmp(argv[1], "table") || !strcmp(argv[1], "diff"))) {
+        g_prog = !strcmp(argv[1], "table") ? "prof table" : "prof diff";
         int rc = !strcmp(argv[1], "table") ? cmd_table(argc - 2, argv + 2) : cmd_diff(argc - 2, argv + 2);
         cli_free();
         free_all();
