@@ -119,9 +119,11 @@
                      that launched them, through CUPTI (prof_cuda.h; the
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
-                     arrives or the file appears (looked for at steps, once a
-                     second at most, then removed); then PROF_TRIGGER_STEPS
-                     steps (default 5) from the next step, a trace per trigger
+                     arrives or the file appears or changes (looked for at
+                     steps, once a second at most; never removed: ranks may
+                     share it); then PROF_TRIGGER_STEPS steps (default 5)
+                     from the next step, or from the step the file names
+                     ("step=1200"), a trace per trigger
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
    A shared library that embeds its own copy (a plugin with its own
@@ -2144,14 +2146,34 @@ static int prof__cur_action(void) {
    at a step sets skip_first to the step that begins, for trigger_steps
    active steps once. SIGUSR2's handler only sets a flag (Kineto's lesson:
    nothing more in a handler); the file is looked for by the stepping
-   thread, outside the lock, once a second at most. */
+   thread, outside the lock, once a second at most.
+   The file is never removed: every rank of a run may watch the same one on
+   a shared filesystem. A trigger is the file appearing, or changing (its
+   time, size or inode: touched again); one there before init is not. It
+   may hold a step ("step=1200" or "1200"): then every rank records from
+   that step (or, in flight mode, dumps the ring up to it), whenever each
+   notices the file, so that their traces hold the same steps. */
 enum { PROF__TRIG_NONE, PROF__TRIG_SIGNAL, PROF__TRIG_FILE };
 
 static struct {
     int fired;                          /* atomic: SIGUSR2 came */
     int ours;                           /* the handler is installed */
     int64_t next_look;                  /* mono ns: the file's next look */
+    uint64_t stamp;                     /* the file as last seen; 0: not there */
 } prof__trig;
+
+/* The file's identity as a number (0: not there): a touch changes it. */
+static uint64_t prof__trig_stamp(void) {
+    struct stat st;
+    if (stat(prof__g.conf.trigger_path, &st) != 0) return 0;
+    uint64_t h = 1469598103934665603ull;
+    uint64_t part[4] = { (uint64_t)st.st_mtime, (uint64_t)st.st_size, (uint64_t)st.st_ino, 0 };
+#ifdef st_mtime                         /* glibc and musl: st_mtime is st_mtim.tv_sec, ns beside it */
+    part[3] = (uint64_t)st.st_mtim.tv_nsec;
+#endif
+    for (int i = 0; i < 4; i++) h = (h ^ part[i]) * 1099511628211ull;
+    return h | 1;
+}
 
 static void prof__on_trigger(int sig) {
     (void)sig;
@@ -2168,6 +2190,7 @@ static void prof__trigger_start(void) {
         prof__g.conf.has_sched = 1;
     }
     prof__trig.next_look = 0;
+    if (prof__g.conf.trigger == PROF__TRIG_FILE) prof__trig.stamp = prof__trig_stamp();  /* older: no trigger */
     if (prof__g.conf.trigger != PROF__TRIG_SIGNAL || prof__trig.ours || prof__g.disabled) return;
     void (*old)(int) = signal(SIGUSR2, prof__on_trigger);
     if (old == SIG_DFL) {
@@ -2186,37 +2209,53 @@ static void prof__trigger_stop(void) {
     if (old != prof__on_trigger && old != SIG_ERR) signal(SIGUSR2, old);   /* the engine's since */
 }
 
-/* Whether a trigger came: by the stepping thread, outside the lock. */
-static int prof__trigger_poll(void) {
+/* Whether a trigger came (1), by the stepping thread, outside the lock; the
+   step the file names in *at, else -1. */
+static int prof__trigger_poll(int64_t *at) {
+    *at = -1;
     if (prof__g.conf.trigger == PROF__TRIG_SIGNAL) return __atomic_exchange_n(&prof__trig.fired, 0, __ATOMIC_RELAXED);
     if (prof__g.conf.trigger != PROF__TRIG_FILE) return 0;
     int64_t now = prof__mono_ns();
     if (now < prof__trig.next_look) return 0;
     prof__trig.next_look = now + 1000000000;
+    uint64_t stamp = prof__trig_stamp();
+    if (stamp == prof__trig.stamp) return 0;
+    prof__trig.stamp = stamp;
+    if (!stamp) return 0;               /* gone: the next one to appear is a trigger */
     FILE *f = fopen(prof__g.conf.trigger_path, "r");
-    if (!f) return 0;
-    fclose(f);
-    if (remove(prof__g.conf.trigger_path) != 0) {
-        char q[PROF__QUOTE];
-        prof__msg("PROF_TRIGGER: cannot remove '%s' (%s); triggers stop", prof__q(prof__g.conf.trigger_path, q),
-                  strerror(errno));
-        prof__g.conf.trigger = PROF__TRIG_NONE;     /* it would fire at every look */
+    char text[64] = "";
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = 0;
+        fclose(f);
+    }
+    const char *p = text;
+    while (*p == ' ' || *p == '\t' || *p == '\n') p++;
+    if (!strncmp(p, "step=", 5)) p += 5;
+    if (*p >= '0' && *p <= '9') {
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n') end++;
+        if (!*end && v >= 0) *at = v;
     }
     return 1;
 }
 
 /* Under the lock, at the step that begins: a window from it, unless one is
    open. */
-static void prof__trigger_fire(void) {
+static void prof__trigger_fire(int64_t at) {
     int64_t step = prof__g.run.step;
+    const char *who = prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file";
     if (prof__cur_action() != PROF__NONE) return;      /* a window is open: this one is its */
+    if (at >= 0 && at < step)
+        prof__msg("%s: step %lld has passed; recording from this one", who, (long long)at);
+    if (at > step) step = at;
     if (step > INT32_MAX - prof__g.conf.trigger_steps) {
         prof__msg("PROF_TRIGGER: step %lld is past what a schedule counts; not recorded", (long long)step);
         return;
     }
     prof__g.conf.sched.skip_first = (int)step;
-    prof__msg("%s: recording steps %lld to %lld", prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
-              (long long)step, (long long)step + prof__g.conf.trigger_steps - 1);
+    prof__msg("%s: recording steps %lld to %lld", who, (long long)step, (long long)step + prof__g.conf.trigger_steps - 1);
 }
 
 /* ---- >>collect  a cycle's records, taken without stopping threads ------- */
@@ -7793,6 +7832,7 @@ static struct {
     int64_t last_dump;                  /* mono ns; 0: none yet */
     uint64_t suppressed;                /* slow steps not dumped (cooldown) */
     int dumps;
+    int64_t want;                       /* a trigger's step + 1: dump up to it once it has ended; 0 none */
 } prof__fl;
 
 static void prof__fl_drop_oldest(void) {
@@ -7894,14 +7934,18 @@ static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
     return slow;
 }
 
-/* The ring as one cycle: the segments' events in ring order, those begun
-   before its first step clipped to it (or left out, when wholly before it),
-   then grouped by thread as a collection's are. Under the lock. */
+/* The ring as one cycle, its segments up to step `upto`: their events in
+   ring order, those begun before its first step clipped to it (or left
+   out, when wholly before it), then grouped by thread as a collection's
+   are. Under the lock. */
 static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now,
-                                  const prof__ev *extra, size_t nextra) {
+                                  const prof__ev *extra, size_t nextra, int64_t upto) {
     size_t nth = prof__g.rec.ntinfo;
     const prof__fseg *first = &prof__fl.seg[prof__fl.head];
     uint64_t from = prof__fl.n ? first->t0 : now;
+    int nseg = 0;                       /* the segments of steps up to `upto` */
+    while (nseg < prof__fl.n && prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].step <= upto) nseg++;
+    if (nseg < prof__fl.n) now = prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].t0;
     cy->index = ++prof__fl.dumps;
     cy->until = now;
     cy->reason = reason;
@@ -7915,7 +7959,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     }
     if (nth) memcpy(cy->th, prof__g.rec.tinfo, nth * sizeof *cy->th);
     cy->nth = nth;
-    for (int k = 0; k < prof__fl.n; k++) {
+    for (int k = 0; k < nseg; k++) {
         const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
         for (size_t i = 0; i < g->n; i++) {
             prof__ev e = g->ev[i];
@@ -7940,7 +7984,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
         if (!cy->gpu || !cy->gdev) {
             cy->oom = 1;
         } else {
-            for (int k = 0; k < prof__fl.n; k++) {
+            for (int k = 0; k < nseg; k++) {
                 const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
                 if (g->ngpu) memcpy(cy->gpu + cy->ngpu, g->gpu, g->ngpu * sizeof *g->gpu);
                 cy->ngpu += g->ngpu;
@@ -7964,7 +8008,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
    counted). extra: events to add (a watchdog's open regions). Under the
    lock; the caller writes cy after it. */
 static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled,
-                                const prof__ev *extra, size_t nextra) {
+                                const prof__ev *extra, size_t nextra, int64_t upto) {
     int64_t t = prof__mono_ns();
     if (cooled && prof__fl.last_dump && prof__g.conf.flight_cooldown > 0 &&
         (double)(t - prof__fl.last_dump) < prof__g.conf.flight_cooldown * 1e9) {
@@ -7972,7 +8016,7 @@ static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t ste
         return 0;
     }
     prof__fl.last_dump = t;
-    prof__fl_cycle_locked(cy, reason, step, now, extra, nextra);
+    prof__fl_cycle_locked(cy, reason, step, now, extra, nextra, upto);
     return 1;
 }
 
@@ -8082,7 +8126,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     n = prof__gpu_pending_locked(m, n, CAP, now, rate);
     if (prof__g.conf.flight) {
         prof__fl_step_locked(step, prof__g.run.step_t0, now);  /* the step so far joins the ring */
-        save = prof__fl_dump_locked(&cy, "hang", step, now, 0, extra, nextra);
+        save = prof__fl_dump_locked(&cy, "hang", step, now, 0, extra, nextra, INT64_MAX);
     }
     pthread_mutex_unlock(&prof__lock);
     free(extra);
@@ -8202,7 +8246,8 @@ static void prof__say_lost(uint64_t n) {
 
 void prof_step(void) {
     prof__ensure_init();
-    int fired = prof__trigger_poll();   /* a look at a file is a system call: not under the lock */
+    int64_t at;                         /* the step a trigger file names, or -1 */
+    int fired = prof__trigger_poll(&at);    /* a look at a file is a system call: not under the lock */
     pthread_mutex_lock(&prof__lock);
     uint64_t now = prof__now();         /* under the lock: steps of two threads stay in order */
     if (prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
@@ -8212,7 +8257,7 @@ void prof_step(void) {
     prof__g.run.step = step + 1;
     prof__g.run.step_t0 = now;
     if (prof__g.conf.watchdog > 0) __atomic_store_n(&prof__wd.last_step, prof__mono_ns(), __ATOMIC_RELEASE);
-    if (fired && !prof__g.disabled && !prof__g.conf.flight) prof__trigger_fire();
+    if (fired && !prof__g.disabled && !prof__g.conf.flight) prof__trigger_fire(at);
     int next = prof__cur_action();
     int disabled = prof__g.disabled;    /* read under the lock: PROF_INIT may run elsewhere */
     pthread_mutex_unlock(&prof__lock);
@@ -8235,11 +8280,21 @@ void prof_step(void) {
         }
     }
     double median = 0;
+    int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     if (prof__g.conf.flight && !prof__g.disabled) {
         prof__fl_step_locked(step, step_t0, now);
         int slow = step_t0 && prof__fl_slow_locked(now - step_t0, &median);
-        if (fired) save = prof__fl_dump_locked(&cy, "on_demand", step, now, 0, NULL, 0) ? 3 : 0;
-        else if (slow) save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1, NULL, 0) ? 3 : 0;
+        if (fired) prof__fl.want = (at < 0 ? step : at) + 1;
+        int64_t upto = prof__fl.want - 1;
+        if (prof__fl.want && step >= upto) {    /* a trigger's step has ended: the ring up to it */
+            prof__fl.want = 0;
+            if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
+                save = prof__fl_dump_locked(&cy, "on_demand", upto, now, 0, NULL, 0, upto) ? 3 : 0;
+            else
+                gone = upto;
+        } else if (slow) {
+            save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
+        }
         prof__gpu_step_locked();
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_locked(&cy, now);
@@ -8273,8 +8328,11 @@ void prof_step(void) {
         else
             prof__msg("flight recorder: %s; dumping steps %lld to %lld",
                       prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
-                      (long long)cy.first_step, (long long)step);
+                      (long long)cy.first_step, (long long)cy.reason_step);
     }
+    if (gone >= 0)
+        prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
+                  "nothing dumped", (long long)gone);
     if (save == 3) pthread_mutex_lock(&prof__wd.save);
     if (save == 1 || save == 3) prof__save_cycle(&cy);
     if (save == 3) pthread_mutex_unlock(&prof__wd.save);

@@ -377,7 +377,8 @@ def case_flight(binary, tmp):
     """PROF_FLIGHT=20: 1000 steps of 4 ms, step 500 20x as long. Exactly one
     dump, of the slow step: steps 480 to 500 (the 20 before it and itself),
     each with its 3 regions, named and marked with its reason and step, said
-    on stderr; nothing else written. A trigger file dumps the ring at once."""
+    on stderr; nothing else written. A trigger file dumps the ring at once;
+    one that names a step makes every rank watching it dump the same steps."""
     def steps_of(d):
         return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
 
@@ -405,6 +406,29 @@ def case_flight(binary, tmp):
     step = int(files[0].split("-")[1].split(".")[0])
     check(100 < step < 400 and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
           f"stderr {r.stderr}")
+    # a cluster: two ranks watch one trigger file, which rank 0 writes in its
+    # step 100 naming step 400; each notices it within a second (200 steps)
+    # and both dump steps 380 to 400, named by rank
+    os.remove(os.path.join(tmp, "go.trigger"))
+    procs = []
+    for rank in (0, 1):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+        env.update({"PROF_OUTPUT": "r{rank}.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
+                    "PROF_TRIGGER": "file:go.trigger", "RANK": str(rank), "WORLD_SIZE": "2",
+                    "FLIGHT_STEPS": "450", "FLIGHT_STEP_US": "5000"})
+        if rank == 0:
+            env.update({"FLIGHT_TRIGGER_AT": "100", "FLIGHT_TRIGGER_TEXT": "step=400"})
+        procs.append(subprocess.Popen([binary, "flight"], cwd=tmp, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    for rank, p in enumerate(procs):
+        out, err = p.communicate(timeout=120)
+        check(p.returncode == 0 and "PROF_TRIGGER file; dumping steps 380 to 400" in err, f"rank {rank}: {err}")
+    files = sorted(f for f in os.listdir(tmp) if f.startswith("r"))
+    check(files == ["r0.on_demand-400.json", "r1.on_demand-400.json"], f"cluster: files {files}")
+    for rank in (0, 1):
+        d = load(os.path.join(tmp, f"r{rank}.on_demand-400.json"))
+        check(steps_of(d) == list(range(380, 401)) and d["distributedInfo"]["rank"] == rank,
+              f"rank {rank}: steps {steps_of(d)}")
 
 
 def case_flight_long(binary, tmp):
@@ -433,7 +457,8 @@ def case_flight_long(binary, tmp):
 def case_trigger(binary, tmp):
     """PROF_TRIGGER: nothing is recorded until asked. SIGUSR2 in step 8 gives
     a trace of steps 9 to 11 (PROF_TRIGGER_STEPS=3), said on stderr; the file
-    made in step 20 gives steps 21 to 25 (the default 5) and is removed. An
+    made in step 20 gives steps 21 to 25 (the default 5) and is left for
+    other ranks; a step it names is where the window starts. An
     engine's own SIGUSR2 handler is left alone (said once; no trace). A
     malformed value is one line and the run records as if it were unset."""
     def steps_of(path):
@@ -450,7 +475,20 @@ def case_trigger(binary, tmp):
     r = run(binary, "trigger", {"PROF_OUTPUT": "f.json", "PROF_TRIGGER": "file:go.trigger"}, tmp)
     check("PROF_TRIGGER file: recording steps 21 to 25" in r.stderr, f"stderr: {r.stderr}")
     check(steps_of(os.path.join(tmp, "f.1.json")) == ([21, 22, 23, 24, 25], 5), "the file's window")
-    check(not os.path.exists(os.path.join(tmp, "go.trigger")), "the trigger file was left")
+    check(os.path.exists(os.path.join(tmp, "go.trigger")), "the trigger file was removed (other ranks read it)")
+    # a file there before init is no trigger; one that names a step records
+    # from it, or from now if it has passed
+    r = run(binary, "trigger", {"PROF_OUTPUT": "o.json", "PROF_TRIGGER": "file:go.trigger", "TRIGGER_TEXT": "x",
+                                "PROF_TRIGGER_STEPS": "3"}, tmp)
+    check(steps_of(os.path.join(tmp, "o.1.json")) == ([21, 22, 23], 3), "rewritten: a trigger again")
+    r = run(binary, "regions", {"PROF_OUTPUT": "p.json", "PROF_TRIGGER": "file:go.trigger"}, tmp)
+    check(not [f for f in os.listdir(tmp) if f.startswith("p.")], "a file older than the run triggered it")
+    for text, steps, said in (("step=27", [27, 28, 29], "recording steps 27 to 29"),
+                              ("5\n", [21, 22, 23], "step 5 has passed; recording from this one")):
+        r = run(binary, "trigger", {"PROF_OUTPUT": "n.json", "PROF_TRIGGER": "file:go.trigger", "TRIGGER_TEXT": text,
+                                    "PROF_TRIGGER_STEPS": "3"}, tmp)
+        check(said in r.stderr and steps_of(os.path.join(tmp, "n.1.json")) == (steps, 3), f"{text!r}: {r.stderr}")
+        os.remove(os.path.join(tmp, "n.1.json"))
     # SIGUSR2 is the engine's: left alone, said once, nothing triggered or written
     r = run(binary, "trigger", {"PROF_OUTPUT": "e.json", "PROF_TRIGGER": "signal", "ENGINE_USR2": "1"}, tmp)
     check("SIGUSR2 has a handler already" in r.stderr and r.stdout == "the engine's handler ran\n",

@@ -499,9 +499,12 @@ static int trigger(void) {
     for (int s = 0; s < 30; s++) {
         { PROF_SCOPE("work"); }
         if (s == 8 && by_signal) raise(SIGUSR2);
-        if (s == 20 && by_file) {
+        if (s == 20 && by_file) {       /* TRIGGER_TEXT: what the file says ("step=27") */
             FILE *f = fopen("go.trigger", "w");
-            if (f) fclose(f);
+            if (f) {
+                if (getenv("TRIGGER_TEXT")) fputs(getenv("TRIGGER_TEXT"), f);
+                fclose(f);
+            }
             struct timespec d = { 1, 100000000 };
             nanosleep(&d, NULL);
         }
@@ -516,7 +519,8 @@ static int trigger(void) {
    1000 steps of a fixed length (a spin on the clock, FLIGHT_STEP_US each,
    default 2000), each with an outer region and two inner ones; step 500 is
    20x as long. Run with PROF_FLIGHT (and FLIGHT_STEPS to change the count,
-   FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N). */
+   FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N, holding
+   FLIGHT_TRIGGER_TEXT). */
 static double flight_now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -535,9 +539,12 @@ static int flight(void) {
             { PROF_SCOPE("inner_b"); }
             while (flight_now_us() < end) {}
         }
-        if (s == trigger_at) {
+        if (s == trigger_at) {          /* FLIGHT_TRIGGER_TEXT: what the file says */
             FILE *f = fopen("go.trigger", "w");
-            if (f) fclose(f);
+            if (f) {
+                if (getenv("FLIGHT_TRIGGER_TEXT")) fputs(getenv("FLIGHT_TRIGGER_TEXT"), f);
+                fclose(f);
+            }
         }
         PROF_STEP();
     }
