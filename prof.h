@@ -1031,7 +1031,7 @@ typedef struct prof__chunk {
     prof__rec recs[PROF__CHUNK_RECS];
 } prof__chunk;
 
-typedef struct prof__frame { const char *name; uint64_t t0; } prof__frame;
+typedef prof__open prof__frame;         /* PROF_BEGIN's stack: a name and its start, in record units */
 
 struct prof__tinfo { long tid; const char *name; uint64_t pt; /* pthread_self(), as tracers name threads */ };
 
@@ -2241,11 +2241,16 @@ static int prof__trigger_poll(int64_t *at) {
     return 1;
 }
 
+/* What a trigger is called in messages. */
+static const char *prof__trigger_who(void) {
+    return prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file";
+}
+
 /* Under the lock, at the step that begins: a window from it, unless one is
    open. */
 static void prof__trigger_fire(int64_t at) {
     int64_t step = prof__g.run.step;
-    const char *who = prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file";
+    const char *who = prof__trigger_who();
     if (prof__cur_action() != PROF__NONE) return;      /* a window is open: this one is its */
     if (at >= 0 && at < step)
         prof__msg("%s: step %lld has passed; recording from this one", who, (long long)at);
@@ -3053,6 +3058,7 @@ static struct {
     int64_t ns[2];                      /* readings of both clocks: window start, save */
     uint64_t tick[2];
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
+    int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
 } prof__act;
 
 /* Kernels of the last saved cycle still running at its save reach us after
@@ -3223,11 +3229,10 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
    launched before the ring that ran into it stays, as a cycle keeps it.
    Under prof__lock. */
 static void prof__act_trim_locked(uint64_t from) {
-    static int64_t next;                /* mono ns: the next flush */
     if (!prof__act.tracer) return;
     int64_t now = prof__mono_ns();
-    if (now >= next) {
-        next = now + 1000000000;
+    if (now >= prof__act.next_flush) {
+        prof__act.next_flush = now + 1000000000;
         prof__act.tracer->flush();
     } else {
         pthread_mutex_lock(&prof__act_lock);
@@ -6921,15 +6926,18 @@ static double prof__rate_at(uint64_t tk, int64_t m) {
     return tk > t0 && m > prof__g.clk.mono0 ? (double)(m - prof__g.clk.mono0) / (double)(tk - t0) : 1.0;
 }
 
-/* What th is inside now (tls: its prof__tls), outermost first: PROF_SCOPE's
-   frames and PROF_BEGIN's merged by start, the innermost PROF__OPEN_ROWS.
+/* What th is inside now, outermost first: PROF_SCOPE's frames (below its
+   prof__tls's top; none once it has exited) and PROF_BEGIN's merged by
+   start, the innermost PROF__OPEN_ROWS.
    tk: ticks now; now: prof__now() now. Reads only, with no lock: a signal
    handler calls it. Returns the number of rows; *more: outer rows left out,
    plus PROF__OPEN_DEEPER if regions deeper than PROF__OPEN_MAX are open. */
 #define PROF__OPEN_DEEPER (1 << 20)
-static int prof__open_of(const prof__thread *th, const prof__tls_t *tls, uint64_t tk, uint64_t now, double rate,
-                         prof__openrow *row, int *more) {
-    uintptr_t top = (uintptr_t)__atomic_load_n(&tls->top, __ATOMIC_ACQUIRE), base = (uintptr_t)th->open;
+static int prof__open_of(const prof__thread *th, uint64_t tk, uint64_t now, double rate, prof__openrow *row,
+                         int *more) {
+    *more = 0;
+    if (!th || !th->tls) return 0;
+    uintptr_t top = (uintptr_t)__atomic_load_n(&th->tls->top, __ATOMIC_ACQUIRE), base = (uintptr_t)th->open;
     size_t ns = top > base && top <= (uintptr_t)(th->open + PROF__OPEN_MAX + 1) ? (top - base) / sizeof *th->open : 0;
     int deeper = ns > PROF__OPEN_MAX ? PROF__OPEN_DEEPER : 0;
     if (ns > PROF__OPEN_MAX) ns = PROF__OPEN_MAX;
@@ -6937,7 +6945,6 @@ static int prof__open_of(const prof__thread *th, const prof__tls_t *tls, uint64_
     if (nb < 0 || nb > PROF__STACK_MAX) nb = 0;
     int fb = prof__fallback(), n = 0;
     size_t i = 0, j = 0;
-    *more = 0;
     while (i < ns || j < (size_t)nb) {
         prof__openrow a, b;
         a.age_ns = b.age_ns = -1;
@@ -7124,14 +7131,14 @@ static void prof__crash_report(int sig) {
     prof__as_str(m, &n, sizeof m, "prof: ");
     prof__as_str(m, &n, sizeof m, prof__sig_name(sig));
     prof__as_str(m, &n, sizeof m, ": ");
-    k = self && self->tls ? prof__open_of(self, self->tls, tk, now, rate, row, &more) : 0;
+    k = prof__open_of(self, tk, now, rate, row, &more);
     prof__as_inside(m, &n, sizeof m, self ? self->tid : (long)syscall(SYS_gettid),
                     self ? __atomic_load_n(&self->name, __ATOMIC_RELAXED) : NULL, row, k, more);
     prof__as_str(m, &n, sizeof m, "\n");
     if (write(2, m, n) < 0) {}
     if (pthread_mutex_trylock(&prof__lock) == 0) {  /* the registry stays still while held */
         for (const prof__thread *th = prof__g.rec.threads; th; th = th->next) {
-            if (th == self || !th->tls || !(k = prof__open_of(th, th->tls, tk, now, rate, row, &more))) continue;
+            if (th == self || !(k = prof__open_of(th, tk, now, rate, row, &more))) continue;
             n = 0;
             prof__as_str(m, &n, sizeof m, "prof:   and ");
             prof__as_inside(m, &n, sizeof m, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
@@ -8039,8 +8046,7 @@ static struct {
     pthread_t thread;
     int running;                        /* atomic: the thread exists */
     int64_t last_step;                  /* atomic: mono ns of the last PROF_STEP; 0 none yet */
-    pthread_mutex_t save;               /* one dump written at a time (its name is global state) */
-} prof__wd = { { -1, -1 }, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER };
+} prof__wd = { { -1, -1 }, 0, 0, 0 };
 
 /* Lines about GPU regions that have not completed: begun and their end not
    recorded yet, or recorded and not reached by the GPU (a hung kernel).
@@ -8103,7 +8109,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     prof__as_u64(m, &n, CAP, (unsigned long long)step);
     prof__as_str(m, &n, CAP, " is running); what each thread is inside now:\n");
     for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
-        int more, k = th->tls ? prof__open_of(th, th->tls, tk, now, rate, row, &more) : 0;
+        int more, k = prof__open_of(th, tk, now, rate, row, &more);
         if (!k) continue;
         prof__as_str(m, &n, CAP, "watchdog:   ");
         prof__as_inside(m, &n, CAP, th->tid, prof__g.rec.tinfo[th->idx].name, row, k, more);
@@ -8143,11 +8149,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
             a = b + 1;
         }
     free(m);
-    if (save) {
-        pthread_mutex_lock(&prof__wd.save);
-        prof__save_cycle(&cy);
-        pthread_mutex_unlock(&prof__wd.save);
-    }
+    if (save) prof__save_cycle(&cy);    /* beside a step's save, if one comes: naming is per thread */
     prof__cycle_free(&cy);
 }
 
@@ -8326,16 +8328,13 @@ void prof_step(void) {
                       ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
                       (long long)cy.first_step, (long long)step);
         else
-            prof__msg("flight recorder: %s; dumping steps %lld to %lld",
-                      prof__g.conf.trigger == PROF__TRIG_SIGNAL ? "SIGUSR2" : "PROF_TRIGGER file",
+            prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
                       (long long)cy.first_step, (long long)cy.reason_step);
     }
     if (gone >= 0)
         prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
                   "nothing dumped", (long long)gone);
-    if (save == 3) pthread_mutex_lock(&prof__wd.save);
     if (save == 1 || save == 3) prof__save_cycle(&cy);
-    if (save == 3) pthread_mutex_unlock(&prof__wd.save);
     prof__cycle_free(&cy);
 }
 
