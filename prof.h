@@ -8112,7 +8112,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         int more, k = prof__open_of(th, tk, now, rate, row, &more);
         if (!k) continue;
         prof__as_str(m, &n, CAP, "watchdog:   ");
-        prof__as_inside(m, &n, CAP, th->tid, prof__g.rec.tinfo[th->idx].name, row, k, more);
+        prof__as_inside(m, &n, CAP, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
         prof__as_str(m, &n, CAP, "\n");
         if (!prof__g.conf.flight) continue;
         prof__ev *v = (prof__ev *)prof__grow(extra, &cap, nextra + (size_t)k, sizeof *v);

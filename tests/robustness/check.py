@@ -310,6 +310,20 @@ def case_watchdog(binary):
         check(len(mine) >= 6, f"{name}: {len(mine)} events (5 steps whole, and the open one)")
     c, w = (next(e for e in xs if e["name"] == n and "open" in e.get("args", {})) for n in ("collective", "wait_peer"))
     check(c["ts"] <= w["ts"] and w["ts"] + w["dur"] <= c["ts"] + c["dur"] + 1e-3, f"wait_peer outside collective: {c} {w}")
+    # without the flight recorder: the same report (threads by their names,
+    # though no cycle has been collected yet), and no dump: only the run's
+    # trace, at its end
+    empty_dir()
+    del env["PROF_FLIGHT"]
+    p = run(binary, env)
+    check(p.returncode == 0 and re.fullmatch(r"dump after -1\.000 s, main went on [1-9][0-9]*\n", p.stdout),
+          f"no flight: exit {p.returncode}, stdout {p.stdout!r}")
+    check(os.listdir(".") == ["t.json"], f"no flight: files {os.listdir('.')}")
+    lines = [l for l in p.stderr.splitlines() if l.startswith("prof: watchdog:")]
+    threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
+    check(len(lines) == 1 + len(threads) and any(re.fullmatch(
+        f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside collective {secs} > wait_peer {secs}", l)
+        for l in threads), f"no flight: stderr {p.stderr}")
 
 
 def case_dlclose(binary, plugin):
