@@ -997,26 +997,36 @@ extern "C" {
 __extension__ typedef __int128 prof__i128;  /* not ISO C: -Wpedantic would say so */
 #endif
 
-enum {
-    PROF__K_REGION = 0,  /* name, t0, t1 */
-    PROF__K_INSTANT,     /* name, t0 */
-    PROF__K_COUNTER,     /* name, t0, t1 = double bits */
-    PROF__K_ARG_INT,     /* name = key, t0 = when, t1 = value */
-    PROF__K_ARG_STR,     /* name = key, t0 = when, t1 = const char * */
-    PROF__K_STEP,        /* t0, t1, aux = step number */
-    PROF__K_SYNC,        /* t0, aux = sync number */
-    PROF__K_GPU_REGION,  /* a region's CPU side: name, t0, t1, aux = correlation */
-    PROF__K_MEM,         /* name = address, t1 = +/- bytes, aux = device code */
-    PROF__K_MEM_TOTAL,   /* t1 = bytes allocated on that device after it */
-    PROF__K_CLIPPED,     /* collected only: a region that began before its cycle's
-                            window, t0 moved to the window's start */
-    PROF__K_UNCLOSED,    /* name, t0: a PROF_BEGIN never ended (evicted from a
-                            full stack, or open at shutdown); reported, not drawn */
-    PROF__K_OPEN,        /* collected only: a region still open at a watchdog's
-                            dump, drawn up to it (t1: the dump's time) */
-    PROF__K_THREAD       /* retired store only: the records after it are thread aux's */
-};
-typedef char prof__kinds_fit_4_bits[PROF__K_THREAD < 16 ? 1 : -1];     /* prof__ev.kind */
+/* The kinds of record, declared once: each with what its fields hold and
+   its role in the walk (>>analysis): a SPAN has a length, owns arguments and
+   memory events and can have children; an ARG belongs to the span that owns
+   it; a POINT stands alone on its thread; a MEM event's total is the record
+   after it; NONE is never shown to a sink. A new kind is a line here and a
+   case in the sinks that draw it. */
+#define PROF__KINDS(X)                                                                        \
+    X(REGION,     SPAN)  /* name, t0, t1 */                                                   \
+    X(INSTANT,    POINT) /* name, t0 */                                                       \
+    X(COUNTER,    POINT) /* name, t0, t1 = double bits */                                     \
+    X(ARG_INT,    ARG)   /* name = key, t0 = when, t1 = value */                              \
+    X(ARG_STR,    ARG)   /* name = key, t0 = when, t1 = const char * */                       \
+    X(STEP,       SPAN)  /* t0, t1, aux = step number */                                      \
+    X(SYNC,       POINT) /* t0, aux = sync number */                                          \
+    X(GPU_REGION, SPAN)  /* a region's CPU side: name, t0, t1, aux = correlation */           \
+    X(MEM,        MEM)   /* name = address, t1 = +/- bytes, aux = device code */              \
+    X(MEM_TOTAL,  NONE)  /* t1 = bytes allocated on that device after it */                   \
+    X(CLIPPED,    SPAN)  /* collected only: a region that began before its cycle's window,    \
+                            t0 moved to the window's start */                                 \
+    X(UNCLOSED,   NONE)  /* name, t0: a PROF_BEGIN never ended (evicted from a full stack,    \
+                            or open at shutdown); reported, not drawn */                      \
+    X(OPEN,       SPAN)  /* collected only: a region still open at a watchdog's dump, drawn   \
+                            up to it (t1: the dump's time) */                                 \
+    X(THREAD,     NONE)  /* retired store only: the records after it are thread aux's */
+#define PROF__KIND_ENUM(k, role) PROF__K_##k,
+enum { PROF__KINDS(PROF__KIND_ENUM) PROF__K_COUNT };
+enum { PROF__R_NONE, PROF__R_SPAN, PROF__R_ARG, PROF__R_POINT, PROF__R_MEM };
+#define PROF__KIND_ROLE(k, role) PROF__R_##role,
+static const unsigned char prof__role[16] = { PROF__KINDS(PROF__KIND_ROLE) };
+typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__ev.kind */
 
 #define PROF__CHUNK_BYTES  65536u
 #define PROF__CHUNK_RECS   (PROF__CHUNK_BYTES / sizeof(prof__rec) - 1)
@@ -1193,6 +1203,9 @@ static const char *prof__q(const char *s, char *buf) {
     return buf;
 }
 
+/* For the few functions whose inlining the writers' speed rests on. */
+#define PROF__INLINE static inline __attribute__((always_inline))
+
 /* The one array-growth helper: room for need elements of size bytes at p,
    doubling. The (possibly moved) array, or NULL with p and *cap untouched
    when memory runs out or the size would overflow. */
@@ -1303,6 +1316,28 @@ static int64_t prof__tick_ns_by(uint64_t tick, prof__scale s) {
 }
 
 static int64_t prof__tick_ns(uint64_t tick) { return prof__tick_ns_by(tick, prof__scale_now()); }
+
+/* A writer's clock, read once per trace: ns = off + (tick - tick0) * scale,
+   the offset already holding the shift to the trace's own origin. Kept in
+   the writer, so converting a tick is a subtraction, a product and an add. */
+typedef struct prof__tclock { uint64_t tick0; int64_t off; prof__scale scale; } prof__tclock;
+
+static prof__tclock prof__tclock_now(int64_t shift) {
+    prof__tclock c;
+    c.tick0 = prof__g.clk.tick0;
+    c.off = prof__g.clk.mono0 + shift;
+    c.scale = prof__scale_now();
+    return c;
+}
+
+static inline int64_t prof__tclock_ns(const prof__tclock *c, uint64_t tick) {
+    int64_t d = (int64_t)(tick - c->tick0);
+#ifdef __SIZEOF_INT128__
+    return c->off + (int64_t)(((prof__i128)d * (prof__i128)c->scale) >> 32);
+#else
+    return c->off + (int64_t)((double)d * c->scale);
+#endif
+}
 
 /* The current time in the units records store: ticks, or ns in fallback. */
 static uint64_t prof__now(void) {
@@ -2284,6 +2319,10 @@ typedef struct prof__cycle {
     uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
+    const char **label;                 /* per thread: its name, or "thread <tid>" */
+    uint32_t *gcorr, *kcorr[2];         /* correlations, sorted: of the GPU regions; of
+                                           kernel capture's runtime calls, and the rest */
+    size_t ngcorr, nkcorr[2];
     uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
     uint64_t until;                     /* collected up to this tick */
     const char *reason;                 /* a flight recorder's dump: why ("slow_step"), else NULL */
@@ -2521,6 +2560,10 @@ static void prof__step0_covers(prof__cycle *cy) {
 static void prof__cycle_free(prof__cycle *cy) {
     free(cy->parent);
     free(cy->track);
+    free(cy->label);
+    free(cy->gcorr);
+    free(cy->kcorr[0]);
+    free(cy->kcorr[1]);
     free(cy->ev);
     free(cy->th);
     free(cy->gpu);
@@ -3406,25 +3449,35 @@ static void prof__gpu_release_locked(void) {
     __atomic_store_n(&prof__gpu.state, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- >>analysis  the one analysis pass -------------------------------------
-   Every event's parent: the innermost region or step open on its thread
-   when it began. Records come in post-order per thread (a region when it
-   ends), so a span adopts every waiting event of its thread that began no
-   earlier than it. And every thread's track (prof__tracks, below). Every sink
-   reads these instead of applying the rules itself: a region's children, an
-   argument's or memory event's region (a step owns none), self times, the
-   track an event is drawn on. 0 when memory runs out (sinks then fail). */
-static int prof__spans(uint32_t kind) {
-    return kind == PROF__K_REGION || kind == PROF__K_STEP || kind == PROF__K_GPU_REGION || kind == PROF__K_CLIPPED ||
-           kind == PROF__K_OPEN;
-}
+/* ---- >>analysis  the one analysis pass, and the walker every sink rides ----
+   prof__analyse runs once per saved cycle and leaves in it what every sink
+   would otherwise derive for itself:
+     parent   per event, the innermost region or step open on its thread
+              when it began. Records come in post-order per thread (a region
+              when it ends), so a span adopts every waiting event of its
+              thread that began no earlier than it. An argument's or memory
+              event's region, a region's children and self time follow.
+     track    per thread, the thread whose track it is drawn on (prof__tracks)
+     label    per thread, its name, or "thread <tid>" for one never named
+     gcorr    the GPU regions' correlations, sorted: a CPU region whose GPU
+              side is in the cycle starts a flow (one whose pair was lost is
+              written as a plain region)
+     kcorr    kernel capture's correlations, sorted: [0] of the runtime calls,
+              [1] of the kernels, copies and fills; a flow joins the two
+   Then prof__walk (below) drives a sink through the cycle. 0 when memory
+   runs out (sinks then fail). */
+
+static int prof__spans(uint32_t kind) { return prof__role[kind & 15u] == PROF__R_SPAN; }
 
 static uint32_t *prof__tracks(const prof__cycle *cy, int separate);
+static int prof__labels(prof__cycle *cy);
+static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oom);
 
 static int prof__analyse(prof__cycle *cy) {
     uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
     uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
     size_t nw = 0;
+    int oom = 0;
     free(cy->parent);
     cy->parent = NULL;
     if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
@@ -3439,7 +3492,16 @@ static int prof__analyse(prof__cycle *cy) {
     free(wait);
     cy->parent = par;
     free(cy->track);
-    if (!(cy->track = prof__tracks(cy, prof__g.conf.separate_threads))) { cy->oom = 1; return 0; }
+    free(cy->gcorr);
+    free(cy->kcorr[0]);
+    free(cy->kcorr[1]);
+    cy->gcorr = prof__corrs(cy, 0, &cy->ngcorr, &oom);
+    cy->kcorr[0] = prof__corrs(cy, 1, &cy->nkcorr[0], &oom);
+    cy->kcorr[1] = prof__corrs(cy, 2, &cy->nkcorr[1], &oom);
+    if (oom || !(cy->track = prof__tracks(cy, prof__g.conf.separate_threads)) || !prof__labels(cy)) {
+        cy->oom = 1;
+        return 0;
+    }
     return 1;
 }
 
@@ -3447,6 +3509,68 @@ static int prof__analyse(prof__cycle *cy) {
 static uint32_t prof__owner(const prof__cycle *cy, size_t i) {
     uint32_t p = cy->parent[i];
     return p != PROF__NO_EVENT && cy->ev[p].kind != PROF__K_STEP ? p : PROF__NO_EVENT;
+}
+
+/* torch's key_averages() files every ProfilerStep#N under one name. */
+static const char *prof__row_name(const prof__ev *e) {
+    if (e->kind == PROF__K_STEP) return "ProfilerStep*";
+    return e->name ? e->name : "(null)";
+}
+
+/* The total recorded with the memory event at ev[i], or NULL if ev[i] is not
+   a memory event with its total right behind it (a lone total pads a chunk's
+   last slot; a lost half, possible only when collection runs out of memory,
+   leaves the other skipped). */
+static const prof__ev *prof__mem_total(const prof__cycle *cy, size_t i) {
+    const prof__ev *e = &cy->ev[i], *t = e + 1;
+    if (e->kind != PROF__K_MEM || i + 1 >= cy->n) return NULL;
+    return t->kind == PROF__K_MEM_TOTAL && t->th == e->th && t->t0 == e->t0 ? t : NULL;
+}
+
+/* Sorted correlations: what 0, of the GPU regions; 1, of kernel capture's
+   runtime calls; 2, of its kernels, copies and fills. NULL when there are
+   none, or (*oom set) no memory. */
+static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oom) {
+    size_t from = what == 2 ? cy->nact_api : 0;
+    *n = what == 0 ? cy->ngpu : what == 1 ? cy->nact_api : cy->nact - cy->nact_api;
+    if (!*n) return NULL;
+    uint32_t *c = (uint32_t *)malloc(*n * sizeof *c);
+    if (!c) { *n = 0; *oom = 1; return NULL; }
+    for (size_t i = 0; i < *n; i++) c[i] = what == 0 ? cy->gpu[i].corr : cy->act[from + i].a.correlation;
+    qsort(c, *n, sizeof *c, prof__u32_cmp);
+    return c;
+}
+
+/* A thread never named: "thread <tid>", into buf[32]. */
+static const char *prof__unnamed(char *buf, long tid) {
+    snprintf(buf, 32, "thread %ld", tid);
+    return buf;
+}
+
+/* Every thread's label: its name, or "thread <tid>" (one block: the
+   pointers, then the texts made up). 0 when out of memory. */
+static int prof__labels(prof__cycle *cy) {
+    size_t extra = 0;
+    free(cy->label);
+    for (size_t k = 0; k < cy->nth; k++) extra += cy->th[k].name ? 0 : 32;
+    cy->label = (const char **)malloc(cy->nth * sizeof *cy->label + extra + 1);
+    if (!cy->label) return 0;
+    char *s = (char *)(cy->label + cy->nth);
+    for (size_t k = 0; k < cy->nth; k++) {
+        cy->label[k] = cy->th[k].name;
+        if (cy->label[k]) continue;
+        cy->label[k] = prof__unnamed(s, cy->th[k].tid);
+        s += 32;
+    }
+    return 1;
+}
+
+/* The label of the thread with OS id tid (kernel capture's runtime calls
+   name threads so), into buf[32] if the cycle has no such thread. */
+static const char *prof__tid_label(const prof__cycle *cy, long tid, char *buf) {
+    for (size_t k = 0; k < cy->nth; k++)
+        if (cy->th[k].tid == tid) return cy->label[k];
+    return prof__unnamed(buf, tid);
 }
 
 /* Threads that share a name and whose events never overlap in time share a
@@ -3503,12 +3627,368 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate) {
     return track;
 }
 
+
+/* GPU time by correlation, for the walk's GPU totals: sorted, NULL if none
+   or no memory. */
+typedef struct prof__gdur { uint32_t corr; int64_t ns; } prof__gdur;
+
+static int prof__gdur_cmp(const void *a, const void *b) {
+    return prof__u32_cmp(&((const prof__gdur *)a)->corr, &((const prof__gdur *)b)->corr);
+}
+
+static prof__gdur *prof__gpu_durations(const prof__cycle *cy) {
+    prof__gdur *d = cy->ngpu ? (prof__gdur *)malloc(cy->ngpu * sizeof *d) : NULL;
+    if (!d) return NULL;
+    for (size_t i = 0; i < cy->ngpu; i++) {
+        d[i].corr = cy->gpu[i].corr;
+        d[i].ns = prof__tick_ns((uint64_t)cy->gpu[i].t1) - prof__tick_ns((uint64_t)cy->gpu[i].t0);
+    }
+    qsort(d, cy->ngpu, sizeof *d, prof__gdur_cmp);
+    return d;
+}
+
+/* Kernel capture's launches: each kernel, copy or fill at its runtime
+   call's thread and time, sorted so; cum: the GPU time of those before it
+   (n + 1 entries). A region's GPU total is then two searches. */
+typedef struct prof__klaunch { long tid; uint64_t t; int64_t cum; } prof__klaunch;
+
+static int prof__klaunch_cmp(const void *x, const void *y) {
+    const prof__klaunch *a = (const prof__klaunch *)x, *b = (const prof__klaunch *)y;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* The first launch at or after (tid, t). */
+static size_t prof__klaunch_at(const prof__klaunch *k, size_t n, long tid, uint64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (k[m].tid < tid || (k[m].tid == tid && k[m].t < t)) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+static int64_t prof__klaunch_ns(const prof__klaunch *k, size_t n, long tid, uint64_t t0, uint64_t t1) {
+    size_t a = prof__klaunch_at(k, n, tid, t0), b = prof__klaunch_at(k, n, tid, t1 + 1);
+    return k[b].cum - k[a].cum;
+}
+
+/* NULL when the cycle has no kernels (or no memory: *oom). */
+static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom) {
+    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, m = 0;
+    *n = 0;
+    if (!ng) return NULL;
+    prof__klaunch *k = (prof__klaunch *)malloc((ng + 1) * sizeof *k);
+    prof__gdur *api = (prof__gdur *)malloc((na + 1) * sizeof *api);  /* (correlation, index) */
+    if (!k || !api) {
+        free(k);
+        free(api);
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < na; i++) api[i].corr = cy->act[i].a.correlation, api[i].ns = (int64_t)i;
+    qsort(api, na, sizeof *api, prof__gdur_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        prof__gdur key = { g->a.correlation, 0 };
+        const prof__gdur *f = na ? (const prof__gdur *)bsearch(&key, api, na, sizeof key, prof__gdur_cmp) : NULL;
+        if (!f) continue;               /* its launch is not in the cycle */
+        const prof__gact *call = &cy->act[f->ns];
+        k[m].tid = call->tid;
+        k[m].t = call->t0;
+        k[m++].cum = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+    }
+    qsort(k, m, sizeof *k, prof__klaunch_cmp);
+    int64_t sum = 0;
+    for (size_t i = 0; i <= m; i++) {   /* durations into the sum of those before */
+        int64_t d = i < m ? k[i].cum : 0;
+        k[i].cum = sum;
+        sum += d;
+    }
+    k[m].tid = LONG_MAX;
+    free(api);
+    *n = m;
+    return k;
+}
+
+/* ---- the walk: one traversal of a cycle that drives any sink ---------------
+   prof__walk visits the CPU records thread by thread in record order, then
+   the GPU regions by device and stream, then kernel capture's runtime calls
+   by thread and its kernels, copies and fills by device and stream, calling
+   the sink's callbacks. It keeps what every sink needs and none should
+   re-derive: which thread and track a run of records is on, the arguments
+   and memory events waiting for the span that owns them, and on request
+   (need) the spans' self and total times (CPU, GPU, memory) and the order
+   in which spans begin. It is inline, and sinks pass a static const table:
+   the compiler sees every callback and inlines it, so a writer's inner loop
+   costs what a loop written for it would. */
+
+enum {
+    PROF__NEED_TIMES = 1,               /* self and total CPU and GPU times */
+    PROF__NEED_MEM = 2,                 /* memory allocated inside each span */
+    PROF__NEED_ORDER = 4                /* begin(): each span where it begins */
+};
+
+typedef struct prof__wthread {          /* a run of one thread's records */
+    uint32_t k, lead;                   /* its index; the thread whose track it is on */
+    long tid;                           /* the track's thread id (the lead's) */
+    long os_tid;                        /* its own id when on another's track, else 0 */
+    const char *label;                  /* its name, or "thread <tid>" */
+} prof__wthread;
+
+typedef struct prof__wreg {             /* one span (region or step), complete */
+    const prof__ev *e;
+    size_t idx;
+    const size_t *args;                 /* its arguments, indices into cy->ev */
+    size_t nargs;
+    uint32_t begun;                     /* NEED_ORDER: what begin() returned for it */
+    int leaf;                           /* NEED_ORDER: nothing begins where it does,
+                                           and begin() was not called for it */
+    int64_t self_ns, total_ns;          /* NEED_TIMES: total minus the children's */
+    int64_t self_gpu_ns, gpu_total_ns;  /*   see prof_row */
+    int64_t self_cpu_mem, self_gpu_mem; /* NEED_MEM: bytes allocated minus freed */
+    int64_t cpu_mem, gpu_mem;           /*   by the events it owns, and its subtree's */
+} prof__wreg;
+
+typedef struct prof__sink {
+    unsigned need;                      /* PROF__NEED_* */
+    void (*thread)(void *s, const prof__cycle *cy, const prof__wthread *t);
+    uint32_t (*begin)(void *s, const prof__cycle *cy, const prof__wthread *t, size_t i);
+    void (*span)(void *s, const prof__cycle *cy, const prof__wthread *t, const prof__wreg *r);
+    void (*point)(void *s, const prof__cycle *cy, const prof__wthread *t, const prof__ev *e);
+    void (*mem)(void *s, const prof__cycle *cy, const prof__wthread *t, const prof__ev *e, const prof__ev *total);
+    /* GPU regions by device, stream, start; new_dev / new_stream: the first
+       of its device / stream; then once with g NULL: they are done */
+    void (*gpu)(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream);
+    /* kernel capture: runtime calls (api) by thread, then the rest by device
+       and stream; new_track: the first of its thread / stream, new_dev: of
+       its device (or the first after the runtime calls); linked: what it
+       launched, or what launched it, is in the cycle; label: the thread's */
+    void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
+                const char *label);
+} prof__sink;
+
+typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
+
+typedef struct prof__walker {           /* the walk's own memory */
+    size_t *pend, pcap;                 /* arguments waiting for their span */
+    size_t *mpend, mcap;                /* memory events waiting for theirs */
+    prof__wspan *stk;                   /* finished spans waiting for their parent */
+    size_t scap;
+    uint32_t *u, *nx;                   /* NEED_ORDER: see prof__walk_order */
+    prof__gdur *gdur;                   /* NEED_TIMES: GPU time by correlation */
+    size_t ngdur;
+    prof__klaunch *kl;                  /*   and kernel capture's launches */
+    size_t nkl;
+} prof__walker;
+
+/* Slices need BEGIN and END in time order; records come in post-order (a
+   span when it ends), and a span's subtree is the run of records right
+   before it (prof__analyse). So a span's BEGIN goes just before the first
+   record of that run. For records [a, b) of one thread this leaves in u[i]
+   the first of the spans that begin at record i, outermost first, each
+   leading to the next in nx[]. u[i] holds, until record i is passed, the
+   first record of i's subtree: one array, two uses that never meet. */
+static void prof__walk_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *u, uint32_t *nx) {
+    for (size_t i = a; i < b; i++) u[i] = PROF__NO_EVENT;
+    for (size_t i = a; i < b; i++) {
+        uint32_t s = u[i], par = cy->parent[i];
+        u[i] = PROF__NO_EVENT;
+        if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
+        if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
+        if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
+    }
+}
+
+/* A span's times and memory, from its children waiting on the stack; it
+   waits there in turn. 0 when out of memory. */
+static int prof__walk_times(prof__walker *w, const prof__cycle *cy, unsigned need, size_t *sp, prof__wreg *r,
+                            size_t *nm) {
+    const prof__ev *e = r->e;
+    size_t i = r->idx;
+    int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0, kids_gpu = 0, gpu = -1;
+    int64_t cpu_mem = 0, gpu_mem = 0;
+    if (need & PROF__NEED_MEM) {
+        while (*nm && cy->parent[w->mpend[*nm - 1]] == i) {
+            const prof__ev *a = &cy->ev[w->mpend[--*nm]];
+            if (a->aux) gpu_mem += (int64_t)a->t1;
+            else cpu_mem += (int64_t)a->t1;
+        }
+        r->self_cpu_mem = cpu_mem;
+        r->self_gpu_mem = gpu_mem;
+    }
+    while (*sp && cy->parent[w->stk[*sp - 1].idx] == i) {   /* its children */
+        const prof__wspan *c = &w->stk[--*sp];
+        kids += c->total;
+        kids_gpu += c->gpu;
+        cpu_mem += c->cpu_mem;
+        gpu_mem += c->gpu_mem;
+    }
+    /* GPU total: with kernel capture, what was launched inside it; else its
+       own pair's time, else what its children launched */
+    if (w->nkl) {
+        gpu = prof__klaunch_ns(w->kl, w->nkl, e->th < cy->nth ? cy->th[e->th].tid : 0, e->t0, e->t1);
+    } else if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
+        prof__gdur key = { e->aux, 0 };
+        const prof__gdur *g = (const prof__gdur *)bsearch(&key, w->gdur, w->ngdur, sizeof key, prof__gdur_cmp);
+        if (g) gpu = g->ns;
+    }
+    if (gpu < 0) gpu = kids_gpu;
+    r->total_ns = total;
+    r->self_ns = total - kids;
+    r->gpu_total_ns = gpu;
+    r->self_gpu_ns = gpu > kids_gpu ? gpu - kids_gpu : 0;
+    r->cpu_mem = cpu_mem;
+    r->gpu_mem = gpu_mem;
+    prof__wspan *s = (prof__wspan *)prof__grow(w->stk, &w->scap, *sp + 1, sizeof *s);
+    if (!s) return 0;
+    w->stk = s;
+    s[*sp].total = total;
+    s[*sp].gpu = gpu;
+    s[*sp].cpu_mem = cpu_mem;
+    s[*sp].gpu_mem = gpu_mem;
+    s[(*sp)++].idx = i;
+    return 1;
+}
+
+/* Pushes i on a stack of waiting records; 0 when out of memory. */
+static int prof__walk_wait(size_t **v, size_t *cap, size_t *n, size_t i) {
+    size_t *p = (size_t *)prof__grow(*v, cap, *n + 1, sizeof *p);
+    if (!p) return 0;
+    p[(*n)++] = i;
+    *v = p;
+    return 1;
+}
+
+static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned need) {
+    int oom = 0;
+    memset(w, 0, sizeof *w);
+    if (cy->n && (!cy->parent || !cy->track || !cy->label)) return 0;
+    if ((need & PROF__NEED_ORDER) && (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
+                                      !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx))))
+        return 0;
+    if (need & PROF__NEED_TIMES) {
+        w->gdur = prof__gpu_durations(cy);
+        w->ngdur = w->gdur ? cy->ngpu : 0;
+        w->kl = prof__klaunches(cy, &w->nkl, &oom);
+        if (oom || (cy->ngpu && !w->gdur)) return 0;
+    }
+    /* never NULL, so that pend + k is defined with nothing waiting */
+    w->pend = (size_t *)prof__grow(NULL, &w->pcap, 16, sizeof *w->pend);
+    return w->pend != NULL;
+}
+
+static void prof__walk_free(prof__walker *w) {
+    free(w->pend); free(w->mpend); free(w->stk); free(w->u); free(w->nx); free(w->gdur); free(w->kl);
+}
+
+/* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
+PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
+    prof__walker w;
+    prof__wthread t;
+    const unsigned need = k->need;
+    const size_t n = cy->n;
+    int ok = prof__walk_setup(&w, cy, need);
+    size_t i = 0;
+    while (ok && i < n) {               /* a run of one thread's records */
+        const uint32_t th = cy->ev[i].th;
+        size_t b = n, np = 0, nm = 0, sp = 0;
+        t.k = th;
+        t.lead = cy->track[th];
+        t.tid = cy->th[t.lead].tid;
+        t.os_tid = t.lead != th ? cy->th[th].tid : 0;
+        t.label = cy->label[th];
+        if (k->thread) k->thread(s, cy, &t);
+        if (need & PROF__NEED_ORDER) {  /* the run's end, and where each span begins */
+            for (b = i + 1; b < n && cy->ev[b].th == th;) b++;
+            prof__walk_order(cy, i, b, w.u, w.nx);
+        }
+        for (; i < b; i++) {
+            const prof__ev *e = &cy->ev[i];
+            const unsigned kind = e->kind;
+            int leaf = 0;
+            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
+            if (!need && PROF__LIKELY(kind == PROF__K_REGION && !np)) {
+                prof__wreg r;           /* most records of a plain walk: a region, nothing waiting */
+                r.e = e;
+                r.idx = i;
+                r.args = w.pend;
+                r.nargs = 0;
+                r.leaf = 0;
+                r.begun = 0;
+                k->span(s, cy, &t, &r);
+                continue;
+            }
+            if (need & PROF__NEED_ORDER) {
+                if (w.u[i] == i && w.nx[i] == PROF__NO_EVENT) {
+                    leaf = 1;           /* only itself begins here: the sink begins it if it must */
+                } else {
+                    for (uint32_t f = w.u[i]; f != PROF__NO_EVENT;) {
+                        uint32_t next = w.nx[f];
+                        w.nx[f] = k->begin(s, cy, &t, f);       /* from here on: what it returned */
+                        f = next;
+                    }
+                }
+            }
+            if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
+                prof__wreg r;
+                size_t first = np;      /* the arguments it owns: pend[first, np) */
+                while (first && prof__owner(cy, w.pend[first - 1]) == i) first--;
+                r.e = e;
+                r.idx = i;
+                r.args = w.pend + first;
+                r.nargs = np - first;
+                r.leaf = leaf;
+                r.begun = (need & PROF__NEED_ORDER) && !leaf ? w.nx[i] : 0;
+                if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
+                    goto fail;
+                k->span(s, cy, &t, &r);
+                np = first;
+            } else if (prof__role[kind] == PROF__R_ARG) {
+                if (!prof__walk_wait(&w.pend, &w.pcap, &np, i)) goto fail;
+            } else if (prof__role[kind] == PROF__R_POINT) {
+                if (k->point) k->point(s, cy, &t, e);
+            } else if (prof__role[kind] == PROF__R_MEM) {
+                const prof__ev *tot = prof__mem_total(cy, i);
+                if (!tot) continue;
+                if (k->mem) k->mem(s, cy, &t, e, tot);
+                if ((need & PROF__NEED_MEM) && !prof__walk_wait(&w.mpend, &w.mcap, &nm, i)) goto fail;
+            }
+        }
+    }
+    for (size_t j = 0; ok && k->gpu && j < cy->ngpu; j++) {
+        const prof__gev *g = &cy->gpu[j];
+        int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
+        k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
+    }
+    if (ok && k->gpu) k->gpu(s, cy, NULL, 0, 0);   /* the GPU regions are done */
+    for (size_t j = 0; ok && k->act && j < cy->nact; j++) {
+        const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
+        int api = j < cy->nact_api, new_track, new_dev = 0;
+        char buf[32];
+        if (api) {
+            new_track = !q || q->tid != g->tid;
+        } else {
+            new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
+            new_track = new_dev || q->a.stream != g->a.stream;
+        }
+        int linked = api ? prof__gpu_find(cy->kcorr[1], cy->nkcorr[1], g->a.correlation)
+                         : prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation);
+        k->act(s, cy, g, new_track, new_dev, linked, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
+    }
+    prof__walk_free(&w);
+    return ok;
+fail:
+    prof__walk_free(&w);
+    return 0;
+}
+
 /* ---- >>json  sink: Kineto-shaped JSON ----------------------------------- */
 
 /* Writes through a 1 MiB buffer with slack behind it, so an event's fixed-size
    pieces are stored with whole-word copies and one space check per event. */
 #define PROF__WBUF  (1u << 20)
-#define PROF__INLINE static inline __attribute__((always_inline))
 #define PROF__SLACK 4096u
 
 /* ---- >>gzip  sink: gzip for .json.gz, no zlib -------------------------- */
@@ -3992,8 +4472,7 @@ static void prof__w_free(prof__w *w) {
 typedef struct prof__tw {               /* trace-writing context */
     prof__w w;
     const prof__cycle *cy;
-    int64_t shift;                      /* tick ns -> ns since baseTimeNanoseconds */
-    prof__scale scale;                  /* ticks -> ns, read once */
+    prof__tclock clk;                   /* ticks -> ns since baseTimeNanoseconds */
     long pid;
     size_t nev;                         /* events written: the "wrote" line's count */
     const char *xhead;                  /* PROF__X_HEAD or PROF__X_HEAD_OP */
@@ -4006,26 +4485,12 @@ typedef struct prof__tw {               /* trace-writing context */
     char ms_str[48];
     size_t ms_len;
     char tab3[4 * 1000 + 4];
-    uint32_t *corrs;                    /* correlations of GPU regions, sorted */
-    size_t ncorrs;
     long os_tid;                        /* the thread's own id when on another's track */
+    int merged;                         /*   and so it is                               */
+    long cpu_pid;                       /* the CPU's pid (pid is a GPU's on its tracks) */
 } prof__tw;
 
-/* The correlations of the cycle's GPU regions, sorted, into *out (NULL if
-   none). 0 when out of memory. */
-static int prof__gpu_corrs(const prof__cycle *cy, uint32_t **out, size_t *n) {
-    *out = NULL;
-    *n = 0;
-    if (!cy->ngpu) return 1;
-    if (!(*out = (uint32_t *)malloc(cy->ngpu * sizeof **out))) return 0;
-    for (size_t i = 0; i < cy->ngpu; i++) (*out)[i] = cy->gpu[i].corr;
-    qsort(*out, cy->ngpu, sizeof **out, prof__u32_cmp);
-    *n = cy->ngpu;
-    return 1;
-}
-
-
-static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tick_ns_by(tick, t->scale) + t->shift; }
+static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tclock_ns(&t->clk, tick); }
 
 /* v < 1000 without leading zeros; reads 4 bytes of the table. */
 PROF__INLINE char *prof__fmt_small(const prof__tw *t, char *o, uint32_t v) {
@@ -4117,8 +4582,8 @@ PROF__INLINE void prof__x_event(prof__tw *t, const char *head, size_t hlen, cons
     char *o;
     if (PROF__LIKELY(len < PROF__WBUF / 4)) {
         o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
-        *o = ',';
-        o += t->nev++ != 0;
+        *o++ = ',';                     /* never the first: the head's metadata events are */
+        t->nev++;
         memcpy(o, head, sizeof PROF__X_HEAD);
         o = prof__copy16(o + hlen, name, len);
     } else {
@@ -4204,25 +4669,6 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
     }
 }
 
-/* Pushes event index i on the stack of arguments waiting for their region
-   (grown as needed: few wait at once). 0 when memory runs out. */
-static int prof__pend_push(size_t **pend, size_t *cap, size_t np, size_t i) {
-    size_t *v = (size_t *)prof__grow(*pend, cap, np + 1, sizeof *v);
-    if (!v) return 0;
-    v[np] = i;
-    *pend = v;
-    return 1;
-}
-
-/* The waiting arguments pend[k..np) that belong to event i, a region or step
-   just read in record order (prof__analyse's owners); returns k. The caller
-   drops pend[k..np) once it has used them. */
-static size_t prof__args_owned(const prof__cycle *cy, const size_t *pend, size_t np, size_t i) {
-    size_t k = np;
-    while (k > 0 && prof__owner(cy, pend[k - 1]) == i) k--;
-    return k;
-}
-
 /* A device's numbers as the traces name them: deviceProperties' as Kineto
    writes them (the first PROF__DEV_PROPS), then how well its clock sits on
    the CPU's. Into f[PROF__DEV_FIELDS]. */
@@ -4298,20 +4744,6 @@ static void prof__w_gpu_track(prof__tw *t, int dev, long long stream, int new_de
 /* Kernel capture's flows: ids apart from the GPU regions' correlations. */
 #define PROF__ACT_FLOW ((int64_t)1 << 32)
 
-/* The sorted correlations of the cycle's runtime calls (api) or of its
-   kernels, copies and fills; NULL when none or out of memory. */
-static uint32_t *prof__act_corrs(const prof__cycle *cy, int api, size_t *n) {
-    *n = 0;
-    if (!cy->nact) return NULL;
-    const prof__gact *a = api ? cy->act : cy->act + cy->nact_api;
-    *n = api ? cy->nact_api : cy->nact - cy->nact_api;
-    uint32_t *c = *n ? (uint32_t *)malloc(*n * sizeof *c) : NULL;
-    if (!c) { *n = 0; return NULL; }
-    for (size_t i = 0; i < *n; i++) c[i] = a[i].a.correlation;
-    qsort(c, *n, sizeof *c, prof__u32_cmp);
-    return c;
-}
-
 static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g) {
     prof__ev_open(t, lit, len);
     prof__w_i64(&t->w, PROF__ACT_FLOW + g->a.correlation);
@@ -4328,111 +4760,6 @@ static void prof__w_ints(prof__w *w, const int *v, int n) {
         prof__w_i64(w, v[i]);
     }
     PROF__W_LIT(w, "]");
-}
-
-/* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
-   threads (cuda_runtime), kernels, copies and fills on the device's stream
-   tracks, an ac2g flow from each launch to what it launched. */
-static void prof__w_act(prof__tw *t, const prof__cycle *cy) {
-    prof__w *w = &t->w;
-    long cpu_pid = t->pid;
-    size_t napi = 0, ngpu = 0;
-    uint32_t *api_c = prof__act_corrs(cy, 1, &napi), *gpu_c = prof__act_corrs(cy, 0, &ngpu);
-    for (size_t i = 0; i < cy->nact_api; i++) {
-        const prof__gact *g = &cy->act[i];
-        if (!i || g->tid != cy->act[i - 1].tid) prof__tw_thread(t, g->tid);
-        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
-        prof__w_name(w, g->a.name);
-        prof__w_span(t, g->t0, g->t1);
-        PROF__W_LIT(w, ",\"args\":{\"cbid\":");
-        prof__w_i64(w, g->a.cbid);
-        PROF__W_LIT(w, ",\"correlation\":");
-        prof__w_i64(w, g->a.correlation);
-        PROF__W_LIT(w, "}}");
-        if (prof__gpu_find(gpu_c, ngpu, g->a.correlation))
-            PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
-    }
-    for (size_t i = cy->nact_api; i < cy->nact; i++) {
-        const prof__gact *g = &cy->act[i], *p = i > cy->nact_api ? g - 1 : NULL;
-        int new_dev = !p || g->a.device != p->a.device;
-        prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_dev || g->a.stream != p->a.stream);
-        if (g->a.kind == PROF_GPU_KERNEL) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
-        else if (g->a.kind == PROF_GPU_MEMCPY) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":");
-        else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":");
-        prof__w_name(w, g->a.name);
-        prof__w_span(t, g->t0, g->t1);
-        PROF__W_LIT(w, ",\"args\":{\"queued\":0,\"device\":");
-        prof__w_i64(w, g->a.device);
-        PROF__W_LIT(w, ",\"context\":1,\"stream\":");
-        prof__w_i64(w, g->a.stream);
-        PROF__W_LIT(w, ",\"correlation\":");
-        prof__w_i64(w, g->a.correlation);
-        if (g->a.kind == PROF_GPU_KERNEL) {
-            PROF__W_LIT(w, ",\"registers per thread\":");
-            prof__w_i64(w, g->a.regs);
-            PROF__W_LIT(w, ",\"shared memory\":");
-            prof__w_i64(w, g->a.smem);
-            PROF__W_LIT(w, ",\"grid\":");
-            prof__w_ints(w, g->a.grid, 3);
-            PROF__W_LIT(w, ",\"block\":");
-            prof__w_ints(w, g->a.block, 3);
-        } else {
-            int64_t ns = prof__ts(t, g->t1) - prof__ts(t, g->t0);
-            char *o;
-            PROF__W_LIT(w, ",\"bytes\":");
-            prof__w_i64(w, (int64_t)g->a.bytes);
-            PROF__W_LIT(w, ",\"memory bandwidth (GB/s)\":");
-            o = prof__w_room(w, 40);
-            w->n += (size_t)snprintf(o, 40, "%.6g", ns > 0 ? (double)g->a.bytes / (double)ns : 0.0);
-        }
-        PROF__W_LIT(w, "}}");
-        if (prof__gpu_find(api_c, napi, g->a.correlation))
-            PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
-    }
-    t->pid = cpu_pid;
-    free(api_c);
-    free(gpu_c);
-}
-
-/* GPU regions on pid = device, tid = stream, each with the end of the flow
-   from the CPU region that launched it. */
-static void prof__w_gpu(prof__tw *t, const prof__cycle *cy) {
-    prof__w *w = &t->w;
-    long cpu_pid = t->pid;
-    int has_kernels = cy->nact > cy->nact_api;
-    for (size_t i = 0; i < cy->ngpu; i++) {
-        const prof__gev *g = &cy->gpu[i];
-        int new_dev = !i || g->dev != cy->gpu[i - 1].dev;
-        prof__w_gpu_track(t, g->dev, g->stream, new_dev, new_dev || g->stream != cy->gpu[i - 1].stream);
-        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
-        prof__w_name(w, g->name);
-        prof__w_span(t, (uint64_t)g->t0, (uint64_t)g->t1);
-        PROF__W_LIT(w, ",\"args\":{\"device\":");
-        prof__w_i64(w, g->dev);
-        if (!has_kernels) {     /* HTA takes whatever has a stream for a kernel */
-            PROF__W_LIT(w, ",\"stream\":");
-            prof__w_i64(w, g->stream);
-        }
-        PROF__W_LIT(w, ",\"correlation\":");
-        prof__w_i64(w, g->corr);
-        PROF__W_LIT(w, "}}");
-        PROF__EV_OPEN(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-        prof__w_i64(w, g->corr);
-        prof__ev_where(t, (uint64_t)g->t0);
-        PROF__W_LIT(w, "}");
-    }
-    t->pid = cpu_pid;
-    prof__w_act(t, cy);
-}
-
-/* The total recorded with the memory event at ev[i], or NULL if ev[i] is not
-   a memory event with its total right behind it (a lone total pads a chunk's
-   last slot; a lost half, possible only when collection runs out of memory,
-   leaves the other skipped). */
-static const prof__ev *prof__mem_total(const prof__cycle *cy, size_t i) {
-    const prof__ev *e = &cy->ev[i], *t = e + 1;
-    if (e->kind != PROF__K_MEM || i + 1 >= cy->n) return NULL;
-    return t->kind == PROF__K_MEM_TOTAL && t->th == e->th && t->t0 == e->t0 ? t : NULL;
 }
 
 /* A memory event as Kineto writes one, for TensorBoard's memory view, and a
@@ -4554,96 +4881,162 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
     prof__meta(t, "process_sort_index", 0, "sort_index", NULL, t->pid);
 }
 
-/* The CPU side: every thread's events in record order, its metadata first.
-   Arguments wait on a stack for their region. */
-static void prof__w_cpu_events(prof__tw *t, const prof__cycle *cy, const uint32_t *track) {
-    size_t pcap = 0, *pend = (size_t *)prof__grow(NULL, &pcap, 16, sizeof *pend);   /* never NULL: pend + k */
-    if (!pend) { t->w.err = 1; return; }
-    prof__w *w = &t->w;
-    /* Events come grouped by thread, each group in record order; arguments
-       wait on a stack for the region that owns them (prof__owner). */
-    size_t np = 0, merged = 0;          /* merged: this thread is on another's track */
-    for (size_t i = 0; i < cy->n; i++) {
-        const prof__ev *e = &cy->ev[i];
-        if (PROF__UNLIKELY(!i || e->th != cy->ev[i - 1].th)) {
-            uint32_t k = e->th, lead = track[k];
-            t->os_tid = lead != k ? cy->th[k].tid : 0;
-            merged = lead != k;
-            if (lead == k) {
-                char tn[64];
-                const char *name = cy->th[k].name;
-                if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
-                prof__meta(t, "thread_name", cy->th[k].tid, "name", name, 0);
-                prof__meta(t, "thread_sort_index", cy->th[k].tid, "sort_index", NULL, (int64_t)k);
-            }
-            prof__tw_thread(t, cy->th[lead].tid);
-            np = 0;
-        }
-        /* a region, no argument waiting, on its own thread's track: most events */
-        if (PROF__LIKELY(!((size_t)e->kind | np | merged))) {
-            prof__region_fast(t, e);
-            continue;
-        }
-        switch (e->kind) {
-        case PROF__K_ARG_INT:
-        case PROF__K_ARG_STR:
-            if (prof__pend_push(&pend, &pcap, np, i)) np++;
-            else t->w.err = 1;
-            break;
-        case PROF__K_REGION:
-        case PROF__K_CLIPPED:
-        case PROF__K_OPEN:
-        case PROF__K_STEP:
-        case PROF__K_GPU_REGION: {
-            size_t k = prof__args_owned(cy, pend, np, i);
-            uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(t->corrs, t->ncorrs, e->aux) ? e->aux : 0;
-            prof__region(t, e, cy->ev, pend + k, np - k, corr);
-            np = k;
-            if (corr) {             /* the flow's start, bound to this region */
-                PROF__EV_OPEN(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-                prof__w_i64(w, corr);
-                prof__ev_where(t, e->t0);
-                PROF__W_LIT(w, "}");
-            }
-            break;
-        }
-        case PROF__K_INSTANT:
-            PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
-            prof__w_name(w, e->name);
-            prof__ev_where(t, e->t0);
-            PROF__W_LIT(w, "}");
-            break;
-        case PROF__K_COUNTER: {
-            double v;
-            memcpy(&v, &e->t1, sizeof v);
-            PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":");
-            prof__w_name(w, e->name);
-            prof__ev_where(t, e->t0);
-            PROF__W_LIT(w, ",\"args\":{");
-            prof__w_name(w, e->name);
-            PROF__W_LIT(w, ":");
-            prof__w_double(w, v);
-            PROF__W_LIT(w, "}}");
-            break;
-        }
-        case PROF__K_SYNC:      /* what prof_merge aligns ranks on */
-            PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"prof_sync\",\"name\":\"prof_sync\"");
-            prof__ev_where(t, e->t0);
-            PROF__W_LIT(w, ",\"args\":{\"sync\":");
-            prof__w_i64(w, e->aux);
-            PROF__W_LIT(w, "}}");
-            break;
-        case PROF__K_MEM: {     /* its total is the next record; a lone total is skipped */
-            const prof__ev *tot = prof__mem_total(cy, i);
-            if (tot) prof__w_mem(t, e, tot);
-            break;
-        }
-        default:
-            break;
-        }
+/* ---- the JSON sink: the walk's callbacks ---- */
+
+/* A thread's run of records: its metadata where its track begins, then its
+   events on its track (the lead's tid; its own in args.os_tid). */
+static void prof__js_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
+    prof__tw *t = (prof__tw *)s;
+    t->os_tid = th->os_tid;
+    t->merged = th->lead != th->k;
+    if (!t->merged) {
+        prof__meta(t, "thread_name", cy->th[th->k].tid, "name", th->label, 0);
+        prof__meta(t, "thread_sort_index", cy->th[th->k].tid, "sort_index", NULL, (int64_t)th->k);
     }
-    free(pend);
+    prof__tw_thread(t, th->tid);
 }
+
+PROF__INLINE void prof__js_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
+    prof__tw *t = (prof__tw *)s;
+    const prof__ev *e = r->e;
+    (void)th;
+    /* a region, no argument, on its own thread's track: most events */
+    if (PROF__LIKELY(!((size_t)e->kind | r->nargs | (size_t)t->merged))) {
+        prof__region_fast(t, e);
+        return;
+    }
+    uint32_t corr = e->kind == PROF__K_GPU_REGION && prof__gpu_find(cy->gcorr, cy->ngcorr, e->aux) ? e->aux : 0;
+    prof__region(t, e, cy->ev, r->args, r->nargs, corr);
+    if (corr) {                         /* the flow's start, bound to this region */
+        PROF__EV_OPEN(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+        prof__w_i64(&t->w, corr);
+        prof__ev_where(t, e->t0);
+        PROF__W_LIT(&t->w, "}");
+    }
+}
+
+static void prof__js_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    (void)cy;
+    (void)th;
+    if (e->kind == PROF__K_INSTANT) {
+        PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":");
+        prof__w_name(w, e->name);
+        prof__ev_where(t, e->t0);
+        PROF__W_LIT(w, "}");
+    } else if (e->kind == PROF__K_COUNTER) {
+        double v;
+        memcpy(&v, &e->t1, sizeof v);
+        PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":");
+        prof__w_name(w, e->name);
+        prof__ev_where(t, e->t0);
+        PROF__W_LIT(w, ",\"args\":{");
+        prof__w_name(w, e->name);
+        PROF__W_LIT(w, ":");
+        prof__w_double(w, v);
+        PROF__W_LIT(w, "}}");
+    } else {                            /* PROF_SYNC: what prof merge aligns ranks on */
+        PROF__EV_OPEN(t, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"prof_sync\",\"name\":\"prof_sync\"");
+        prof__ev_where(t, e->t0);
+        PROF__W_LIT(w, ",\"args\":{\"sync\":");
+        prof__w_i64(w, e->aux);
+        PROF__W_LIT(w, "}}");
+    }
+}
+
+static void prof__js_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
+                         const prof__ev *tot) {
+    (void)cy;
+    (void)th;
+    prof__w_mem((prof__tw *)s, e, tot);
+}
+
+/* GPU regions on pid = device, tid = stream, each with the end of the flow
+   from the CPU region that launched it. */
+static void prof__js_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    if (!g) return;
+    prof__w_gpu_track(t, g->dev, g->stream, new_dev, new_stream);
+    PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
+    prof__w_name(w, g->name);
+    prof__w_span(t, (uint64_t)g->t0, (uint64_t)g->t1);
+    PROF__W_LIT(w, ",\"args\":{\"device\":");
+    prof__w_i64(w, g->dev);
+    if (cy->nact == cy->nact_api) {     /* HTA takes whatever has a stream for a kernel */
+        PROF__W_LIT(w, ",\"stream\":");
+        prof__w_i64(w, g->stream);
+    }
+    PROF__W_LIT(w, ",\"correlation\":");
+    prof__w_i64(w, g->corr);
+    PROF__W_LIT(w, "}}");
+    PROF__EV_OPEN(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
+    prof__w_i64(w, g->corr);
+    prof__ev_where(t, (uint64_t)g->t0);
+    PROF__W_LIT(w, "}");
+}
+
+/* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
+   threads (cuda_runtime), kernels, copies and fills on the device's stream
+   tracks, an ac2g flow from each launch to what it launched. */
+static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
+                         const char *label) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    (void)cy;
+    (void)label;
+    if (g->a.kind == PROF_GPU_RUNTIME) {
+        t->pid = t->cpu_pid;
+        if (new_track) prof__tw_thread(t, g->tid);
+        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
+        prof__w_name(w, g->a.name);
+        prof__w_span(t, g->t0, g->t1);
+        PROF__W_LIT(w, ",\"args\":{\"cbid\":");
+        prof__w_i64(w, g->a.cbid);
+        PROF__W_LIT(w, ",\"correlation\":");
+        prof__w_i64(w, g->a.correlation);
+        PROF__W_LIT(w, "}}");
+        if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+        return;
+    }
+    prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_track);
+    if (g->a.kind == PROF_GPU_KERNEL) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":");
+    else if (g->a.kind == PROF_GPU_MEMCPY) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":");
+    else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":");
+    prof__w_name(w, g->a.name);
+    prof__w_span(t, g->t0, g->t1);
+    PROF__W_LIT(w, ",\"args\":{\"queued\":0,\"device\":");
+    prof__w_i64(w, g->a.device);
+    PROF__W_LIT(w, ",\"context\":1,\"stream\":");
+    prof__w_i64(w, g->a.stream);
+    PROF__W_LIT(w, ",\"correlation\":");
+    prof__w_i64(w, g->a.correlation);
+    if (g->a.kind == PROF_GPU_KERNEL) {
+        PROF__W_LIT(w, ",\"registers per thread\":");
+        prof__w_i64(w, g->a.regs);
+        PROF__W_LIT(w, ",\"shared memory\":");
+        prof__w_i64(w, g->a.smem);
+        PROF__W_LIT(w, ",\"grid\":");
+        prof__w_ints(w, g->a.grid, 3);
+        PROF__W_LIT(w, ",\"block\":");
+        prof__w_ints(w, g->a.block, 3);
+    } else {
+        int64_t ns = prof__ts(t, g->t1) - prof__ts(t, g->t0);
+        char *o;
+        PROF__W_LIT(w, ",\"bytes\":");
+        prof__w_i64(w, (int64_t)g->a.bytes);
+        PROF__W_LIT(w, ",\"memory bandwidth (GB/s)\":");
+        o = prof__w_room(w, 40);
+        w->n += (size_t)snprintf(o, 40, "%.6g", ns > 0 ? (double)g->a.bytes / (double)ns : 0.0);
+    }
+    PROF__W_LIT(w, "}}");
+    if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+}
+
+static const prof__sink prof__json_sink = {
+    0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act,
+};
 
 
 /* Writes the cycle as Kineto's JSON; as_ops: regions as cpu_op (TensorBoard's
@@ -4657,15 +5050,14 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.cy = cy;
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
-    t.pid = (long)getpid();
+    t.pid = t.cpu_pid = (long)getpid();
     t.ms = (uint64_t)-1;
     for (int i = 0; i < 1000; i++) {
         t.tab3[4 * i] = (char)('0' + i / 100);
         t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
         t.tab3[4 * i + 2] = (char)('0' + i % 10);
     }
-    t.shift = prof__trace_shift();
-    t.scale = prof__scale_now();
+    t.clk = prof__tclock_now(prof__trace_shift());
     char tmp[PROF__PATH + 32];
     prof__gz gzs;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
@@ -4674,14 +5066,11 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         if (!prof__gz_start(&gzs, t.w.f)) t.w.err = 1;
     }
     t.w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
-    const uint32_t *track = cy->track;
-    if (!t.w.buf || (cy->n && (!cy->parent || !track)) || !prof__names_grow(&t.w.nm)) t.w.err = 1;
-    if (!prof__gpu_corrs(cy, &t.corrs, &t.ncorrs)) t.w.err = 1;
+    if (!t.w.buf || !prof__names_grow(&t.w.nm)) t.w.err = 1;
     prof__w *w = &t.w;
     if (!w->err) {
         prof__w_head(&t, cy, path);
-        prof__w_cpu_events(&t, cy, track);
-        prof__w_gpu(&t, cy);
+        if (!prof__walk(cy, &prof__json_sink, &t)) w->err = 1;
         PROF__W_LIT(w, "\n  ]\n}\n");
         prof__w_flush(w);
         if (w->gz && !w->err) {
@@ -4692,7 +5081,6 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     if (w->gz) prof__gz_free(w->gz);
     int ok = prof__out_close(w->f, tmp, path, !w->err, w->errnum, "trace");
     if (nev) *nev = t.nev;
-    free(t.corrs);
     prof__w_free(w);
     return ok;
 }
@@ -4831,8 +5219,7 @@ typedef struct prof__lane {             /* an overlap track: its slices, (t0, t1
 typedef struct prof__pw {               /* Perfetto-writing context */
     prof__w w;                          /* the buffer, the file, the first error */
     const prof__cycle *cy;
-    prof__scale scale;
-    int64_t shift;                      /* tick ns -> trace ns (REALTIME) */
+    prof__tclock clk;                   /* ticks -> trace ns (REALTIME) */
     int64_t base;                       /* baseTimeNanoseconds */
     uint64_t uuid0;
     prof__names names, keys;            /* event names, argument keys: pointer -> off:
@@ -4860,8 +5247,9 @@ typedef struct prof__pw {               /* Perfetto-writing context */
        and two levels of messages inside it */
     prof__pb ev, an, pk, d1, d2;
     size_t nev;
-    uint32_t *corrs;                    /* correlations of GPU regions, sorted */
-    size_t ncorrs;
+    uint32_t streams;                   /* GPU streams written */
+    uint32_t act_tracks;                /* kernel capture's tracks written */
+    uint64_t act_end;                   /* the last end on the current one (ticks) */
 } prof__pw;
 
 /* One whole packet: the sequence, then the TracePacket fields m holds. */
@@ -4943,7 +5331,7 @@ static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const ch
     prof__pf_packet(p, &p->pk);
 }
 
-static int64_t prof__pf_ts(const prof__pw *p, uint64_t tick) { return prof__tick_ns_by(tick, p->scale) + p->shift; }
+static int64_t prof__pf_ts(const prof__pw *p, uint64_t tick) { return prof__tclock_ns(&p->clk, tick); }
 
 /* A packet's timestamp: a delta on the sequence's clock, or where time goes
    back on the sequence (a region on an overlap track, a thread met again)
@@ -5047,24 +5435,6 @@ static const char *prof__step_name(char *buf, uint32_t n) {
     return buf;
 }
 
-/* Slices need BEGIN and END in time order; records come in post-order (a
-   region when it ends), and a region's subtree is the run of records right
-   before it (prof__analyse). So a region's BEGIN goes just before the first
-   record of that run. For records [a, b) of one thread this leaves in u[i]
-   the first of the regions that begin at record i, outermost first, each
-   leading to the next in nx[]. u[i] holds, until record i is passed, the
-   first record of i's subtree: one array, two uses that never meet. */
-static void prof__pf_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *u, uint32_t *nx) {
-    for (size_t i = a; i < b; i++) u[i] = PROF__NO_EVENT;
-    for (size_t i = a; i < b; i++) {
-        uint32_t s = u[i], par = cy->parent[i];
-        u[i] = PROF__NO_EVENT;
-        if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
-        if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
-        if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
-    }
-}
-
 /* Where a region that overlaps another only partly goes (slices on one
    track must nest), as Perfetto does with such JSON events: the first of the
    track's overlap tracks ("lanes", under it) on which it nests with or
@@ -5128,7 +5498,7 @@ static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
     } else {
         prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
     }
-    if (e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->corrs, p->ncorrs, e->aux)))
+    if (e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->cy->gcorr, p->cy->ngcorr, e->aux)))
         prof__pb_fixed64(&p->ev, PROF__TE_FLOW, p->uuid0 | e->aux);  /* to its GPU side */
     prof__pf_event(p, ts, over, PROF__TE_BEGIN);
     return lane;
@@ -5140,7 +5510,7 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
                          const size_t *args, size_t nargs) {
     const prof__cycle *cy = p->cy;
     int64_t ts = prof__pf_ts(p, e->t1);
-    uint32_t corr = e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(p->corrs, p->ncorrs, e->aux))
+    uint32_t corr = e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(cy->gcorr, cy->ngcorr, e->aux))
                         ? e->aux : 0;
     if (!over) p->nopen--;
     if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED && e->kind != PROF__K_OPEN)) {
@@ -5209,137 +5579,111 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
     p->nev += 2;
 }
 
-/* The CPU side: a sequence per run of a thread's records, in time order. */
-static void prof__pf_cpu(prof__pw *p, uint32_t *u, uint32_t *nx) {
-    const prof__cycle *cy = p->cy;
-    size_t pcap = 0, *pend = (size_t *)prof__grow(NULL, &pcap, 16, sizeof *pend);   /* never NULL: pend + k */
-    if (!pend) { p->w.err = 1; return; }
-    const uint32_t *track = cy->track;
-    size_t a = 0;
-    while (a < cy->n) {
-        uint32_t k = cy->ev[a].th, lead = track[k];
-        size_t b = a + 1, np = 0;
-        while (b < cy->n && cy->ev[b].th == k) b++;
-        long os_tid = lead != k ? cy->th[k].tid : 0;
-        if (lead == k) {                                /* its track */
-            char tn[64];
-            const char *name = cy->th[k].name;
-            if (!name) { snprintf(tn, sizeof tn, "thread %ld", cy->th[k].tid); name = tn; }
-            prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
-            prof__pb_uint(&p->d2, 2, (uint64_t)cy->th[k].tid); /* .tid */
-            prof__pb_str(&p->d2, 5, name);                     /* .thread_name */
-            prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
-        }
-        prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + lead);
-        prof__pf_order(cy, a, b, u, nx);
-        for (size_t i = a; i < b && !p->w.err; i++) {
-            const prof__ev *e = &cy->ev[i];
-            if (PROF__LIKELY(u[i] == i && nx[i] == PROF__NO_EVENT && e->kind == PROF__K_REGION && !np && !os_tid) &&
-                prof__pf_leaf(p, e))
-                continue;
-            for (uint32_t s = u[i]; s != PROF__NO_EVENT;) {
-                uint32_t next = nx[s];
-                nx[s] = prof__pf_begin(p, &cy->ev[s], lead);    /* from here: its lane + 1, or 0 */
-                s = next;
-            }
-            switch (e->kind) {
-            case PROF__K_ARG_INT:
-            case PROF__K_ARG_STR:
-                if (prof__pend_push(&pend, &pcap, np, i)) np++;
-                else p->w.err = 1;
-                break;
-            case PROF__K_REGION:
-            case PROF__K_CLIPPED:
-            case PROF__K_OPEN:
-            case PROF__K_STEP:
-            case PROF__K_GPU_REGION: {
-                size_t first = np ? prof__args_owned(cy, pend, np, i) : 0;
-                prof__pf_end(p, e, nx[i], lead, os_tid, pend + first, np - first);
-                np = first;
-                break;
-            }
-            case PROF__K_INSTANT:
-                prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
-                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
-                p->nev++;
-                break;
-            case PROF__K_COUNTER: {
-                uint64_t ctrack = prof__pf_counter_track(p, e->name);
-                prof__pb_uint(&p->ev, PROF__TE_TRACK, ctrack);
-                prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, e->t1);     /* the double's bits */
-                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_COUNTER_T);
-                p->nev++;
-                break;
-            }
-            case PROF__K_SYNC:          /* on the process's track, as the JSON's "s":"p" */
-                prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_PROCESS);
-                prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, "prof_sync"));
-                prof__pf_arg(p, "sync", e->aux, NULL);
-                prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
-                p->nev++;
-                break;
-            case PROF__K_MEM: {
-                const prof__ev *tot = prof__mem_total(cy, i);
-                if (tot) prof__pf_mem(p, e, tot);
-                break;
-            }
-            default:
-                break;
-            }
-        }
-        a = b;
+/* ---- the Perfetto sink: the walk's callbacks ----
+   The CPU side: a sequence per run of a thread's records, in time order
+   (the walk's begin() puts each span's BEGIN where it begins). */
+static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
+    prof__pw *p = (prof__pw *)s;
+    if (th->lead == th->k) {                            /* its track */
+        prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
+        prof__pb_uint(&p->d2, 2, (uint64_t)cy->th[th->k].tid); /* .tid */
+        prof__pb_str(&p->d2, 5, th->label);                /* .thread_name */
+        prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + th->k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
     }
-    free(pend);
+    prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + th->lead);
+}
+
+static uint32_t prof__ps_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+    return prof__pf_begin((prof__pw *)s, &cy->ev[i], th->lead);
+}
+
+PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
+    prof__pw *p = (prof__pw *)s;
+    const prof__ev *e = r->e;
+    uint32_t begun = r->begun;
+    (void)cy;
+    if (r->leaf) {                      /* nothing inside it: BEGIN and END at once, if it can */
+        if (PROF__LIKELY(e->kind == PROF__K_REGION && !r->nargs && !th->os_tid) && prof__pf_leaf(p, e)) return;
+        begun = prof__pf_begin(p, e, th->lead);
+    }
+    prof__pf_end(p, e, begun, th->lead, th->os_tid, r->args, r->nargs);
+}
+
+static void prof__ps_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
+    prof__pw *p = (prof__pw *)s;
+    (void)cy;
+    (void)th;
+    if (e->kind == PROF__K_INSTANT) {
+        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, e->name));
+        prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
+    } else if (e->kind == PROF__K_COUNTER) {
+        uint64_t ctrack = prof__pf_counter_track(p, e->name);
+        prof__pb_uint(&p->ev, PROF__TE_TRACK, ctrack);
+        prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, e->t1);     /* the double's bits */
+        prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_COUNTER_T);
+    } else {                            /* a sync: on the process's track, as the JSON's "s":"p" */
+        prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_PROCESS);
+        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, "prof_sync"));
+        prof__pf_arg(p, "sync", e->aux, NULL);
+        prof__pf_event(p, prof__pf_ts(p, e->t0), 0, PROF__TE_INSTANT);
+    }
+    p->nev++;
+}
+
+static void prof__ps_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
+                         const prof__ev *tot) {
+    (void)cy;
+    (void)th;
+    prof__pf_mem((prof__pw *)s, e, tot);
 }
 
 /* The GPU side: a track per device, under it one per stream, each stream a
    sequence; every region ends the flow its CPU region began. Regions on a
    stream nest or follow each other; one that overlaps partly goes to one of
-   the stream's overlap tracks. */
-static void prof__pf_gpu(prof__pw *p) {
-    const prof__cycle *cy = p->cy;
-    uint32_t streams = 0;
-    for (size_t i = 0; i < cy->ngpu && !p->w.err; i++) {
-        const prof__gev *g = &cy->gpu[i];
-        char label[64];
-        int new_dev = !i || g->dev != cy->gpu[i - 1].dev;
-        uint64_t st = p->uuid0 + PROF__PF_STREAM + streams, lane;
-        if (new_dev) {
-            snprintf(label, sizeof label, "GPU %d", g->dev);
-            prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, 0, label, 0);
-        }
-        if (new_dev || g->stream != cy->gpu[i - 1].stream) {
-            while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
-            st = p->uuid0 + PROF__PF_STREAM + ++streams;
-            snprintf(label, sizeof label, "stream %lld", g->stream);
-            prof__pf_track(p, st, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, label, 0);
-            prof__pf_sequence(p, st);
-        }
-        while (p->nopen && p->open[p->nopen - 1] <= (uint64_t)g->t0)
-            prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
-        int over = p->nopen && (uint64_t)g->t1 > p->open[p->nopen - 1];
-        if (over) {
-            prof__pf_lane(p, p->uuid0 + PROF__PF_SLANES + 16ull * streams, st, (uint64_t)g->t0, (uint64_t)g->t1, &lane);
-            prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
-        }
-        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->name));
-        prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, p->uuid0 | g->corr);
-        prof__pf_arg(p, "device", g->dev, NULL);
-        if (cy->nact == cy->nact_api) prof__pf_arg(p, "stream", g->stream, NULL);  /* as the JSON's */
-        prof__pf_arg(p, "correlation", g->corr, NULL);
-        prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t0), over, PROF__TE_BEGIN);
-        p->nev++;
-        if (over) {
-            prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
-            prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t1), 1, PROF__TE_END);
-            continue;
-        }
-        uint64_t *o = (uint64_t *)prof__grow(p->open, &p->open_cap, p->nopen + 1, sizeof *o);
-        if (!o) { p->w.err = 1; break; }
-        p->open = o;
-        o[p->nopen++] = (uint64_t)g->t1;
+   the stream's overlap tracks. g NULL: the last stream ends. */
+static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
+    prof__pw *p = (prof__pw *)s;
+    char label[64];
+    uint64_t st = p->uuid0 + PROF__PF_STREAM + p->streams, lane;
+    if (!g) {
+        while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+        return;
     }
-    while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+    if (new_dev) {
+        snprintf(label, sizeof label, "GPU %d", g->dev);
+        prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, 0, label, 0);
+    }
+    if (new_stream) {
+        while (p->nopen) prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+        st = p->uuid0 + PROF__PF_STREAM + ++p->streams;
+        snprintf(label, sizeof label, "stream %lld", g->stream);
+        prof__pf_track(p, st, p->uuid0 + PROF__PF_GPU + (uint32_t)g->dev, label, 0);
+        prof__pf_sequence(p, st);
+    }
+    while (p->nopen && p->open[p->nopen - 1] <= (uint64_t)g->t0)
+        prof__pf_plain(p, prof__pf_ts(p, p->open[--p->nopen]), PROF__TE_END, 0);
+    int over = p->nopen && (uint64_t)g->t1 > p->open[p->nopen - 1];
+    if (over) {
+        prof__pf_lane(p, p->uuid0 + PROF__PF_SLANES + 16ull * p->streams, st, (uint64_t)g->t0, (uint64_t)g->t1,
+                      &lane);
+        prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
+    }
+    prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->name));
+    prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, p->uuid0 | g->corr);
+    prof__pf_arg(p, "device", g->dev, NULL);
+    if (cy->nact == cy->nact_api) prof__pf_arg(p, "stream", g->stream, NULL);  /* as the JSON's */
+    prof__pf_arg(p, "correlation", g->corr, NULL);
+    prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t0), over, PROF__TE_BEGIN);
+    p->nev++;
+    if (over) {
+        prof__pb_uint(&p->ev, PROF__TE_TRACK, lane);
+        prof__pf_event(p, prof__pf_ts(p, (uint64_t)g->t1), 1, PROF__TE_END);
+        return;
+    }
+    uint64_t *o = (uint64_t *)prof__grow(p->open, &p->open_cap, p->nopen + 1, sizeof *o);
+    if (!o) { p->w.err = 1; return; }
+    p->open = o;
+    o[p->nopen++] = (uint64_t)g->t1;
 }
 
 /* Kernel capture: each stream's kernels, copies and fills on a track of
@@ -5348,71 +5692,66 @@ static void prof__pf_gpu(prof__pw *p) {
    flow from each call to what it launched. Each track is a sequence, and
    what one holds follows in time (a stream runs one at a time, a thread
    makes one call at a time): a start before the last end is moved to it. */
-static void prof__pf_act(prof__pw *p) {
-    const prof__cycle *cy = p->cy;
-    size_t napi = 0, ngpu = 0;
-    uint32_t *api_c = prof__act_corrs(cy, 1, &napi), *gpu_c = prof__act_corrs(cy, 0, &ngpu);
-    uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63), end = 0;   /* apart from the regions' flows */
-    uint32_t tracks = 0;
-    for (size_t i = 0; i < cy->nact && !p->w.err; i++) {
-        const prof__gact *g = &cy->act[i], *q = i ? g - 1 : NULL;
-        int api = g->a.kind == PROF_GPU_RUNTIME;
-        if (!q || (q->a.kind == PROF_GPU_RUNTIME) != api ||
-            (api ? q->tid != g->tid : q->a.device != g->a.device || q->a.stream != g->a.stream)) {
-            char label[64];
-            uint64_t uuid = p->uuid0 + PROF__PF_ACTS + tracks++;
-            if (api) {
-                const char *tname = NULL;       /* the thread's name, as its own track says it */
-                for (size_t k = 0; k < cy->nth && !tname; k++)
-                    if (cy->th[k].tid == g->tid) tname = cy->th[k].name;
-                if (!tname) snprintf(label, sizeof label, "thread %ld", g->tid), tname = label;
-                prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
-                prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
-                prof__pb_str(&p->d2, 5, tname);
-                prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
-            } else {
-                if (!q || q->a.kind == PROF_GPU_RUNTIME || q->a.device != g->a.device) {   /* its device first */
-                    snprintf(label, sizeof label, "GPU %d", g->a.device);
-                    prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, label, 0);
-                }
-                snprintf(label, sizeof label, "stream %lld kernels", g->a.stream);
-                prof__pf_track(p, uuid, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, label, 0);
-            }
-            prof__pf_sequence(p, uuid);
-            end = 0;
-        }
-        uint64_t t0 = g->t0 < end ? end : g->t0, t1 = g->t1 < t0 ? t0 : g->t1;
-        end = t1;
-        prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->a.name));
-        if (api && prof__gpu_find(gpu_c, ngpu, g->a.correlation))
-            prof__pb_fixed64(&p->ev, PROF__TE_FLOW, flow0 | g->a.correlation);
-        if (!api && prof__gpu_find(api_c, napi, g->a.correlation))
-            prof__pb_fixed64(&p->ev, PROF__TE_FLOW_END, flow0 | g->a.correlation);
+static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
+                         const char *label) {
+    prof__pw *p = (prof__pw *)s;
+    uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
+    int api = g->a.kind == PROF_GPU_RUNTIME;
+    (void)cy;
+    if (new_track) {
+        char name[64];
+        uint64_t uuid = p->uuid0 + PROF__PF_ACTS + p->act_tracks++;
         if (api) {
-            prof__pf_arg(p, "cbid", g->a.cbid, NULL);
+            prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
+            prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
+            prof__pb_str(&p->d2, 5, label);
+            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
         } else {
-            prof__pf_arg(p, "device", g->a.device, NULL);
-            prof__pf_arg(p, "stream", g->a.stream, NULL);
+            if (new_dev) {              /* its device first */
+                snprintf(name, sizeof name, "GPU %d", g->a.device);
+                prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, name, 0);
+            }
+            snprintf(name, sizeof name, "stream %lld kernels", g->a.stream);
+            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, name, 0);
         }
-        prof__pf_arg(p, "correlation", g->a.correlation, NULL);
-        if (g->a.kind == PROF_GPU_KERNEL) {
-            char dims[80];
-            snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.grid[0], g->a.grid[1], g->a.grid[2]);
-            prof__pf_arg(p, "grid", 0, dims);
-            snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.block[0], g->a.block[1], g->a.block[2]);
-            prof__pf_arg(p, "block", 0, dims);
-            prof__pf_arg(p, "registers per thread", g->a.regs, NULL);
-            prof__pf_arg(p, "shared memory", g->a.smem, NULL);
-        } else if (!api) {
-            prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
-        }
-        prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
-        prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
-        p->nev++;
+        prof__pf_sequence(p, uuid);
+        p->act_end = 0;
     }
-    free(api_c);
-    free(gpu_c);
+    uint64_t t0 = g->t0 < p->act_end ? p->act_end : g->t0, t1 = g->t1 < t0 ? t0 : g->t1;
+    p->act_end = t1;
+    prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->a.name));
+    if (linked) prof__pb_fixed64(&p->ev, api ? PROF__TE_FLOW : PROF__TE_FLOW_END, flow0 | g->a.correlation);
+    if (api) {
+        prof__pf_arg(p, "cbid", g->a.cbid, NULL);
+    } else {
+        prof__pf_arg(p, "device", g->a.device, NULL);
+        prof__pf_arg(p, "stream", g->a.stream, NULL);
+    }
+    prof__pf_arg(p, "correlation", g->a.correlation, NULL);
+    if (g->a.kind == PROF_GPU_KERNEL) {
+        char dims[80];
+        snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.grid[0], g->a.grid[1], g->a.grid[2]);
+        prof__pf_arg(p, "grid", 0, dims);
+        snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.block[0], g->a.block[1], g->a.block[2]);
+        prof__pf_arg(p, "block", 0, dims);
+        prof__pf_arg(p, "registers per thread", g->a.regs, NULL);
+        prof__pf_arg(p, "shared memory", g->a.smem, NULL);
+    } else if (!api) {
+        prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
+    }
+    prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
+    prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
+    p->nev++;
 }
+
+/* A part of a streamed trace has only its CPU side; the last, everything. */
+static const prof__sink prof__perfetto_cpu_sink = {
+    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
+};
+static const prof__sink prof__perfetto_sink = {
+    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
+    prof__ps_act,
+};
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
     prof__pb *a = &p->d2;
@@ -5486,9 +5825,8 @@ static void prof__pf_head(prof__pw *p, const char *path) {
    for every part of a streamed trace. */
 static int prof__pw_open(prof__pw *p, const char *path, char *tmp, size_t cap) {
     memset(p, 0, sizeof *p);
-    p->scale = prof__scale_now();
     p->base = prof__trace_base();
-    p->shift = prof__trace_shift() + p->base;
+    p->clk = prof__tclock_now(prof__trace_shift() + p->base);
     /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
     p->uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
     p->uuid0 = (p->uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
@@ -5510,21 +5848,15 @@ static void prof__pw_free(prof__pw *p) {
 /* Appends cy's events to the file: the head before them if first, its GPU
    regions after them if last. 1 if all is written. */
 static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
-    uint32_t *u = (uint32_t *)malloc((cy->n + 1) * sizeof *u), *nx = (uint32_t *)malloc((cy->n + 1) * sizeof *nx);
     p->cy = cy;
-    if (!u || !nx || (cy->n && (!cy->parent || !cy->track)) || !prof__gpu_corrs(cy, &p->corrs, &p->ncorrs))
-        p->w.err = 1;
     if (!p->w.err) {
         if (first) prof__pf_head(p, path);
-        prof__pf_cpu(p, u, nx);
-        if (last) prof__pf_gpu(p);
-        if (last) prof__pf_act(p);
+        /* each call with its own table: the compiler inlines what it holds */
+        if (!(last ? prof__walk(cy, &prof__perfetto_sink, p) : prof__walk(cy, &prof__perfetto_cpu_sink, p)))
+            p->w.err = 1;
         prof__w_flush(&p->w);
     }
-    free(u); free(nx); free(p->corrs);
     p->part_t0 = cy->until;
-    p->corrs = NULL;
-    p->ncorrs = 0;
     return !p->w.err;
 }
 
@@ -5618,181 +5950,6 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     }
 }
 
-
-/* Walks a cycle's regions and steps thread by thread in record order. A
-   region is recorded when it ends, so its children come before it: the
-   finished regions not yet claimed wait on a stack, and those that began no
-   earlier than the region arriving are its direct children. */
-typedef struct prof__span { uint64_t t0; int64_t total, gpu; size_t idx; } prof__span;
-
-/* Regions and steps: the events with a length on their thread. */
-typedef struct prof__gdur { uint32_t corr; int64_t ns; } prof__gdur;
-
-static int prof__gdur_cmp(const void *a, const void *b) {
-    return prof__u32_cmp(&((const prof__gdur *)a)->corr, &((const prof__gdur *)b)->corr);
-}
-
-/* GPU time by correlation, for the table: sorted, NULL if none or no memory. */
-static prof__gdur *prof__gpu_durations(const prof__cycle *cy) {
-    prof__gdur *d = cy->ngpu ? (prof__gdur *)malloc(cy->ngpu * sizeof *d) : NULL;
-    if (!d) return NULL;
-    for (size_t i = 0; i < cy->ngpu; i++) {
-        d[i].corr = cy->gpu[i].corr;
-        d[i].ns = prof__tick_ns((uint64_t)cy->gpu[i].t1) - prof__tick_ns((uint64_t)cy->gpu[i].t0);
-    }
-    qsort(d, cy->ngpu, sizeof *d, prof__gdur_cmp);
-    return d;
-}
-
-/* Kernel capture's launches, for the table: each kernel, copy or fill at
-   its runtime call's thread and time, sorted so; cum: the GPU time of those
-   before it (n + 1 entries). A region's GPU total is then two searches. */
-typedef struct prof__klaunch { long tid; uint64_t t; int64_t cum; } prof__klaunch;
-
-static int prof__klaunch_cmp(const void *x, const void *y) {
-    const prof__klaunch *a = (const prof__klaunch *)x, *b = (const prof__klaunch *)y;
-    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
-    return (a->t > b->t) - (a->t < b->t);
-}
-
-/* The first launch at or after (tid, t). */
-static size_t prof__klaunch_at(const prof__klaunch *k, size_t n, long tid, uint64_t t) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
-        if (k[m].tid < tid || (k[m].tid == tid && k[m].t < t)) lo = m + 1;
-        else hi = m;
-    }
-    return lo;
-}
-
-static int64_t prof__klaunch_ns(const prof__klaunch *k, size_t n, long tid, uint64_t t0, uint64_t t1) {
-    size_t a = prof__klaunch_at(k, n, tid, t0), b = prof__klaunch_at(k, n, tid, t1 + 1);
-    return k[b].cum - k[a].cum;
-}
-
-/* NULL when the cycle has no kernels (or no memory: *oom). */
-static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom) {
-    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, m = 0;
-    *n = 0;
-    if (!ng) return NULL;
-    prof__klaunch *k = (prof__klaunch *)malloc((ng + 1) * sizeof *k);
-    prof__gdur *api = (prof__gdur *)malloc((na + 1) * sizeof *api);  /* (correlation, index) */
-    if (!k || !api) {
-        free(k);
-        free(api);
-        *oom = 1;
-        return NULL;
-    }
-    for (size_t i = 0; i < na; i++) api[i].corr = cy->act[i].a.correlation, api[i].ns = (int64_t)i;
-    qsort(api, na, sizeof *api, prof__gdur_cmp);
-    for (size_t i = na; i < cy->nact; i++) {
-        const prof__gact *g = &cy->act[i];
-        prof__gdur key = { g->a.correlation, 0 };
-        const prof__gdur *f = na ? (const prof__gdur *)bsearch(&key, api, na, sizeof key, prof__gdur_cmp) : NULL;
-        if (!f) continue;               /* its launch is not in the cycle */
-        const prof__gact *call = &cy->act[f->ns];
-        k[m].tid = call->tid;
-        k[m].t = call->t0;
-        k[m++].cum = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
-    }
-    qsort(k, m, sizeof *k, prof__klaunch_cmp);
-    int64_t sum = 0;
-    for (size_t i = 0; i <= m; i++) {   /* durations into the sum of those before */
-        int64_t d = i < m ? k[i].cum : 0;
-        k[i].cum = sum;
-        sum += d;
-    }
-    k[m].tid = LONG_MAX;
-    free(api);
-    *n = m;
-    return k;
-}
-
-typedef struct prof__walk {
-    const prof__cycle *cy;
-    size_t i;                           /* next event */
-    prof__span *stk;
-    size_t sp, scap;
-    size_t *pend;                       /* arguments waiting for their region */
-    size_t np, pcap, keep;
-    const prof__gdur *gdur;             /* optional: GPU time by correlation */
-    size_t ngdur;
-    const struct prof__klaunch *kl;     /* optional: kernel capture's launches */
-    size_t nkl;
-    int oom;
-} prof__walk;
-
-typedef struct prof__wreg {             /* one region or step, complete */
-    const prof__ev *e;
-    size_t idx;
-    int64_t self_ns, total_ns;
-    int64_t self_gpu_ns, gpu_total_ns;  /* with w->gdur: see prof_row */
-    const size_t *args;                 /* its arguments, indices into cy->ev */
-    size_t nargs;
-} prof__wreg;
-
-static int prof__walk_next(prof__walk *w, prof__wreg *out) {
-    const prof__cycle *cy = w->cy;
-    w->np = w->keep;                    /* the last region's arguments are used */
-    for (; w->i < cy->n; w->i++) {
-        size_t i = w->i;
-        const prof__ev *e = &cy->ev[i];
-        if (i && e->th != cy->ev[i - 1].th) w->sp = w->np = 0;
-        if (e->kind == PROF__K_ARG_INT || e->kind == PROF__K_ARG_STR) {
-            size_t *p = (size_t *)prof__grow(w->pend, &w->pcap, w->np + 1, sizeof *p);
-            if (!p) { w->oom = 1; return 0; }
-            w->pend = p;
-            w->pend[w->np++] = i;
-            continue;
-        }
-        if (!prof__spans(e->kind)) continue;
-        prof__span *s = (prof__span *)prof__grow(w->stk, &w->scap, w->sp + 1, sizeof *s);
-        if (!s) { w->oom = 1; return 0; }
-        w->stk = s;
-        size_t k = prof__args_owned(cy, w->pend, w->np, i);
-        int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0, kids_gpu = 0, gpu = -1;
-        while (w->sp && cy->parent[w->stk[w->sp - 1].idx] == i) {    /* its children */
-            const prof__span *c = &w->stk[--w->sp];
-            kids += c->total;
-            kids_gpu += c->gpu;
-        }
-        /* GPU total: with kernel capture, what was launched inside it;
-           else its own pair's time, else what its children launched */
-        if (w->nkl) {
-            gpu = prof__klaunch_ns(w->kl, w->nkl, e->th < cy->nth ? cy->th[e->th].tid : 0, e->t0, e->t1);
-        } else if (e->kind == PROF__K_GPU_REGION && w->ngdur) {
-            prof__gdur key = { e->aux, 0 };
-            const prof__gdur *g = (const prof__gdur *)bsearch(&key, w->gdur, w->ngdur, sizeof key, prof__gdur_cmp);
-            if (g) gpu = g->ns;
-        }
-        if (gpu < 0) gpu = kids_gpu;
-        w->stk[w->sp].t0 = e->t0;
-        w->stk[w->sp].total = total;
-        w->stk[w->sp].gpu = gpu;
-        w->stk[w->sp++].idx = i;
-        out->e = e;
-        out->idx = i;
-        out->total_ns = total;
-        out->self_ns = total - kids;
-        out->gpu_total_ns = gpu;
-        out->self_gpu_ns = gpu > kids_gpu ? gpu - kids_gpu : 0;
-        out->args = w->pend ? w->pend + k : NULL; /* no arguments seen yet: k == 0 */
-        out->nargs = w->np - k;
-        w->keep = k;
-        w->i = i + 1;
-        return 1;
-    }
-    return 0;
-}
-
-static void prof__walk_free(prof__walk *w) { free(w->stk); free(w->pend); }
-
-/* torch's key_averages() files every ProfilerStep#N under one name. */
-static const char *prof__row_name(const prof__ev *e) {
-    if (e->kind == PROF__K_STEP) return "ProfilerStep*";
-    return e->name ? e->name : "(null)";
-}
 
 /* Keeps an open-addressing index (slot = item + 1, 0 = empty) at most half
    full before item n is added; items' hashes lie `stride` bytes apart from
@@ -5923,55 +6080,6 @@ static int prof__mem_flags(const prof__cycle *c) {
     return f;
 }
 
-typedef struct prof__mspan { size_t idx; int64_t cpu, gpu; } prof__mspan;
-
-/* Beside prof__walk, for the table: the memory events waiting for their
-   region, and the regions' memory totals waiting for their parent, mirroring
-   the walk's stack. */
-typedef struct prof__mwalk {
-    size_t next;                        /* next event to look at */
-    size_t *pend, np, pcap;
-    prof__mspan *stk;
-    size_t sp, scap;
-    int oom;
-} prof__mwalk;
-
-/* Adds to row the memory of region idx, which the walk just returned (it
-   returns them in index order): self = bytes allocated minus freed by the
-   events it owns, total = self plus its children's totals. */
-static void prof__mwalk_region(prof__mwalk *m, const prof__cycle *c, size_t idx, prof_row *row) {
-    for (; m->next <= idx; m->next++) {
-        size_t j = m->next;
-        if (j && c->ev[j].th != c->ev[j - 1].th) m->np = m->sp = 0;
-        if (j == idx || !prof__mem_total(c, j)) continue;
-        size_t *p = (size_t *)prof__grow(m->pend, &m->pcap, m->np + 1, sizeof *p);
-        if (!p) { m->oom = 1; return; }
-        m->pend = p;
-        m->pend[m->np++] = j;
-    }
-    int64_t cpu = 0, gpu = 0;
-    while (m->np && c->parent[m->pend[m->np - 1]] == idx) {
-        const prof__ev *a = &c->ev[m->pend[--m->np]];
-        if (a->aux) gpu += (int64_t)a->t1;
-        else cpu += (int64_t)a->t1;
-    }
-    row->self_cpu_mem += cpu;
-    row->self_gpu_mem += gpu;
-    while (m->sp && c->parent[m->stk[m->sp - 1].idx] == idx) {
-        m->sp--;
-        cpu += m->stk[m->sp].cpu;
-        gpu += m->stk[m->sp].gpu;
-    }
-    row->cpu_mem += cpu;
-    row->gpu_mem += gpu;
-    prof__mspan *s = (prof__mspan *)prof__grow(m->stk, &m->scap, m->sp + 1, sizeof *s);
-    if (!s) { m->oom = 1; return; }
-    m->stk = s;
-    m->stk[m->sp].idx = idx;
-    m->stk[m->sp].cpu = cpu;
-    m->stk[m->sp++].gpu = gpu;
-}
-
 /* The peak of Total Allocated on device code `code` (the earliest event of
    equal ones), the region owning that event and the step it fell in (-1 if
    none); 0 if the device has no memory event in the cycle. */
@@ -6037,25 +6145,13 @@ static void prof__mem_name(const prof__ev *a, const char *region) {
     prof__spin_unlock(&s->lock);
 }
 
-/* Names the region of every allocation a saved cycle recorded. */
+/* Names the region of every allocation a saved cycle recorded: its parent
+   (prof__analyse), a step's "ProfilerStep*" too. */
 static void prof__mem_label(const prof__cycle *c) {
-    size_t *pend = NULL, np = 0, cap = 0;
     if (!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED) || !c->parent) return;
-    for (size_t i = 0; i <= c->n; i++) {
-        if (i == c->n || (i && c->ev[i].th != c->ev[i - 1].th))
-            while (np) prof__mem_name(&c->ev[pend[--np]], "(no region)");
-        if (i == c->n) break;
-        const prof__ev *e = &c->ev[i];
-        if (prof__mem_total(c, i) && (int64_t)e->t1 >= 0) {
-            size_t *p = (size_t *)prof__grow(pend, &cap, np + 1, sizeof *p);
-            if (!p) break;
-            pend = p;
-            pend[np++] = i;
-        } else if (prof__spans(e->kind)) {
-            while (np && c->parent[pend[np - 1]] == i) prof__mem_name(&c->ev[pend[--np]], prof__row_name(e));
-        }
-    }
-    free(pend);
+    for (size_t i = 0; i < c->n; i++)
+        if (prof__mem_total(c, i) && (int64_t)c->ev[i].t1 >= 0)
+            prof__mem_name(&c->ev[i], c->parent[i] == PROF__NO_EVENT ? "(no region)" : prof__row_name(&c->ev[c->parent[i]]));
 }
 
 /* The rows while they are summed: their strings in one buffer, an index. */
@@ -6066,20 +6162,20 @@ typedef struct prof__rows {
     int by_args, by_thread;
 } prof__rows;
 
-/* The row of region r (name, and arguments key / thread ti as grouped),
-   made on first sight; NULL when memory runs out. */
-static prof__agg *prof__row_of(prof__rows *t, const prof__wreg *r, const char *key,
-                               const struct prof__tinfo *ti) {
-    const char *name = prof__row_name(r->e);
+/* The row of a region named name (and arguments key / thread tid, label,
+   as grouped), made on first sight with min and max at total_ns; NULL when
+   memory runs out. */
+static prof__agg *prof__row_of(prof__rows *t, const char *name, const char *key, long tid, const char *label,
+                               int64_t total_ns) {
     uint64_t h = prof__fnv(0xcbf29ce484222325ull, name);
     if (t->by_args) h = prof__fnv(h * 0x100000001b3ull, key); /* NUL between */
-    if (t->by_thread) h = (h ^ (uint64_t)ti->tid) * 0x100000001b3ull;
+    if (t->by_thread) h = (h ^ (uint64_t)tid) * 0x100000001b3ull;
     if (!prof__index_room(&t->slot, &t->nslot, t->n, t->v ? &t->v[0].hash : NULL, sizeof *t->v)) return NULL;
     size_t j = (size_t)h & (t->nslot - 1);
     for (; t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
         prof__agg *x = &t->v[t->slot[j] - 1];
         if (x->hash == h && !strcmp(t->str.p + x->name, name) && (!t->by_args || !strcmp(t->str.p + x->args, key)) &&
-            (!t->by_thread || x->r.tid == ti->tid))
+            (!t->by_thread || x->r.tid == tid))
             return x;
     }
     prof__agg *na = (prof__agg *)prof__grow(t->v, &t->cap, t->n + 1, sizeof *na);
@@ -6094,13 +6190,10 @@ static prof__agg *prof__row_of(prof__rows *t, const prof__wreg *r, const char *k
     if (t->by_args && !prof__sb_put(&t->str, key, strlen(key) + 1)) return NULL;
     g->thread = t->str.n;
     if (t->by_thread) {
-        char tn[32];
-        const char *label = ti->name;
-        if (!label) { snprintf(tn, sizeof tn, "thread %ld", ti->tid); label = tn; }
-        g->r.tid = ti->tid;
+        g->r.tid = tid;
         if (!prof__sb_put(&t->str, label, strlen(label) + 1)) return NULL;
     }
-    g->r.min_ns = g->r.max_ns = r->total_ns;
+    g->r.min_ns = g->r.max_ns = total_ns;
     t->slot[j] = ++t->n;
     return g;
 }
@@ -6189,109 +6282,103 @@ static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
     }
 }
 
-/* Kernel capture: a row per kernel, copy and fill name, with its GPU time
-   as its self and total (torch's rows for kernels). */
-static int prof__kernel_rows(prof__rows *t, const prof__cycle *c) {
-    static const struct prof__tinfo gpu = { -1, "GPU", 0 };
-    for (size_t i = c->nact_api; i < c->nact; i++) {
-        const prof__gact *g = &c->act[i];
-        prof__ev e;
-        prof__wreg r;
-        memset(&e, 0, sizeof e);
-        memset(&r, 0, sizeof r);
-        e.name = g->a.name;
-        e.kind = PROF__K_REGION;
-        r.e = &e;
-        prof__agg *a = prof__row_of(t, &r, "", &gpu);   /* kernels have no arguments */
-        if (!a) return 0;
-        int64_t ns = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
-        a->r.kernel = 1;
-        a->r.calls++;
-        a->r.self_gpu_ns += ns;
-        a->r.gpu_total_ns += ns;
+/* ---- the table sink: rows summed over the walk's spans ---- */
+typedef struct prof__tsink {
+    prof__rows t;
+    prof__sbuf key;                     /* a span's arguments as text (group=args) */
+    prof__pct *pct;                     /* (row, total) of each call: percentiles */
+    size_t npct, pct_cap;
+    unsigned char *seen;                /* tracks with regions */
+    size_t nthreads;
+    int pcts, ok;
+} prof__tsink;
+
+static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
+    prof__tsink *x = (prof__tsink *)s;
+    if (!x->ok) return;
+    x->nthreads += !x->seen[th->lead];  /* alike threads: one row */
+    x->seen[th->lead] = 1;
+    if (x->t.by_args && !prof__render_args(&x->key, c->ev, r->args, r->nargs)) { x->ok = 0; return; }
+    prof__agg *g = prof__row_of(&x->t, prof__row_name(r->e), x->key.p, th->tid, c->label[th->lead], r->total_ns);
+    if (!g) { x->ok = 0; return; }
+    for (size_t i = 0; i < r->nargs; i++) {
+        const prof__ev *a = &c->ev[r->args[i]];
+        if (a->kind != PROF__K_ARG_INT || !a->name) continue;
+        if (!strcmp(a->name, "flops")) g->r.flops += (int64_t)a->t1;
+        else if (!strcmp(a->name, "bytes")) g->r.bytes += (int64_t)a->t1;
     }
-    return 1;
+    g->r.calls++;
+    g->r.self_ns += r->self_ns;
+    g->r.total_ns += r->total_ns;
+    if (r->total_ns < g->r.min_ns) g->r.min_ns = r->total_ns;
+    if (r->total_ns > g->r.max_ns) g->r.max_ns = r->total_ns;
+    g->r.self_gpu_ns += r->self_gpu_ns;
+    g->r.gpu_total_ns += r->gpu_total_ns;
+    g->r.self_cpu_mem += r->self_cpu_mem;
+    g->r.self_gpu_mem += r->self_gpu_mem;
+    g->r.cpu_mem += r->cpu_mem;
+    g->r.gpu_mem += r->gpu_mem;
+    if (x->pcts) {
+        prof__pct *np = (prof__pct *)prof__grow(x->pct, &x->pct_cap, x->npct + 1, sizeof *np);
+        if (!np) { x->ok = 0; return; }
+        x->pct = np;
+        x->pct[x->npct].row = (size_t)(g - x->t.v);
+        x->pct[x->npct++].ns = r->total_ns;
+    }
 }
 
+/* Kernel capture: a row per kernel, copy and fill name, with its GPU time
+   as its self and total (torch's rows for kernels). */
+static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev, int linked,
+                         const char *label) {
+    prof__tsink *x = (prof__tsink *)s;
+    (void)c;
+    (void)new_track;
+    (void)new_dev;
+    (void)linked;
+    (void)label;
+    if (!x->ok || g->a.kind == PROF_GPU_RUNTIME) return;
+    prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
+    if (!a) { x->ok = 0; return; }
+    int64_t ns = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+    a->r.kernel = 1;
+    a->r.calls++;
+    a->r.self_gpu_ns += ns;
+    a->r.gpu_total_ns += ns;
+}
+
+static const prof__sink prof__table_sink = {
+    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act,
+};
+
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
-    prof__walk w;
-    prof__pct *pct = NULL;
-    size_t npct = 0, pct_cap = 0;
-    prof__wreg r;
-    prof__rows t;
-    prof__sbuf key = { NULL, 0, 0 };
-    prof__mwalk mw;
-    int ok = 1, mem = prof__mem_flags(c);   /* memory columns: per region, beside the walk */
-    memset(&t, 0, sizeof t);
-    memset(&mw, 0, sizeof mw);
+    prof__tsink x;
+    int mem = prof__mem_flags(c);
+    memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
-    memset(&w, 0, sizeof w);
-    t.by_args = (group & PROF_GROUP_ARGS) != 0;
-    t.by_thread = (group & PROF_GROUP_THREAD) != 0;
-    w.cy = c;
-    prof__gdur *gdur = prof__gpu_durations(c);
-    w.gdur = gdur;
-    w.ngdur = gdur ? c->ngpu : 0;
-    int koom = 0;
-    prof__klaunch *kl = prof__klaunches(c, &w.nkl, &koom);
-    w.kl = kl;
-    if (koom) ok = 0;
-    unsigned char *seen = (unsigned char *)calloc(c->nth + 1, 1);   /* tracks with regions */
-    size_t nthreads = 0;
-    if (!seen || (c->ngpu && !gdur) || (c->n && (!c->parent || !c->track))) ok = 0;
-    while (ok && prof__walk_next(&w, &r)) {
-        uint32_t lead = c->track[r.e->th];  /* alike threads: one row */
-        nthreads += !seen[lead];
-        seen[lead] = 1;
-        if (t.by_args && !prof__render_args(&key, c->ev, r.args, r.nargs)) { ok = 0; break; }
-        prof__agg *g = prof__row_of(&t, &r, key.p, &c->th[lead]);
-        if (!g) { ok = 0; break; }
-        for (size_t i = 0; i < r.nargs; i++) {
-            const prof__ev *a = &c->ev[r.args[i]];
-            if (a->kind != PROF__K_ARG_INT || !a->name) continue;
-            if (!strcmp(a->name, "flops")) g->r.flops += (int64_t)a->t1;
-            else if (!strcmp(a->name, "bytes")) g->r.bytes += (int64_t)a->t1;
-        }
-        g->r.calls++;
-        g->r.self_ns += r.self_ns;
-        g->r.total_ns += r.total_ns;
-        if (r.total_ns < g->r.min_ns) g->r.min_ns = r.total_ns;
-        if (r.total_ns > g->r.max_ns) g->r.max_ns = r.total_ns;
-        g->r.self_gpu_ns += r.self_gpu_ns;
-        g->r.gpu_total_ns += r.gpu_total_ns;
-        if (mem) prof__mwalk_region(&mw, c, r.idx, &g->r);
-        if (group & PROF_TABLE_PERCENTILES) {
-            prof__pct *np = (prof__pct *)prof__grow(pct, &pct_cap, npct + 1, sizeof *np);
-            if (!np) { ok = 0; break; }
-            pct = np;
-            pct[npct].row = (size_t)(g - t.v);
-            pct[npct++].ns = r.total_ns;
-        }
-    }
-    if (w.oom || mw.oom) ok = 0;
-    if (ok) ok = prof__kernel_rows(&t, c);
-    if (ok) prof__percentiles(&t, pct, npct);
-    free(pct);
-    if (ok && t.n) ok = prof__rows_out(&t, sort, out);
+    x.t.by_args = (group & PROF_GROUP_ARGS) != 0;
+    x.t.by_thread = (group & PROF_GROUP_THREAD) != 0;
+    x.pcts = (group & PROF_TABLE_PERCENTILES) != 0;
+    x.ok = (x.seen = (unsigned char *)calloc(c->nth + 1, 1)) != NULL;
+    if (x.ok && !prof__walk(c, &prof__table_sink, &x)) x.ok = 0;
+    int ok = x.ok;
+    if (ok) prof__percentiles(&x.t, x.pct, x.npct);
+    if (ok && x.t.n) ok = prof__rows_out(&x.t, sort, out);
     if (ok) {
         out->has_gpu = c->ngpu > 0 || c->nact > c->nact_api;
         out->has_mem = mem != 0;
         out->has_gpu_mem = (mem & 2) != 0;
-        out->threads = nthreads;
-        out->by_thread = t.by_thread;
-        out->has_pct = (group & PROF_TABLE_PERCENTILES) != 0;
+        out->threads = x.nthreads;
+        out->by_thread = x.t.by_thread;
+        out->has_pct = x.pcts;
         prof__table_peaks(c, out);
     }
-    free(seen);
-    free(mw.pend);
-    free(mw.stk);
-    prof__walk_free(&w);
-    free(gdur);
-    free(kl);
-    free(key.p);
-    free(t.slot);
-    free(t.v);
-    free(t.str.p);
+    free(x.seen);
+    free(x.pct);
+    free(x.key.p);
+    free(x.t.slot);
+    free(x.t.v);
+    free(x.t.str.p);
     return ok;
 }
 
@@ -6506,21 +6593,23 @@ static int prof__line_cmp(const void *a, const void *b) {
    first, then the stack's self time in whole microseconds (rounded, as
    torch's export_stacks counts; lines that round to 0 are left out). Steps
    are frames named "ProfilerStep*"; threads are not frames. */
+static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
+    (void)c;
+    (void)th;
+    ((int64_t *)s)[r->idx] = r->self_ns;
+}
+
+static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL };
+
 int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
-    prof__walk w;
-    prof__wreg r;
     prof__cct *node = NULL;
     prof__sbuf lines = { NULL, 0, 0 };
     size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
     const char **line = NULL;
     int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
     int ok = 1;
-    memset(&w, 0, sizeof w);
-    w.cy = c;
     size_t *node_of = (size_t *)malloc((c->n + 1) * sizeof *node_of);  /* a span's node */
-    if (!self || !node_of || (c->n && !c->parent)) ok = 0;
-    while (ok && prof__walk_next(&w, &r)) self[r.idx] = r.self_ns;
-    if (w.oom) ok = 0;
+    if (!self || !node_of || !prof__walk(c, &prof__stacks_sink, self)) ok = 0;
 
     /* Backwards, every region comes before its children, whose node's
        parent is then its node. */
@@ -6549,7 +6638,6 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
         node_of[i] = slot[j] - 1;
         node[slot[j] - 1].self_ns += self[i];
     }
-    prof__walk_free(&w);
     free(node_of);
     free(self);
     free(slot);
@@ -8216,15 +8304,15 @@ static uint64_t prof__lost_locked(void) {
 }
 
 /* The window that ends at `now` as a cycle to save: its records from every
-   thread, step 0 stretched over what came before it, the analysis every sink
-   reads, its GPU regions placed. Under the lock. */
+   thread, step 0 stretched over what came before it, its GPU regions
+   placed, the analysis every sink reads. Under the lock. */
 static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
     cy->index = ++prof__g.run.cycle;
     cy->until = now;
     prof__collect_locked(cy, prof__g.run.win_t0, now);
     prof__step0_covers(cy);
-    prof__analyse(cy);
     prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
+    prof__analyse(cy);                  /* last: it reads the GPU side too */
     prof__g.run.saved_to = now;
 }
 
