@@ -944,12 +944,13 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 /* Statements are ((void)0), so `if (x) PROF_STEP(); else ...` stays
    warning-free. Values an engine may compute only for a macro (counters,
    arguments, FLOPs, sizes, ranks) go into sizeof: never evaluated, no code,
-   but "used" (-Wunused-variable). Names and the config are dropped unread.
-   The functions of >>api are inline no-ops; prof_intern(s, n) called by name
-   stays a macro, n unevaluated (&prof_intern is the function). */
+   but "used" (-Wunused-variable); the config too, so that an engine's
+   `prof_config cfg = {...}; PROF_INIT(&cfg);` needs no #if. Names are
+   dropped unread. The functions of >>api are inline no-ops; prof_intern(s, n)
+   called by name stays a macro, n unevaluated (&prof_intern is the function). */
 #define PROF__NOTHING          ((void)0)
 #define PROF__UNUSED(x)        ((void)sizeof(x))
-#define PROF_INIT(cfg)         PROF__NOTHING
+#define PROF_INIT(cfg)         PROF__UNUSED(cfg)
 #define PROF_SHUTDOWN()        PROF__NOTHING
 #define PROF_SCOPE(name)
 #define PROF_FUNCTION()
