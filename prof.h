@@ -38,6 +38,9 @@
      Everywhere else just #include "prof.h". Build with -DPROF_ENABLE to compile
      the instrumentation in; without it every macro below is empty and the
      annotated code compiles to the same bytes as code that never mentioned it.
+     The types and functions (prof_config, prof_get_stats, the cycle API ...)
+     exist in every build; disabled, the functions are inline no-ops, so code
+     that configures the profiler or reads its results needs no #if.
 
          int main(void) {
              PROF_INIT(NULL);                 // optional: first macro inits lazily
