@@ -38,6 +38,9 @@
      Everywhere else just #include "prof.h". Build with -DPROF_ENABLE to compile
      the instrumentation in; without it every macro below is empty and the
      annotated code compiles to the same bytes as code that never mentioned it.
+     The types and functions (prof_config, prof_get_stats, the cycle API ...)
+     exist in every build; disabled, the functions are inline no-ops, so code
+     that configures the profiler or reads its results needs no #if.
 
          int main(void) {
              PROF_INIT(NULL);                 // optional: first macro inits lazily
@@ -159,7 +162,13 @@
 /* ======================================================================== */
 /*  >>api  Public API and configuration                                   */
 /* ======================================================================== */
-#if PROF__ENABLED
+/* The types and functions exist in every build: an engine's code that
+   configures prof.h or reads its results needs no #if. Each function is
+   written once, as
+       PROF__FN type prof_name(params) PROF__OFF(body)
+   With PROF_ENABLE, a PROF_API declaration the implementation defines;
+   without, a static inline no-op with that body (nothing, or return 0 and
+   outputs zeroed), which makes no code unless it is called. */
 
 #ifndef PROF_API
 #ifdef PROF_PRIVATE
@@ -172,10 +181,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>                     /* strlen: PROF_SCOPE_DYN */
+#include <string.h>                     /* strlen: PROF_SCOPE_DYN; memset */
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+#if PROF__ENABLED
+#define PROF__FN       PROF_API
+#define PROF__OFF(...) ;
+#else
+#define PROF__FN       static inline
+#define PROF__OFF(...) { __VA_ARGS__ }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"   /* the no-ops' */
 #endif
 
 /* torch.profiler.schedule: see README. active == 0 means "no schedule":
@@ -251,47 +270,48 @@ typedef struct prof_stats {
 /* Functions that can fail return 1 on success and 0 on failure, having said
    why on stderr. (The prof_gpu_api hooks below pass the runtime's own error
    codes through instead, 0 for success, so that the message can name them.) */
-PROF_API void prof_init(const prof_config *cfg);
-PROF_API void prof_shutdown(void);
-PROF_API void prof_step(void);
-PROF_API void prof_instant(const char *name);
-PROF_API void prof_counter(const char *name, double value);
-PROF_API void prof_thread_name(const char *name);
-PROF_API void prof_begin(const char *name);
-PROF_API void prof_end(void);
-PROF_API void prof_arg_int(const char *key, int64_t value);
-PROF_API void prof_arg_str(const char *key, const char *value);
-PROF_API void prof_get_stats(prof_stats *out);
+PROF__FN void prof_init(const prof_config *cfg) PROF__OFF()
+PROF__FN void prof_shutdown(void) PROF__OFF()
+PROF__FN void prof_step(void) PROF__OFF()
+PROF__FN void prof_instant(const char *name) PROF__OFF()
+PROF__FN void prof_counter(const char *name, double value) PROF__OFF()
+PROF__FN void prof_thread_name(const char *name) PROF__OFF()
+PROF__FN void prof_begin(const char *name) PROF__OFF()
+PROF__FN void prof_end(void) PROF__OFF()
+PROF__FN void prof_arg_int(const char *key, int64_t value) PROF__OFF()
+PROF__FN void prof_arg_str(const char *key, const char *value) PROF__OFF()
+PROF__FN void prof_get_stats(prof_stats *out) PROF__OFF(memset(out, 0, sizeof *out);)
 /* A name built at run time ("layer.17.attn") as a name prof.h can keep: a
    copy of s[0, n) made the first time, the same pointer for the same text
    ever after (lock-free then: a hash and a compare). The copies live to the
    end of the process, 16 MiB of them at most; past that, "(names full)",
    counted in prof_stats.names_refused. PROF_SCOPE_DYN(str) is
    PROF_SCOPE(prof_intern(str, strlen(str))), interning only when recording. */
-PROF_API const char *prof_intern(const char *s, size_t n);
+PROF__FN const char *prof_intern(const char *s, size_t n) PROF__OFF(return s;)
 /* This process's rank and the world size. Taken at init from the launcher's
    environment (torchrun, Open MPI, MPICH/PMI, Slurm) unless set here. */
-PROF_API void prof_set_rank(int rank, int world_size);
+PROF__FN void prof_set_rank(int rank, int world_size) PROF__OFF()
 /* A cross-rank clock sync point: call right after a barrier, on every rank.
    The n-th sync of each rank marks the same moment; prof_merge aligns the
    ranks' traces on them. */
-PROF_API void prof_sync(void);
+PROF__FN void prof_sync(void) PROF__OFF()
 
 /* ---- >>api-memory  memory events, totals and leaks -------------------------
    PROF_ALLOC(ptr, bytes) is prof_mem_alloc(ptr, bytes, -1) and PROF_FREE(ptr)
    prof_mem_free(ptr); GPU allocators call them with the device (0, 1, ...).
    Live allocations and per-device totals are kept from init to shutdown,
    recording or not; events are recorded inside recording windows. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#if PROF__ENABLED && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 /* the address is a key, never read: gcc must not warn that a fresh malloc's
-   bytes reach a const pointer uninitialised (noipa: a clone would lose it) */
+   bytes reach a const pointer uninitialised (noipa: a clone would lose it;
+   disabled, the no-op reads nothing, and a definition takes no attribute there) */
 #define PROF__KEY_ONLY __attribute__((access(none, 1), noipa))
 #else
 #define PROF__KEY_ONLY
 #endif
-PROF_API void    prof_mem_alloc(const void *ptr, size_t bytes, int device) PROF__KEY_ONLY; /* -1: host */
-PROF_API void    prof_mem_free(const void *ptr) PROF__KEY_ONLY;    /* the size is looked up */
-PROF_API int64_t prof_mem_allocated(int device);      /* bytes live now on a device   */
+PROF__FN void    prof_mem_alloc(const void *ptr, size_t bytes, int device) PROF__KEY_ONLY PROF__OFF() /* -1: host */
+PROF__FN void    prof_mem_free(const void *ptr) PROF__KEY_ONLY PROF__OFF()      /* the size is looked up */
+PROF__FN int64_t prof_mem_allocated(int device) PROF__OFF(return 0;)             /* bytes live now on a device */
 
 typedef struct prof_leak {
     const void *ptr;
@@ -303,7 +323,7 @@ typedef struct prof_leak {
 
 /* Allocations not freed, largest first: the live ones now, or after
    shutdown those it reported. Fills up to max, returns how many there are. */
-PROF_API size_t prof_leaks(prof_leak *out, size_t max);
+PROF__FN size_t prof_leaks(prof_leak *out, size_t max) PROF__OFF(return 0;)
 
 /* ---- >>api-cycle  a saved cycle: events, the summary table, folded stacks ---- */
 
@@ -321,20 +341,22 @@ typedef struct prof_event {
     double      value;        /* counters; the step number N for steps      */
 } prof_event;
 
-PROF_API int      prof_cycle_index(const prof_cycle *c);       /* 1, 2, ...          */
-PROF_API uint64_t prof_cycle_dropped(const prof_cycle *c);     /* lost to the cap    */
-PROF_API size_t   prof_cycle_event_count(const prof_cycle *c);
+PROF__FN int      prof_cycle_index(const prof_cycle *c) PROF__OFF(return 0;)   /* 1, 2, ...       */
+PROF__FN uint64_t prof_cycle_dropped(const prof_cycle *c) PROF__OFF(return 0;) /* lost to the cap */
+PROF__FN size_t   prof_cycle_event_count(const prof_cycle *c) PROF__OFF(return 0;)
 /* Event i, for i < prof_cycle_event_count(); 0 for slots that hold a
    region's argument or a memory event (those are in the trace, the table and
    prof_cycle_memory_peak) rather than an event. */
-PROF_API int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out);
-PROF_API int      prof_cycle_write_trace(const prof_cycle *c, const char *path);
-PROF_API int      prof_cycle_write_stacks(const prof_cycle *c, const char *path);
+PROF__FN int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
+PROF__FN int      prof_cycle_write_trace(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
+PROF__FN int      prof_cycle_write_stacks(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
 /* The highest Total Allocated on a device (-1 host) after any memory event of
    the cycle, and the innermost region open at that event on its thread
    ("ProfilerStep*" for a step, "(no region)" outside both). 0 if the device
    has no memory event in the cycle. */
-PROF_API int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region);
+PROF__FN int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region)
+    PROF__OFF(if (peak_bytes) *peak_bytes = 0; if (region) *region = NULL; return 0;)
 
 /* key_averages().table(): one row per region name, or per name and
    arguments and/or thread (group: 0 or PROF_GROUP_* ORed). Like torch's,
@@ -389,9 +411,10 @@ typedef struct prof_table {
                                  the GPU's, when known; 0: none             */
 } prof_table;
 
-PROF_API int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out);
-PROF_API void prof_table_print(const prof_table *t, FILE *f, size_t max_rows); /* 0: all */
-PROF_API void prof_table_free(prof_table *t);
+PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
+PROF__FN void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) PROF__OFF() /* 0: all */
+PROF__FN void prof_table_free(prof_table *t) PROF__OFF()
 
 /* ---- >>api-gpu  GPU regions: the backend-neutral core's interface ----------
    With prof_cuda.h or prof_hip.h included (instead of prof.h):
@@ -439,8 +462,8 @@ typedef struct prof_gpu_api {
     const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
 } prof_gpu_api;
 
-PROF_API void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream);
-PROF_API void prof_gpu_end(const prof_gpu_api *api, void *stream);
+PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
+PROF__FN void prof_gpu_end(const prof_gpu_api *api, void *stream) PROF__OFF()
 
 /* A saved cycle's GPU regions, placed on the CPU timeline. */
 typedef struct prof_gpu_event {
@@ -452,8 +475,9 @@ typedef struct prof_gpu_event {
     int64_t     dur_ns;
 } prof_gpu_event;
 
-PROF_API size_t prof_cycle_gpu_count(const prof_cycle *c);
-PROF_API int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out);
+PROF__FN size_t prof_cycle_gpu_count(const prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 
 /* Kernel capture: what a runtime's activity tracer (CUPTI, in prof_cuda.h)
    saw, handed to the core, which places it on the CPU clock and writes it
@@ -484,16 +508,27 @@ typedef struct prof_gpu_tracer {
 } prof_gpu_tracer;
 
 /* From the tracer's callbacks, on any thread; copies a. */
-PROF_API void prof_gpu_activity_add(const prof_gpu_activity *a);
+PROF__FN void prof_gpu_activity_add(const prof_gpu_activity *a) PROF__OFF()
 /* Records the tracer itself lost (its buffers full), counted as dropped. */
-PROF_API void prof_gpu_activity_lost(uint64_t n);
+PROF__FN void prof_gpu_activity_lost(uint64_t n) PROF__OFF()
 /* PROF_INIT in a file with prof_cuda.h: kernel capture starts now, when
    PROF_CUPTI asks, not at the first GPU region. */
-PROF_API void prof_gpu_attach(const prof_gpu_api *api);
+PROF__FN void prof_gpu_attach(const prof_gpu_api *api) PROF__OFF()
 /* One line, as prof.h says things (PROF_LOG, "prof: " before it). */
-PROF_API void prof_gpu_say(const char *line);
+PROF__FN void prof_gpu_say(const char *line) PROF__OFF()
+
+#if !PROF__ENABLED
+#pragma GCC diagnostic pop
+#endif
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 /* ---- >>hot  the hot path inline, everything else out of line ------------ */
+#if PROF__ENABLED
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct prof__rec {      /* one recorded event: 32 bytes             */
     const char *name;
@@ -912,10 +947,13 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 /* Statements are ((void)0), so `if (x) PROF_STEP(); else ...` stays
    warning-free. Values an engine may compute only for a macro (counters,
    arguments, FLOPs, sizes, ranks) go into sizeof: never evaluated, no code,
-   but "used" (-Wunused-variable). Names and the config are dropped unread. */
+   but "used" (-Wunused-variable); the config too, so that an engine's
+   `prof_config cfg = {...}; PROF_INIT(&cfg);` needs no #if. Names are
+   dropped unread. The functions of >>api are inline no-ops; prof_intern(s, n)
+   called by name stays a macro, n unevaluated (&prof_intern is the function). */
 #define PROF__NOTHING          ((void)0)
 #define PROF__UNUSED(x)        ((void)sizeof(x))
-#define PROF_INIT(cfg)         PROF__NOTHING
+#define PROF_INIT(cfg)         PROF__UNUSED(cfg)
 #define PROF_SHUTDOWN()        PROF__NOTHING
 #define PROF_SCOPE(name)
 #define PROF_FUNCTION()

@@ -104,10 +104,9 @@ typedef struct worker_arg { pool *p; int ith; } worker_arg;
 
 static void *worker_main(void *arg) {
     const worker_arg *w = (const worker_arg *)arg;
-    static const char *const names[MAX_THREADS] = {
-        "worker-0", "worker-1", "worker-2", "worker-3", "worker-4", "worker-5", "worker-6", "worker-7",
-        "worker-8", "worker-9", "worker-10", "worker-11", "worker-12", "worker-13", "worker-14", "worker-15" };
-    PROF_THREAD_NAME(names[w->ith]);
+    char name[16];                  /* made at run time: prof_intern keeps a copy */
+    snprintf(name, sizeof name, "worker-%d", w->ith);
+    PROF_THREAD_NAME(prof_intern(name, strlen(name)));
     for (int t = 0; t < w->p->tokens; t++) {
         pthread_barrier_wait(&w->p->barrier);    /* the token's input is ready */
         run_graph(w->p, w->ith);
@@ -122,13 +121,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s [tokens > 0] [threads 1..%d]\n", argv[0], MAX_THREADS);
         return 2;
     }
-#if defined(PROF_ENABLE)
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.output = "thread_pool_trace.json";
     cfg.table = "sort=self_cpu,rows=12,group=thread";
     PROF_INIT(&cfg);
-#endif
     PROF_THREAD_NAME("worker-0");   /* the main thread is worker 0, as in ggml */
 
     /* a two-layer MLP over a token embedding: logits = W2 gelu(W1 x + b1) */

@@ -49,7 +49,6 @@ static float train_step(MLP *net, const Batch *b, float lr) {
 }
 
 int main(int argc, char **argv) {
-#if defined(PROF_ENABLE)
     /* Record two representative cycles of 5 steps after start-up, print the
        table for each; PROF_* environment variables override all of this. */
     prof_config cfg;
@@ -62,7 +61,6 @@ int main(int argc, char **argv) {
     cfg.schedule.repeat = 2;
     cfg.table = "sort=self_cpu,rows=12,group=thread"; /* a row per region and thread */
     PROF_INIT(&cfg);
-#endif
     PROF_THREAD_NAME("main");
     int steps = argc > 1 ? atoi(argv[1]) : 60;
     if (steps < 1) { fprintf(stderr, "usage: %s [steps > 0]\n", argv[0]); return 2; }

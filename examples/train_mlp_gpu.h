@@ -402,7 +402,6 @@ static int verify(Trainer &g, const HostData &data, float lr) {
 }
 
 int main(int argc, char **argv) {
-#if defined(PROF_ENABLE)
     /* One cycle of 3 recorded steps after start-up (steps 4-6), and its
        table; PROF_* environment variables override all of this. */
     prof_config cfg;
@@ -415,7 +414,6 @@ int main(int argc, char **argv) {
     cfg.schedule.repeat = 1;
     cfg.table = "sort=cpu_total,rows=16";
     PROF_INIT(&cfg);
-#endif
     PROF_THREAD_NAME("main");
     int steps = argc > 1 ? atoi(argv[1]) : 40;
     if (steps < 1) { fprintf(stderr, "usage: %s [steps > 0]\n", argv[0]); return 2; }

@@ -83,7 +83,6 @@ int main(int argc, char **argv) {
        torchrun), but MPI itself knows it under any launcher. Set before
        PROF_INIT, it decides the file names and which ranks record. */
     PROF_SET_RANK(rank, world);
-#if defined(PROF_ENABLE)
     /* The schedule of train_mlp.c, shorter: steps 6-8 and 12-14 recorded, as
        train_mlp_mpi_rank<r>.1.json and .2.json. */
     prof_config cfg;
@@ -96,7 +95,6 @@ int main(int argc, char **argv) {
     cfg.schedule.repeat = 2;
     cfg.table = "sort=self_cpu,rows=12";  /* printed by rank 0 only */
     PROF_INIT(&cfg);
-#endif
     PROF_THREAD_NAME("main");
     double t0 = now_s();
 
