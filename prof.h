@@ -125,20 +125,27 @@
                      "% peak" columns (default: a known GPU's)
      PROF_FLIGHT     N: the flight recorder: every step recorded, the last N
                      kept, written only when a step takes PROF_FLIGHT_SLOW
-                     (default 3) times the median, or a trigger asks (at
-                     most once per PROF_FLIGHT_COOLDOWN s, default 300)
+                     times the median, or a trigger asks (at most once per
+                     PROF_FLIGHT_COOLDOWN seconds)
+     PROF_FLIGHT_SLOW      a slow step: this many times the median of the
+                     steps before it (default 3; 0: never)
+     PROF_FLIGHT_COOLDOWN  seconds between two dumps (default 300; 0: no
+                     limit)
      PROF_WATCHDOG   SECONDS: no PROF_STEP for that long: say on stderr what
                      every thread is inside and which GPU regions have not
                      completed; with PROF_FLIGHT, dump the ring too
      PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
                      that launched them, through CUPTI (prof_cuda.h; the
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
+     PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
+                     then /usr/local/cuda's)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
                      share it); then PROF_TRIGGER_STEPS steps (default 5)
                      from the next step, or from the step the file names
                      ("step=1200"), a trace per trigger
+     PROF_TRIGGER_STEPS  steps a trigger records (default 5)
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
    A shared library that embeds its own copy (a plugin with its own
