@@ -6,27 +6,43 @@
    writes, so Perfetto UI, chrome://tracing and the PyTorch tooling open it.
 
    MAP (search for the tag; the implementation runs in data-flow order)
-     >>api        public API and config: prof_config, functions, cycle API
-     >>hot        the hot path: PROF_SCOPE's inline record, the macros
+     >>api        public API and config: prof_config, prof_stats, functions
+     >>api-memory   memory events, totals and leaks
+     >>api-cycle    a saved cycle: events, the summary table, folded stacks
+     >>api-gpu      the GPU core's interface: prof_gpu_api, kernel records
+     >>hot        the hot path: PROF_SCOPE's inline record, NVTX/roctx
+                  ranges, the macros
+     >>bind       the runtime calls CUDA and HIP spell alike, which
+                  prof_cuda.h / prof_hip.h bind: PROF__GPU_RUNTIME,
+                  prof_<rt>Malloc / Free
      >>disabled   without PROF_ENABLE: every macro is nothing
      >>impl       implementation: kinds of record, global state, messages
      >>clock        TSC / CLOCK_MONOTONIC, calibration to ns
-     >>buffers      per-thread chunks, registration, the memory cap
-     >>events       PROF_INSTANT, PROF_COUNTER, args, thread names
+     >>buffers      per-thread chunks, registration, the memory cap, the
+                    chunk reserve
+     >>events       PROF_INSTANT, PROF_COUNTER, args, interned names,
+                    thread names, PROF_BEGIN/END's stack
      >>memory       PROF_ALLOC/FREE: live allocations, per-device totals
-     >>schedule     torch.profiler.schedule's actions
+     >>schedule     torch.profiler.schedule's actions; PROF_TRIGGER
      >>collect      a cycle's records from every thread, without stopping them
-     >>gpu          GPU core: event pairs, resolution at steps, clock alignment
-     >>analysis     the one pass every sink reads: parents, threads' tracks
-     >>json         sink: Kineto-shaped Chrome trace JSON; >>gzip its .json.gz
+     >>gpu          GPU core: event pairs, resolution at steps, clock
+                    alignment; kernel capture's records
+     >>analysis     the one pass every sink reads (parents, tracks, labels,
+                    correlations) and the walk that drives every sink
+     >>wbuf         the writers' buffer size (>>gzip's blocks use it)
+     >>gzip         .json.gz: deflate of our own, or zlib (PROF_ZLIB)
+     >>write        what the sinks share: formats by extension, the
+                    buffer, files written whole, numbers, escaped names
+     >>json         sink: Kineto-shaped Chrome trace JSON
      >>perfetto     sink: Perfetto's native protobuf format (.pftrace)
-     >>table        sink: the cycle API, key_averages() table
-     >>memreport    sink: memory per region, peaks, leaks
+     >>table        the cycle API: events, GPU regions of a saved cycle
+     >>memreport    sink: memory per region, peaks, leaks' regions
+     >>rows         sink: key_averages() table's rows, percentiles, printing
      >>stacks       sink: folded stacks
-     >>output       paths, TensorBoard's layout, saving a cycle
+     >>output       paths, TensorBoard's layout, saving a cycle, streaming
      >>open         what each thread is inside now (watchdog, crashes)
      >>process      fork, signals, other copies of prof.h, unloading
-     >>env          environment variables, config, init
+     >>env          environment variables, config, ranks, init
      >>flight       the flight recorder: a ring of steps, dumps
      >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
@@ -113,20 +129,27 @@
                      "% peak" columns (default: a known GPU's)
      PROF_FLIGHT     N: the flight recorder: every step recorded, the last N
                      kept, written only when a step takes PROF_FLIGHT_SLOW
-                     (default 3) times the median, or a trigger asks (at
-                     most once per PROF_FLIGHT_COOLDOWN s, default 300)
+                     times the median, or a trigger asks (at most once per
+                     PROF_FLIGHT_COOLDOWN seconds)
+     PROF_FLIGHT_SLOW      a slow step: this many times the median of the
+                     steps before it (default 3; 0: never)
+     PROF_FLIGHT_COOLDOWN  seconds between two dumps (default 300; 0: no
+                     limit)
      PROF_WATCHDOG   SECONDS: no PROF_STEP for that long: say on stderr what
                      every thread is inside and which GPU regions have not
                      completed; with PROF_FLIGHT, dump the ring too
      PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
                      that launched them, through CUPTI (prof_cuda.h; the
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
+     PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
+                     then /usr/local/cuda's)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
                      share it); then PROF_TRIGGER_STEPS steps (default 5)
                      from the next step, or from the step the file names
                      ("step=1200"), a trace per trigger
+     PROF_TRIGGER_STEPS  steps a trigger records (default 5)
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
    A shared library that embeds its own copy (a plugin with its own
@@ -857,6 +880,8 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF_GPU_END(stream)         prof_gpu_end(&PROF__GPU_API, PROF__VOIDP(stream))
 #define PROF_GPU_ALLOC(ptr, bytes)   prof_mem_alloc((ptr), PROF__SIZE(bytes), PROF__GPU_DEVICE())
 #define PROF_GPU_FREE(ptr)           prof_mem_free(ptr)
+
+/* ---- >>bind  the runtime calls CUDA and HIP spell alike ---------------- */
 
 /* The runtime calls that CUDA and HIP spell alike, bound once: prof_cuda.h
    expands PROF__GPU_RUNTIME(cuda, ...), prof_hip.h PROF__GPU_RUNTIME(hip, ...),
@@ -4022,7 +4047,7 @@ fail:
     return 0;
 }
 
-/* ---- >>json  sink: Kineto-shaped JSON ----------------------------------- */
+/* ---- >>wbuf  the writers' buffer size, which >>gzip's blocks use ------- */
 
 /* Writes through a 1 MiB buffer with slack behind it, so an event's fixed-size
    pieces are stored with whole-word copies and one space check per event. */
@@ -4239,6 +4264,8 @@ static void prof__gz_end(prof__gz *z) {
 
 static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->out); }
 #endif /* PROF_ZLIB */
+
+/* ---- >>write  what the sinks share: buffer, whole files, escaping ------ */
 
 /* Whether a path asks for gzip: it ends in ".gz". */
 static int prof__is_gz(const char *path) {
@@ -4506,6 +4533,8 @@ static void prof__w_str(prof__w *w, const char *s) {
 static void prof__w_free(prof__w *w) {
     free(w->buf); prof__names_free(&w->nm); free(w->arena);
 }
+
+/* ---- >>json  sink: Kineto-shaped JSON ---------------------------------- */
 
 typedef struct prof__tw {               /* trace-writing context */
     prof__w w;
@@ -5918,7 +5947,7 @@ static int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fm
     return prof__write_trace_as(cy, path, as_ops, fmt == PROF__FMT_GZ, nev);
 }
 
-/* ---- >>table  sink: the cycle API and the summary table ----------------- */
+/* ---- >>table  the cycle API: a saved cycle's events and GPU regions ----- */
 
 #define PROF__NO_PARENT   ((size_t)-1)
 
@@ -6191,6 +6220,8 @@ static void prof__mem_label(const prof__cycle *c) {
         if (prof__mem_total(c, i) && (int64_t)c->ev[i].t1 >= 0)
             prof__mem_name(&c->ev[i], c->parent[i] == PROF__NO_EVENT ? "(no region)" : prof__row_name(&c->ev[c->parent[i]]));
 }
+
+/* ---- >>rows  sink: the table's rows, percentiles, printing ------------- */
 
 /* The rows while they are summed: their strings in one buffer, an index. */
 typedef struct prof__rows {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures prof.h's hot path and writer: nanoseconds (best of 5 runs) and
 # instruction counts from callgrind (exact, unaffected by other load).
-#   bench/run.sh [build-dir]     prints a Markdown table for the README
+#   bench/run.sh [build-dir]     prints a Markdown table for bench/README.md
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build-bench}

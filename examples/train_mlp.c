@@ -27,8 +27,8 @@
 #include "mlp.h"            /* the model, the data and the loader thread */
 
 /* TRAIN_MLP_SLOW_SGD=<us>: the optimizer step takes that much longer, a
-   regression made on purpose for `prof diff` to find (README: Tables of
-   saved traces, and comparing two runs). The results do not change. */
+   regression made on purpose for `prof diff` to find (docs/tables.md:
+   Tables of saved traces, and comparing two runs). The results do not change. */
 static void slowed_on_purpose(void) {
     static long us = -1;
     if (us < 0) {
