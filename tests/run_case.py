@@ -642,7 +642,7 @@ def case_rank(binary, tmp):
     name, d, _, p = ranked(binary, tmp, "one_region", {"RANK": "4", "WORLD_SIZE": "4"})
     check("RANK='4'" in p.stderr and "distributedInfo" not in d, f"rank >= world: {p.stderr}")
     # PROF_SET_RANK wins over the environment; a bad call is refused with a message
-    name, d, _, p = ranked(binary, tmp, "set_rank", {"RANK": "3", "WORLD_SIZE": "8"})
+    name, d, _, p = ranked(binary, tmp, "rank", {"RANK": "3", "WORLD_SIZE": "8"})
     check(name == "r2.json" and d["distributedInfo"]["rank"] == 2 and d["distributedInfo"]["world_size"] == 4,
           f"PROF_SET_RANK: {name} {d.get('distributedInfo')}")
     check("PROF_SET_RANK(5, 4)" in p.stderr, f"bad PROF_SET_RANK: {p.stderr}")

@@ -333,7 +333,7 @@ static void write_twice(const prof_cycle *c, void *user) {
    instants, a hostile name among them. */
 static two_files json_and_gzip = { "t", { ".json", ".json.gz" } };
 
-static int gzip_trace(void) {
+static int gzip(void) {
     static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "optimizer" };
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -599,7 +599,7 @@ static int handler(void) {
 }
 
 /* A rank given by the engine wins over the launcher's environment. */
-static int set_rank(void) {
+static int rank(void) {
     PROF_SET_RANK(2, 4);
     PROF_SET_RANK(5, 4);                        /* refused: rank >= world size */
     PROF_INIT(NULL);
@@ -844,8 +844,8 @@ int main(int argc, char **argv) {
         { "regions", regions }, { "hostile", hostile }, { "counters", counters },
         { "args", args },       { "cap", cap },         { "lazy", lazy },
         { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "flight", flight }, { "flight_long", flight_long }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
-        { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
+        { "short_threads", short_threads }, { "gzip", gzip }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "flight", flight }, { "flight_long", flight_long }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
+        { "handler", handler }, { "rank", rank }, { "one_region", one_region },
         { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
         { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
     };
