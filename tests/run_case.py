@@ -2,6 +2,13 @@
 """Runs one scenario of tests/scenarios.c and checks what it wrote.
 
     run_case.py CASE BINARY
+    run_case.py --table BINARY KIND:NAME...
+
+CASE is a test of the table at the end of scenarios.c, checked here by
+case_CASE. --table checks that the table as CMake read it (KIND:NAME, each
+entry) is the one BINARY was compiled with, that every test of it has its
+check here and every check here its test, and that every program of
+scenarios.c is in it.
 
 Every trace is parsed back by Python's json (what TensorBoard's plugin and HTA
 use); each check states the exact behaviour expected of prof.h."""
@@ -909,11 +916,58 @@ def case_mem_tb(binary, tmp):
     check(r.returncode == 0, f"check_tb (GPU) failed:\n{r.stdout}\n{r.stderr}")
 
 
+def table(binary):
+    """The table of tests/scenarios.c as BINARY has it: [(KIND, NAME)]."""
+    p = subprocess.run([binary, "--list"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"{binary} --list exited {p.returncode}: {p.stderr}")
+    return [tuple(l.split()) for l in p.stdout.splitlines()]
+
+
+def checks():
+    """The cases this file checks: the NAME of each case_NAME."""
+    return {n[len("case_"):] for n, f in globals().items() if n.startswith("case_") and callable(f)}
+
+
+def check_table(binary, read_by_cmake):
+    compiled = table(binary)
+    cmake = [tuple(e.split(":", 1)) for e in read_by_cmake]
+    only_cmake = [f"{k}({n})" for k, n in cmake if (k, n) not in compiled]
+    only_compiled = [f"{k}({n})" for k, n in compiled if (k, n) not in cmake]
+    check(cmake == compiled, "tests/CMakeLists.txt read the table in tests/scenarios.c otherwise than it was "
+          f"compiled: CMake alone has {only_cmake}, the program alone {only_compiled}"
+          + ("" if only_cmake or only_compiled else ", in another order")
+          + " (write each entry alone on its line, as `    KIND(name),`)")
+    names = [n for _, n in compiled]
+    twice = sorted(n for n in set(names) if names.count(n) > 1)
+    check(not twice, f"entries twice in the table of tests/scenarios.c: {twice}")
+    tests = {n for k, n in compiled if k in ("CASE", "CHECK")}
+    for n in sorted(tests - checks()):
+        fail(f"the table in tests/scenarios.c has the test {n}, but run_case.py has no check case_{n}")
+    for n in sorted(checks() - tests):
+        fail(f"run_case.py checks case_{n}, which is no test of the table in tests/scenarios.c "
+             f"(add CASE({n}) or CHECK({n}) to it)")
+    # a program is a `static int name(void)` of scenarios.c; CASE and
+    # PROGRAM entries name theirs (the compiler sees to their existence)
+    src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios.c")).read()
+    programs = set(re.findall(r"^static int (\w+)\(void\)", src, re.M))
+    for n in sorted(programs - {n for k, n in compiled if k in ("CASE", "PROGRAM")}):
+        fail(f"tests/scenarios.c's program {n} is not in its table as CASE({n}) or PROGRAM({n})")
+    print(f"ok: the table's {len(tests)} tests and {len(compiled) - len(tests)} other programs agree")
+
+
 def main():
+    if sys.argv[1] == "--table":
+        check_table(os.path.abspath(sys.argv[2]), sys.argv[3:])
+        return
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
     fn = globals().get("case_" + case)
     if not fn:
-        fail(f"no case {case}")
+        kinds = dict((n, k) for k, n in table(binary))
+        if kinds.get(case) in ("CASE", "CHECK"):
+            fail(f"the table in tests/scenarios.c has the test {case}, but run_case.py has no check case_{case}")
+        if kinds.get(case) == "PROGRAM":
+            fail(f"{case} is a program that other cases' checks run, not a test")
+        fail(f"no case {case} in the table of tests/scenarios.c")
     with tempfile.TemporaryDirectory() as tmp:
         fn(binary, tmp)
     print(f"ok: {case}")
