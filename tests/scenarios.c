@@ -1,5 +1,6 @@
 /* Scenario programs for the test suite: each writes a trace (or doesn't) the
    way an engine would; tests/run_case.py runs one and checks what it wrote.
+   The table at the end names every case, for CMake and run_case.py too.
    The same source is compiled as C11 and as C++17, so both PROF_SCOPE forms
    (cleanup attribute, destructor) are exercised. */
 #define _POSIX_C_SOURCE 200809L        /* nanosleep, for the trigger case's wait */
@@ -333,7 +334,7 @@ static void write_twice(const prof_cycle *c, void *user) {
    instants, a hostile name among them. */
 static two_files json_and_gzip = { "t", { ".json", ".json.gz" } };
 
-static int gzip_trace(void) {
+static int gzip(void) {
     static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "optimizer" };
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -599,7 +600,7 @@ static int handler(void) {
 }
 
 /* A rank given by the engine wins over the launcher's environment. */
-static int set_rank(void) {
+static int rank(void) {
     PROF_SET_RANK(2, 4);
     PROF_SET_RANK(5, 4);                        /* refused: rank >= world size */
     PROF_INIT(NULL);
@@ -839,18 +840,76 @@ static int mem_lazy(void) {
     exit(0);                                    /* y leaks, on purpose */
 }
 
+/* ---- the table ----------------------------------------------------------- */
+
+/* Every scenario, one line each, in this one place: tests/CMakeLists.txt
+   reads these lines at configure time and registers scenario_c_NAME and
+   scenario_cpp_NAME for each CASE and CHECK; tests/run_case.py checks each
+   with its function case_NAME, which runs programs of this table by name;
+   `scenarios_c --list` prints the table, and the test scenario_table finds
+   the three agreeing. The kinds:
+     CASE(name)     a test, and its program: `scenarios_c name`
+     CHECK(name)    a test whose check runs other entries' programs under
+                    other settings (PROF_DISABLE=1, PROF_CLOCK, ...)
+     PROGRAM(name)  a program that other cases' checks run; no test of its own
+   The function of a CASE or a PROGRAM has the entry's name. Write an entry
+   as `    KIND(name),` alone on its line: CMake reads no other form. */
+typedef struct { const char *name, *kind; int (*run)(void); } scenario;
+#define CASE(name)    { #name, "CASE", name }
+#define CHECK(name)   { #name, "CHECK", NULL }
+#define PROGRAM(name) { #name, "PROGRAM", name }
+static const scenario scenarios[] = {
+    CASE(regions),
+    CASE(hostile),
+    CASE(counters),
+    CASE(args),
+    CHECK(disable),             /* regions, PROF_DISABLE=1 and a bad value */
+    CASE(cap),
+    CHECK(unwritable),          /* regions, writing where it cannot */
+    CHECK(long_paths),          /* regions and schedule, paths too long */
+    CASE(long_names),
+    CASE(lazy),
+    CASE(lazy_steps),
+    CASE(short_threads),
+    CASE(gzip),
+    CASE(perfetto),
+    CASE(stream),
+    CASE(dynamic),
+    CASE(trigger),
+    CASE(flight),
+    CASE(flight_long),
+    CASE(schedule),
+    CASE(cycles_threads),
+    CASE(config),
+    CHECK(monotonic),           /* regions, PROF_CLOCK=monotonic */
+    CASE(handler),
+    CASE(rank),
+    PROGRAM(one_region),        /* rank's check, under each launcher's variables */
+    CASE(mem_basic),
+    CASE(mem_threads),
+    CASE(mem_bad),
+    CASE(mem_window),
+    CASE(mem_peak),
+    CASE(mem_lazy),
+    CHECK(mem_tb),              /* mem_basic and mem_peak, read by TensorBoard */
+};
+#undef CASE
+#undef CHECK
+#undef PROGRAM
+
 int main(int argc, char **argv) {
-    static const struct { const char *name; int (*run)(void); } cases[] = {
-        { "regions", regions }, { "hostile", hostile }, { "counters", counters },
-        { "args", args },       { "cap", cap },         { "lazy", lazy },
-        { "schedule", schedule }, { "lazy_steps", lazy_steps },
-        { "short_threads", short_threads }, { "gzip", gzip_trace }, { "perfetto", perfetto }, { "stream", stream }, { "dynamic", dynamic }, { "trigger", trigger }, { "flight", flight }, { "flight_long", flight_long }, { "long_names", long_names }, { "cycles_threads", cycles_threads }, { "config", config },
-        { "handler", handler }, { "set_rank", set_rank }, { "one_region", one_region },
-        { "mem_basic", mem_basic }, { "mem_threads", mem_threads }, { "mem_bad", mem_bad },
-        { "mem_window", mem_window }, { "mem_peak", mem_peak }, { "mem_lazy", mem_lazy },
-    };
-    for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
-        if (!strcmp(argv[1], cases[i].name)) return cases[i].run();
-    fprintf(stderr, "usage: %s CASE\n", argv[0]);
+    size_t n = sizeof scenarios / sizeof scenarios[0];
+    if (argc > 1 && !strcmp(argv[1], "--list")) {   /* KIND NAME, a line each */
+        for (size_t i = 0; i < n; i++) printf("%s %s\n", scenarios[i].kind, scenarios[i].name);
+        return 0;
+    }
+    for (size_t i = 0; argc > 1 && i < n; i++) {
+        if (strcmp(argv[1], scenarios[i].name)) continue;
+        if (scenarios[i].run) return scenarios[i].run();
+        fprintf(stderr, "%s: %s is a check of other programs (run_case.py %s), no program\n",
+                argv[0], argv[1], argv[1]);
+        return 2;
+    }
+    fprintf(stderr, "usage: %s CASE|--list\n", argv[0]);
     return 2;
 }

@@ -3,6 +3,7 @@
 the case needs and checks exactly what the promise says.
 
     check.py CASE BINARY         (in a scratch directory, emptied by the caller)
+    check.py --table CASE...     every CASE has its check here, every check its CASE
 """
 import os
 import re
@@ -12,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from run_case import check, load  # noqa: E402
+from run_case import check, fail, load  # noqa: E402
 
 
 def clean_env(env):
@@ -407,9 +408,30 @@ def case_killed(binary):
           f"{t.cut} bytes of a cut packet, {t.nested} nested slices; 40 cuts of it read back")
 
 
+def checks():
+    """The cases this file checks: the CASE of each case_CASE."""
+    return {n[len("case_"):] for n, f in globals().items() if n.startswith("case_") and callable(f)}
+
+
+def check_table(cases):
+    """CASES, the programs tests/CMakeLists.txt registers, each have a
+    check here, and each check here its program."""
+    for case in sorted(set(cases) - checks()):
+        fail(f"tests/robustness/{case}.c is the case robust_{case}, but check.py has no check case_{case}")
+    for case in sorted(checks() - set(cases)):
+        fail(f"check.py checks case_{case}, but no tests/robustness/{case}.c is registered as robust_{case}")
+    print(f"ok: {len(cases)} cases, each with its check")
+
+
 def main():
+    if sys.argv[1] == "--table":
+        check_table(sys.argv[2:])
+        return
     case, binary = sys.argv[1], os.path.abspath(sys.argv[2])
-    globals()["case_" + case](binary, *map(os.path.abspath, sys.argv[3:]))
+    fn = globals().get("case_" + case)
+    if not fn:
+        fail(f"check.py has no check case_{case} of tests/robustness/{case}.c")
+    fn(binary, *map(os.path.abspath, sys.argv[3:]))
     print(f"ok: {case}")
 
 
