@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks tools/prof_merge.
+"""Checks the prof tool (tools/prof): prof merge, prof table, prof diff.
 
-    test_merge.py CASE PROF_MERGE MERGE_RANKS
+    test_merge.py CASE PROF MERGE_RANKS
 
 align   2 and 4 synthetic ranks whose clocks are off by known amounts, sync
         points with per-rank jitter (and one straggler): the offsets are the
@@ -70,8 +70,9 @@ def ns_of(x):
 
 
 def merge(tool, args, cwd, expect_rc=0):
-    p = subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
-    check(p.returncode == expect_rc, f"prof_merge {' '.join(args)} exited {p.returncode}, not {expect_rc}:\n"
+    """prof merge ARGS"""
+    p = subprocess.run([tool, "merge"] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+    check(p.returncode == expect_rc, f"prof merge {' '.join(args)} exited {p.returncode}, not {expect_rc}:\n"
           f"{p.stderr}")
     return p
 
@@ -429,7 +430,8 @@ def one_line_error(p, rc=2):
 
 
 def run_raw(tool, args, cwd):
-    return subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+    """prof merge ARGS, whatever it does"""
+    return subprocess.run([tool, "merge"] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
 
 
 def case_errors(tool, _ranks_bin, tmp):
