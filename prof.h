@@ -315,7 +315,7 @@ PROF__FN const char *prof_intern(const char *s, size_t n) PROF__OFF(return s;)
    environment (torchrun, Open MPI, MPICH/PMI, Slurm) unless set here. */
 PROF__FN void prof_set_rank(int rank, int world_size) PROF__OFF()
 /* A cross-rank clock sync point: call right after a barrier, on every rank.
-   The n-th sync of each rank marks the same moment; prof_merge aligns the
+   The n-th sync of each rank marks the same moment; prof merge aligns the
    ranks' traces on them. */
 PROF__FN void prof_sync(void) PROF__OFF()
 

@@ -12,7 +12,7 @@
      - every collective inside a region named after it, with its size, so the
        time a rank waits for the others is visible and the table sums it;
      - MPI_Barrier then PROF_SYNC() at the start of every step: a moment all
-       ranks share, which tools/prof_merge uses to align the ranks' clocks
+       ranks share, which prof merge (tools/prof) uses to align the ranks' clocks
        when it merges their traces into one (one process per rank).
 
    Build and run (from examples/, Open MPI or MPICH):
@@ -23,7 +23,7 @@
    Rank 0 prints the loss, the accuracy and, for each of the two recorded
    cycles, the summary table of its own regions (PROF_TABLE=...,ranks=all:
    every rank's). Then
-       prof_merge -o merged.json train_mlp_mpi_rank*.1.json
+       prof merge -o merged.json train_mlp_mpi_rank*.1.json
    gives one trace of all ranks for https://ui.perfetto.dev. PROF_RANKS=0
    records rank 0 only; the other PROF_* variables work as in train_mlp.c.
 */

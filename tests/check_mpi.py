@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs examples/train_mlp_mpi under MPI and checks the ranks' traces.
 
-    check_mpi.py --np N --mpiexec PATH [--merge PROF_MERGE] BINARY
+    check_mpi.py --np N --mpiexec PATH [--prof PROF] BINARY
 
 In the current directory (a scratch directory, emptied by the caller):
   1. mpiexec -n N BINARY 16: 16 steps, two recorded cycles (steps 6-8 and
@@ -11,7 +11,7 @@ In the current directory (a scratch directory, emptied by the caller):
      with this rank before traceEvents (as HTA's regex finds it), the rank in
      the process name, the cycle's steps, one allreduce region and one
      prof_sync per step, the same sync numbers on every rank;
-  3. with --merge: prof_merge on cycle 1's files, each first put on a clock
+  3. with --prof: prof merge on cycle 1's files, each first put on a clock
      seconds off the others (as on different hosts), gives one trace with a
      process per rank (pid = rank), each rank's events all moved by one
      offset that puts it back on the true clock as closely as its barrier
@@ -129,7 +129,7 @@ def clock_skew_ns(r):
     return (-1) ** r * r * 1_234_567_891
 
 
-def check_merge(prof_merge, files, np, rank_traces, tol_ms, no_spread_check):
+def check_merge(prof, files, np, rank_traces, tol_ms, no_spread_check):
     # The ranks here share one machine's clock, on which a merge that ignored
     # the sync points would pass. So each rank's trace is first put on a clock
     # of its own, as on hosts whose clocks disagree by seconds: its
@@ -145,7 +145,7 @@ def check_merge(prof_merge, files, np, rank_traces, tol_ms, no_spread_check):
         open(skewed[-1], "w", encoding="utf-8").write(text)
 
     out = "merged.json"
-    cmd = [prof_merge, "-o", out] + skewed
+    cmd = [prof, "merge", "-o", out] + skewed
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     with open(out, "rb") as f:
@@ -236,7 +236,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, required=True)
     ap.add_argument("--mpiexec", required=True)
-    ap.add_argument("--merge", default="", help="prof_merge; empty: no prof_merge in this build, not checked")
+    ap.add_argument("--prof", default="", help="the prof tool; empty: none in this build, the merge not checked")
     ap.add_argument("--sync-tolerance-ms", type=float, default=2.0)
     ap.add_argument("--no-spread-check", default="", metavar="REASON",
                     help="print the merged sync spread but do not check it, saying why")
@@ -259,11 +259,11 @@ def main():
               f"{max(spreads([sync_ns(d) for d in traces[c]]).values()) / 1000:.1f} us apart")
 
     files = [f"train_mlp_mpi_rank{r}.1.json" for r in range(np)]
-    if args.merge:
-        check(os.path.exists(args.merge), f"{args.merge} is not built (cmake --build ... --target prof_merge)")
-        check_merge(args.merge, files, np, traces[1], args.sync_tolerance_ms, args.no_spread_check)
+    if args.prof:
+        check(os.path.exists(args.prof), f"{args.prof} is not built (cmake --build ... --target prof_cli)")
+        check_merge(args.prof, files, np, traces[1], args.sync_tolerance_ms, args.no_spread_check)
     else:
-        print("merge: not checked, this build has no prof_merge target")
+        print("merge: not checked, this build has no prof tool (target prof_cli)")
     check_hta(files, np)
     print(f"ok: mpi np={np}")
 

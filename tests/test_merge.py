@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks tools/prof_merge.
+"""Checks the prof tool (tools/prof): prof merge, prof table, prof diff.
 
-    test_merge.py CASE PROF_MERGE MERGE_RANKS
+    test_merge.py CASE PROF MERGE_RANKS
 
 align   2 and 4 synthetic ranks whose clocks are off by known amounts, sync
         points with per-rank jitter (and one straggler): the offsets are the
@@ -70,8 +70,9 @@ def ns_of(x):
 
 
 def merge(tool, args, cwd, expect_rc=0):
-    p = subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
-    check(p.returncode == expect_rc, f"prof_merge {' '.join(args)} exited {p.returncode}, not {expect_rc}:\n"
+    """prof merge ARGS"""
+    p = subprocess.run([tool, "merge"] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+    check(p.returncode == expect_rc, f"prof merge {' '.join(args)} exited {p.returncode}, not {expect_rc}:\n"
           f"{p.stderr}")
     return p
 
@@ -192,7 +193,7 @@ def check_merge(tool, tmp, ranks, order, expect_base=None):
 
     check(d["prof_merged_ranks"] == [r.rank for r in ranks], f"ranks {d['prof_merged_ranks']}")
     check("distributedInfo" not in d, "a merged trace has no distributedInfo")
-    want_lines = [f"prof_merge: rank {ref.rank} (rank{ref.rank}.json): reference clock, {len(ref.sync_local)} sync points"]
+    want_lines = [f"prof merge: rank {ref.rank} (rank{ref.rank}.json): reference clock, {len(ref.sync_local)} sync points"]
     offsets = {}
     for r in ranks:
         off, n, resid = median_offset(ref, r)
@@ -201,9 +202,9 @@ def check_merge(tool, tmp, ranks, order, expect_base=None):
               f"rank {r.rank}: offset {d['prof_merge_offsets_ns'][str(r.rank)]}, the median is {off}")
         if r is not ref:
             sign = "-" if off < 0 else "+"
-            want_lines.append(f"prof_merge: rank {r.rank} (rank{r.rank}.json): offset {sign}{us(abs(off))} us "
+            want_lines.append(f"prof merge: rank {r.rank} (rank{r.rank}.json): offset {sign}{us(abs(off))} us "
                               f"from {n} sync points, residual {us(resid)} us")
-    want_lines.append(f"prof_merge: wrote m.json: {len(ranks)} ranks, {len(d['traceEvents'])} events")
+    want_lines.append(f"prof merge: wrote m.json: {len(ranks)} ranks, {len(d['traceEvents'])} events")
     check(p.stderr.splitlines() == want_lines, f"report:\n{p.stderr}\nexpected:\n" + "\n".join(want_lines))
 
     # the merged base: the reference's, or whole seconds earlier if an event would precede it
@@ -390,7 +391,7 @@ def case_format(tool, _ranks_bin, tmp):
 
     # --help
     p = merge(tool, ["--help"], tmp)
-    check("usage: prof_merge" in p.stdout and ".json.gz" in p.stdout and ".pftrace" in p.stdout, f"--help: {p.stdout}")
+    check("usage: prof merge" in p.stdout and ".json.gz" in p.stdout and ".pftrace" in p.stdout, f"--help: {p.stdout}")
 
 
 INVALID = [   # (text, byte of the error)
@@ -422,14 +423,15 @@ INVALID = [   # (text, byte of the error)
 
 def one_line_error(p, rc=2):
     check(p.returncode == rc, f"exit {p.returncode}, expected {rc}: {p.stderr}")
-    check(p.stderr.count("\n") == 1 and p.stderr.endswith("\n") and p.stderr.startswith("prof_merge: "),
+    check(p.stderr.count("\n") == 1 and p.stderr.endswith("\n") and p.stderr.startswith("prof merge: "),
           f"not one line: {p.stderr!r}")
     check(p.stdout == "", f"stdout: {p.stdout!r}")
     return p.stderr.rstrip("\n")
 
 
 def run_raw(tool, args, cwd):
-    return subprocess.run([tool] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
+    """prof merge ARGS, whatever it does"""
+    return subprocess.run([tool, "merge"] + args, cwd=cwd, capture_output=True, encoding="utf-8", timeout=120)
 
 
 def case_errors(tool, _ranks_bin, tmp):
@@ -447,42 +449,42 @@ def case_errors(tool, _ranks_bin, tmp):
 
     for text, at in INVALID:
         msg = bad(text)
-        check(msg == f"prof_merge: bad.json: not valid JSON at byte {at}", f"{text!r}: {msg}")
+        check(msg == f"prof merge: bad.json: not valid JSON at byte {at}", f"{text!r}: {msg}")
     # every prefix of a valid trace is invalid at its end
     data = good.text.encode()
     for cut in range(0, len(data) - 2, 97):
         msg = bad(data[:cut])
-        check(msg == f"prof_merge: bad.json: not valid JSON at byte {cut}", f"cut at {cut}: {msg}")
+        check(msg == f"prof merge: bad.json: not valid JSON at byte {cut}", f"cut at {cut}: {msg}")
     # nesting deeper than the parser goes: one line, not a crash
     msg = bad(b'{"traceEvents":[{"args":' + b"[" * 5000 + b"]" * 5000 + b"}]}")
-    check(msg.startswith("prof_merge: bad.json: JSON nested deeper than 1000 levels at byte "), msg)
+    check(msg.startswith("prof merge: bad.json: JSON nested deeper than 1000 levels at byte "), msg)
     # valid JSON that is no trace
-    check(bad(b"[]") == "prof_merge: bad.json: not a trace: the top level is not an object", "array")
-    check(bad(b'{"traceEvents":{}}') == "prof_merge: bad.json: not a trace: no traceEvents array", "no events")
-    check(bad(b'{"traceEvents":[{},7]}') == "prof_merge: bad.json: not a trace: traceEvents[1] is not an object",
+    check(bad(b"[]") == "prof merge: bad.json: not a trace: the top level is not an object", "array")
+    check(bad(b'{"traceEvents":{}}') == "prof merge: bad.json: not a trace: no traceEvents array", "no events")
+    check(bad(b'{"traceEvents":[{},7]}') == "prof merge: bad.json: not a trace: traceEvents[1] is not an object",
           "event not an object")
     check(bad(b'{"distributedInfo":{"rank":"x"},"traceEvents":[]}') ==
-          'prof_merge: bad.json: distributedInfo.rank "x" is not a rank', "bad rank")
+          'prof merge: bad.json: distributedInfo.rank "x" is not a rank', "bad rank")
     check(bad(b'{"distributedInfo":{"rank":1000},"traceEvents":[]}') ==
-          "prof_merge: bad.json: rank 1000: prof_merge numbers ranks 0 to 999", "rank too large")
+          "prof merge: bad.json: rank 1000: prof merge numbers ranks 0 to 999", "rank too large")
     check(bad(b'{"traceEvents":[{"ph":"X","cat":"kernel","pid":100,"ts":1}]}') ==
-          "prof_merge: bad.json: GPU process 100: prof_merge needs a device index 0 to 99 as its pid", "device")
+          "prof merge: bad.json: GPU process 100: prof merge needs a device index 0 to 99 as its pid", "device")
     check(bad(b'{"traceEvents":[{"ph":"X","pid":1,"ts":1e30}]}') ==
-          "prof_merge: bad.json: event at byte 16: ts 1e30 is out of range", "ts range")
+          "prof merge: bad.json: event at byte 16: ts 1e30 is out of range", "ts range")
     # the same rank twice, a missing file, bad options
     good.write(os.path.join(tmp, "again.json"))
     check(one_line_error(run_raw(tool, ["good.json", "again.json"], tmp)) ==
-          "prof_merge: good.json and again.json are both rank 0", "duplicate rank")
+          "prof merge: good.json and again.json are both rank 0", "duplicate rank")
     check(one_line_error(run_raw(tool, ["good.json", "nope.json"], tmp)) ==
-          "prof_merge: nope.json: cannot open: No such file or directory", "missing file")
-    check(one_line_error(run_raw(tool, ["good.json", "."], tmp)).startswith("prof_merge: .: cannot read: "),
+          "prof merge: nope.json: cannot open: No such file or directory", "missing file")
+    check(one_line_error(run_raw(tool, ["good.json", "."], tmp)).startswith("prof merge: .: cannot read: "),
           "a directory")
-    check(one_line_error(run_raw(tool, [], tmp)).startswith("prof_merge: no traces to merge (usage: "), "no args")
+    check(one_line_error(run_raw(tool, [], tmp)).startswith("prof merge: no traces to merge (usage: "), "no args")
     check(one_line_error(run_raw(tool, ["-x", "good.json"], tmp)) ==
-          "prof_merge: unknown option '-x' (prof_merge --help shows the usage)", "unknown option")
-    check(one_line_error(run_raw(tool, ["good.json", "-o"], tmp)) == "prof_merge: -o needs a file name", "-o")
+          "prof merge: unknown option '-x' (prof merge --help shows the usage)", "unknown option")
+    check(one_line_error(run_raw(tool, ["good.json", "-o"], tmp)) == "prof merge: -o needs a file name", "-o")
     msg = one_line_error(run_raw(tool, ["-o", "no/such/dir/m.json", "good.json"], tmp))
-    check(msg == "prof_merge: no/such/dir/m.json: cannot write: No such file or directory", msg)
+    check(msg == "prof merge: no/such/dir/m.json: cannot write: No such file or directory", msg)
     # after all of that the old output is untouched and nothing half-written is left
     with open(os.path.join(tmp, "merged.json")) as f:
         check(f.read() == "old", "a failed merge overwrote merged.json")
@@ -496,8 +498,8 @@ def case_errors(tool, _ranks_bin, tmp):
     p = run_raw(tool, ["-q", "good.json", "late.json", "none.json"], tmp)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     check(p.stderr.splitlines() == [
-        "prof_merge: warning: rank 1 (late.json) shares no sync point with rank 0; aligned by wall clock (offset 0)",
-        "prof_merge: warning: rank 2 (none.json) shares no sync point with rank 0; aligned by wall clock (offset 0)"],
+        "prof merge: warning: rank 1 (late.json) shares no sync point with rank 0; aligned by wall clock (offset 0)",
+        "prof merge: warning: rank 2 (none.json) shares no sync point with rank 0; aligned by wall clock (offset 0)"],
         f"warnings: {p.stderr}")
     d, _ = load(os.path.join(tmp, "merged.json"))
     check(d["prof_merge_offsets_ns"] == {"0": 0, "1": 0, "2": 0}, f"offsets {d['prof_merge_offsets_ns']}")
@@ -586,7 +588,7 @@ def case_gzip(tool, _ranks_bin, tmp):
     with open(os.path.join(tmp, "bad.json.gz"), "wb") as f:
         f.write(bytes(data))
     p = merge(tool, ["rank0.json", "bad.json.gz"], tmp, expect_rc=2)
-    check(p.stderr == "prof_merge: bad.json.gz: not a valid gzip file: its CRC-32 does not match\n",
+    check(p.stderr == "prof merge: bad.json.gz: not a valid gzip file: its CRC-32 does not match\n",
           f"stderr: {p.stderr!r}")
 
 
@@ -784,7 +786,7 @@ def case_perfetto(tool, ranks_bin, tmp):
     with open(os.path.join(tmp, "j.json"), "w") as f:
         f.write('{"traceEvents": []}')
     p = merge(tool, ["s0.pftrace", "j.json"], tmp, expect_rc=2)
-    check("s0.pftrace is a Perfetto trace and j.json a JSON one: prof_merge merges traces of one format" in p.stderr,
+    check("s0.pftrace is a Perfetto trace and j.json a JSON one: prof merge merges traces of one format" in p.stderr,
           f"stderr: {p.stderr}")
     p = merge(tool, ["-o", "m.json", "s0.pftrace", "s1.pftrace"], tmp, expect_rc=2)
     check("m.json: the inputs are Perfetto traces and so is the merged trace: name it .pftrace" in p.stderr,

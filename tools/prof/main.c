@@ -1,0 +1,98 @@
+/* main.c - `prof`, the command-line tool of prof.h: reads the traces a run
+   saved and dispatches to its commands (merge.c, table.c, diff.c); and the
+   program's messages (one line on stderr, exit status 2 on an error).
+
+   Build: the CMake target prof_cli (its output is named prof: the library
+   target is prof), or by hand from the repository root, every .c file of
+   tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread
+   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c (the
+   commands), trace.c, read_json.c, read_pftrace.c, inflate.c (reading
+   traces), prof_link.c (prof.h's implementation: the one file that uses its
+   private names). */
+#include "tool.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: prof COMMAND [ARGS]\n"
+    "\n"
+    "Commands on the traces prof.h writes (.json, .json.gz, .pftrace; a gzipped\n"
+    "one of either format is read as it is):\n"
+    "\n"
+    "  prof merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "      One trace of the per-rank traces of a distributed run, every rank\n"
+    "      moved onto the clock of the lowest by the PROF_SYNC() points they\n"
+    "      share. Perfetto traces merge into a Perfetto trace (-o merged.pftrace).\n"
+    "      prof merge --help says more.\n"
+    "  prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]\n"
+    "      The summary table of a saved trace: the table the run would have\n"
+    "      printed with PROF_TABLE set to that spec (default: every row, by\n"
+    "      self CPU time). Memory and GPU columns are not rebuilt.\n"
+    "  prof diff BASE NEW [--min-change PCT] [--fail-over PCT]\n"
+    "      Per region, by name: calls, self and total time in both traces and\n"
+    "      the change, largest change of self time first. Regions that changed\n"
+    "      less than --min-change (default 5%) are left out. --fail-over PCT:\n"
+    "      exit status 1 when a region of both grew in total time by more.\n"
+    "  prof help [COMMAND]\n"
+    "      This text, or a command's.\n"
+    "\n"
+    "Exit status: 0 done, 1 prof diff's --fail-over exceeded, 2 an error (one\n"
+    "line on stderr says why).\n";
+
+/* ======================================================================== */
+/*  Messages                                                                */
+/* ======================================================================== */
+
+static const char *g_prog = "prof";    /* or the command's: "prof merge", "prof table", "prof diff" */
+
+static void vnote(const char *fmt, va_list ap) {
+    fputs(g_prog, stderr);
+    fputs(": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vnote(fmt, ap);
+    va_end(ap);
+}
+
+_Noreturn void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vnote(fmt, ap);
+    va_end(ap);
+    if (g_partial) remove(g_partial);
+    exit(2);
+}
+
+/* ======================================================================== */
+/*  main                                                                    */
+/* ======================================================================== */
+
+int main(int argc, char **argv) {
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (!cmd) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    if (!strcmp(cmd, "merge")) {
+        g_prog = "prof merge";
+        return cmd_merge(argc - 1, argv + 1);
+    }
+    if (!strcmp(cmd, "table")) {
+        g_prog = "prof table";
+        return cmd_table(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "diff")) {
+        g_prog = "prof diff";
+        return cmd_diff(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        fputs(argc > 2 && !strcmp(argv[2], "merge") ? merge_usage : usage, stdout);
+        return 0;
+    }
+    die("unknown command '%s' (prof help lists them)", cmd);
+}
