@@ -9,6 +9,7 @@
      >>api        public API and config: prof_config, prof_stats, functions
      >>api-memory   memory events, totals and leaks
      >>api-cycle    a saved cycle: events, the summary table, folded stacks
+     >>api-model    a cycle made from outside: a saved trace read back
      >>api-gpu      the GPU core's interface: prof_gpu_api, kernel records
      >>hot        the hot path: PROF_SCOPE's inline record, NVTX/roctx
                   ranges, the macros
@@ -29,6 +30,7 @@
                     alignment; kernel capture's records
      >>analysis     the one pass every sink reads (parents, tracks, labels,
                     correlations) and the walk that drives every sink
+     >>model        cycles made from outside (the prof tool's readers)
      >>wbuf         the writers' buffer size (>>gzip's blocks use it)
      >>gzip         .json.gz: deflate of our own, or zlib (PROF_ZLIB)
      >>write        what the sinks share: formats by extension, the
@@ -205,6 +207,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>                     /* strlen: PROF_SCOPE_DYN; memset */
+
+/* A null pointer in header code: nullptr in C++ (-Wzero-as-null-pointer-constant). */
+#ifdef __cplusplus
+#define PROF__NULLPTR nullptr
+#else
+#define PROF__NULLPTR NULL
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -437,7 +446,36 @@ typedef struct prof_table {
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
     PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 PROF__FN void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) PROF__OFF() /* 0: all */
+/* A table spec as PROF_TABLE takes it ("sort=self_cpu,rows=20,group=args,
+   percentiles") into prof_cycle_table's sort and group and print's rows;
+   0 (nothing said) if it is not one. */
+PROF__FN int  prof_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group) PROF__OFF(return 0;)
 PROF__FN void prof_table_free(prof_table *t) PROF__OFF()
+
+/* ---- >>api-model  a cycle made from outside: a saved trace read back ------
+   The prof tool's readers (and any program with a timeline to show) build a
+   cycle that the table, folded stacks and writers take as they take one the
+   recorder saved. Times are ns from any origin, 0 or later; names, keys and
+   string values are kept as pointers and must outlive the cycle (literals,
+   or prof_intern's copies). Add threads, and each thread's regions and
+   steps in any order, each followed by its arguments; prof_model_finish
+   puts the records in the order the recorder keeps them (a region when it
+   ends, its arguments before it) and runs the analysis every sink reads.
+   Functions that can fail return 0 (or -1 for an index) when memory runs
+   out; prof_cycle_free releases what prof_model_new made, and nothing else. */
+PROF__FN prof_cycle *prof_model_new(void) PROF__OFF(return PROF__NULLPTR;)
+/* The index of the thread tid, added on first sight; a name names it. */
+PROF__FN int prof_model_thread(prof_cycle *c, long tid, const char *name) PROF__OFF(return -1;)
+PROF__FN int prof_model_region(prof_cycle *c, int thread, const char *name, int64_t t0_ns, int64_t t1_ns)
+    PROF__OFF(return 0;)
+/* ProfilerStep#number, which the table files under "ProfilerStep*" */
+PROF__FN int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t t0_ns, int64_t t1_ns)
+    PROF__OFF(return 0;)
+/* An argument of the region or step added last. */
+PROF__FN int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) PROF__OFF(return 0;)
+PROF__FN int prof_model_arg_str(prof_cycle *c, const char *key, const char *value) PROF__OFF(return 0;)
+PROF__FN int prof_model_finish(prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN void prof_cycle_free(prof_cycle *c) PROF__OFF()
 
 /* ---- >>api-gpu  GPU regions: the backend-neutral core's interface ----------
    With prof_cuda.h or prof_hip.h included (instead of prof.h):
@@ -675,12 +713,6 @@ static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
    the same with roctx ranges for rocprof (link -lroctx64). Pushed before the
    region's clock starts and popped after it stops: their cost is not in the
    region's time. Define it for every unit, as PROF_ENABLE. */
-/* A null pointer in header code: nullptr in C++ (-Wzero-as-null-pointer-constant). */
-#ifdef __cplusplus
-#define PROF__NULLPTR nullptr
-#else
-#define PROF__NULLPTR NULL
-#endif
 
 #if defined(PROF_NVTX)
 #include <nvtx3/nvToolsExt.h>
@@ -1384,6 +1416,12 @@ static int64_t prof__tick_ns(uint64_t tick) { return prof__tick_ns_by(tick, prof
    the offset already holding the shift to the trace's own origin. Kept in
    the writer, so converting a tick is a subtraction, a product and an add. */
 typedef struct prof__tclock { uint64_t tick0; int64_t off; prof__scale scale; } prof__tclock;
+
+/* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
+   just before init: small values keep the readers' doubles exact. ns since
+   baseTimeNanoseconds = prof__tick_ns() + this. */
+static int64_t prof__trace_base(void) { return prof__g.clk.wall0 - prof__g.clk.wall0 % 1000000000; }
+static int64_t prof__trace_shift(void) { return prof__g.clk.wall0 - prof__trace_base() - prof__g.clk.mono0; }
 
 static prof__tclock prof__tclock_now(int64_t shift) {
     prof__tclock c;
@@ -2386,6 +2424,9 @@ typedef struct prof__cycle {
     uint32_t *gcorr, *kcorr[2];         /* correlations, sorted: of the GPU regions; of
                                            kernel capture's runtime calls, and the rest */
     size_t ngcorr, nkcorr[2];
+    prof__tclock clk;                   /* its ticks as ns since base_ns (prof__cycle_clock) */
+    int64_t base_ns;                    /* the trace's baseTimeNanoseconds */
+    int model;                          /* made by prof_model_new: prof_cycle_free frees it */
     uint64_t clipped;                   /* regions that began before the window (K_CLIPPED) */
     uint64_t until;                     /* collected up to this tick */
     const char *reason;                 /* a flight recorder's dump: why ("slow_step"), else NULL */
@@ -2394,6 +2435,14 @@ typedef struct prof__cycle {
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
+
+/* The cycle's clock: the recorder's calibration now. Set when it is
+   collected, and again when it is saved, after the calibration's last
+   refinement: every sink converts its ticks with it. */
+static void prof__cycle_clock(prof__cycle *cy) {
+    cy->clk = prof__tclock_now(prof__trace_shift());
+    cy->base_ns = prof__trace_base();
+}
 
 static void prof__chunk_release(prof__chunk *c) {   /* under lock */
     __atomic_fetch_sub(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
@@ -2590,6 +2639,7 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     prof__g.rec.spillcap = spillcap;
     if (cy) {
         if (oom) cy->oom = 1;
+        prof__cycle_clock(cy);
         cy->dropped = dropped - prof__g.rec.dropped_reported;
         cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
         if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
@@ -3704,7 +3754,7 @@ static prof__gdur *prof__gpu_durations(const prof__cycle *cy) {
     if (!d) return NULL;
     for (size_t i = 0; i < cy->ngpu; i++) {
         d[i].corr = cy->gpu[i].corr;
-        d[i].ns = prof__tick_ns((uint64_t)cy->gpu[i].t1) - prof__tick_ns((uint64_t)cy->gpu[i].t0);
+        d[i].ns = prof__tclock_ns(&cy->clk, (uint64_t)cy->gpu[i].t1) - prof__tclock_ns(&cy->clk, (uint64_t)cy->gpu[i].t0);
     }
     qsort(d, cy->ngpu, sizeof *d, prof__gdur_cmp);
     return d;
@@ -3760,7 +3810,7 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
         const prof__gact *call = &cy->act[f->ns];
         k[m].tid = call->tid;
         k[m].t = call->t0;
-        k[m++].cum = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+        k[m++].cum = prof__tclock_ns(&cy->clk, g->t1) - prof__tclock_ns(&cy->clk, g->t0);
     }
     qsort(k, m, sizeof *k, prof__klaunch_cmp);
     int64_t sum = 0;
@@ -3870,7 +3920,8 @@ static int prof__walk_times(prof__walker *w, const prof__cycle *cy, unsigned nee
                             size_t *nm) {
     const prof__ev *e = r->e;
     size_t i = r->idx;
-    int64_t total = prof__tick_ns(e->t1) - prof__tick_ns(e->t0), kids = 0, kids_gpu = 0, gpu = -1;
+    int64_t total = prof__tclock_ns(&cy->clk, e->t1) - prof__tclock_ns(&cy->clk, e->t0), kids = 0, kids_gpu = 0;
+    int64_t gpu = -1;
     int64_t cpu_mem = 0, gpu_mem = 0;
     if (need & PROF__NEED_MEM) {
         while (*nm && cy->parent[w->mpend[*nm - 1]] == i) {
@@ -4045,6 +4096,157 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
 fail:
     prof__walk_free(&w);
     return 0;
+}
+
+/* ---- >>model  a cycle made from outside (>>api-model) ----------------------
+   Its records are those the recorder would have kept, on a clock of its own:
+   a tick is a nanosecond, counted from 1 (the analysis takes a tick of 0 for
+   "none"), so ns = tick - 1. Each region or step and its arguments are a
+   unit, put in the recorder's order at the finish. */
+typedef struct prof__munit { uint32_t th; uint64_t t0, t1; size_t first, last; } prof__munit;
+
+typedef struct prof__model {
+    prof__cycle cy;                     /* first: the cycle is the model */
+    prof__munit *unit;
+    size_t nunit, ucap, thcap;
+    int open;                           /* a unit takes arguments */
+} prof__model;
+
+static prof__model *prof__model_of(prof_cycle *c) { return c && c->model ? (prof__model *)(void *)c : NULL; }
+
+prof_cycle *prof_model_new(void) {
+    prof__model *m = (prof__model *)calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->cy.model = 1;
+    m->cy.index = 1;
+    m->cy.clk.tick0 = 0;
+    m->cy.clk.off = -1;
+#ifdef __SIZEOF_INT128__
+    m->cy.clk.scale = (prof__scale)1 << 32;
+#else
+    m->cy.clk.scale = 1.0;
+#endif
+    return &m->cy;
+}
+
+int prof_model_thread(prof_cycle *c, long tid, const char *name) {
+    prof__model *m = prof__model_of(c);
+    if (!m) return -1;
+    size_t k = 0;
+    while (k < c->nth && c->th[k].tid != tid) k++;
+    if (k == c->nth) {
+        struct prof__tinfo *th = (struct prof__tinfo *)prof__grow(c->th, &m->thcap, k + 1, sizeof *th);
+        if (!th || k >= 0xFFFFFFFu) {
+            c->oom = 1;                 /* prof_model_finish says so */
+            return -1;
+        }
+        c->th = th;
+        memset(&th[k], 0, sizeof th[k]);
+        th[k].tid = tid;
+        c->nth++;
+    }
+    if (name) c->th[k].name = name;
+    return (int)k;
+}
+
+/* One record into the model; 0 when memory runs out. */
+static int prof__model_rec(prof__model *m, uint32_t kind, const char *name, uint64_t t0, uint64_t t1, uint32_t aux,
+                           uint32_t th) {
+    prof__cycle *c = &m->cy;
+    prof__ev e;
+    e.name = name;
+    e.t0 = t0;
+    e.t1 = t1;
+    e.aux = aux;
+    e.kind = kind & 15u;
+    e.th = th & 0xFFFFFFFu;
+    prof__ev_append(&c->ev, &c->n, &c->cap, &e, &c->oom);
+    return !c->oom;
+}
+
+static int prof__model_span(prof_cycle *c, int thread, uint32_t kind, const char *name, uint32_t aux, int64_t t0_ns,
+                            int64_t t1_ns) {
+    prof__model *m = prof__model_of(c);
+    if (m) m->open = 0;                 /* arguments follow only the span they belong to */
+    if (!m || thread < 0 || (size_t)thread >= c->nth || t0_ns < 0 || t1_ns < t0_ns) return 0;
+    prof__munit *u = (prof__munit *)prof__grow(m->unit, &m->ucap, m->nunit + 1, sizeof *u);
+    if (!u) {
+        c->oom = 1;
+        return 0;
+    }
+    m->unit = u;
+    u += m->nunit;
+    u->th = (uint32_t)thread;
+    u->t0 = (uint64_t)t0_ns + 1;
+    u->t1 = (uint64_t)t1_ns + 1;
+    u->first = u->last = c->n;
+    if (!prof__model_rec(m, kind, name, u->t0, u->t1, aux, u->th)) return 0;
+    m->nunit++;
+    m->open = 1;
+    return 1;
+}
+
+int prof_model_region(prof_cycle *c, int thread, const char *name, int64_t t0_ns, int64_t t1_ns) {
+    return prof__model_span(c, thread, PROF__K_REGION, name, 0, t0_ns, t1_ns);
+}
+
+int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t t0_ns, int64_t t1_ns) {
+    return number >= 0 && number <= UINT32_MAX &&
+           prof__model_span(c, thread, PROF__K_STEP, NULL, (uint32_t)number, t0_ns, t1_ns);
+}
+
+static int prof__model_arg(prof_cycle *c, uint32_t kind, const char *key, uint64_t v) {
+    prof__model *m = prof__model_of(c);
+    if (!m || !m->open) return 0;
+    prof__munit *u = &m->unit[m->nunit - 1];
+    if (!prof__model_rec(m, kind, key, u->t0, v, 0, u->th)) return 0;
+    u->last = c->n - 1;
+    return 1;
+}
+
+int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) {
+    return prof__model_arg(c, PROF__K_ARG_INT, key, (uint64_t)value);
+}
+
+int prof_model_arg_str(prof_cycle *c, const char *key, const char *value) {
+    return prof__model_arg(c, PROF__K_ARG_STR, key, (uint64_t)(uintptr_t)value);
+}
+
+/* The recorder's order: by thread, a region when it ends (at one end, the
+   inner one, which began later, first), the order of adding last. */
+static int prof__munit_cmp(const void *pa, const void *pb) {
+    const prof__munit *a = (const prof__munit *)pa, *b = (const prof__munit *)pb;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    if (a->t1 != b->t1) return a->t1 < b->t1 ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 > b->t0 ? -1 : 1;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+int prof_model_finish(prof_cycle *c) {
+    prof__model *m = prof__model_of(c);
+    if (!m || c->oom) return 0;
+    m->open = 0;
+    if (m->nunit) qsort(m->unit, m->nunit, sizeof *m->unit, prof__munit_cmp);
+    prof__ev *sorted = (prof__ev *)malloc((c->n + 1) * sizeof *sorted);
+    if (!sorted) return 0;
+    size_t o = 0;
+    for (size_t u = 0; u < m->nunit; u++) {     /* its arguments, then itself */
+        for (size_t i = m->unit[u].first + 1; i <= m->unit[u].last; i++) sorted[o++] = c->ev[i];
+        sorted[o++] = c->ev[m->unit[u].first];
+    }
+    free(c->ev);
+    c->ev = sorted;
+    c->n = c->cap = o;
+    m->nunit = 0;
+    return prof__analyse(c);
+}
+
+void prof_cycle_free(prof_cycle *c) {
+    prof__model *m = prof__model_of(c);
+    if (!m) return;                     /* the recorder's cycles are its own */
+    prof__cycle_free(c);
+    free(m->unit);
+    free(m);
 }
 
 /* ---- >>wbuf  the writers' buffer size, which >>gzip's blocks use ------- */
@@ -4867,11 +5069,6 @@ static void prof__w_mem(prof__tw *t, const prof__ev *e, const prof__ev *tot) {
     PROF__W_LIT(w, "}}");
 }
 
-/* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
-   just before init: small values keep the readers' doubles exact. ns since
-   baseTimeNanoseconds = prof__tick_ns() + this. */
-static int64_t prof__trace_base(void) { return prof__g.clk.wall0 - prof__g.clk.wall0 % 1000000000; }
-static int64_t prof__trace_shift(void) { return prof__g.clk.wall0 - prof__trace_base() - prof__g.clk.mono0; }
 
 /* The process's name in a trace: its command, and its rank if it has one
    (pids of different hosts may clash). Into buf[n]. */
@@ -4904,7 +5101,7 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
         PROF__W_LIT(w, "},\n");
     }
     PROF__W_LIT(w, "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-    prof__w_i64(w, prof__trace_base());
+    prof__w_i64(w, cy->base_ns);
     PROF__W_LIT(w, ",\n  \"traceName\": ");
     prof__w_str(w, path);
     PROF__W_LIT(w, ",\n  \"prof_dropped_events\": ");
@@ -5124,7 +5321,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
         t.tab3[4 * i + 2] = (char)('0' + i % 10);
     }
-    t.clk = prof__tclock_now(prof__trace_shift());
+    t.clk = cy->clk;
     char tmp[PROF__PATH + 32];
     prof__gz gzs;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
@@ -5888,12 +6085,13 @@ static void prof__pf_head(prof__pw *p, const char *path) {
 }
 
 /* A writer on path's temporary file (tmp[cap]); 0, having said why, if it
-   cannot be opened. Times are converted with today's calibration, the same
-   for every part of a streamed trace. */
-static int prof__pw_open(prof__pw *p, const char *path, char *tmp, size_t cap) {
+   cannot be opened. Times are converted with the clock of cy, the first
+   cycle or part: the same for every part of a streamed trace. */
+static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, char *tmp, size_t cap) {
     memset(p, 0, sizeof *p);
-    p->base = prof__trace_base();
-    p->clk = prof__tclock_now(prof__trace_shift() + p->base);
+    p->base = cy->base_ns;
+    p->clk = cy->clk;
+    p->clk.off += p->base;              /* REALTIME ns, not since the base */
     /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
     p->uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
     p->uuid0 = (p->uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
@@ -5932,7 +6130,7 @@ static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, i
 __attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy, const char *path, size_t *nev) {
     prof__pw p;
     char tmp[PROF__PATH + 32];
-    if (!prof__pw_open(&p, path, tmp, sizeof tmp)) return 0;
+    if (!prof__pw_open(&p, cy, path, tmp, sizeof tmp)) return 0;
     prof__pw_part(&p, cy, path, 1, 1);
     int ok = prof__out_close(p.w.f, tmp, path, !p.w.err, p.w.errnum, "trace");
     if (nev) *nev = p.nev;
@@ -5963,13 +6161,13 @@ int prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_event *out) {
     memset(out, 0, sizeof *out);
     if (i >= c->ngpu) return 0;
     const prof__gev *g = &c->gpu[i];
-    int64_t t0 = prof__tick_ns((uint64_t)g->t0);
+    int64_t t0 = prof__tclock_ns(&c->clk, (uint64_t)g->t0);
     out->name = g->name;
     out->device = g->dev;
     out->stream = g->stream;
     out->correlation = g->corr;
-    out->ts_ns = t0 + prof__trace_shift();
-    out->dur_ns = prof__tick_ns((uint64_t)g->t1) - t0;
+    out->ts_ns = t0;
+    out->dur_ns = prof__tclock_ns(&c->clk, (uint64_t)g->t1) - t0;
     return 1;
 }
 
@@ -5980,23 +6178,23 @@ int prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out) {
     memset(out, 0, sizeof *out);
     if (i >= c->n) return 0;
     const prof__ev *e = &c->ev[i];
-    int64_t t0 = prof__tick_ns(e->t0);
+    int64_t t0 = prof__tclock_ns(&c->clk, e->t0);
     out->name = e->name;
     out->tid = e->th < c->nth ? c->th[e->th].tid : 0;
-    out->ts_ns = t0 + prof__trace_shift();
+    out->ts_ns = t0;
     switch (e->kind) {
     case PROF__K_REGION:
     case PROF__K_CLIPPED:               /* began before the window: ts is its start */
     case PROF__K_OPEN:                  /* open at a watchdog's dump: ends at it */
     case PROF__K_GPU_REGION:            /* value: the correlation of its GPU side */
         out->kind = PROF_EVENT_REGION;
-        out->dur_ns = prof__tick_ns(e->t1) - t0;
+        out->dur_ns = prof__tclock_ns(&c->clk, e->t1) - t0;
         out->value = (double)(e->kind == PROF__K_GPU_REGION ? e->aux : 0);
         return 1;
     case PROF__K_STEP:
         out->kind = PROF_EVENT_STEP;
         out->name = "ProfilerStep";
-        out->dur_ns = prof__tick_ns(e->t1) - t0;
+        out->dur_ns = prof__tclock_ns(&c->clk, e->t1) - t0;
         out->value = (double)e->aux;
         return 1;
     case PROF__K_INSTANT:
@@ -6409,7 +6607,7 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
     if (!x->ok || g->a.kind == PROF_GPU_RUNTIME) return;
     prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
     if (!a) { x->ok = 0; return; }
-    int64_t ns = prof__tick_ns(g->t1) - prof__tick_ns(g->t0);
+    int64_t ns = prof__tclock_ns(&c->clk, g->t1) - prof__tclock_ns(&c->clk, g->t0);
     a->r.kernel = 1;
     a->r.calls++;
     a->r.self_gpu_ns += ns;
@@ -6952,9 +7150,10 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         prof__stream.dropped = prof__stream.clipped = 0;
         prof__stream.good = 0;
         prof__calibrate();
+        prof__cycle_clock(cy);          /* the trace's clock, for every part */
         if (!(p = (prof__pw *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
                                                                        cy->index, what) ||
-            !prof__pw_open(p, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
+            !prof__pw_open(p, cy, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
             if (!p) prof__msg("out of memory: %s not written", what);
             free(p);
             pthread_mutex_unlock(&prof__stream.lock);
@@ -7017,6 +7216,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     }
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
     prof__calibrate();
+    prof__cycle_clock(cy);
     snprintf(what, sizeof what, "cycle %d's trace", cy->index);
     prof__fl_reason = cy->reason;       /* a flight dump: named by why and when */
     prof__fl_step = cy->reason_step;
@@ -7621,6 +7821,10 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     return 1;
 }
 
+int prof_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group) {
+    return prof__parse_table_spec(spec, sort, rows, group, NULL);
+}
+
 /* The launcher's variables: torchrun, Open MPI, MPICH/PMI, Slurm. */
 static void prof__rank_from_env(void) {
     static const char *vars[][2] = {
@@ -8112,6 +8316,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     if (nseg < prof__fl.n) now = prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].t0;
     cy->index = ++prof__fl.dumps;
     cy->until = now;
+    prof__cycle_clock(cy);
     cy->reason = reason;
     cy->reason_step = step;
     cy->first_step = prof__fl.n ? first->step : step;

@@ -45,7 +45,16 @@ static struct prof__tinfo threads[2];
 
 /* The cycle of the events added so far, analysed as a saved cycle is (the
    previous one's analysis is freed: one cycle is in use at a time). */
-static uint32_t *last_parent, *last_track;
+static prof__cycle last;                /* the last cycle made: its analysis is freed with the next */
+
+static void free_analysis(void) {
+    free(last.parent);
+    free(last.track);
+    free(last.label);
+    free(last.gcorr);
+    free(last.kcorr[0]);
+    free(last.kcorr[1]);
+}
 
 static prof__cycle make_cycle(void) {
     prof__cycle c;
@@ -57,11 +66,10 @@ static prof__cycle make_cycle(void) {
     c.nth = 2;
     c.index = 3;
     c.dropped = 5;
-    free(last_parent);
-    free(last_track);
+    prof__cycle_clock(&c);
+    free_analysis();
     if (!prof__analyse(&c)) abort();
-    last_parent = c.parent;
-    last_track = c.track;
+    last = c;
     return c;
 }
 
@@ -825,8 +833,7 @@ int main(void) {
     test_mem_peak();
     test_mem_print();
     test_mem_trace();
-    free(last_parent);
-    free(last_track);
+    free_analysis();
     if (failures) {
         fprintf(stderr, "test_table: %d failures\n", failures);
         return 1;

@@ -436,25 +436,24 @@ const char *json_text(span s) {
    thread, with their arguments (prof.h's own keys left out); a step
    (ProfilerStep#N) is a step; thread_name events name the threads. */
 static void model_event(trace *t, const event *ev, void *ctx) {
-    tool_cycle *c = ctx;
+    prof_cycle *c = ctx;
     int64_t tid, ts, dur;
     if (!span_int(ev->f[F_TID], &tid)) return;
     span name = ev->f[F_NAME], cat = ev->f[F_CAT];
     if (is_meta(ev)) {
         span nm = obj_find(&t->d, ev->f[F_ARGS], "\"name\"");
-        if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') tool_thread(c, (long)tid, json_text(nm));
+        if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') prof_model_thread(c, (long)tid, json_text(nm));
         return;
     }
     if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"' || is_gpu_cat(cat)) return;
     if (!event_time(t, ev->f[F_TS], ev->at, &ts) || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0 || ts < 0) return;
-    uint32_t th = tool_thread(c, (long)tid, NULL);
+    int th = prof_model_thread(c, (long)tid, NULL);
     const char *text = json_text(name);
-    uint64_t t0 = (uint64_t)ts, t1 = t0 + (uint64_t)dur;
     if (!strncmp(text, "ProfilerStep#", 13)) {  /* prof.h's JSON ends a step 1 ns early */
-        tool_step(c, th, (uint32_t)strtoul(text + 13, NULL, 10), t0, t1 + 1);
+        prof_model_step(c, th, (int64_t)strtoul(text + 13, NULL, 10), ts, ts + dur + 1);
         return;
     }
-    tool_region(c, th, text, t0, t1);
+    prof_model_region(c, th, text, ts, ts + dur);
     if (!ev->f[F_ARGS].n || ev->f[F_ARGS].p[0] != '{') return;
     cursor cur;
     span k, v;
@@ -462,9 +461,9 @@ static void model_event(trace *t, const event *ev, void *ctx) {
     while (obj_next(&cur, &k, &v)) {            /* prof.h's own keys are not arguments */
         int64_t x;
         if (span_eq(k, "\"correlation\"") || span_eq(k, "\"os_tid\"") || span_eq(k, "\"clipped\"")) continue;
-        if (span_int(v, &x)) tool_arg_int(c, json_text(k), x);
-        else if (v.p[0] == '"') tool_arg_str(c, json_text(k), json_text(v));
+        if (span_int(v, &x)) prof_model_arg_int(c, json_text(k), x);
+        else if (v.p[0] == '"') prof_model_arg_str(c, json_text(k), json_text(v));
     }
 }
 
-void json_to_model(trace *t, tool_cycle *c) { for_each_event(t, model_event, c); }
+void json_to_model(trace *t, prof_cycle *c) { for_each_event(t, model_event, c); }

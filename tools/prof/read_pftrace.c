@@ -383,7 +383,7 @@ static int pfm_tid(uint64_t uuid, int64_t *tid) {
 }
 
 /* A track descriptor: its uuid, parent, and thread (with its name). */
-static void pfm_desc(tool_cycle *c, const pbfield *f) {
+static void pfm_desc(prof_cycle *c, const pbfield *f) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
     pftrack k = { 0, 0, 0, 0 };
@@ -404,7 +404,7 @@ static void pfm_desc(tool_cycle *c, const pbfield *f) {
         o = &g_pfm.tr[g_pfm.ntr++];
     }
     *o = k;
-    if (k.has_tid && tname) tool_thread(c, (long)k.tid, tname);
+    if (k.has_tid && tname) prof_model_thread(c, (long)k.tid, tname);
 }
 
 /* Interned event names (table 2) and argument keys (table 3) of a sequence. */
@@ -425,7 +425,7 @@ static void pfm_interned(uint32_t seq, const pbfield *f) {
 }
 
 /* One TrackEvent of sequence s at time ts (ns since the trace's earliest). */
-static void pfm_event(tool_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
+static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
     uint64_t type = 0, track = s->track, name_iid = 0;
@@ -468,19 +468,19 @@ static void pfm_event(tool_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     g_pfm.nopen--;
     int64_t tid;
     if (!pfm_tid(track, &tid)) return;        /* not a thread's: GPU, counters */
-    uint32_t th = tool_thread(c, (long)tid, NULL);
+    int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
-        tool_step(c, th, (uint32_t)strtoul(o.name + 13, NULL, 10), o.t0, ts);
+        prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
         return;
     }
-    tool_region(c, th, o.name, o.t0, ts);
+    prof_model_region(c, th, o.name, (int64_t)o.t0, (int64_t)ts);
     for (size_t k = 0; k < nargs; k++) {
-        if (args[k].is_str) tool_arg_str(c, args[k].key, args[k].str);
-        else tool_arg_int(c, args[k].key, args[k].v);
+        if (args[k].is_str) prof_model_arg_str(c, args[k].key, args[k].str);
+        else prof_model_arg_int(c, args[k].key, args[k].v);
     }
 }
 
-void pf_to_model(trace *t, tool_cycle *c) {
+void pf_to_model(trace *t, prof_cycle *c) {
     size_t pos = 0;
     pfpacket pk;
     pf_start();

@@ -2,29 +2,28 @@
    JSON or Perfetto), the table the run would have printed. The trace's CPU
    regions (JSON: X events off the GPUs; Perfetto: the BEGIN/END slices of
    thread tracks), their arguments and its steps (ProfilerStep#N) become the
-   model (tool_cycle: prof.h's records again, in a cycle whose clock is 1
-   tick = 1 ns), and prof.h's own table code reads it: the rows, self times
+   model (prof.h's public model, >>api-model: its records again, as the
+   recorder would have kept them), and prof.h's own table code reads it: the rows, self times
    and arguments of PROF_TABLE's table. Memory and GPU columns are not
    rebuilt. prof diff (diff.c) reads its two traces the same way. */
 #include "tool.h"
 
 /* The cycles of the run (prof diff's two): global, so that die() leaves
    them reachable. */
-static tool_cycle *g_cycle[2];
+static prof_cycle *g_cycle[2];
 
 const prof_cycle *table_cycle(int k, trace *t) {
-    tool_cycle_free(g_cycle[k]);
-    g_cycle[k] = tool_cycle_new();
+    prof_cycle_free(g_cycle[k]);
+    if (!(g_cycle[k] = prof_model_new())) die("%s: out of memory", t->path);
     if (t->pf) pf_to_model(t, g_cycle[k]);
     else json_to_model(t, g_cycle[k]);
-    const prof_cycle *cy = tool_cycle_finish(g_cycle[k]);
-    if (!cy) die("%s: out of memory", t->path);
-    return cy;
+    if (!prof_model_finish(g_cycle[k])) die("%s: out of memory", t->path);
+    return g_cycle[k];
 }
 
 void table_free(void) {
     for (int k = 0; k < 2; k++) {
-        tool_cycle_free(g_cycle[k]);
+        prof_cycle_free(g_cycle[k]);
         g_cycle[k] = NULL;
     }
 }
@@ -36,7 +35,7 @@ int cmd_table(int argc, char **argv) {
     size_t rows;
     int group;
     if (argc < 1 || argc > 2) die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]");
-    if (!tool_table_spec(argc > 1 ? argv[1] : "sort=self_cpu", &sort, &rows, &group))
+    if (!prof_table_spec(argc > 1 ? argv[1] : "sort=self_cpu", &sort, &rows, &group))
         die("'%s' is not a table spec as PROF_TABLE takes (sort=...,rows=N,group=...,percentiles)", argv[1]);
     const prof_cycle *cy = table_cycle(0, trace_open(argv[0], 0));
     prof_table tab;

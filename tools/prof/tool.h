@@ -59,7 +59,6 @@ static inline int64_t sub_ck(int64_t a, int64_t b) {
     return r;
 }
 
-typedef struct tool_cycle tool_cycle;   /* the model: see prof_link.c's section below */
 
 /* ======================================================================== */
 /*  JSON (read_json.c): a strict validating parser over a file in memory    */
@@ -182,7 +181,7 @@ int is_gpu_cat(span cat);           /* an X event of this category is a GPU's */
 /* The absolute time in ns of an event with this ts, when ts is a number. */
 int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns);
 /* Its CPU regions (X events off the GPUs), steps and thread names into c. */
-void json_to_model(trace *t, tool_cycle *c);
+void json_to_model(trace *t, prof_cycle *c);
 void json_free(void);
 
 /* ======================================================================== */
@@ -231,35 +230,19 @@ int pf_read(trace *t, size_t *pos, pfpacket *pk);
 void pf_scan(trace *t);
 /* Its CPU regions (BEGIN/END slices of thread tracks), steps and thread
    names into c. */
-void pf_to_model(trace *t, tool_cycle *c);
+void pf_to_model(trace *t, prof_cycle *c);
 void pf_free(void);
 
 /* ======================================================================== */
-/*  The model (prof_link.c): a trace rebuilt as a cycle of prof.h's         */
+/*  The model: a trace read back as a cycle of prof.h's (>>api-model)       */
 /* ======================================================================== */
-/* A builder: threads, their regions and steps with times in ns (from any
-   origin, in any order), each region's arguments right after it.
-   tool_cycle_finish puts the records in the order prof.h's recorder makes
-   them and runs prof.h's analysis; prof_cycle_table (public) then makes the
-   table the run would have printed. Names are stored as pointers: interned
-   (prof_intern) or otherwise alive until tool_cycle_free. What the readers
-   find and nothing more: no counters, syncs, memory or GPU events (the
-   tables of saved traces leave those columns out). */
-
-tool_cycle *tool_cycle_new(void);
-/* Thread tid's handle, added at its first mention; a name (not NULL) names it. */
-uint32_t tool_thread(tool_cycle *c, long tid, const char *name);
-void tool_region(tool_cycle *c, uint32_t th, const char *name, uint64_t t0, uint64_t t1);
-void tool_step(tool_cycle *c, uint32_t th, uint32_t number, uint64_t t0, uint64_t t1);   /* ProfilerStep#number */
-/* An argument of the region tool_region added last. */
-void tool_arg_int(tool_cycle *c, const char *key, int64_t v);
-void tool_arg_str(tool_cycle *c, const char *key, const char *v);
-/* Sorted and analysed; NULL when out of memory. Valid until tool_cycle_free. */
-const prof_cycle *tool_cycle_finish(tool_cycle *c);
-void tool_cycle_free(tool_cycle *c);
+/* The readers add what they find to a cycle from prof_model_new, times in
+   ns from the trace's first: threads, their regions and steps, each
+   region's arguments right after it; names interned (prof_intern). No
+   counters, syncs, memory or GPU events: the tables of saved traces leave
+   those columns out. prof_model_finish, then prof_cycle_table. */
 
 /* prof.h's table helpers, for prof diff to look like the table. */
-int tool_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group);   /* PROF_TABLE's syntax */
 void tool_fmt_time(char *o, size_t cap, double ns);    /* torch's: us below 1 ms, ms below 1 s, else s */
 const char *tool_cut(char *buf, const char *s, size_t max);    /* s cut to max bytes with "..." */
 
