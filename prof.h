@@ -2670,13 +2670,20 @@ static void prof__step0_covers(prof__cycle *cy) {
     if (s0 && (first < s0->t0 || (prof__g.run.lazy && first < s0->t1))) s0->t0 = first;
 }
 
-static void prof__cycle_free(prof__cycle *cy) {
+/* What prof__analyse left in the cycle. */
+static void prof__analysis_free(prof__cycle *cy) {
     free(cy->parent);
     free(cy->track);
     free(cy->label);
     free(cy->gcorr);
     free(cy->kcorr[0]);
     free(cy->kcorr[1]);
+    cy->parent = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
+    cy->label = NULL;
+}
+
+static void prof__cycle_free(prof__cycle *cy) {
+    prof__analysis_free(cy);
     free(cy->ev);
     free(cy->th);
     free(cy->gpu);
@@ -3591,8 +3598,7 @@ static int prof__analyse(prof__cycle *cy) {
     uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
     size_t nw = 0;
     int oom = 0;
-    free(cy->parent);
-    cy->parent = NULL;
+    prof__analysis_free(cy);            /* a cycle analysed again (threads kept apart, say) */
     if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
@@ -3604,10 +3610,6 @@ static int prof__analyse(prof__cycle *cy) {
     }
     free(wait);
     cy->parent = par;
-    free(cy->track);
-    free(cy->gcorr);
-    free(cy->kcorr[0]);
-    free(cy->kcorr[1]);
     cy->gcorr = prof__corrs(cy, 0, &cy->ngcorr, &oom);
     cy->kcorr[0] = prof__corrs(cy, 1, &cy->nkcorr[0], &oom);
     cy->kcorr[1] = prof__corrs(cy, 2, &cy->nkcorr[1], &oom);
@@ -3664,7 +3666,6 @@ static const char *prof__unnamed(char *buf, long tid) {
    pointers, then the texts made up). 0 when out of memory. */
 static int prof__labels(prof__cycle *cy) {
     size_t extra = 0;
-    free(cy->label);
     for (size_t k = 0; k < cy->nth; k++) extra += cy->th[k].name ? 0 : 32;
     cy->label = (const char **)malloc(cy->nth * sizeof *cy->label + extra + 1);
     if (!cy->label) return 0;

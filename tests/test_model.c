@@ -11,13 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-    if (a_ != b_) { fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); failures++; } } while (0)
-#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
-    if (!a_ || strcmp(a_, b_)) { fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_); failures++; } } while (0)
+#include "check.h"
 
 static const prof_row *row(const prof_table *t, const char *name) {
     for (size_t i = 0; i < t->n; i++)

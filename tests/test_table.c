@@ -10,13 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
-#define CHECK_EQ(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-    if (a_ != b_) { fprintf(stderr, "%s:%d: %s == %lld, expected %lld\n", __FILE__, __LINE__, #a, a_, b_); failures++; } } while (0)
-#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
-    if (!a_ || strcmp(a_, b_)) { fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_); failures++; } } while (0)
+#include "check.h"
 
 /* ---- building a cycle ---------------------------------------------------- */
 
@@ -47,15 +41,6 @@ static struct prof__tinfo threads[2];
    previous one's analysis is freed: one cycle is in use at a time). */
 static prof__cycle last;                /* the last cycle made: its analysis is freed with the next */
 
-static void free_analysis(void) {
-    free(last.parent);
-    free(last.track);
-    free(last.label);
-    free(last.gcorr);
-    free(last.kcorr[0]);
-    free(last.kcorr[1]);
-}
-
 static prof__cycle make_cycle(void) {
     prof__cycle c;
     memset(&c, 0, sizeof c);
@@ -67,7 +52,7 @@ static prof__cycle make_cycle(void) {
     c.index = 3;
     c.dropped = 5;
     prof__cycle_clock(&c);
-    free_analysis();
+    prof__analysis_free(&last);
     if (!prof__analyse(&c)) abort();
     last = c;
     return c;
@@ -833,7 +818,7 @@ int main(void) {
     test_mem_peak();
     test_mem_print();
     test_mem_trace();
-    free_analysis();
+    prof__analysis_free(&last);
     if (failures) {
         fprintf(stderr, "test_table: %d failures\n", failures);
         return 1;

@@ -191,12 +191,7 @@ int main(void) {
         if (!prof__analyse(&cy)) return 1;
         prof__write_trace_fmt(&cy, OUT("sep.json"), PROF__FMT_JSON, 0, NULL), same(p);
         prof__write_trace_fmt(&cy, OUT("sep.pftrace"), PROF__FMT_PERFETTO, 0, NULL), same(p);
-        free(cy.parent);
-        free(cy.track);
-        free(cy.label);
-        free(cy.gcorr);
-        free(cy.kcorr[0]);
-        free(cy.kcorr[1]);
+        prof__analysis_free(&cy);
     }
     if (failures) fprintf(stderr, "%d file(s) differ\n", failures);
     else printf("writers: 20 files %s\n", getenv("GOLDEN_UPDATE") ? "written to tests/golden/" : "as expected");
