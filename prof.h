@@ -293,7 +293,8 @@ typedef struct prof_stats {
                                  allocation was counted as freed first      */
     uint64_t clipped;         /* regions begun before a cycle's window and
                                  ended in it: written from its start, marked */
-    uint64_t lost_past_end;   /* regions begun in a saved cycle and ended in
+    uint64_t lost_past_end;   /* regions begun in a saved cycle, not drawn in
+                                 it (nested deeper than 64), and ended in
                                  steps not recorded: in no trace, reported  */
     uint64_t unclosed;        /* PROF_BEGINs never ended, reported by name  */
     uint64_t names_refused;   /* prof_intern past its 16 MiB: "(names full)" */
@@ -1235,7 +1236,10 @@ static struct {
         size_t in_use;                  /* atomic: chunks holding records (a crash's loss) */
         uint64_t dropped_dead;          /* drops of threads already freed */
         uint64_t dropped_reported;
-        uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded steps */
+        uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded
+                                           steps, and were not drawn in it (prof__open_at_save_locked) */
+        prof__ev *opened;               /* the regions open at the last save, drawn to its end */
+        size_t nopened, opencap;
     } rec;
     struct {                            /* this process among others */
         int copy;                       /* which copy of prof.h in the process: 1, 2, ... (0: unknown) */
@@ -2531,6 +2535,15 @@ static void prof__ev_append(prof__ev **v, size_t *n, size_t *cap, const prof__ev
     if (prof__ev_reserve(v, *n, cap, 1, oom)) (*v)[(*n)++] = *e;
 }
 
+/* Whether region e was open at the last save, and so drawn in its trace up
+   to the save (a region of that name open on that thread then: a scope's
+   start in the fallback clock's units is an estimate, its name is not). */
+static int prof__was_open(const prof__ev *e) {
+    for (size_t i = 0; i < prof__g.rec.nopened; i++)
+        if (prof__g.rec.opened[i].th == e->th && prof__g.rec.opened[i].name == e->name) return 1;
+    return 0;
+}
+
 /* Sorts one taken record: into the cycle if it began in [t_from, t_to], into
    the spill if it began later (another thread, already past the boundary),
    else away. */
@@ -2541,7 +2554,7 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
         prof__ev_append(spill, nspill, spillcap, e, oom);
     } else if (e->t0 >= t_from) {
         if (cy) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
-        else if (region && e->t0 <= prof__g.run.saved_to && e->t1 > prof__g.run.saved_to)
+        else if (region && e->t0 <= prof__g.run.saved_to && e->t1 > prof__g.run.saved_to && !prof__was_open(e))
             prof__g.rec.lost_past_end++;    /* began in a saved cycle, ended while none recorded */
     } else if (cy && region && e->t1 >= t_from) {
         /* began before this window (in the last one, or in warm-up) and ended
@@ -4913,7 +4926,7 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
             sep = 1;
         }
         if (open) {                     /* a watchdog's dump: it had not ended */
-            PROF__W_LIT(&t->w, "\"open\":\"still running at this dump\"");
+            PROF__W_LIT(&t->w, "\"open\":\"still running at the end of this trace\"");
             sep = 1;
         }
         if (corr) {
@@ -5784,7 +5797,7 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
     }
     if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_LANES + 16ull * lead + over - 1);
     if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, "began before this trace");
-    if (e->kind == PROF__K_OPEN) prof__pf_arg(p, "open", 0, "still running at this dump");
+    if (e->kind == PROF__K_OPEN) prof__pf_arg(p, "open", 0, "still running at the end of this trace");
     if (corr) prof__pf_arg(p, "correlation", corr, NULL);
     if (os_tid) prof__pf_arg(p, "os_tid", os_tid, NULL);
     for (size_t i = 0; i < nargs; i++) {
@@ -7287,19 +7300,20 @@ static double prof__rate_at(uint64_t tk, int64_t m) {
 /* What th is inside now, outermost first: PROF_SCOPE's frames (below its
    prof__tls's top; none once it has exited) and PROF_BEGIN's merged by
    start, the innermost PROF__OPEN_ROWS.
-   tk: ticks now; now: prof__now() now. Reads only, with no lock: a signal
-   handler calls it. Returns the number of rows; *more: outer rows left out,
-   plus PROF__OPEN_DEEPER if regions deeper than PROF__OPEN_MAX are open. */
+   tk: ticks now; now: prof__now() now; begins: 0 leaves PROF_BEGIN's out.
+   Reads only, with no lock: a signal handler calls it. Returns the number
+   of rows; *more: outer rows left out, plus PROF__OPEN_DEEPER if regions
+   deeper than PROF__OPEN_MAX are open. */
 #define PROF__OPEN_DEEPER (1 << 20)
-static int prof__open_of(const prof__thread *th, uint64_t tk, uint64_t now, double rate, prof__openrow *row,
-                         int *more) {
+static int prof__open_of(const prof__thread *th, uint64_t tk, uint64_t now, double rate, int begins,
+                         prof__openrow *row, int *more) {
     *more = 0;
     if (!th || !th->tls) return 0;
     uintptr_t top = (uintptr_t)__atomic_load_n(&th->tls->top, __ATOMIC_ACQUIRE), base = (uintptr_t)th->open;
     size_t ns = top > base && top <= (uintptr_t)(th->open + PROF__OPEN_MAX + 1) ? (top - base) / sizeof *th->open : 0;
     int deeper = ns > PROF__OPEN_MAX ? PROF__OPEN_DEEPER : 0;
     if (ns > PROF__OPEN_MAX) ns = PROF__OPEN_MAX;
-    int nb = __atomic_load_n(&th->sp, __ATOMIC_ACQUIRE);
+    int nb = begins ? __atomic_load_n(&th->sp, __ATOMIC_ACQUIRE) : 0;
     if (nb < 0 || nb > PROF__STACK_MAX) nb = 0;
     int fb = prof__fallback(), n = 0;
     size_t i = 0, j = 0;
@@ -7489,14 +7503,14 @@ static void prof__crash_report(int sig) {
     prof__as_str(m, &n, sizeof m, "prof: ");
     prof__as_str(m, &n, sizeof m, prof__sig_name(sig));
     prof__as_str(m, &n, sizeof m, ": ");
-    k = prof__open_of(self, tk, now, rate, row, &more);
+    k = prof__open_of(self, tk, now, rate, 1, row, &more);
     prof__as_inside(m, &n, sizeof m, self ? self->tid : (long)syscall(SYS_gettid),
                     self ? __atomic_load_n(&self->name, __ATOMIC_RELAXED) : NULL, row, k, more);
     prof__as_str(m, &n, sizeof m, "\n");
     if (write(2, m, n) < 0) {}
     if (pthread_mutex_trylock(&prof__lock) == 0) {  /* the registry stays still while held */
         for (const prof__thread *th = prof__g.rec.threads; th; th = th->next) {
-            if (th == self || !(k = prof__open_of(th, tk, now, rate, row, &more))) continue;
+            if (th == self || !(k = prof__open_of(th, tk, now, rate, 1, row, &more))) continue;
             n = 0;
             prof__as_str(m, &n, sizeof m, "prof:   and ");
             prof__as_inside(m, &n, sizeof m, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
@@ -8472,7 +8486,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     prof__as_u64(m, &n, CAP, (unsigned long long)step);
     prof__as_str(m, &n, CAP, " is running); what each thread is inside now:\n");
     for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
-        int more, k = prof__open_of(th, tk, now, rate, row, &more);
+        int more, k = prof__open_of(th, tk, now, rate, 1, row, &more);
         if (!k) continue;
         prof__as_str(m, &n, CAP, "watchdog:   ");
         prof__as_inside(m, &n, CAP, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
@@ -8578,6 +8592,54 @@ static uint64_t prof__lost_locked(void) {
     return n;
 }
 
+/* The regions every thread is inside when a cycle is saved (a producer
+   thread waiting across steps, say) join it, drawn from their start (the
+   window's, if earlier) to the save and marked open, instead of being lost
+   when they end in steps not recorded; they are kept in prof__g.rec.opened
+   to be told from those. Each thread's go after its records, innermost
+   first (they end together), but before a step that ends at the save: a
+   region inside it ends first. */
+static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t now) {
+    prof__openrow row[PROF__OPEN_ROWS];
+    uint64_t tk = prof__fallback() ? prof__ticks() : now;
+    double rate = prof__rate_at(tk, prof__mono_ns());
+    size_t n = 0;
+    prof__g.rec.nopened = 0;
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
+        /* at shutdown, the PROF_BEGINs left open on its thread are reported
+           as never closed, not drawn */
+        int more, k = prof__open_of(th, tk, now, rate, !(prof__g.shut && th == prof__self), row, &more);
+        prof__ev *v = k ? (prof__ev *)prof__grow(prof__g.rec.opened, &prof__g.rec.opencap, n + (size_t)k,
+                                                  sizeof *v) : NULL;
+        if (!v) continue;               /* out of memory: they stay lost, and are counted so */
+        prof__g.rec.opened = v;
+        while (k--) {                   /* innermost first */
+            prof__ev *e = &v[n++];
+            memset(e, 0, sizeof *e);
+            e->name = row[k].name;
+            e->t0 = row[k].t0 < win_t0 ? win_t0 : row[k].t0;
+            e->t1 = now;
+            e->kind = PROF__K_OPEN;
+            e->th = th->idx & 0xFFFFFFFu;
+        }
+    }
+    prof__g.rec.nopened = n;
+    if (!n || !prof__ev_reserve(&cy->ev, cy->n, &cy->cap, n, &cy->oom)) return;
+    memcpy(cy->ev + cy->n, prof__g.rec.opened, n * sizeof *cy->ev);
+    cy->n += n;
+    if (!prof__by_thread(cy)) { cy->oom = 1; return; }    /* stable: each thread's come last */
+    for (size_t i = 0; i + 1 < cy->n; i++) {
+        prof__ev *e = &cy->ev[i];
+        if (e->kind != PROF__K_STEP || e->t1 < now || e[1].kind != PROF__K_OPEN || e[1].th != e->th) continue;
+        prof__ev step = *e;             /* the step ending now goes after them */
+        size_t j = i;
+        for (; j + 1 < cy->n && cy->ev[j + 1].kind == PROF__K_OPEN && cy->ev[j + 1].th == step.th; j++)
+            cy->ev[j] = cy->ev[j + 1];
+        cy->ev[j] = step;
+        i = j;
+    }
+}
+
 /* The window that ends at `now` as a cycle to save: its records from every
    thread, step 0 stretched over what came before it, its GPU regions
    placed, the analysis every sink reads. Under the lock. */
@@ -8585,6 +8647,7 @@ static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
     cy->index = ++prof__g.run.cycle;
     cy->until = now;
     prof__collect_locked(cy, prof__g.run.win_t0, now);
+    prof__open_at_save_locked(cy, prof__g.run.win_t0, now);
     prof__step0_covers(cy);
     prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
@@ -8718,8 +8781,15 @@ void prof_shutdown(void) {
     int save = !prof__g.disabled && act >= PROF__RECORD && !prof__g.conf.flight;  /* flight: dumps only */
     uint64_t suppressed = prof__fl.suppressed;
     if (prof__g.conf.flight) prof__fl_free_locked();
+    size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
     if (save) {
         prof__cycle_locked(&cy, prof__now());
+        size_t k = 0;
+        while (k < cy.n && cy.ev[k].kind != PROF__K_STEP) k++;
+        if (k == cy.n && cy.index > 1) {
+            tail = cy.n;
+            save = 0;
+        }
     } else {
         prof__collect_locked(NULL, 0, 0);
     }
@@ -8736,9 +8806,15 @@ void prof_shutdown(void) {
     free(prof__g.rec.spill);
     prof__g.rec.spill = NULL;
     prof__g.rec.nspill = prof__g.rec.spillcap = 0;
+    free(prof__g.rec.opened);
+    prof__g.rec.opened = NULL;
+    prof__g.rec.nopened = prof__g.rec.opencap = 0;
     uint64_t lost = prof__lost_locked();
     pthread_mutex_unlock(&prof__lock);
     prof__say_lost(lost);
+    if (tail)                           /* the frees after the training loop, say: no trace of its own */
+        prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
+                  "steps)", tail, tail == 1 ? "" : "s", cy.index - 1);
     if (suppressed)
         prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");

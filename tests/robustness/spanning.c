@@ -1,9 +1,9 @@
 /* Regions that a loader thread begins in one step and ends in the next
-   (10 of them, one per step): no region disappears silently. In a trace
-   whose window began after it, a region is written from the window's start
-   with args.clipped; one that outlives its cycle into steps not recorded is
-   counted and said. check.py runs it under two schedules. Prints the
-   counts prof_get_stats has. */
+   (10 of them, one per step): no region disappears. In the trace whose
+   window ends while it runs, a region is drawn to the window's end with
+   args.open; in one whose window began after it, from the window's start
+   with args.clipped. check.py runs it under two schedules. Prints the counts
+   prof_get_stats has. */
 /* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
