@@ -389,10 +389,12 @@ def case_flight(binary, tmp):
     def steps_of(d):
         return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
 
-    # steps of 4 ms, the slow one 80 ms, slow above 10x the median: a step
-    # must stall 40 ms to be taken for slow (the test also runs alone)
-    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "10",
-                               "FLIGHT_STEP_US": "4000"}, tmp)
+    # steps of 2 ms, the slow one 2 s, slow above 100x the median: another
+    # step must stall 200 ms to be taken for slow, and the slow one is slow
+    # while the median stays under 20 ms, however loaded the machine (which
+    # once made a slow step of 80 ms against 4 ms ones look ordinary)
+    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "100",
+                               "FLIGHT_STEP_US": "2000", "FLIGHT_SLOW_X": "1000"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("f."))
     check(files == ["f.slow_step-500.json"], f"slow step: files {files}; stderr: {r.stderr}")
     d = load(os.path.join(tmp, files[0]))

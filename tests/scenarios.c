@@ -530,10 +530,12 @@ static double flight_now_us(void) {
 
 static int flight(void) {
     const char *e = getenv("FLIGHT_STEPS"), *u = getenv("FLIGHT_STEP_US"), *tr = getenv("FLIGHT_TRIGGER_AT");
+    const char *x = getenv("FLIGHT_SLOW_X");   /* step 500 is this many steps long */
     long steps = e ? atol(e) : 1000, us = u ? atol(u) : 2000, trigger_at = tr ? atol(tr) : -1;
+    long slow_x = x ? atol(x) : 20;
     PROF_INIT(NULL);
     for (long s = 0; s < steps; s++) {
-        double end = flight_now_us() + (double)(s == 500 ? 20 * us : us);
+        double end = flight_now_us() + (double)(s == 500 ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
             { PROF_SCOPE("inner_a"); }
