@@ -9,6 +9,11 @@
      bench run N PATH       N regions in 1000 steps, no schedule, 1 GiB cap: the
                             whole run's time and peak RSS (a streamed .pftrace
                             against a trace written at the end)
+     bench steps R PATH     60 steps of R regions, the mode as the environment
+                            sets it (PROF_SCHEDULE, PROF_FLIGHT; PATH's
+                            extension picks the format): what the engine's
+                            thread pays, each PROF_STEP() call's time (p50,
+                            p99, max) and its whole time per region
 
    Prints ns per operation (best of 5 runs of N). bench/run.sh runs every mode
    and adds instruction counts from callgrind, which are exact and repeatable
@@ -148,6 +153,30 @@ static unsigned long long stats_dropped(void) {
     return (unsigned long long)st.dropped;
 }
 
+static int dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What the engine's thread pays in a mode: R regions a step for 60 steps,
+   each PROF_STEP() timed on this thread, and the whole loop's time. */
+static void steps_mode(long r) {
+    enum { STEPS = 60 };
+    double call[STEPS], t0 = now_ns();
+    for (int s = 0; s < STEPS; s++) {
+        loop_region(r);
+        double c0 = now_ns();
+        PROF_STEP();
+        call[s] = now_ns() - c0;
+    }
+    double total = now_ns() - t0;
+    PROF_SHUTDOWN();                    /* not the engine's time: after its loop */
+    qsort(call, STEPS, sizeof call[0], dbl_cmp);
+    printf("steps %ld regions/step: step call p50 %.3f ms p99 %.3f ms max %.3f ms, engine %.2f ns per region, "
+           "%llu dropped\n", r, call[STEPS / 2] / 1e6, call[STEPS * 99 / 100] / 1e6, call[STEPS - 1] / 1e6,
+           total / ((double)r * STEPS), stats_dropped());
+}
+
 static void quiet_init(int active_now) {
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -216,6 +245,10 @@ int main(int argc, char **argv) {
         stat(out_path, &st);
         printf("write %.1f ns per event, %.1f bytes per event, %.2f M events/s\n", t / n,
                (double)st.st_size / n, n / t * 1e3);
+        return 0;
+    } else if (!strcmp(mode, "steps")) {
+        quiet_init(1);
+        steps_mode(n);
         return 0;
     } else if (!strcmp(mode, "run")) {
         quiet_init(1);
