@@ -4334,6 +4334,13 @@ static void prof__gz_free(prof__gz *z) {
 #define PROF__GZ_WIN    32768
 #define PROF__GZ_PROBES 8
 
+/* Where deflate's length and distance codes begin (RFC 1951, 3.2.5). */
+static const uint16_t prof__gz_lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+                                             35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+static const uint16_t prof__gz_dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385,
+                                             513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385,
+                                             24577 };
+
 typedef struct prof__gz {
     uint64_t bits;                      /* pending output bits, LSB first */
     unsigned nbits;
@@ -4346,12 +4353,34 @@ typedef struct prof__gz {
     uint16_t sym[288];                  /* the fixed codes, bit-reversed for the stream */
     uint8_t symn[288];
     uint8_t dist[30];
-    uint32_t crc_table[256];            /* per stream: writers of two cycles share nothing */
+    uint8_t lcode[259];                 /* match length 3..258 -> its length code */
+    uint8_t dcode[512];                 /* distance -> its code: [d] up to 256, else [256 + (d - 1) / 128] */
+    uint32_t crc_table[8][256];         /* per stream: writers of two cycles share nothing */
 } prof__gz;
 
+/* Loads in the machine's order: little-endian ones take words at a time. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PROF__GZ_LE 1
+#else
+#define PROF__GZ_LE 0
+#endif
+
+/* CRC-32, eight bytes a step where the machine is little-endian (each of
+   the eight tables advances a byte through the rest of the step). */
 static uint32_t prof__crc32(const prof__gz *z, uint32_t crc, const unsigned char *p, size_t n) {
+    const uint32_t (*t)[256] = z->crc_table;
     crc = ~crc;
-    while (n--) crc = z->crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+#if PROF__GZ_LE
+    for (; n >= 8; p += 8, n -= 8) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + 4, 4);
+        a ^= crc;
+        crc = t[7][a & 0xff] ^ t[6][(a >> 8) & 0xff] ^ t[5][(a >> 16) & 0xff] ^ t[4][a >> 24] ^
+              t[3][b & 0xff] ^ t[2][(b >> 8) & 0xff] ^ t[1][(b >> 16) & 0xff] ^ t[0][b >> 24];
+    }
+#endif
+    while (n--) crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -4381,36 +4410,65 @@ static void prof__gz_tables(prof__gz *z) {
         z->sym[s] = (uint16_t)prof__gz_rev(code, z->symn[s]);
     }
     for (unsigned d = 0; d < 30; d++) z->dist[d] = (uint8_t)prof__gz_rev(d, 5);
+    for (unsigned len = 3, l = 0; len <= 258; len++) {
+        while (l < 28 && prof__gz_lbase[l + 1] <= len) l++;
+        z->lcode[len] = (uint8_t)l;
+    }
+    for (unsigned dist = 1, d = 0; dist <= 32768; dist++) {
+        while (d < 29 && prof__gz_dbase[d + 1] <= dist) d++;
+        z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)] = (uint8_t)d;
+    }
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        z->crc_table[i] = c;
+        z->crc_table[0][i] = c;
     }
+    for (int k = 1; k < 8; k++)
+        for (uint32_t i = 0; i < 256; i++)
+            z->crc_table[k][i] = (z->crc_table[k - 1][i] >> 8) ^ z->crc_table[0][z->crc_table[k - 1][i] & 0xff];
 }
 
 static void prof__gz_sym(prof__gz *z, unsigned s) { prof__gz_bits(z, z->sym[s], z->symn[s]); }
 
 static void prof__gz_match(prof__gz *z, unsigned len, unsigned dist) {
-    static const uint16_t lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
-                                        35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
     static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
                                       3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-    static const uint16_t dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385,
-                                        513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
     static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
                                       7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
-    unsigned l = 28, d = 29;
-    while (lbase[l] > len) l--;
-    while (dbase[d] > dist) d--;
+    unsigned l = z->lcode[len], d = z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)];
     prof__gz_sym(z, 257 + l);
-    prof__gz_bits(z, len - lbase[l], lext[l]);
+    prof__gz_bits(z, len - prof__gz_lbase[l], lext[l]);
     prof__gz_bits(z, z->dist[d], 5);
-    prof__gz_bits(z, dist - dbase[d], dext[d]);
+    prof__gz_bits(z, dist - prof__gz_dbase[d], dext[d]);
 }
 
+/* The hash of the 3 bytes at p. Little-endian, a word's load: the 4th byte
+   (within the writer's buffer and its slack, whatever it holds) is masked. */
 static uint32_t prof__gz_hash(const unsigned char *p) {
+#if PROF__GZ_LE
+    uint32_t v;
+    memcpy(&v, p, 4);
+    v &= 0xFFFFFFu;
+#else
     uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+#endif
     return (v * 2654435761u) >> (32 - PROF__GZ_HBITS);
+}
+
+/* How many of the first max bytes of a and b agree: eight at a time where
+   words load little-endian (the first differing byte is the lowest set). */
+static unsigned prof__gz_len(const unsigned char *a, const unsigned char *b, unsigned max) {
+    unsigned len = 0;
+#if PROF__GZ_LE
+    for (; len + 8 <= max; len += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + len, 8);
+        memcpy(&y, b + len, 8);
+        if (x != y) return len + (unsigned)(__builtin_ctzll(x ^ y) >> 3);
+    }
+#endif
+    while (len < max && a[len] == b[len]) len++;
+    return len;
 }
 
 /* Compresses n bytes as one deflate block (not the last) into z->out:
@@ -4421,32 +4479,33 @@ static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
     z->nout = 0;
     prof__gz_bits(z, 0, 1);             /* BFINAL 0 */
     prof__gz_bits(z, 1, 2);             /* BTYPE 01: fixed codes */
-    for (size_t i = 0; i < (size_t)1 << PROF__GZ_HBITS; i++) z->head[i] = -1;
+    int32_t *head = z->head, *prev = z->prev;     /* (the output's stores alias nothing here) */
+    for (size_t i = 0; i < (size_t)1 << PROF__GZ_HBITS; i++) head[i] = -1;
     size_t i = 0;
     while (i < n) {
         unsigned best = 0, dist = 0;
         if (i + 3 <= n) {
             uint32_t h = prof__gz_hash(in + i);
-            int32_t cand = z->head[h];
+            int32_t cand = head[h];
             size_t max = n - i < 258 ? n - i : 258;
             for (int probe = 0; cand >= 0 && probe < PROF__GZ_PROBES && i - (size_t)cand <= PROF__GZ_WIN; probe++) {
                 const unsigned char *a = in + cand, *b = in + i;
                 if (a[best] == b[best]) {       /* can it beat the best so far? */
-                    unsigned len = 0;
-                    while (len < max && a[len] == b[len]) len++;
+                    unsigned len = prof__gz_len(a, b, (unsigned)max);
                     if (len > best) { best = len; dist = (unsigned)(i - (size_t)cand); if (len == max) break; }
                 }
-                cand = z->prev[cand];
+                cand = prev[cand];
             }
-            z->prev[i] = z->head[h];
-            z->head[h] = (int32_t)i;
+            prev[i] = head[h];
+            head[h] = (int32_t)i;
         }
         if (best >= 3) {
             prof__gz_match(z, best, dist);
-            for (size_t k = i + 1; k < i + best && k + 3 <= n; k++) {   /* the match's positions, hashed */
+            size_t end = i + best < n - 2 ? i + best : n - 2;  /* the match's positions with 3 bytes, hashed */
+            for (size_t k = i + 1; k < end; k++) {
                 uint32_t h = prof__gz_hash(in + k);
-                z->prev[k] = z->head[h];
-                z->head[h] = (int32_t)k;
+                prev[k] = head[h];
+                head[h] = (int32_t)k;
             }
             i += best;
         } else {
