@@ -481,7 +481,9 @@ def case_cupti_flight(backend, program):
     a 16 MiB cap (which holds three quarters of their records); the
     on-demand dump at the last step holds the ring's 3 steps' launches and
     kernels, linked, and nothing was dropped: the records are trimmed to
-    the ring as the run goes."""
+    the ring as the run goes. CUPTI's clock was read slowly at capture
+    start (every record placed a millisecond early): which step a launch
+    belongs to does not hang on it."""
     p = run(program, "cupti_flight")
     truth = read_truth()["records"][0]
     check(truth["records"] == 200000, "records")

@@ -46,6 +46,7 @@ void *__wrap_aligned_alloc(size_t align, size_t size) {
 static fake_cupti_emit_fn *emit;
 static fake_cupti_now_fn *cupti_now;
 static fake_cupti_enabled_fn *cupti_enabled;
+static fake_cupti_slow_reads_fn *slow_reads;
 static uint32_t corr;                   /* CUPTI's correlation ids */
 static long launched;                   /* records emitted */
 
@@ -54,13 +55,15 @@ static void bind_cupti(void) {
     void *lib = dlopen(FAKE_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
     void *e = lib ? dlsym(lib, "fake_cupti_emit") : NULL, *n = lib ? dlsym(lib, "fake_cupti_now") : NULL;
     void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
-    if (!e || !n || !b || !en) {
+    void *sr = lib ? dlsym(lib, "fake_cupti_slow_reads") : NULL;
+    if (!e || !n || !b || !en || !sr) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
     memcpy(&emit, &e, sizeof e);
     memcpy(&cupti_now, &n, sizeof n);
     memcpy(&cupti_enabled, &en, sizeof en);
+    memcpy(&slow_reads, &sr, sizeof sr);
     fake_cupti_bind_fn *bind;
     memcpy(&bind, &b, sizeof b);
     bind(fake_stream_info);
@@ -308,6 +311,7 @@ static int case_flight(void) {
     fake_gpu_setup(1);
     bind_cupti();
     void *s = fake_gpu_stream(0, 4);
+    slow_reads(2000000, 3);             /* capture start's reading, every try of it */
     PROF_INIT(&cfg);
     for (int step = 0; step < 100000; step++) {
         {
