@@ -2818,7 +2818,6 @@ static void prof__atexit(void);
 static void prof__act_start_locked(const prof_gpu_api *api);
 static void prof__act_window_locked(void);
 static void prof__act_stop_locked(void);
-static double prof__rate_at(uint64_t tk, int64_t m);
 
 __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
     prof__ensure_init();
@@ -3218,7 +3217,10 @@ static int prof__gpu_find(const uint32_t *corrs, size_t n, uint32_t c) {
    are counted lost, as are the records the tracer itself could not keep.
    Times are placed on the CPU clock by two readings of both clocks, at the
    window's start and at its save: both are host clocks, so the mapping is
-   exact to the readings' width, with no launch latency in it. */
+   exact to the readings' width, with no launch latency in it. Which steps a
+   record belongs to is decided on the tracer's own clock, read at the steps
+   themselves, not through that mapping: a launch made just after a step
+   began stays in it however wide the readings were. */
 typedef struct prof__gact {             /* a saved activity, on the CPU clock */
     prof_gpu_activity a;
     uint64_t t0, t1;                    /* ticks */
@@ -3237,6 +3239,9 @@ static struct {
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
 } prof__act;
 
+/* The tracer's clock now; 0 when nothing is captured. Under prof__lock. */
+static int64_t prof__act_now_locked(void) { return prof__act.tracer ? prof__act.tracer->now_ns() : 0; }
+
 /* Kernels of the last saved cycle still running at its save reach us after
    it was written: counted and said, never dropped unsaid. Under prof__act_lock. */
 static void prof__act_late_locked(void) {
@@ -3251,12 +3256,20 @@ static void prof__act_late_locked(void) {
                   "are not in it", late);
 }
 
+/* A reading of both clocks: the tracer's between two of ours, taken at
+   their midpoint, so off by up to half their distance; the narrowest of 3
+   (a first call binds lazily, a preempted one takes milliseconds). */
 static void prof__act_reading(int k) {
-    uint64_t a = prof__now();
-    int64_t ns = prof__act.tracer->now_ns();
-    uint64_t b = prof__now();
-    prof__act.ns[k] = ns;
-    prof__act.tick[k] = a + (b - a) / 2;
+    uint64_t best = (uint64_t)-1;
+    for (int i = 0; i < 3; i++) {
+        uint64_t a = prof__now();
+        int64_t ns = prof__act.tracer->now_ns();
+        uint64_t b = prof__now();
+        if (b - a >= best) continue;
+        best = b - a;
+        prof__act.ns[k] = ns;
+        prof__act.tick[k] = a + (b - a) / 2;
+    }
 }
 
 void prof_gpu_activity_add(const prof_gpu_activity *a) {
@@ -3321,14 +3334,16 @@ static long prof__act_tid(uint64_t v) {
 }
 
 /* A cycle is saved: what the tracer completed goes into it, on the CPU
-   clock. A runtime call belongs to it if it began in [t_from, t_to]; what
-   it launched belongs with it, wherever the GPU ran it (GPU work lags the
-   CPU: a window's first kernels may be the last window's launches, its
+   clock. A runtime call belongs to it if it began in [from_ns, to_ns], the
+   tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
+   what it launched belongs with it, wherever the GPU ran it (GPU work lags
+   the CPU: a window's first kernels may be the last window's launches, its
    last ones run after the save). Under prof__lock. */
-static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_ns) {
     if (!prof__act.tracer) return;
     prof__act.tracer->flush();
     prof__act_reading(1);
+    if (to_ns == INT64_MAX) to_ns = prof__act.ns[1];
     double npt = prof__ns_per_tick();
     double k = npt > 0 ? 1.0 / npt : 1.0;  /* ticks per tracer ns */
     if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
@@ -3361,7 +3376,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
                 t1 = t0;
                 backwards++;
             }
-            int inside = (int64_t)(t0 - t_from) >= 0 && (int64_t)(t0 - t_to) <= 0;
+            int inside = a->t0_ns >= from_ns && a->t0_ns <= to_ns;
             if (api) {
                 all[nall++] = a->correlation;
                 if (!inside) continue;
@@ -3399,12 +3414,12 @@ static void prof__act_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
 }
 
 /* Flight mode: the window never ends, so at steps what the tracer recorded
-   that ended before the ring's first step (from, a tick) goes, the ring
-   keeping no more: once a second, after a flush of the tracer's buffers,
-   and whenever they have filled half the room the cap gives them. A kernel
-   launched before the ring that ran into it stays, as a cycle keeps it.
-   Under prof__lock. */
-static void prof__act_trim_locked(uint64_t from) {
+   that ended before the ring's first step (from_ns, on the tracer's clock)
+   goes, the ring keeping no more: once a second, after a flush of the
+   tracer's buffers, and whenever they have filled half the room the cap
+   gives them. A kernel launched before the ring that ran into it stays, as
+   a cycle keeps it. Under prof__lock. */
+static void prof__act_trim_locked(int64_t from_ns) {
     if (!prof__act.tracer) return;
     int64_t now = prof__mono_ns();
     if (now >= prof__act.next_flush) {
@@ -3416,9 +3431,7 @@ static void prof__act_trim_locked(uint64_t from) {
         pthread_mutex_unlock(&prof__act_lock);
         if (n < prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof_gpu_activity) / 2) return;
     }
-    /* ns per tick over the run: no calibration needed; 1 ms to spare */
-    double k = prof__fallback() ? 1.0 : prof__rate_at(prof__ticks(), now);
-    int64_t from_ns = prof__act.ns[0] + (int64_t)((double)(int64_t)(from - prof__act.tick[0]) * k) - 1000000;
+    from_ns -= 1000000;                 /* 1 ms to spare: launches of kernels still running */
     pthread_mutex_lock(&prof__act_lock);
     size_t n = 0;
     for (size_t i = 0; i < prof__act.n; i++) {
@@ -3526,7 +3539,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
-        prof__act_cycle_locked(cy, t_from, t_to);
+        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
     }
@@ -8261,6 +8274,7 @@ typedef struct prof__fseg {
     size_t ngpu;
     int64_t step;
     uint64_t t0;
+    int64_t ns0;                        /* kernel capture's clock as t0 was read; 0: since capture began */
 } prof__fseg;
 
 static struct {
@@ -8275,6 +8289,7 @@ static struct {
     uint64_t suppressed;                /* slow steps not dumped (cooldown) */
     int dumps;
     int64_t want;                       /* a trigger's step + 1: dump up to it once it has ended; 0 none */
+    int64_t ns_next;                    /* kernel capture's clock at the last step: the next one's ns0 */
 } prof__fl;
 
 static void prof__fl_drop_oldest(void) {
@@ -8341,6 +8356,12 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
     prof__gev *gpu = NULL;
     size_t ngpu = 0;
     prof__fl_gpu_locked(&gpu, &ngpu);
+    /* kernel capture's clock as t0 was read: at the step before, or (a hang's
+       dump made the step's first part) as the segment before it says */
+    int64_t ns0 = prof__fl.ns_next;
+    const prof__fseg *last = prof__fl.n ? &prof__fl.seg[(prof__fl.head + prof__fl.n - 1) % prof__fl.cap] : NULL;
+    if (last && last->t0 == t0) ns0 = last->ns0;
+    prof__fl.ns_next = prof__act_now_locked();
     size_t max_ev = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__ev);
     while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + prof__fl.ngpu + c.n + ngpu > max_ev))
         prof__fl_drop_oldest();
@@ -8351,9 +8372,10 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
     g->ngpu = ngpu;
     g->step = step;
     g->t0 = t0;
+    g->ns0 = ns0;
     prof__fl.nev += c.n;
     prof__fl.ngpu += ngpu;
-    prof__act_trim_locked(prof__fl.seg[prof__fl.head].t0);
+    prof__act_trim_locked(prof__fl.seg[prof__fl.head].ns0);
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
@@ -8385,9 +8407,13 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     size_t nth = prof__g.rec.ntinfo;
     const prof__fseg *first = &prof__fl.seg[prof__fl.head];
     uint64_t from = prof__fl.n ? first->t0 : now;
+    int64_t from_ns = prof__fl.n ? first->ns0 : INT64_MAX, to_ns = INT64_MAX;  /* kernel capture's */
     int nseg = 0;                       /* the segments of steps up to `upto` */
     while (nseg < prof__fl.n && prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].step <= upto) nseg++;
-    if (nseg < prof__fl.n) now = prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].t0;
+    if (nseg < prof__fl.n) {
+        now = prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].t0;
+        to_ns = prof__fl.seg[(prof__fl.head + nseg) % prof__fl.cap].ns0;
+    }
     cy->index = ++prof__fl.dumps;
     cy->until = now;
     prof__cycle_clock(cy);
@@ -8437,7 +8463,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
             cy->ngdev = (size_t)prof__fl.ngdev;
         }
     }
-    prof__act_cycle_locked(cy, from, now);  /* kernel capture: the ring's launches */
+    prof__act_cycle_locked(cy, from_ns, to_ns);  /* kernel capture: the ring's launches */
     cy->gpu_dropped = __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped since the last dump (memory cap PROF_BUFFER_MB, too many in flight, "

@@ -408,7 +408,8 @@ def case_cupti_kernels(backend, program):
     """Steps 2-4 recorded, each: a GPU region "layer" around a copy, two
     kernels and a fill, then a kernel outside it. Every one is in the trace
     once, with its launch and flow, on the stream track of CUPTI's id for
-    the engine's stream (13 + 100), as is the region around them."""
+    the engine's stream (13 + 100), as is the region around them, though
+    the window's first reading of CUPTI's clock was slow."""
     from check_cupti import check_trace
     p = run(program, "cupti_kernels")
     check_quiet(p)
@@ -481,7 +482,9 @@ def case_cupti_flight(backend, program):
     a 16 MiB cap (which holds three quarters of their records); the
     on-demand dump at the last step holds the ring's 3 steps' launches and
     kernels, linked, and nothing was dropped: the records are trimmed to
-    the ring as the run goes."""
+    the ring as the run goes. CUPTI's clock was read slowly at capture
+    start (every record placed a millisecond early): which step a launch
+    belongs to does not hang on it."""
     p = run(program, "cupti_flight")
     truth = read_truth()["records"][0]
     check(truth["records"] == 200000, "records")

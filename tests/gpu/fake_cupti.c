@@ -10,8 +10,8 @@
    so that a test knows exactly when buffers run out; with no buffer given,
    records are dropped and counted for cuptiActivityGetNumDroppedRecords.
    Its clock (cuptiGetTimestamp) is CLOCK_MONOTONIC plus an offset of its
-   own, and its stream ids are not the runtime's (runtime id + 100), as on a
-   real device.
+   own, read as late as a test asks (fake_cupti_slow_reads), and its
+   stream ids are not the runtime's (runtime id + 100), as on a real device.
 
    The test program produces the records (cupti_test.c: a runtime call and
    what it launched, in the real struct layouts) through fake_cupti_emit,
@@ -209,7 +209,22 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
     return CUPTI_SUCCESS;
 }
 
+static int64_t slow_ns;                 /* atomic: fake_cupti_slow_reads' */
+static long slow_left;                  /* atomic */
+
+void fake_cupti_slow_reads(int64_t ns, long count) {
+    __atomic_store_n(&slow_ns, ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&slow_left, count, __ATOMIC_RELEASE);
+}
+
 CUptiResult CUPTIAPI cuptiGetTimestamp(uint64_t *timestamp) {
+    long left = __atomic_load_n(&slow_left, __ATOMIC_ACQUIRE);
+    while (left > 0 && !__atomic_compare_exchange_n(&slow_left, &left, left - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {}
+    if (left > 0) {                     /* a slow reading: its time comes at its end */
+        int64_t ns = __atomic_load_n(&slow_ns, __ATOMIC_RELAXED);
+        struct timespec t = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+        nanosleep(&t, NULL);
+    }
     *timestamp = (uint64_t)fake_cupti_now();
     return CUPTI_SUCCESS;
 }

@@ -17,11 +17,16 @@ typedef void fake_cupti_bind_fn(int (*stream_info)(void *stream, int *dev, unsig
 typedef int64_t fake_cupti_now_fn(void);
 /* How many activity kinds are enabled now. */
 typedef int fake_cupti_enabled_fn(void);
+/* The next count readings of its clock (cuptiGetTimestamp) take ns before
+   they read it, as a first call does (lazy binding, page faults) or one
+   preempted on a loaded machine. */
+typedef void fake_cupti_slow_reads_fn(int64_t ns, long count);
 
 #ifdef FAKE_CUPTI_EXPORTS
 fake_cupti_emit_fn fake_cupti_emit;
 fake_cupti_bind_fn fake_cupti_bind;
 fake_cupti_now_fn fake_cupti_now;
 fake_cupti_enabled_fn fake_cupti_enabled;
+fake_cupti_slow_reads_fn fake_cupti_slow_reads;
 #endif
 #endif /* FAKE_CUPTI_H */

@@ -402,7 +402,16 @@ static int hang_case(void) {
     }
     region("stuck", s, (int64_t)3600 * 1000 * MS);    /* an hour: it never ends here */
     PROF_GPU_BEGIN("waiting", s);
-    fake_gpu_sleep((int64_t)2500 * MS); /* no step: the watchdog fires after 1 to 2 s */
+    /* no step: the watchdog fires after 1 to 2 s; inside until it has
+       dumped, however late its thread ran (a minute at most) */
+    for (int i = 0; i < 6000; i++) {
+        FILE *dump = fopen("hang.hang-5.json", "r");    /* written whole, then renamed */
+        if (dump) {
+            fclose(dump);
+            break;
+        }
+        fake_gpu_sleep(10 * MS);
+    }
     PROF_GPU_END(s);
     PROF_SHUTDOWN();
     return 0;
