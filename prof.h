@@ -1695,7 +1695,8 @@ static void prof__thread_exit(void *p) {
     if (prof__self == th) {
         prof__self = NULL;
         prof__tls.cur = prof__tls.end = NULL;
-        prof__tls.top = prof__open_sink;            /* its frames go with its struct */
+        PROF__SET_TOP(prof__open_sink);             /* its frames go with its struct; a save
+                                                       may read top until th->tls is cleared */
         prof__tls.last = prof__open_sink + PROF__OPEN_MAX;
     }
     if (th->gpu_dead) __atomic_store_n(th->gpu_dead, 1, __ATOMIC_RELEASE);
@@ -8690,6 +8691,8 @@ static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t
     double rate = prof__rate_at(tk, prof__mono_ns());
     size_t n = 0;
     prof__g.rec.nopened = 0;
+    if (win_t0 > now) return;           /* two threads stepping at once: a step between this one's
+                                           reading of now and its save began the window later */
     for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
         /* at shutdown, the PROF_BEGINs left open on its thread are reported
            as never closed, not drawn */
