@@ -40,6 +40,8 @@ def case_example(binary, tmp):
     check(len(re.findall(r"^prof: cycle [12] peak CPU memory [0-9.]+ [KMG]?b at '[a-z_]+' \(step \d+\)$",
                          p.stderr, re.M)) == 2, f"peak lines: {p.stderr}")
     check("never freed" not in p.stderr and "bad memory" not in p.stderr, f"example leaks: {p.stderr}")
+    # the loader waits across steps: a wait open at a save is in its trace, not lost
+    check("in no trace" not in p.stderr, f"a region lost at a cycle's edge: {p.stderr}")
     for f, first in zip(files, (12, 24)):
         d = load(os.path.join(tmp, f))
         names = {e["name"] for e in xs(d)}
@@ -69,6 +71,23 @@ def case_example(binary, tmp):
     check(log.count("Self CPU time total:") == 1 and log.count("prof: wrote train_mlp_trace.") == 1,
           f"PROF_LOG holds: {log}")
     check("prof" not in p.stdout and "prof" not in p.stderr, f"with PROF_LOG: {p.stdout} {p.stderr}")
+    # the README's "one trace of every step": one file, steps 0 to 59; the
+    # frees after the loop are in no step and make no trace of their own,
+    # which one line says (the loader waits across steps: nothing is lost)
+    del env["PROF_LOG"]
+    for f in glob.glob(os.path.join(tmp, "*.json")):
+        os.remove(f)
+    p = subprocess.run([binary, "60"], cwd=tmp, env=dict(env, PROF_SCHEDULE="active=60", PROF_OUTPUT="all.json"),
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"example exited {p.returncode}: {p.stderr}")
+    files = sorted(f for f in os.listdir(tmp) if f.endswith(".json"))
+    check(files == ["all.1.json"], f"active=60: files {files}")
+    steps = sorted(int(e["name"][13:]) for e in xs(load(os.path.join(tmp, files[0]))) if e["name"].startswith("ProfilerStep#"))
+    check(steps == list(range(60)), f"active=60: steps {steps}")
+    said = re.findall(r"^prof: (\d+) events? after the last step of cycle 1, in no step: not written \(a trace holds "
+                      r"steps\)$", p.stderr, re.M)
+    check(len(said) == 1 and int(said[0]) > 0, f"active=60: stderr {p.stderr}")
+    check("in no trace" not in p.stderr, f"active=60: a region lost: {p.stderr}")
 
 
 def case_readers(binary, tmp):
