@@ -4031,9 +4031,9 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
     prof__wthread t;
     const unsigned need = k->need;
     const size_t n = cy->n;
-    int ok = prof__walk_setup(&w, cy, need);
     size_t i = 0;
-    while (ok && i < n) {               /* a run of one thread's records */
+    if (!prof__walk_setup(&w, cy, need)) goto fail;
+    while (i < n) {                     /* a run of one thread's records */
         const uint32_t th = cy->ev[i].th;
         size_t b = n, np = 0, nm = 0, sp = 0;
         t.k = th;
@@ -4099,13 +4099,13 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
             }
         }
     }
-    for (size_t j = 0; ok && k->gpu && j < cy->ngpu; j++) {
+    for (size_t j = 0; k->gpu && j < cy->ngpu; j++) {
         const prof__gev *g = &cy->gpu[j];
         int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
         k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
     }
-    if (ok && k->gpu) k->gpu(s, cy, NULL, 0, 0);   /* the GPU regions are done */
-    for (size_t j = 0; ok && k->act && j < cy->nact; j++) {
+    if (k->gpu) k->gpu(s, cy, NULL, 0, 0);  /* the GPU regions are done */
+    for (size_t j = 0; k->act && j < cy->nact; j++) {
         const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
         int api = j < cy->nact_api, new_track, new_dev = 0;
         char buf[32];
@@ -4120,7 +4120,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         k->act(s, cy, g, new_track, new_dev, linked, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
     }
     prof__walk_free(&w);
-    return ok;
+    return 1;
 fail:
     prof__walk_free(&w);
     return 0;
