@@ -461,7 +461,8 @@ PROF__FN void prof_table_free(prof_table *t) PROF__OFF()
    or prof_intern's copies). Add threads, and each thread's regions and
    steps in any order, each followed by its arguments; prof_model_finish
    puts the records in the order the recorder keeps them (a region when it
-   ends, its arguments before it) and runs the analysis every sink reads.
+   ends, its arguments before it) and runs the analysis every sink reads;
+   after it, nothing more is added (the adding functions return 0).
    Functions that can fail return 0 (or -1 for an index) when memory runs
    out; prof_cycle_free releases what prof_model_new made, and nothing else. */
 PROF__FN prof_cycle *prof_model_new(void) PROF__OFF(return PROF__NULLPTR;)
@@ -4138,9 +4139,14 @@ typedef struct prof__model {
     prof__munit *unit;
     size_t nunit, ucap, thcap;
     int open;                           /* a unit takes arguments */
+    int done;                           /* finished: nothing more is added */
 } prof__model;
 
-static prof__model *prof__model_of(prof_cycle *c) { return c && c->model ? (prof__model *)(void *)c : NULL; }
+/* The model behind c, if c is one still taking records. */
+static prof__model *prof__model_of(prof_cycle *c) {
+    prof__model *m = c && c->model ? (prof__model *)(void *)c : NULL;
+    return m && !m->done ? m : NULL;
+}
 
 prof_cycle *prof_model_new(void) {
     prof__model *m = (prof__model *)calloc(1, sizeof *m);
@@ -4254,6 +4260,7 @@ int prof_model_finish(prof_cycle *c) {
     prof__model *m = prof__model_of(c);
     if (!m || c->oom) return 0;
     m->open = 0;
+    m->done = 1;
     if (m->nunit) qsort(m->unit, m->nunit, sizeof *m->unit, prof__munit_cmp);
     prof__ev *sorted = (prof__ev *)malloc((c->n + 1) * sizeof *sorted);
     if (!sorted) return 0;
@@ -4270,7 +4277,7 @@ int prof_model_finish(prof_cycle *c) {
 }
 
 void prof_cycle_free(prof_cycle *c) {
-    prof__model *m = prof__model_of(c);
+    prof__model *m = c && c->model ? (prof__model *)(void *)c : NULL;
     if (!m) return;                     /* the recorder's cycles are its own */
     prof__cycle_free(c);
     free(m->unit);

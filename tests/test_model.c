@@ -51,6 +51,8 @@ int main(void) {
     CHECK(!prof_model_step(c, main_th, -1, 0, 1));
 
     CHECK(prof_model_finish(c));
+    CHECK(!prof_model_region(c, main_th, "after the finish", 0, 1));   /* finished: nothing more */
+    CHECK_EQ(prof_model_thread(c, 303, "late"), -1);
 
     /* the recorder's order: per thread, a span when it ends, the inner one
        first at one end, its arguments right before it */
