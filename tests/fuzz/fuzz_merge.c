@@ -16,10 +16,10 @@
    of exactly its size, as in no file, so that AddressSanitizer sees a read
    past the end.
 
-   It is built from every file of tools/prof but main.c (whose main and
-   messages are the program's): here die() longjmps back to the driver
-   instead of exit(2), so a refused trace is an ordinary run, and note()
-   prints only when PROF_FUZZ_VERBOSE is set (a fuzzer makes millions of
+   It is built from every file of tools/prof but main.c (whose main is the
+   program's): here die() jumps back to the driver (g_die_jump) instead of
+   exit(2), so a refused trace is an ordinary run, and the tool is quiet
+   (g_quiet) unless PROF_FUZZ_VERBOSE is set (a fuzzer makes millions of
    messages); everything is freed on both paths (LeakSanitizer is on).
 
    Besides crashes, undefined behaviour and leaks, one promise is checked: the
@@ -40,32 +40,10 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* ---- the tool's messages, as this driver takes them ---------------------- */
+/* ---- the tool's messages, as this driver takes them: quiet unless
+   PROF_FUZZ_VERBOSE, and die() jumps back here instead of exiting -------- */
 
 static jmp_buf g_fuzz_die;
-static int g_fuzz_notes;
-
-static void vnote(const char *fmt, va_list ap) {
-    if (!g_fuzz_notes) return;
-    fputs("prof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-void note(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vnote(fmt, ap);
-    va_end(ap);
-}
-
-_Noreturn void die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vnote(fmt, ap);
-    va_end(ap);
-    longjmp(g_fuzz_die, 1);
-}
 
 /* ---- the run ------------------------------------------------------------ */
 
@@ -85,9 +63,9 @@ static void trace_from(trace *t, const uint8_t *p, size_t n) {
 
 /* The merged trace has been written: prof merge must take it as a trace. */
 static void read_back(void) {
-    int notes = g_fuzz_notes;
+    int quiet = g_quiet;
     g_reading_back = 1;
-    g_fuzz_notes = 1;           /* so that die() says why before the abort */
+    g_quiet = 0;                /* so that die() says why before the abort */
     g_back.path = "the merged trace";
     trace_from(&g_back, (const uint8_t *)g_sink_buf, g_sink_len);
     trace_load(&g_back);
@@ -113,7 +91,7 @@ static void read_back(void) {
         abort();
     }
     g_reading_back = 0;
-    g_fuzz_notes = notes;
+    g_quiet = quiet;
 }
 
 /* Everything one run holds, on success and after die() alike. */
@@ -142,7 +120,8 @@ static void table_of(trace *t) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
-    g_fuzz_notes = getenv("PROF_FUZZ_VERBOSE") != NULL;
+    g_quiet = getenv("PROF_FUZZ_VERBOSE") == NULL;
+    g_die_jump = &g_fuzz_die;
     return 0;
 }
 

@@ -40,35 +40,6 @@ static const char usage[] =
     "line on stderr says why).\n";
 
 /* ======================================================================== */
-/*  Messages                                                                */
-/* ======================================================================== */
-
-static const char *g_prog = "prof";    /* or the command's: "prof merge", "prof table", "prof diff" */
-
-static void vnote(const char *fmt, va_list ap) {
-    fputs(g_prog, stderr);
-    fputs(": ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-}
-
-void note(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vnote(fmt, ap);
-    va_end(ap);
-}
-
-_Noreturn void die(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vnote(fmt, ap);
-    va_end(ap);
-    if (g_partial) remove(g_partial);
-    exit(2);
-}
-
-/* ======================================================================== */
 /*  main                                                                    */
 /* ======================================================================== */
 

@@ -18,6 +18,7 @@
 #include "prof.h"
 
 #include <inttypes.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,15 +30,18 @@
 #define NS_PER_S    INT64_C(1000000000)
 
 /* ======================================================================== */
-/*  Messages (main.c; the fuzz driver has its own)                          */
+/*  Messages (say.c)                                                        */
 /* ======================================================================== */
 
-/* One line on stderr, "<command>: ..." (main.c's g_prog: "prof merge",
-   "prof table", "prof diff"). */
+/* One line on stderr, "<command>: ...", g_prog naming the command (main.c
+   sets "prof merge", "prof table", "prof diff"); nothing when g_quiet. */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A message, then exit 2, removing the output file half written
-   (g_partial). */
+/* A message, then the output file half written removed (g_partial), then
+   exit 2, or a jump to *g_die_jump when a driver set one. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern const char *g_prog;
+extern int g_quiet;
+extern jmp_buf *g_die_jump;
 
 extern const char *g_partial;   /* merge.c: output file being written, removed by die() */
 
