@@ -1115,8 +1115,8 @@ __extension__ typedef __int128 prof__i128;  /* not ISO C: -Wpedantic would say s
                             t0 moved to the window's start */                                 \
     X(UNCLOSED,   NONE)  /* name, t0: a PROF_BEGIN never ended (evicted from a full stack,    \
                             or open at shutdown); reported, not drawn */                      \
-    X(OPEN,       SPAN)  /* collected only: a region still open at a watchdog's dump, drawn   \
-                            up to it (t1: the dump's time) */                                 \
+    X(OPEN,       SPAN)  /* collected only: a region still open at a save or a watchdog's     \
+                            dump, drawn up to it (t1: its time) */                            \
     X(THREAD,     NONE)  /* retired store only: the records after it are thread aux's */
 #define PROF__KIND_ENUM(k, role) PROF__K_##k,
 enum { PROF__KINDS(PROF__KIND_ENUM) PROF__K_COUNT };
@@ -1124,6 +1124,9 @@ enum { PROF__R_NONE, PROF__R_SPAN, PROF__R_ARG, PROF__R_POINT, PROF__R_MEM };
 #define PROF__KIND_ROLE(k, role) PROF__R_##role,
 static const unsigned char prof__role[16] = { PROF__KINDS(PROF__KIND_ROLE) };
 typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__ev.kind */
+/* What every format says of a CLIPPED and an OPEN region (args.clipped, args.open). */
+#define PROF__CLIPPED_MARK "began before this trace"
+#define PROF__OPEN_MARK    "still running at the end of this trace"
 
 #define PROF__CHUNK_BYTES  65536u
 #define PROF__CHUNK_RECS   (PROF__CHUNK_BYTES / sizeof(prof__rec) - 1)
@@ -5002,11 +5005,11 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
         PROF__W_LIT(&t->w, ",\"args\":{");
         int sep = 0;
         if (clipped) {                  /* began before this trace: ts is the trace's start */
-            PROF__W_LIT(&t->w, "\"clipped\":\"began before this trace\"");
+            PROF__W_LIT(&t->w, "\"clipped\":\"" PROF__CLIPPED_MARK "\"");
             sep = 1;
         }
         if (open) {                     /* a watchdog's dump: it had not ended */
-            PROF__W_LIT(&t->w, "\"open\":\"still running at the end of this trace\"");
+            PROF__W_LIT(&t->w, "\"open\":\"" PROF__OPEN_MARK "\"");
             sep = 1;
         }
         if (corr) {
@@ -5876,8 +5879,8 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
         return;
     }
     if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_LANES + 16ull * lead + over - 1);
-    if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, "began before this trace");
-    if (e->kind == PROF__K_OPEN) prof__pf_arg(p, "open", 0, "still running at the end of this trace");
+    if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, PROF__CLIPPED_MARK);
+    if (e->kind == PROF__K_OPEN) prof__pf_arg(p, "open", 0, PROF__OPEN_MARK);
     if (corr) prof__pf_arg(p, "correlation", corr, NULL);
     if (os_tid) prof__pf_arg(p, "os_tid", os_tid, NULL);
     for (size_t i = 0; i < nargs; i++) {
@@ -7428,6 +7431,23 @@ static int prof__open_of(const prof__thread *th, uint64_t tk, uint64_t now, doub
     return n;
 }
 
+/* The k rows prof__open_of gave for th as open-region records into out[k],
+   innermost first (they end together at `now`, an inner one first), begun
+   no earlier than `from`. */
+static void prof__open_records(const prof__thread *th, const prof__openrow *row, int k, uint64_t from, uint64_t now,
+                               prof__ev *out) {
+    for (int j = 0; j < k; j++) {
+        const prof__openrow *r = &row[k - 1 - j];
+        prof__ev *e = &out[j];
+        memset(e, 0, sizeof *e);
+        e->name = r->name;
+        e->t0 = r->t0 < from ? from : r->t0;
+        e->t1 = now;
+        e->kind = PROF__K_OPEN;
+        e->th = th->idx & 0xFFFFFFFu;
+    }
+}
+
 /* Text for the crash handler: no stdio, no malloc. */
 static void prof__as_str(char *m, size_t *n, size_t cap, const char *s) {
     for (; s && *s && *n < cap; s++) m[(*n)++] = *s;
@@ -8588,16 +8608,8 @@ static void prof__wd_fire(int64_t quiet_ns) {
         prof__ev *v = (prof__ev *)prof__grow(extra, &cap, nextra + (size_t)k, sizeof *v);
         if (!v) continue;
         extra = v;
-        while (k--) {                   /* innermost first: they end together, inner first */
-            prof__ev e;
-            memset(&e, 0, sizeof e);
-            e.name = row[k].name;
-            e.t0 = row[k].t0;
-            e.t1 = now;
-            e.kind = PROF__K_OPEN;
-            e.th = th->idx;
-            extra[nextra++] = e;
-        }
+        prof__open_records(th, row, k, 0, now, extra + nextra);
+        nextra += (size_t)k;
     }
     n = prof__gpu_pending_locked(m, n, CAP, now, rate);
     if (prof__g.conf.flight) {
@@ -8708,15 +8720,8 @@ static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t
                                                   sizeof *v) : NULL;
         if (!v) continue;               /* out of memory: they stay lost, and are counted so */
         prof__g.rec.opened = v;
-        while (k--) {                   /* innermost first */
-            prof__ev *e = &v[n++];
-            memset(e, 0, sizeof *e);
-            e->name = row[k].name;
-            e->t0 = row[k].t0 < win_t0 ? win_t0 : row[k].t0;
-            e->t1 = now;
-            e->kind = PROF__K_OPEN;
-            e->th = th->idx & 0xFFFFFFFu;
-        }
+        prof__open_records(th, row, k, win_t0, now, v + n);
+        n += (size_t)k;
     }
     prof__g.rec.nopened = n;
     if (!n || !prof__ev_reserve(&cy->ev, cy->n, &cy->cap, n, &cy->oom)) return;
