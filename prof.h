@@ -1241,7 +1241,7 @@ static struct {
         uint64_t dropped_dead;          /* drops of threads already freed */
         uint64_t dropped_reported;
         uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded
-                                           steps, and were not drawn in it (prof__open_at_save_locked) */
+                                           steps, and were not drawn in it (prof__opens_read_locked) */
         prof__ev *opened;               /* the regions open at the last save, drawn to its end */
         size_t nopened, opencap;
     } rec;
@@ -8700,11 +8700,12 @@ static uint64_t prof__lost_locked(void) {
 /* The regions every thread is inside when a cycle is saved (a producer
    thread waiting across steps, say) join it, drawn from their start (the
    window's, if earlier) to the save and marked open, instead of being lost
-   when they end in steps not recorded; they are kept in prof__g.rec.opened
-   to be told from those. Each thread's go after its records, innermost
-   first (they end together), but before a step that ends at the save: a
-   region inside it ends first. */
-static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t now) {
+   when they end in steps not recorded; prof__g.rec.opened keeps them, to
+   tell those from the lost. Their frames are read before the cycle's
+   records are collected: a region that ends in between is then both read
+   open and collected, and its record draws it (prof__opens_join_locked),
+   where read after it would have been in neither. */
+static void prof__opens_read_locked(uint64_t win_t0, uint64_t now) {
     prof__openrow row[PROF__OPEN_ROWS];
     uint64_t tk = prof__fallback() ? prof__ticks() : now;
     double rate = prof__rate_at(tk, prof__mono_ns());
@@ -8724,9 +8725,29 @@ static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t
         n += (size_t)k;
     }
     prof__g.rec.nopened = n;
+}
+
+/* The open regions read into the collected cycle: each thread's after its
+   records, innermost first (they end together), but before a step that ends
+   at the save (a region inside it ends first); none that the cycle holds a
+   record of, which began by the save and ended after it. */
+static void prof__opens_join_locked(prof__cycle *cy, uint64_t now) {
+    size_t n = prof__g.rec.nopened, c = cy->n;
     if (!n || !prof__ev_reserve(&cy->ev, cy->n, &cy->cap, n, &cy->oom)) return;
-    memcpy(cy->ev + cy->n, prof__g.rec.opened, n * sizeof *cy->ev);
+    prof__ev *open = cy->ev + c;
+    memcpy(open, prof__g.rec.opened, n * sizeof *open);
+    for (size_t i = 0; i < c && n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (!prof__spans(e->kind) || e->kind == PROF__K_STEP || e->t0 > now || e->t1 <= now) continue;
+        for (size_t j = 0; j < n; j++)
+            if (open[j].th == e->th && open[j].name == e->name) {
+                memmove(&open[j], &open[j + 1], (n - j - 1) * sizeof *open);
+                n--;
+                break;
+            }
+    }
     cy->n += n;
+    if (!n) return;
     if (!prof__by_thread(cy)) { cy->oom = 1; return; }    /* stable: each thread's come last */
     for (size_t i = 0; i + 1 < cy->n; i++) {
         prof__ev *e = &cy->ev[i];
@@ -8746,8 +8767,9 @@ static void prof__open_at_save_locked(prof__cycle *cy, uint64_t win_t0, uint64_t
 static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
     cy->index = ++prof__g.run.cycle;
     cy->until = now;
+    prof__opens_read_locked(prof__g.run.win_t0, now);
     prof__collect_locked(cy, prof__g.run.win_t0, now);
-    prof__open_at_save_locked(cy, prof__g.run.win_t0, now);
+    prof__opens_join_locked(cy, now);
     prof__step0_covers(cy);
     prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
