@@ -280,6 +280,10 @@ typedef struct prof_config {
     int           cupti;      /* nonzero: every kernel, copy and fill, and the
                                  runtime calls that launched them, through
                                  CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
+    int           trace_ready_at_step; /* nonzero: collect and write each cycle
+                                 (and call on_trace_ready) on the thread that
+                                 steps, inside PROF_STEP, as torch.profiler
+                                 does; default: on the profiler's thread    */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -298,6 +302,10 @@ typedef struct prof_stats {
                                  steps not recorded: in no trace, reported  */
     uint64_t unclosed;        /* PROF_BEGINs never ended, reported by name  */
     uint64_t names_refused;   /* prof_intern past its 16 MiB: "(names full)" */
+    uint64_t behind;          /* of dropped: lost because the profiler's
+                                 thread was still writing (the writer fell
+                                 behind the engine), and events of saves
+                                 that found its queue full                  */
 } prof_stats;
 
 /* Functions that can fail return 1 on success and 0 on failure, having said
@@ -306,6 +314,11 @@ typedef struct prof_stats {
 PROF__FN void prof_init(const prof_config *cfg) PROF__OFF()
 PROF__FN void prof_shutdown(void) PROF__OFF()
 PROF__FN void prof_step(void) PROF__OFF()
+/* Waits until the profiler's thread has done what the steps so far handed
+   it: the traces of the cycles saved by then are written (and their
+   trace-ready handlers have returned). The steps themselves never wait.
+   1 when done; 0 if it did not finish within a minute (said on stderr). */
+PROF__FN int prof_flush(void) PROF__OFF(return 1;)
 PROF__FN void prof_instant(const char *name) PROF__OFF()
 PROF__FN void prof_counter(const char *name, double value) PROF__OFF()
 PROF__FN void prof_thread_name(const char *name) PROF__OFF()
@@ -1174,6 +1187,7 @@ typedef struct prof__thread {
     prof__open open[PROF__OPEN_MAX + 1];/* PROF_SCOPEs open now, up to prof__tls.top */
     int retired;                        /* the store of exited threads' records */
     int dead;                           /* exited with more than a chunk: the collector frees it */
+    int pinned;                         /* a collection is draining it (>>collect); under prof__lock */
 } prof__thread;
 
 /* Schedule actions, as torch.profiler.ProfilerAction. */
@@ -1198,6 +1212,7 @@ static struct {
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
+        int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
         double watchdog;                /* PROF_WATCHDOG: seconds without a step; 0 off */
@@ -1234,16 +1249,21 @@ static struct {
         size_t nspill, spillcap;
         prof__thread retired;           /* exited threads' records, packed, each
                                            run after a PROF__K_THREAD record */
-        prof__chunk *pool;
+        prof__chunk *pool;              /* under prof__pool_lock, with chunks and npool */
         size_t chunks, chunks_max;      /* allocated (pooled, in use, being made); the cap */
         size_t npool;                   /* chunks in the pool */
         size_t in_use;                  /* atomic: chunks holding records (a crash's loss) */
+        size_t held;                    /* atomic: chunks' worth of collected cycles the
+                                           profiler's thread holds, not yet written */
+        unsigned pending;               /* atomic: jobs handed to it and not done (>>worker) */
         uint64_t dropped_dead;          /* drops of threads already freed */
+        uint64_t dropped_behind;        /* atomic: of all drops, those while the writer worked */
+        uint64_t behind_reported;
         uint64_t dropped_reported;
         uint64_t lost_past_end;         /* regions that outlived a saved cycle into unrecorded
                                            steps, and were not drawn in it (prof__opens_read_locked) */
         prof__ev *opened;               /* the regions open at the last save, drawn to its end */
-        size_t nopened, opencap;
+        size_t nopened;
     } rec;
     struct {                            /* this process among others */
         int copy;                       /* which copy of prof.h in the process: 1, 2, ... (0: unknown) */
@@ -1515,22 +1535,32 @@ static void prof__chunk_clear(prof__chunk *c) {
 }
 
 /* FRESH MEMORY. A new chunk's 16 pages fault when first written: in a long
-   cycle (no schedule) that would happen in the recording thread, under
-   prof__lock, and cost a recorded region half again its time. A helper
-   thread keeps a reserve of PROF__RESERVE chunks allocated and written (so
-   faulted) in the pool, within the cap: each refill that takes one wakes it
-   to make another. Recycled chunks (a schedule,
-   streaming) keep the pool full and the helper asleep. It is started at
-   init when recording, and joined at shutdown (before dlclose unmaps it);
-   a fork's child has none. If it cannot run, refills allocate themselves. */
+   cycle (no schedule) that would happen in the recording thread, and cost a
+   recorded region half again its time. A helper thread keeps a reserve of
+   PROF__RESERVE chunks allocated and written (so faulted) in the pool,
+   within the cap: each refill that takes one wakes it to make another.
+   Recycled chunks (a schedule, streaming) keep the pool full and the helper
+   asleep. It is started at init when recording, and joined at shutdown
+   (before dlclose unmaps it); a fork's child has none. If it cannot run,
+   refills allocate themselves.
+   THE POOL has a lock of its own, held for a pointer's move: a refill never
+   waits for the profiler's thread (>>worker), which holds prof__lock and
+   collects at the same time. What that thread holds of collected cycles,
+   not yet written, counts against the cap with the chunks in use
+   (prof__g.rec.held): when the writer falls behind, recording drops and
+   counts, it never waits. */
 #define PROF__RESERVE 64                /* 4 MiB */
 
+static pthread_mutex_t prof__pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t prof__res_cv = PTHREAD_COND_INITIALIZER;
 static pthread_t prof__res_thread;
 static int prof__res_running;           /* atomic: the helper exists */
-static int prof__res_stop;              /* under prof__lock */
+static int prof__res_stop;              /* under prof__pool_lock */
 
-static void prof__pool_put_locked(prof__chunk *c) {
+/* Whether the profiler has shut down: read without prof__lock. */
+static int prof__shut(void) { return __atomic_load_n(&prof__g.shut, __ATOMIC_RELAXED); }
+
+static void prof__pool_put_locked(prof__chunk *c) {    /* under prof__pool_lock */
     c->next = prof__g.rec.pool;
     prof__g.rec.pool = c;
     prof__g.rec.npool++;
@@ -1538,35 +1568,37 @@ static void prof__pool_put_locked(prof__chunk *c) {
 
 static void *prof__reserve_run(void *arg) {
     (void)arg;
-    pthread_mutex_lock(&prof__lock);
+    pthread_mutex_lock(&prof__pool_lock);
     while (!prof__res_stop) {
-        if (prof__g.rec.npool >= PROF__RESERVE || prof__g.rec.chunks >= prof__g.rec.chunks_max || prof__g.shut) {
-            pthread_cond_wait(&prof__res_cv, &prof__lock);
+        if (prof__g.rec.npool >= PROF__RESERVE || prof__g.rec.chunks >= prof__g.rec.chunks_max || prof__shut()) {
+            pthread_cond_wait(&prof__res_cv, &prof__pool_lock);
             continue;
         }
-        pthread_mutex_unlock(&prof__lock);
+        pthread_mutex_unlock(&prof__pool_lock);
         prof__chunk *c = (prof__chunk *)malloc(sizeof *c);
         if (c) prof__chunk_clear(c);    /* writes every record: every page faults here */
-        pthread_mutex_lock(&prof__lock);
+        pthread_mutex_lock(&prof__pool_lock);
         if (!c) break;                  /* out of memory: refills allocate themselves */
         /* Counted once in the pool, not while made: a refill never finds the
            cap taken by a chunk still being made. One the refills no longer
            had room for goes back. */
-        if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut && !prof__res_stop) {
+        if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__shut() && !prof__res_stop) {
             prof__g.rec.chunks++;
             prof__pool_put_locked(c);
         } else {
             free(c);
         }
     }
-    pthread_mutex_unlock(&prof__lock);
+    pthread_mutex_unlock(&prof__pool_lock);
     return NULL;
 }
 
 /* At init, under prof__lock. */
 static void prof__reserve_start(void) {
     if (prof__g.disabled || __atomic_load_n(&prof__res_running, __ATOMIC_ACQUIRE)) return;
+    pthread_mutex_lock(&prof__pool_lock);
     prof__res_stop = 0;
+    pthread_mutex_unlock(&prof__pool_lock);
     if (pthread_create(&prof__res_thread, NULL, prof__reserve_run, NULL) == 0)
         __atomic_store_n(&prof__res_running, 1, __ATOMIC_RELEASE);
 }
@@ -1574,28 +1606,35 @@ static void prof__reserve_start(void) {
 /* At shutdown, outside the lock: the helper ends and is joined. */
 static void prof__reserve_stop(void) {
     if (!__atomic_exchange_n(&prof__res_running, 0, __ATOMIC_ACQ_REL)) return;
-    pthread_mutex_lock(&prof__lock);
+    pthread_mutex_lock(&prof__pool_lock);
     prof__res_stop = 1;
     pthread_cond_signal(&prof__res_cv);
-    pthread_mutex_unlock(&prof__lock);
+    pthread_mutex_unlock(&prof__pool_lock);
     pthread_join(prof__res_thread, NULL);
 }
 
-/* A cleared chunk from the pool or the heap; NULL at the memory cap. */
-static prof__chunk *prof__chunk_get_locked(void) {
-    prof__chunk *c = prof__g.rec.pool;
-    if (c) {
-        prof__g.rec.pool = c->next;
-        prof__g.rec.npool--;
-        c->next = NULL;
-    } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__g.shut &&
-               (c = (prof__chunk *)malloc(sizeof *c))) {
-        prof__chunk_clear(c);
-        prof__g.rec.chunks++;
+/* A cleared chunk from the pool or the heap; NULL at the memory cap, which
+   the chunks in use and what the writer holds share. */
+static prof__chunk *prof__chunk_get(void) {
+    pthread_mutex_lock(&prof__pool_lock);
+    prof__chunk *c = NULL;
+    if (__atomic_load_n(&prof__g.rec.in_use, __ATOMIC_RELAXED) + __atomic_load_n(&prof__g.rec.held, __ATOMIC_RELAXED) <
+        prof__g.rec.chunks_max) {
+        c = prof__g.rec.pool;
+        if (c) {
+            prof__g.rec.pool = c->next;
+            prof__g.rec.npool--;
+            c->next = NULL;
+        } else if (prof__g.rec.chunks < prof__g.rec.chunks_max && !prof__shut() &&
+                   (c = (prof__chunk *)malloc(sizeof *c))) {
+            prof__chunk_clear(c);
+            prof__g.rec.chunks++;
+        }
     }
     if (prof__g.rec.npool < PROF__RESERVE && __atomic_load_n(&prof__res_running, __ATOMIC_RELAXED))
         pthread_cond_signal(&prof__res_cv);
     if (c) __atomic_fetch_add(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&prof__pool_lock);
     return c;
 }
 
@@ -1611,9 +1650,7 @@ static void prof__link_chunk(prof__thread *th, prof__chunk *c) {
 
 /* Hands the producer a cleared chunk: 0 at the memory cap. */
 static int prof__refill(prof__thread *th) {
-    pthread_mutex_lock(&prof__lock);
-    prof__chunk *c = prof__chunk_get_locked();
-    pthread_mutex_unlock(&prof__lock);
+    prof__chunk *c = prof__chunk_get();
     if (c) prof__link_chunk(th, c);
     return c != NULL;
 }
@@ -1637,9 +1674,13 @@ static inline __attribute__((always_inline)) void prof__window(const prof__threa
     prof__tls.end = fb ? NULL : th->lim;
 }
 
-/* n events dropped at the cap: counted, and the inline path has no window. */
+/* n events dropped at the cap: counted (as the writer's, when the
+   profiler's thread has steps handed to it not done yet), and the inline
+   path has no window. */
 static void prof__drop(prof__thread *th, uint64_t n) {
     __atomic_fetch_add(&th->dropped, n, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&prof__g.rec.pending, __ATOMIC_RELAXED))
+        __atomic_fetch_add(&prof__g.rec.dropped_behind, n, __ATOMIC_RELAXED);
     prof__tls.cur = prof__tls.end = NULL;
 }
 
@@ -2416,6 +2457,7 @@ typedef struct prof__cycle {
     struct prof__tinfo *th;             /* snapshot of prof__g.rec.tinfo */
     size_t nth;
     uint64_t dropped;                   /* lost to the cap since the last cycle */
+    uint64_t behind;                    /* before its window: steps the writer never got */
     int index;                          /* 1-based cycle number */
     int oom;                            /* collection itself ran out of memory */
     struct prof__gev *gpu;              /* GPU regions, by device, stream, start */
@@ -2453,9 +2495,9 @@ static void prof__cycle_clock(prof__cycle *cy) {
     cy->base_ns = prof__trace_base();
 }
 
-static void prof__chunk_release(prof__chunk *c) {   /* under lock */
+static void prof__chunk_release(prof__chunk *c) {
     __atomic_fetch_sub(&prof__g.rec.in_use, 1, __ATOMIC_RELAXED);
-    if (prof__g.shut) {                 /* the last collection: memory for its copy */
+    if (prof__shut()) {                 /* the last collection: memory for its copy */
         /* free() keeps a 64 KiB block in the heap, resident: the whole
            pages inside it go back to the system first (madvise, by number:
            -std=c11 hides it), so the copy grows as the chunks shrink. Those
@@ -2463,17 +2505,21 @@ static void prof__chunk_release(prof__chunk *c) {   /* under lock */
         uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, b = ((uintptr_t)(c + 1)) & ~(uintptr_t)4095;
         if (b > a) syscall(SYS_madvise, a, b - a, 4L /* MADV_DONTNEED */);
         free(c);
+        pthread_mutex_lock(&prof__pool_lock);
         prof__g.rec.chunks--;
+        pthread_mutex_unlock(&prof__pool_lock);
         return;
     }
     prof__chunk_clear(c);
+    pthread_mutex_lock(&prof__pool_lock);
     prof__pool_put_locked(c);
+    pthread_mutex_unlock(&prof__pool_lock);
 }
 
 /* One record into the retired store; 0 at the memory cap. */
 static int prof__store_put(prof__thread *st, const prof__rec *r) {
     if (st->cur >= st->lim) {
-        prof__chunk *c = prof__chunk_get_locked();
+        prof__chunk *c = prof__chunk_get();
         if (!c) return 0;
         prof__link_chunk(st, c);
     }
@@ -2500,7 +2546,7 @@ static void prof__retire_locked(prof__thread *th) {
     prof__thread *st = &prof__g.rec.retired;
     uint64_t lost = __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     int marked = 0;
-    if (th->head != th->tail) {
+    if (th->head != th->tail || th->pinned) {  /* or a collection is draining it now */
         th->dead = 1;
         return;
     }
@@ -2550,12 +2596,13 @@ static int prof__was_open(const prof__ev *e) {
 }
 
 /* Sorts one taken record: into the cycle if it began in [t_from, t_to], into
-   the spill if it began later (another thread, already past the boundary),
-   else away. */
+   the spill if it began later (another thread, already past the boundary)
+   or is a region still open at t_to (collected after it ended), else away
+   (counted, in a cycle: a window whose start was not handed over). */
 static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint64_t t_to,
                        prof__ev **spill, size_t *nspill, size_t *spillcap, int *oom) {
     int region = e->kind == PROF__K_REGION || e->kind == PROF__K_GPU_REGION;
-    if (e->t0 > t_to) {
+    if (e->t0 > t_to || (prof__role[e->kind] == PROF__R_SPAN && e->t1 > t_to)) {
         prof__ev_append(spill, nspill, spillcap, e, oom);
     } else if (e->t0 >= t_from) {
         if (cy) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
@@ -2569,6 +2616,8 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
         c.kind = e->kind == PROF__K_REGION ? (uint32_t)PROF__K_CLIPPED : e->kind;
         prof__ev_append(&cy->ev, &cy->n, &cy->cap, &c, &cy->oom);
         cy->clipped++;
+    } else if (cy && prof__role[e->kind] != PROF__R_NONE) {
+        cy->behind++;
     }
 }
 
@@ -2592,10 +2641,29 @@ static int prof__by_thread(prof__cycle *cy) {
     return 1;
 }
 
-/* Takes every published record of every thread (and of the retired store),
-   recycles drained chunks and frees threads that exited with more than a
-   chunk. Caller holds the lock. */
-__attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+/* What a collection drains: the registry as it stood, each thread pinned
+   (one that exits meanwhile is marked dead and left to the next collection,
+   not freed under it), and whether it had exited before. The collector's
+   own: under prof__wk_lock. */
+static struct prof__snap {
+    prof__thread *th;
+    int dead;
+} *prof__snap;
+static size_t prof__nsnap, prof__snapcap;
+
+/* Takes every published record of every thread (and of the retired store)
+   up to t_to, recycles drained chunks and frees threads that exited with
+   more than a chunk. A thread writes its records in the order it made them,
+   each after the reading of its clock, so its first record that began
+   after t_to, or is a region that ended after it (still open at t_to), is
+   where its part of this collection ends: that record and those after it
+   stay where they are for the next collection, exactly as if they had been
+   written later, and cost no memory beyond the chunks the cap counts. The
+   retired store, which packs many threads' records, spills them instead.
+   The caller holds prof__wk_lock, not prof__lock: that is taken only to
+   read the registry at the start and to change it at the end, so threads
+   refill, register and step while records are copied. */
+__attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     prof__ev *spill = NULL;
     size_t nspill = 0, spillcap = 0;
     int oom = 0;
@@ -2605,12 +2673,25 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     free(prof__g.rec.spill);
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
-    uint64_t dropped = prof__g.rec.dropped_dead;
-    prof__thread **link = &prof__g.rec.threads;
-    while (*link) {
-        prof__thread *th = *link;
+    pthread_mutex_lock(&prof__lock);
+    size_t n = 0;
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) n++;
+    struct prof__snap *snap = (struct prof__snap *)prof__grow(prof__snap, &prof__snapcap, n, sizeof *snap);
+    if (snap) prof__snap = snap;
+    else n = prof__snapcap;             /* out of memory: the rest wait for the next collection */
+    prof__nsnap = 0;
+    for (prof__thread *th = prof__g.rec.threads; th && prof__nsnap < n; th = th->next) {
+        if (!th->retired) prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+        th->pinned = 1;
+        prof__snap[prof__nsnap].th = th;
+        prof__snap[prof__nsnap++].dead = th->dead;
+    }
+    pthread_mutex_unlock(&prof__lock);
+
+    uint64_t dropped = 0;
+    for (size_t k = 0; k < prof__nsnap; k++) {
+        prof__thread *th = prof__snap[k].th;
         uint32_t idx = th->idx;             /* the retired store's records say whose they are */
-        if (!th->retired) prof__g.rec.tinfo[idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
         prof__chunk *c = __atomic_load_n(&th->head, __ATOMIC_ACQUIRE);
         uint32_t pos = th->head_pos;
         while (c) {
@@ -2626,7 +2707,9 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
                 e.aux = r->aux;
                 if (PROF__UNLIKELY(e.kind == PROF__K_THREAD)) { idx = e.aux; continue; }
                 e.th = idx & 0xFFFFFFFu;
-                if (PROF__LIKELY(into && e.t0 >= t_from && e.t0 <= t_to)) into->ev[into->n++] = e;
+                int later = e.t0 > t_to || (e.t1 > t_to && prof__role[e.kind] == PROF__R_SPAN);
+                if (PROF__LIKELY(into && e.t0 >= t_from && !later)) into->ev[into->n++] = e;
+                else if (later && !th->retired) goto drained;   /* the rest are later too */
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
             prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
@@ -2639,33 +2722,44 @@ __attribute__((noinline)) static void prof__collect_locked(prof__cycle *cy, uint
     drained:
         th->head_pos = pos;
         dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-        if (th->dead) {                     /* exited: everything it wrote is taken */
-            prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-            for (c = th->head; c;) {
-                prof__chunk *next = c->next;
-                prof__chunk_release(c);
-                c = next;
-            }
-            *link = th->next;
-            free(th);
-        } else {
-            link = &th->next;
-        }
     }
+
+    pthread_mutex_lock(&prof__lock);
+    for (size_t k = 0; k < prof__nsnap; k++) {
+        prof__thread *th = prof__snap[k].th;
+        th->pinned = 0;
+        if (!prof__snap[k].dead) continue;  /* exited before: everything it wrote is taken */
+        prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+        dropped -= __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+        for (prof__chunk *c = th->head; c;) {
+            prof__chunk *next = c->next;
+            prof__chunk_release(c);
+            c = next;
+        }
+        for (prof__thread **link = &prof__g.rec.threads; *link; link = &(*link)->next)
+            if (*link == th) { *link = th->next; break; }
+        free(th);
+    }
+    dropped += prof__g.rec.dropped_dead;
     prof__g.rec.spill = spill;
     prof__g.rec.nspill = nspill;
     prof__g.rec.spillcap = spillcap;
     if (cy) {
         if (oom) cy->oom = 1;
         prof__cycle_clock(cy);
-        cy->dropped = dropped - prof__g.rec.dropped_reported;
+        /* cy->behind so far: events of a window whose start was never handed over */
+        uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED);
+        cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
+        cy->behind += behind - prof__g.rec.behind_reported;
+        prof__g.rec.behind_reported = behind;
         cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
         if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
         cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
-        /* spilled events came first: regroup by thread, keeping record order */
-        if (from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
     }
     prof__g.rec.dropped_reported = dropped;
+    pthread_mutex_unlock(&prof__lock);
+    /* spilled events came first: regroup by thread, keeping record order */
+    if (cy && from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
 }
 
 /* Step 0 began with the first event, not at init: with a lazy start the
@@ -7205,8 +7299,8 @@ static struct {
     int cycle;                          /* the cycle it is, or was, for */
     char path[PROF__PATH], tmp[PROF__PATH + 32];
     long good;                          /* bytes of whole parts in the file */
-    uint64_t dropped, clipped;          /* in its parts before the last */
-} prof__stream = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, "", "", 0, 0, 0 };
+    uint64_t dropped, behind, clipped;  /* in its parts before the last */
+} prof__stream = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, "", "", 0, 0, 0, 0 };
 
 /* Whether cycles stream (conf is settled: called after init). */
 static int prof__streams(void) {
@@ -7244,7 +7338,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         }
         snprintf(what, sizeof what, "cycle %d's trace", cy->index);
         prof__stream.cycle = cy->index;
-        prof__stream.dropped = prof__stream.clipped = 0;
+        prof__stream.dropped = prof__stream.behind = prof__stream.clipped = 0;
         prof__stream.good = 0;
         prof__calibrate();
         prof__cycle_clock(cy);          /* the trace's clock, for every part */
@@ -7270,6 +7364,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
     if (ok) prof__stream.good = ftell(p->w.f);
     if (!last) {
         prof__stream.dropped += cy->dropped;
+        prof__stream.behind += cy->behind;
         prof__stream.clipped += cy->clipped;
     }
     if (!ok || last) {
@@ -7309,6 +7404,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
         pthread_mutex_lock(&prof__stream.lock);
         cy->dropped += prof__stream.dropped;
+        cy->behind += prof__stream.behind;
         pthread_mutex_unlock(&prof__stream.lock);
     }
     if (cy->oom) prof__msg("out of memory while collecting cycle %d; its trace is incomplete", cy->index);
@@ -7322,6 +7418,10 @@ static void prof__save_cycle(prof__cycle *cy) {
     if (cy->dropped)
         prof__msg("%llu events dropped: the recorder reached its memory cap (PROF_BUFFER_MB); "
                   "raise it or record fewer steps", (unsigned long long)cy->dropped);
+    if (cy->behind)
+        prof__msg("the profiler's thread fell behind the engine: %llu of those %llu were dropped while it was "
+                  "still writing earlier steps (a slow disk or handler, or more events a step than it writes "
+                  "in one)", (unsigned long long)cy->behind, (unsigned long long)cy->dropped);
     prof__say_unclosed(cy);
     int ok = 1;
     if (prof__g.conf.on_ready) prof__g.conf.on_ready(cy, prof__g.conf.user_data);
@@ -7355,6 +7455,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     prof__g.stats.clipped += cy->clipped;
     prof__g.stats.events += cy->n;
     prof__g.stats.dropped += cy->dropped;
+    prof__g.stats.behind += cy->behind;
     prof__g.stats.traces_written += ok ? 1 : 0;
     pthread_mutex_unlock(&prof__lock);
 }
@@ -7503,11 +7604,14 @@ static void prof__as_inside(char *m, size_t *n, size_t cap, long tid, const char
    process, holding the parent's records and maybe a lock another thread held:
    it records nothing and writes nothing, so the parent's trace stays the
    parent's and the child's exit never waits. The fork happens with prof__lock
-   held (so its state is whole) and the memory map's spinlocks, whose holders
-   are not in the child, are let go. A child forked before init is a fresh
+   held (so its state is whole); the memory map's spinlocks and the locks
+   the profiler's threads hold while they work, whose holders are not in
+   the child, are let go: a fork never waits for a writer. A child forked before init is a fresh
    process: it records, and a PROF_OUTPUT without {pid} gets "-<pid>" before
    its extension. A child that exec()s starts afresh. */
 static void prof__signals_stop(int in_child);
+static void prof__wk_start(void);
+static void prof__wk_forget(void);
 static void prof__wd_start(void);
 static void prof__wd_stop(int in_child);
 
@@ -7515,7 +7619,9 @@ static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
 static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
 static void prof__fork_child(void) {
     prof__g.proc.fork_child = 1;
-    __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helper is not here */
+    __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helpers are not here, */
+    prof__wk_forget();                  /* nor the locks they may hold */
+    pthread_mutex_init(&prof__pool_lock, NULL);
     if (prof__g.inited) {
         prof__g.proc.mute = 1;
         prof__g.shut = 1;               /* PROF_INIT and exit() find nothing to do */
@@ -8133,6 +8239,7 @@ static void prof__resolve_config(const prof_config *cfg) {
     int cupti = cfg->cupti != 0;
     prof__env_bool("PROF_CUPTI", &cupti);
     prof__g.conf.cupti = cupti;
+    prof__g.conf.ready_at_step = cfg->trace_ready_at_step != 0;
     int sigs = cfg->keep_signals == 0;
     prof__env_bool("PROF_SIGNALS", &sigs);
     prof__g.proc.signals = sigs;
@@ -8263,6 +8370,7 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__mem_start_locked();
     prof__signals_start();
     prof__reserve_start();
+    prof__wk_start();
     prof__wd_start();
 }
 
@@ -8277,6 +8385,196 @@ static void prof__ensure_init(void) {
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
     pthread_mutex_unlock(&prof__lock);
+}
+
+/* ---- >>worker  the hand-off: what a step leaves to the profiler's thread ---
+   PROF_STEP on an engine's thread does a constant amount of work, whatever
+   was recorded: it moves the schedule, reads the regions open at a save
+   (a few frames per thread, no events), resolves what the GPU side must
+   read at the step itself (>>gpu), and queues a job of a few words. The
+   profiler's own thread takes the jobs in order and does everything that
+   grows with the events: the collection, the analysis pass, every sink
+   (JSON, gzip, Perfetto, TensorBoard's copy, the table, stacks), the
+   flight recorder's segments and dumps, and the trace-ready handler. It
+   holds prof__wk_lock while a job runs (so do the watchdog's dump and
+   shutdown, which run jobs too), and prof__lock only for moments, so that
+   refills, registrations and steps never wait for a writer.
+   Bounded, never blocking: the queue holds PROF__JOBS jobs (flight steps
+   and streamed parts that find it full join the last one queued; a save
+   that finds it full is skipped, and its events are counted when the next
+   cycle is collected); what the writer has not written counts against
+   PROF_BUFFER_MB (>>buffers), so when it falls behind recording drops and
+   counts. PROF_SHUTDOWN, exit() and SIGINT/SIGTERM wait for it to finish,
+   PROF__WK_WAIT seconds at most. cfg.trace_ready_at_step, or a thread that
+   cannot be started: every job runs on the thread that steps, as before. */
+#define PROF__JOBS    256
+#define PROF__WK_WAIT 60                /* seconds shutdown waits for the writer */
+
+enum { PROF__JOB_STEP, PROF__JOB_HANG };
+
+typedef struct prof__job {
+    int kind;                           /* PROF__JOB_* */
+    int prev, next;                     /* STEP: the schedule's action for the step that
+                                           ended, and for the one that begins */
+    int fired;                          /* a trigger was seen at this step ... */
+    int64_t at;                         /* ... naming this step (-1: none) */
+    int64_t step;                       /* the step that ended (HANG: the one running) */
+    uint64_t t0, now;                   /* its start; the step's time (HANG: the dump's) */
+    uint64_t from;                      /* the recording window's start */
+    int64_t act_ns;                     /* flight: kernel capture's clock at the step */
+    prof__ev *open;                     /* regions open at a save, or (HANG) at the dump */
+    size_t nopen;
+    uint64_t merged;                    /* flight: steps joined into this one (queue full) */
+    prof__cycle gpu;                    /* its GPU side, resolved at the step */
+} prof__job;
+
+static void prof__job_run(prof__job *j);
+
+static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
+static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
+static pthread_cond_t prof__wk_idle = PTHREAD_COND_INITIALIZER;    /* the queue emptied */
+static struct {
+    prof__job q[PROF__JOBS];            /* under prof__lock: the queue, the running one first */
+    unsigned head, n;
+    int busy;                           /* q[head] is running */
+    int stop;
+    pthread_t thread;
+    int running;                        /* atomic: the thread exists */
+    uint64_t skipped;                   /* saves not handed over (the queue was full) */
+} prof__wk;
+
+/* Hands j to the profiler's thread, under prof__lock. 0: there is none (a
+   trace-ready handler wanted at the step, or it could not start), and the
+   caller runs j itself, after letting prof__lock go. */
+static int prof__wk_submit_locked(prof__job *j) {
+    if (!__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED)) return 0;
+    if (prof__wk.n == PROF__JOBS) {
+        prof__job *last = &prof__wk.q[(prof__wk.head + prof__wk.n - 1) % PROF__JOBS];
+        int joins = last->kind == PROF__JOB_STEP && j->kind == PROF__JOB_STEP &&
+                    !j->fired && !last->fired && last->prev == j->prev && last->next == j->next &&
+                    (prof__g.conf.flight || j->prev == PROF__RECORD);
+        if (joins) {                    /* a flight step or a streamed part: the last one reaches further */
+            last->merged += 1 + j->merged;
+            last->now = j->now;
+            last->step = j->step;
+            last->act_ns = j->act_ns;
+            if (j->gpu.ngpu) {          /* flight: the GPU regions placed at this step too */
+                prof__gev *v = (prof__gev *)realloc(last->gpu.gpu, (last->gpu.ngpu + j->gpu.ngpu) * sizeof *v);
+                if (v) {
+                    memcpy(v + last->gpu.ngpu, j->gpu.gpu, j->gpu.ngpu * sizeof *v);
+                    last->gpu.gpu = v;
+                    last->gpu.ngpu += j->gpu.ngpu;
+                } else {
+                    __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
+                }
+            }
+        } else {
+            prof__wk.skipped++;         /* its events: counted at the next cycle's collection */
+            __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
+        }
+        prof__cycle_free(&j->gpu);
+        free(j->open);
+        return 1;
+    }
+    prof__wk.q[(prof__wk.head + prof__wk.n++) % PROF__JOBS] = *j;
+    __atomic_store_n(&prof__g.rec.pending, prof__wk.n, __ATOMIC_RELAXED);
+    pthread_cond_signal(&prof__wk_cv);
+    return 1;
+}
+
+/* j, on the calling thread, in turn with the profiler's thread's jobs. */
+static void prof__job_run_here(prof__job *j) {
+    pthread_mutex_lock(&prof__wk_lock);
+    prof__job_run(j);
+    pthread_mutex_unlock(&prof__wk_lock);
+}
+
+static void *prof__wk_run(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&prof__lock);
+    for (;;) {
+        while (!prof__wk.n && !prof__wk.stop) pthread_cond_wait(&prof__wk_cv, &prof__lock);
+        if (!prof__wk.n) break;         /* stopped, and every job done */
+        prof__job j = prof__wk.q[prof__wk.head];
+        prof__wk.busy = 1;
+        pthread_mutex_unlock(&prof__lock);
+        prof__job_run_here(&j);
+        pthread_mutex_lock(&prof__lock);
+        prof__wk.busy = 0;
+        prof__wk.head = (prof__wk.head + 1) % PROF__JOBS;
+        __atomic_store_n(&prof__g.rec.pending, --prof__wk.n, __ATOMIC_RELAXED);
+        if (!prof__wk.n) pthread_cond_broadcast(&prof__wk_idle);
+    }
+    pthread_mutex_unlock(&prof__lock);
+    return NULL;
+}
+
+/* At init, under prof__lock: the thread, unless the handler is wanted at
+   the step. If it cannot start, the steps run their jobs themselves. */
+static void prof__wk_start(void) {
+    if (prof__g.disabled || prof__g.conf.ready_at_step || __atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE)) return;
+    prof__wk.stop = 0;
+    if (pthread_create(&prof__wk.thread, NULL, prof__wk_run, NULL) == 0)
+        __atomic_store_n(&prof__wk.running, 1, __ATOMIC_RELEASE);
+    else
+        prof__msg("cannot start the profiler's thread (%s); traces are written at the steps", strerror(errno));
+}
+
+/* Until the queue is empty, or `until` (CLOCK_REALTIME) has passed; under
+   prof__lock. The jobs left. */
+static unsigned prof__wk_wait_locked(const struct timespec *until) {
+    while (prof__wk.n && pthread_cond_timedwait(&prof__wk_idle, &prof__lock, until) == 0) {}
+    return prof__wk.n;
+}
+
+static struct timespec prof__wk_deadline(void) {
+    struct timespec t;
+    clock_gettime(PROF__CLOCK_REALTIME, &t);
+    t.tv_sec += PROF__WK_WAIT;
+    return t;
+}
+
+int prof_flush(void) {
+    struct timespec until = prof__wk_deadline();
+    pthread_mutex_lock(&prof__lock);
+    unsigned left = prof__wk_wait_locked(&until);
+    pthread_mutex_unlock(&prof__lock);
+    if (left)
+        prof__msg("prof_flush: the profiler's thread has not finished writing in %d s (%u step%s still queued)",
+                  PROF__WK_WAIT, left, left == 1 ? "" : "s");
+    return !left;
+}
+
+/* In a fork's child: the thread and its jobs are the parent's. */
+static void prof__wk_forget(void) {
+    __atomic_store_n(&prof__wk.running, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&prof__g.rec.pending, 0, __ATOMIC_RELAXED);
+    prof__wk.n = 0;
+    prof__wk.busy = 0;
+    pthread_mutex_init(&prof__wk_lock, NULL);
+}
+
+/* At shutdown, outside the locks: every job queued is done, then the thread
+   is joined. 0 when it has not finished within PROF__WK_WAIT seconds (a
+   disk that does not answer, a handler that does not return): said, and
+   the thread is left to the process's end. */
+static int prof__wk_stop(void) {
+    if (!__atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE)) return 1;
+    struct timespec until = prof__wk_deadline();
+    pthread_mutex_lock(&prof__lock);
+    prof__wk.stop = 1;
+    pthread_cond_signal(&prof__wk_cv);
+    unsigned left = prof__wk_wait_locked(&until);
+    pthread_mutex_unlock(&prof__lock);
+    if (left) {
+        prof__msg("the profiler's thread has not finished writing in %d s (%u step%s still queued); what it has "
+                  "not written is lost (a file it was writing is left as it was)", PROF__WK_WAIT, left,
+                  left == 1 ? "" : "s");
+        return 0;
+    }
+    pthread_join(prof__wk.thread, NULL);
+    __atomic_store_n(&prof__wk.running, 0, __ATOMIC_RELEASE);
+    return 1;
 }
 
 /* ---- >>flight  the flight recorder (PROF_FLIGHT) --------------------------
@@ -8340,7 +8638,8 @@ static int prof__u64_cmp(const void *a, const void *b) {
 
 /* The GPU regions drained since the last step, placed; the devices they
    ran on noted. Then the anchors start afresh if nothing is in flight.
-   Under the lock. */
+   At the step (or the watchdog's dump), under prof__lock, which also keeps
+   prof__fl.gdev. */
 static void prof__fl_gpu_locked(prof__gev **gpu, size_t *ngpu) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     if (prof__gpu.nres) {
@@ -8369,9 +8668,10 @@ static void prof__fl_gpu_locked(prof__gev **gpu, size_t *ngpu) {
     prof__gpu_anchors_reset_locked();
 }
 
-/* The step that ended at `now` (it began at t0) as a segment of the ring.
-   Under the lock. */
-static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
+/* The step that ended at `now` (it began at t0) as a segment of the ring,
+   with g's GPU regions (placed at the step) and act_ns, kernel capture's
+   clock read then. On the profiler's thread, under prof__wk_lock. */
+static void prof__fl_segment(int64_t step, uint64_t t0, uint64_t now, prof__cycle *g, int64_t act_ns) {
     if (!prof__fl.seg) {
         prof__fl.cap = prof__g.conf.flight + 1;
         prof__fl.seg = (prof__fseg *)calloc((size_t)prof__fl.cap, sizeof *prof__fl.seg);
@@ -8379,36 +8679,37 @@ static void prof__fl_step_locked(int64_t step, uint64_t t0, uint64_t now) {
     }
     prof__cycle c;
     memset(&c, 0, sizeof c);
-    prof__collect_locked(&c, 0, now);
+    prof__collect(&c, 0, now);
     free(c.th);
-    prof__gev *gpu = NULL;
-    size_t ngpu = 0;
-    prof__fl_gpu_locked(&gpu, &ngpu);
     /* kernel capture's clock as t0 was read: at the step before, or (a hang's
        dump made the step's first part) as the segment before it says */
     int64_t ns0 = prof__fl.ns_next;
     const prof__fseg *last = prof__fl.n ? &prof__fl.seg[(prof__fl.head + prof__fl.n - 1) % prof__fl.cap] : NULL;
     if (last && last->t0 == t0) ns0 = last->ns0;
-    prof__fl.ns_next = prof__act_now_locked();
+    prof__fl.ns_next = act_ns;
     size_t max_ev = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__ev);
-    while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + prof__fl.ngpu + c.n + ngpu > max_ev))
+    while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + prof__fl.ngpu + c.n + g->ngpu > max_ev))
         prof__fl_drop_oldest();
-    prof__fseg *g = &prof__fl.seg[(prof__fl.head + prof__fl.n++) % prof__fl.cap];
-    g->ev = c.ev;
-    g->n = c.n;
-    g->gpu = gpu;
-    g->ngpu = ngpu;
-    g->step = step;
-    g->t0 = t0;
-    g->ns0 = ns0;
-    prof__fl.nev += c.n;
-    prof__fl.ngpu += ngpu;
+    prof__fseg *sg = &prof__fl.seg[(prof__fl.head + prof__fl.n++) % prof__fl.cap];
+    sg->ev = c.ev;
+    sg->n = c.n;
+    sg->gpu = g->gpu;
+    sg->ngpu = g->ngpu;
+    sg->step = step;
+    sg->t0 = t0;
+    sg->ns0 = ns0;
+    g->gpu = NULL;                      /* the segment has them now */
+    g->ngpu = 0;
+    prof__fl.nev += sg->n;
+    prof__fl.ngpu += sg->ngpu;
+    pthread_mutex_lock(&prof__lock);
     prof__act_trim_locked(prof__fl.seg[prof__fl.head].ns0);
+    pthread_mutex_unlock(&prof__lock);
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
-   before it; then it joins them. Under the lock. */
-static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
+   before it; then it joins them. Under prof__wk_lock. */
+static int prof__fl_slow(uint64_t dur, double *median_out) {
     int slow = 0;
     uint64_t least = (uint64_t)-1;      /* the median is at least the least: most steps stop here */
     for (int i = 0; i < prof__fl.ndur; i++) least = prof__fl.dur[i] < least ? prof__fl.dur[i] : least;
@@ -8429,10 +8730,9 @@ static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
 /* The ring as one cycle, its segments up to step `upto`: their events in
    ring order, those begun before its first step clipped to it (or left
    out, when wholly before it), then grouped by thread as a collection's
-   are. Under the lock. */
-static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now,
-                                  const prof__ev *extra, size_t nextra, int64_t upto) {
-    size_t nth = prof__g.rec.ntinfo;
+   are. Under prof__wk_lock; prof__lock only for what the steps share. */
+static void prof__fl_cycle(prof__cycle *cy, const char *reason, int64_t step, uint64_t now,
+                           const prof__ev *extra, size_t nextra, int64_t upto) {
     const prof__fseg *first = &prof__fl.seg[prof__fl.head];
     uint64_t from = prof__fl.n ? first->t0 : now;
     int64_t from_ns = prof__fl.n ? first->ns0 : INT64_MAX, to_ns = INT64_MAX;  /* kernel capture's */
@@ -8449,12 +8749,15 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
     cy->reason_step = step;
     cy->first_step = prof__fl.n ? first->step : step;
     cy->ev = (prof__ev *)malloc((prof__fl.nev + nextra) * sizeof *cy->ev + 1);
+    pthread_mutex_lock(&prof__lock);
+    size_t nth = prof__g.rec.ntinfo;
     cy->th = (struct prof__tinfo *)malloc(nth * sizeof *cy->th + 1);
+    if (cy->th && nth) memcpy(cy->th, prof__g.rec.tinfo, nth * sizeof *cy->th);
+    pthread_mutex_unlock(&prof__lock);
     if (!cy->ev || !cy->th) {
         cy->oom = 1;
         return;
     }
-    if (nth) memcpy(cy->th, prof__g.rec.tinfo, nth * sizeof *cy->th);
     cy->nth = nth;
     for (int k = 0; k < nseg; k++) {
         const prof__fseg *g = &prof__fl.seg[(prof__fl.head + k) % prof__fl.cap];
@@ -8475,6 +8778,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
         cy->ev[cy->n++] = e;
     }
     cy->cap = cy->n;
+    pthread_mutex_lock(&prof__lock);
     if (prof__fl.ngpu) {                /* the segments' GPU regions, in the order writers read */
         cy->gpu = (prof__gev *)malloc(prof__fl.ngpu * sizeof *cy->gpu);
         cy->gdev = (struct prof__gdev_info *)malloc((size_t)prof__fl.ngdev * sizeof *cy->gdev + 1);
@@ -8492,6 +8796,7 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
         }
     }
     prof__act_cycle_locked(cy, from_ns, to_ns);  /* kernel capture: the ring's launches */
+    pthread_mutex_unlock(&prof__lock);
     cy->gpu_dropped = __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped since the last dump (memory cap PROF_BUFFER_MB, too many in flight, "
@@ -8502,9 +8807,9 @@ static void prof__fl_cycle_locked(prof__cycle *cy, const char *reason, int64_t s
 }
 
 /* A dump, unless one was written less than PROF_FLIGHT_COOLDOWN ago (then
-   counted). extra: events to add (a watchdog's open regions). Under the
-   lock; the caller writes cy after it. */
-static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled,
+   counted). extra: events to add (a watchdog's open regions). Under
+   prof__wk_lock; the caller writes cy after it. */
+static int prof__fl_dump(prof__cycle *cy, const char *reason, int64_t step, uint64_t now, int cooled,
                                 const prof__ev *extra, size_t nextra, int64_t upto) {
     int64_t t = prof__mono_ns();
     if (cooled && prof__fl.last_dump && prof__g.conf.flight_cooldown > 0 &&
@@ -8513,11 +8818,11 @@ static int prof__fl_dump_locked(prof__cycle *cy, const char *reason, int64_t ste
         return 0;
     }
     prof__fl.last_dump = t;
-    prof__fl_cycle_locked(cy, reason, step, now, extra, nextra, upto);
+    prof__fl_cycle(cy, reason, step, now, extra, nextra, upto);
     return 1;
 }
 
-static void prof__fl_free_locked(void) {
+static void prof__fl_free(void) {
     while (prof__fl.n) prof__fl_drop_oldest();
     free(prof__fl.seg);
     prof__fl.seg = NULL;
@@ -8577,11 +8882,11 @@ static void prof__wd_fire(int64_t quiet_ns) {
     enum { CAP = 1 << 16 };
     char *m = (char *)malloc(CAP);
     prof__openrow row[PROF__OPEN_ROWS];
-    prof__ev *extra = NULL;
-    size_t n = 0, nextra = 0, cap = 0;
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
-    int save = 0;
+    size_t n = 0, cap = 0;
+    prof__job j;                        /* flight mode: the dump, the profiler's thread's job */
+    memset(&j, 0, sizeof j);
+    j.kind = PROF__JOB_HANG;
+    int queued = 0;
     if (!m) return;
     pthread_mutex_lock(&prof__lock);
     if (prof__g.shut || prof__g.disabled) {
@@ -8605,34 +8910,29 @@ static void prof__wd_fire(int64_t quiet_ns) {
         prof__as_inside(m, &n, CAP, th->tid, __atomic_load_n(&th->name, __ATOMIC_RELAXED), row, k, more);
         prof__as_str(m, &n, CAP, "\n");
         if (!prof__g.conf.flight) continue;
-        prof__ev *v = (prof__ev *)prof__grow(extra, &cap, nextra + (size_t)k, sizeof *v);
+        prof__ev *v = (prof__ev *)prof__grow(j.open, &cap, j.nopen + (size_t)k, sizeof *v);
         if (!v) continue;
-        extra = v;
-        prof__open_records(th, row, k, 0, now, extra + nextra);
-        nextra += (size_t)k;
+        j.open = v;
+        prof__open_records(th, row, k, 0, now, j.open + j.nopen);
+        j.nopen += (size_t)k;
     }
     n = prof__gpu_pending_locked(m, n, CAP, now, rate);
-    if (prof__g.conf.flight) {
-        prof__fl_step_locked(step, prof__g.run.step_t0, now);  /* the step so far joins the ring */
-        save = prof__fl_dump_locked(&cy, "hang", step, now, 0, extra, nextra, INT64_MAX);
-    }
-    pthread_mutex_unlock(&prof__lock);
-    free(extra);
-    if (save) {
-        prof__as_str(m, &n, CAP, "watchdog: dumping steps ");
-        prof__as_u64(m, &n, CAP, (unsigned long long)cy.first_step);
-        prof__as_str(m, &n, CAP, " to ");
-        prof__as_u64(m, &n, CAP, (unsigned long long)step);
-        prof__as_str(m, &n, CAP, " and the regions open now\n");
-    }
-    for (size_t a = 0, b = 0; b < n; b++)   /* one message per line */
+    for (size_t a = 0, b = 0; b < n; b++)   /* one message per line, before the dump's */
         if (m[b] == '\n') {
             prof__msg("%.*s", (int)(b - a), m + a);
             a = b + 1;
         }
     free(m);
-    if (save) prof__save_cycle(&cy);    /* beside a step's save, if one comes: naming is per thread */
-    prof__cycle_free(&cy);
+    if (prof__g.conf.flight) {          /* the step so far joins the ring, which is dumped */
+        j.step = step;
+        j.t0 = prof__g.run.step_t0;
+        j.now = now;
+        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);
+        j.act_ns = prof__act_now_locked();
+        queued = prof__wk_submit_locked(&j);
+    }
+    pthread_mutex_unlock(&prof__lock);
+    if (prof__g.conf.flight && !queued) prof__job_run_here(&j);
 }
 
 static void *prof__wd_run(void *arg) {
@@ -8689,109 +8989,181 @@ static void prof__wd_stop(int in_child) {
 
 /* Regions that began in a saved cycle and ended while no cycle recorded
    (not closed before PROF_STEP) are in no trace: counted, said once per
-   step that finds them. Under the lock; prof__say_lost after it. */
-static uint64_t prof__lost_locked(void) {
+   job that finds them. On the profiler's thread, which collects. */
+static void prof__say_lost(void) {
     uint64_t n = prof__g.rec.lost_past_end;
+    if (!n) return;
     prof__g.rec.lost_past_end = 0;
+    pthread_mutex_lock(&prof__lock);
     prof__g.stats.lost_past_end += n;
-    return n;
+    pthread_mutex_unlock(&prof__lock);
+    prof__msg("%llu region%s began in a saved cycle and ended after it, in steps not recorded: in no trace "
+              "(close regions before PROF_STEP)", (unsigned long long)n, n == 1 ? "" : "s");
 }
 
 /* The regions every thread is inside when a cycle is saved (a producer
    thread waiting across steps, say) join it, drawn from their start (the
    window's, if earlier) to the save and marked open, instead of being lost
-   when they end in steps not recorded; prof__g.rec.opened keeps them, to
-   tell those from the lost. Their frames are read before the cycle's
-   records are collected: a region that ends in between is then both read
-   open and collected, and its record draws it (prof__opens_join_locked),
-   where read after it would have been in neither. */
-static void prof__opens_read_locked(uint64_t win_t0, uint64_t now) {
+   when they end in steps not recorded. Read at the step itself, under
+   prof__lock (a few frames a thread: no events); the job takes them to
+   the profiler's thread, where prof__g.rec.opened keeps the last save's,
+   to tell those from the lost. */
+static void prof__opens_read_locked(prof__job *j) {
     prof__openrow row[PROF__OPEN_ROWS];
-    uint64_t tk = prof__fallback() ? prof__ticks() : now;
+    uint64_t tk = prof__fallback() ? prof__ticks() : j->now;
     double rate = prof__rate_at(tk, prof__mono_ns());
-    size_t n = 0;
-    prof__g.rec.nopened = 0;
-    if (win_t0 > now) return;           /* two threads stepping at once: a step between this one's
+    size_t cap = 0;
+    if (j->from > j->now) return;       /* two threads stepping at once: a step between this one's
                                            reading of now and its save began the window later */
     for (prof__thread *th = prof__g.rec.threads; th; th = th->next) {
         /* at shutdown, the PROF_BEGINs left open on its thread are reported
            as never closed, not drawn */
-        int more, k = prof__open_of(th, tk, now, rate, !(prof__g.shut && th == prof__self), row, &more);
-        prof__ev *v = k ? (prof__ev *)prof__grow(prof__g.rec.opened, &prof__g.rec.opencap, n + (size_t)k,
-                                                  sizeof *v) : NULL;
+        int more, k = prof__open_of(th, tk, j->now, rate, !(prof__g.shut && th == prof__self), row, &more);
+        prof__ev *v = k ? (prof__ev *)prof__grow(j->open, &cap, j->nopen + (size_t)k, sizeof *v) : NULL;
         if (!v) continue;               /* out of memory: they stay lost, and are counted so */
-        prof__g.rec.opened = v;
-        prof__open_records(th, row, k, win_t0, now, v + n);
-        n += (size_t)k;
+        j->open = v;
+        prof__open_records(th, row, k, j->from, j->now, v + j->nopen);
+        j->nopen += (size_t)k;
     }
-    prof__g.rec.nopened = n;
 }
 
-/* The open regions read into the collected cycle: each thread's after its
-   records, innermost first (they end together), but before a step that ends
-   at the save (a region inside it ends first); none that the cycle holds a
-   record of, which began by the save and ended after it. */
-static void prof__opens_join_locked(prof__cycle *cy, uint64_t now) {
-    size_t n = prof__g.rec.nopened, c = cy->n;
+/* The open regions read at the save join the collected cycle: each
+   thread's after its records, innermost first (they end together), but
+   before a step that ends at the save (a region inside it ends first). A
+   region that ended after the save is not in the cycle (>>collect keeps it
+   for the next one), so none is drawn twice. */
+static void prof__opens_join(prof__cycle *cy, prof__job *j) {
+    free(prof__g.rec.opened);
+    prof__g.rec.opened = j->open;       /* the last save's, for prof__was_open */
+    prof__g.rec.nopened = j->nopen;
+    j->open = NULL;
+    size_t n = prof__g.rec.nopened;
     if (!n || !prof__ev_reserve(&cy->ev, cy->n, &cy->cap, n, &cy->oom)) return;
-    prof__ev *open = cy->ev + c;
-    memcpy(open, prof__g.rec.opened, n * sizeof *open);
-    for (size_t i = 0; i < c && n; i++) {
-        const prof__ev *e = &cy->ev[i];
-        if (!prof__spans(e->kind) || e->kind == PROF__K_STEP || e->t0 > now || e->t1 <= now) continue;
-        for (size_t j = 0; j < n; j++)
-            if (open[j].th == e->th && open[j].name == e->name) {
-                memmove(&open[j], &open[j + 1], (n - j - 1) * sizeof *open);
-                n--;
-                break;
-            }
-    }
+    memcpy(cy->ev + cy->n, prof__g.rec.opened, n * sizeof *cy->ev);
     cy->n += n;
-    if (!n) return;
     if (!prof__by_thread(cy)) { cy->oom = 1; return; }    /* stable: each thread's come last */
     for (size_t i = 0; i + 1 < cy->n; i++) {
         prof__ev *e = &cy->ev[i];
-        if (e->kind != PROF__K_STEP || e->t1 < now || e[1].kind != PROF__K_OPEN || e[1].th != e->th) continue;
+        if (e->kind != PROF__K_STEP || e->t1 < j->now || e[1].kind != PROF__K_OPEN || e[1].th != e->th) continue;
         prof__ev step = *e;             /* the step ending now goes after them */
-        size_t j = i;
-        for (; j + 1 < cy->n && cy->ev[j + 1].kind == PROF__K_OPEN && cy->ev[j + 1].th == step.th; j++)
-            cy->ev[j] = cy->ev[j + 1];
-        cy->ev[j] = step;
-        i = j;
+        size_t k = i;
+        for (; k + 1 < cy->n && cy->ev[k + 1].kind == PROF__K_OPEN && cy->ev[k + 1].th == step.th; k++)
+            cy->ev[k] = cy->ev[k + 1];
+        cy->ev[k] = step;
+        i = k;
     }
 }
 
-/* The window that ends at `now` as a cycle to save: its records from every
-   thread, step 0 stretched over what came before it, its GPU regions
-   placed, the analysis every sink reads. Under the lock. */
-static void prof__cycle_locked(prof__cycle *cy, uint64_t now) {
-    cy->index = ++prof__g.run.cycle;
-    cy->until = now;
-    prof__opens_read_locked(prof__g.run.win_t0, now);
-    prof__collect_locked(cy, prof__g.run.win_t0, now);
-    prof__opens_join_locked(cy, now);
-    prof__step0_covers(cy);
-    prof__gpu_cycle_locked(cy, prof__g.run.win_t0, now);
-    prof__analyse(cy);                  /* last: it reads the GPU side too */
-    prof__g.run.saved_to = now;
+/* The GPU side that the step resolved (>>gpu) joins the cycle. */
+static void prof__take_gpu(prof__cycle *cy, prof__cycle *g) {
+    cy->gpu = g->gpu;
+    cy->ngpu = g->ngpu;
+    cy->gdev = g->gdev;
+    cy->ngdev = g->ngdev;
+    cy->gpu_dropped = g->gpu_dropped;
+    cy->act = g->act;
+    cy->nact = g->nact;
+    cy->nact_api = g->nact_api;
+    cy->act_lost = g->act_lost;
+    g->gpu = NULL;
+    g->gdev = NULL;
+    g->act = NULL;
 }
 
-/* What the window recorded up to `now`, its CPU side, as a part of the
-   cycle in progress (streaming). GPU regions stay to the cycle's end, where
-   they are resolved. Regions open now are taken by a later part, whole.
-   Under the lock. */
-static void prof__part_locked(prof__cycle *cy, uint64_t now) {
+/* The window that ended at the job's step as a cycle to save: its records
+   from every thread, step 0 stretched over what came before it, its GPU
+   side, the analysis every sink reads. */
+static void prof__cycle_make(prof__cycle *cy, prof__job *j) {
+    cy->index = ++prof__g.run.cycle;
+    cy->until = j->now;
+    prof__collect(cy, j->from, j->now);
+    prof__opens_join(cy, j);
+    prof__step0_covers(cy);
+    prof__take_gpu(cy, &j->gpu);
+    prof__analyse(cy);                  /* last: it reads the GPU side too */
+    prof__g.run.saved_to = j->now;
+}
+
+/* What the window recorded up to the job's step, its CPU side, as a part of
+   the cycle in progress (streaming). GPU regions stay to the cycle's end,
+   where they are resolved. Regions open then are taken by a later part,
+   whole. */
+static void prof__part_make(prof__cycle *cy, const prof__job *j) {
     cy->index = prof__g.run.cycle + 1;
-    cy->until = now;
-    prof__collect_locked(cy, prof__g.run.win_t0, now);
+    cy->until = j->now;
+    prof__collect(cy, j->from, j->now);
     prof__step0_covers(cy);
     prof__analyse(cy);
 }
 
-static void prof__say_lost(uint64_t n) {
-    if (n)
-        prof__msg("%llu region%s began in a saved cycle and ended after it, in steps not recorded: in no trace "
-                  "(close regions before PROF_STEP)", (unsigned long long)n, n == 1 ? "" : "s");
+/* What the profiler's thread holds, not yet written, against the cap. */
+static size_t prof__held(const prof__cycle *cy) {
+    return (cy->n * (sizeof *cy->ev + sizeof *cy->parent) + PROF__CHUNK_BYTES - 1) / PROF__CHUNK_BYTES;
+}
+
+/* One job, on the profiler's thread (or the stepping thread, with no such
+   thread), under prof__wk_lock: what the step at its end leaves to do. */
+static void prof__job_run(prof__job *j) {
+    prof__cycle cy;
+    memset(&cy, 0, sizeof cy);
+    int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
+    double median = 0;
+    int64_t gone = -1;                  /* a trigger's step no longer in the ring */
+    const char *hang = NULL;
+    if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
+        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
+        save = prof__fl_dump(&cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
+        hang = "";
+    } else if (prof__g.conf.flight) {
+        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
+        int slow = j->t0 && !j->merged && prof__fl_slow(j->now - j->t0, &median);
+        if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
+        int64_t upto = prof__fl.want - 1;
+        if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
+            prof__fl.want = 0;
+            if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
+                save = prof__fl_dump(&cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
+            else
+                gone = upto;
+        } else if (slow) {
+            save = prof__fl_dump(&cy, "slow_step", j->step, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
+        }
+    } else if (j->prev == PROF__RECORD_AND_SAVE) {
+        prof__cycle_make(&cy, j);
+        save = 1;
+    } else if (j->prev == PROF__RECORD) {
+        prof__part_make(&cy, j);       /* the window goes on: what it recorded so far */
+        save = 2;
+    } else {
+        prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
+    }
+    size_t held = prof__held(&cy);
+    __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
+    prof__say_lost();
+    if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
+    if (save == 3 && hang) {
+        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy.first_step,
+                  (long long)j->step);
+    } else if (save == 3) {
+        prof__calibrate();              /* ticks to ns: before the first save, not yet */
+        double ns = (double)(prof__tick_ns(j->now) - prof__tick_ns(j->t0));
+        if (!strcmp(cy.reason, "slow_step"))
+            prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
+                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->step, ns / 1e6,
+                      ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
+                      (long long)cy.first_step, (long long)j->step);
+        else
+            prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
+                      (long long)cy.first_step, (long long)cy.reason_step);
+    }
+    if (gone >= 0)
+        prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
+                  "nothing dumped", (long long)gone);
+    if (save == 1 || save == 3) prof__save_cycle(&cy);
+    prof__cycle_free(&cy);
+    __atomic_fetch_sub(&prof__g.rec.held, held, __ATOMIC_RELAXED);
+    prof__cycle_free(&j->gpu);
+    free(j->open);
 }
 
 void prof_step(void) {
@@ -8817,10 +9189,19 @@ void prof_step(void) {
     if (!disabled && prev >= PROF__RECORD)
         prof__push(PROF__K_STEP, NULL, step_t0 ? step_t0 : 1, now, (uint32_t)step);
 
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
-    int save = 0;
+    prof__job j;
+    memset(&j, 0, sizeof j);
+    j.kind = PROF__JOB_STEP;
+    j.step = step;
+    j.t0 = step_t0;
+    j.now = now;
+    j.prev = prev;
+    j.next = next;
+    j.fired = fired;
+    j.at = at;
+    int work = 0;
     pthread_mutex_lock(&prof__lock);
+    j.from = prof__g.run.win_t0;
     if (prof__fallback()) {
         uint64_t t; int64_t m;
         prof__clock_pair(&t, &m);
@@ -8829,61 +9210,31 @@ void prof_step(void) {
             __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
         }
     }
-    double median = 0;
-    int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     if (prof__g.conf.flight && !prof__g.disabled) {
-        prof__fl_step_locked(step, step_t0, now);
-        int slow = step_t0 && prof__fl_slow_locked(now - step_t0, &median);
-        if (fired) prof__fl.want = (at < 0 ? step : at) + 1;
-        int64_t upto = prof__fl.want - 1;
-        if (prof__fl.want && step >= upto) {    /* a trigger's step has ended: the ring up to it */
-            prof__fl.want = 0;
-            if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
-                save = prof__fl_dump_locked(&cy, "on_demand", upto, now, 0, NULL, 0, upto) ? 3 : 0;
-            else
-                gone = upto;
-        } else if (slow) {
-            save = prof__fl_dump_locked(&cy, "slow_step", step, now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
-        }
+        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);   /* what finished by now, placed */
+        j.act_ns = prof__act_now_locked();
         prof__gpu_step_locked();
+        work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
-        prof__cycle_locked(&cy, now);
-        save = 1;
+        prof__opens_read_locked(&j);
+        prof__gpu_cycle_locked(&j.gpu, j.from, now);
+        work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
-        prof__part_locked(&cy, now);   /* the window goes on: what it recorded so far */
-        save = 2;
+        work = 1;
     }
     if (prof__g.conf.flight) {
-        /* flight mode: every step is recorded, the ring took what it needs */
+        /* flight mode: every step is recorded, the ring takes what it needs */
     } else if (next >= PROF__RECORD && prev != PROF__RECORD) {
-        if (!save) prof__collect_locked(NULL, 0, now);   /* warm-up is thrown away */
+        work |= !prof__g.disabled;      /* warm-up is thrown away (or the window before, saved) */
         prof__gpu_window_locked();
         prof__g.run.win_t0 = now;
-    } else if (save != 1) {
+    } else if (prof__g.disabled || prev != PROF__RECORD_AND_SAVE) {
         prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
-    uint64_t lost = prof__lost_locked();
+    int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);
-    prof__say_lost(lost);
-    if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
-    if (save == 3) {
-        prof__calibrate();              /* ticks to ns: before the first save, not yet */
-        double ns = (double)(prof__tick_ns(now) - prof__tick_ns(step_t0));
-        if (!strcmp(cy.reason, "slow_step"))
-            prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
-                      "(%.3f ms); dumping steps %lld to %lld", (long long)step, ns / 1e6,
-                      ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
-                      (long long)cy.first_step, (long long)step);
-        else
-            prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
-                      (long long)cy.first_step, (long long)cy.reason_step);
-    }
-    if (gone >= 0)
-        prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
-                  "nothing dumped", (long long)gone);
-    if (save == 1 || save == 3) prof__save_cycle(&cy);
-    prof__cycle_free(&cy);
+    if (work && !queued) prof__job_run_here(&j);
 }
 
 void prof_shutdown(void) {
@@ -8893,19 +9244,37 @@ void prof_shutdown(void) {
     prof__trigger_stop();
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
+    if (!prof__wk_stop()) return;       /* the writer is stuck: nothing more can be written */
+    pthread_mutex_lock(&prof__wk_lock);
     pthread_mutex_lock(&prof__lock);
-    if (!prof__g.inited || prof__g.shut) { pthread_mutex_unlock(&prof__lock); return; }
+    if (!prof__g.inited || prof__g.shut) {
+        pthread_mutex_unlock(&prof__lock);
+        pthread_mutex_unlock(&prof__wk_lock);
+        return;
+    }
     __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
-    prof__g.shut = 1;
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
+    __atomic_store_n(&prof__g.shut, 1, __ATOMIC_RELAXED);
     int act = prof__cur_action();
     int save = !prof__g.disabled && act >= PROF__RECORD && !prof__g.conf.flight;  /* flight: dumps only */
+    prof__job j;
+    memset(&j, 0, sizeof j);
+    j.prev = PROF__RECORD_AND_SAVE;
+    j.now = prof__now();
+    j.from = prof__g.run.win_t0;
+    if (save) {
+        prof__opens_read_locked(&j);
+        prof__gpu_cycle_locked(&j.gpu, j.from, j.now);
+    }
+    prof__gpu_release_locked();
+    pthread_mutex_unlock(&prof__lock);
+
+    prof__cycle cy;
+    memset(&cy, 0, sizeof cy);
     uint64_t suppressed = prof__fl.suppressed;
-    if (prof__g.conf.flight) prof__fl_free_locked();
+    if (prof__g.conf.flight) prof__fl_free();
     size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
     if (save) {
-        prof__cycle_locked(&cy, prof__now());
+        prof__cycle_make(&cy, &j);
         size_t k = 0;
         while (k < cy.n && cy.ev[k].kind != PROF__K_STEP) k++;
         if (k == cy.n && cy.index > 1) {
@@ -8913,11 +9282,20 @@ void prof_shutdown(void) {
             save = 0;
         }
     } else {
-        prof__collect_locked(NULL, 0, 0);
+        prof__collect(NULL, 0, 0);
     }
-    prof__gpu_release_locked();
+    prof__cycle_free(&j.gpu);
+    free(j.open);
+    free(prof__g.rec.spill);
+    prof__g.rec.spill = NULL;
+    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
+    free(prof__g.rec.opened);
+    prof__g.rec.opened = NULL;
+    prof__g.rec.nopened = 0;
+    prof__say_lost();
     /* Live threads keep their current chunk: a region open right now may still
        close into it. Everything else goes back. */
+    pthread_mutex_lock(&prof__pool_lock);
     while (prof__g.rec.pool) {
         prof__chunk *c = prof__g.rec.pool;
         prof__g.rec.pool = c->next;
@@ -8925,15 +9303,7 @@ void prof_shutdown(void) {
         prof__g.rec.chunks--;
     }
     prof__g.rec.npool = 0;
-    free(prof__g.rec.spill);
-    prof__g.rec.spill = NULL;
-    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
-    free(prof__g.rec.opened);
-    prof__g.rec.opened = NULL;
-    prof__g.rec.nopened = prof__g.rec.opencap = 0;
-    uint64_t lost = prof__lost_locked();
-    pthread_mutex_unlock(&prof__lock);
-    prof__say_lost(lost);
+    pthread_mutex_unlock(&prof__pool_lock);
     if (tail)                           /* the frees after the training loop, say: no trace of its own */
         prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
                   "steps)", tail, tail == 1 ? "" : "s", cy.index - 1);
@@ -8942,6 +9312,7 @@ void prof_shutdown(void) {
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
     if (save) prof__save_cycle(&cy);
     prof__cycle_free(&cy);
+    pthread_mutex_unlock(&prof__wk_lock);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }
 
@@ -8952,6 +9323,7 @@ void prof_get_stats(prof_stats *out) {
     for (prof__thread *th = prof__g.rec.threads; th; th = th->next)
         pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     out->dropped += pending - prof__g.rec.dropped_reported;
+    out->behind += __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
     out->unknown_frees = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED);
     out->names_refused = __atomic_load_n(&prof__names_refused, __ATOMIC_RELAXED);
     out->reused_live = __atomic_load_n(&prof__mem.reused_live, __ATOMIC_RELAXED);

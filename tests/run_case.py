@@ -463,6 +463,64 @@ def case_flight_long(binary, tmp):
     check(not r.stderr.strip(), f"stderr {r.stderr}")
 
 
+def table_calls(tool, path):
+    """`prof table`'s calls per row of a trace file: a reader of the file,
+    not the writer's own count."""
+    p = subprocess.run([tool, "table", path], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"prof table {path}: {p.stderr}")
+    calls = {}
+    for line in p.stdout.splitlines():
+        cols = line.split()
+        if len(cols) == 9 and cols[-1].isdigit():
+            calls[cols[0]] = int(cols[-1])
+    return calls
+
+
+def case_handoff(binary, tmp):
+    """The step hands everything to the profiler's thread (issue 25): 60 steps
+    of R regions (100,000; 10,000 under a sanitizer) in each mode, one window
+    written at the end, streamed Perfetto, a schedule saving every other step,
+    and the flight recorder dumped on a trigger: every event is in the files,
+    counted by `prof table` reading them back; nothing is dropped; the
+    process's peak memory stays within the cap (512 MiB, which holds the whole
+    run) and 64 MiB beside it. The step call's times are printed, not checked."""
+    tool = os.environ.get("PROF_TEST_TOOL")
+    if not tool:
+        print("SKIP: no prof tool built (PROF_BUILD_TOOLS=OFF)")
+        sys.exit(77)
+    cap_mb = 512
+    modes = [("end", {"PROF_OUTPUT": "end.json"}),
+             ("stream", {"PROF_OUTPUT": "stream.pftrace"}),
+             ("schedule", {"PROF_OUTPUT": "sched.json", "PROF_SCHEDULE": "wait=1,active=1"}),
+             ("flight", {"PROF_OUTPUT": "fl.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
+                         "PROF_TRIGGER": "file:go", "HANDOFF_TRIGGER": "go"})]
+    for mode, env in modes:
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        r = run(binary, "handoff", dict(env, PROF_BUFFER_MB=str(cap_mb)), tmp)
+        m = re.search(r"handoff: regions (\d+) steps 60 step_call_us (.*) peak_rss_kib (\d+)", r.stdout)
+        check(m, f"{mode}: stdout {r.stdout}")
+        regions, rss = int(m.group(1)), int(m.group(3))
+        check("dropped" not in r.stderr and "behind" not in r.stderr, f"{mode}: {r.stderr}")
+        traces = sorted(f for f in os.listdir(tmp) if f != "go")
+        tables = [table_calls(tool, os.path.join(tmp, f)) for f in traces]
+        if mode == "schedule":          # steps 1, 3, ... 59: a cycle each
+            check(len(traces) == 30, f"{mode}: files {traces}")
+            want = [{"op": regions, "step_work": 1, "ProfilerStep*": 1}] * 30
+        elif mode == "flight":          # the ring: the last steps, up to the trigger's
+            check(traces == ["fl.on_demand-59.pftrace"], f"{mode}: files {traces}")
+            n = tables[0].get("ProfilerStep*", 0)
+            check(n >= 20, f"{mode}: {n} steps in the dump")
+            want = [{"op": regions * n, "step_work": n, "ProfilerStep*": n}]
+        else:
+            check(len(traces) == 1, f"{mode}: files {traces}")
+            want = [{"op": regions * 60, "step_work": 60, "ProfilerStep*": 60}]
+        check(tables == want, f"{mode}: prof table counts {tables}, want {want}")
+        check(rss <= (cap_mb + 64) * 1024, f"{mode}: peak RSS {rss} KiB over the cap's {cap_mb} MiB and 64")
+        print(f"{mode}: {sum(t['op'] for t in tables)} regions in {len(traces)} file(s), step call (us) "
+              f"{m.group(2)}, peak RSS {rss // 1024} MiB")
+
+
 def case_trigger(binary, tmp):
     """PROF_TRIGGER: nothing is recorded until asked. SIGUSR2 in step 8 gives
     a trace of steps 9 to 11 (PROF_TRIGGER_STEPS=3), said on stderr; the file
@@ -593,19 +651,24 @@ def case_config(binary, tmp):
 
 
 def case_handler(binary, tmp):
-    p = run(binary, "handler", {}, tmp)
     # wait=1, active=3 over 8 steps: cycles of steps 1-3 and 5-7, each handed
-    # to the handler instead of a file; stacks written beside it
-    want = ["cycle 1 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0",
-            "cycle 2 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0",
-            "handler calls 2"]
-    check(p.stdout.split("\n")[:3] == want, f"handler output: {p.stdout}")
-    check(sorted(os.listdir(tmp)) == ["stacks_1.txt", "stacks_2.txt"], f"files {os.listdir(tmp)}")
-    for f in ("stacks_1.txt", "stacks_2.txt"):
-        lines = open(os.path.join(tmp, f)).read().splitlines()
-        frames = sorted(l.rsplit(" ", 1)[0] for l in lines)
-        check(frames == ["ProfilerStep*", "ProfilerStep*;handled"], f"{f}: {lines}")
-        check(all(int(l.rsplit(" ", 1)[1]) > 0 for l in lines), f"{f}: counts {lines}")
+    # to the handler instead of a file, on the profiler's thread (or, with
+    # cfg.trace_ready_at_step, on the thread that steps, inside PROF_STEP);
+    # stacks written beside it
+    for env, where in (({}, "the profiler's thread"), ({"HANDLER_AT_STEP": "1"}, "the stepping thread")):
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        p = run(binary, "handler", env, tmp)
+        want = [f"cycle 1 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0 on {where}",
+                f"cycle 2 regions 3 steps 3 counters 3 row_calls 3 row_total_matches 1 dropped 0 on {where}",
+                "handler calls 2"]
+        check(p.stdout.split("\n")[:3] == want, f"handler output: {p.stdout}")
+        check(sorted(os.listdir(tmp)) == ["stacks_1.txt", "stacks_2.txt"], f"files {os.listdir(tmp)}")
+        for f in ("stacks_1.txt", "stacks_2.txt"):
+            lines = open(os.path.join(tmp, f)).read().splitlines()
+            frames = sorted(l.rsplit(" ", 1)[0] for l in lines)
+            check(frames == ["ProfilerStep*", "ProfilerStep*;handled"], f"{f}: {lines}")
+            check(all(int(l.rsplit(" ", 1)[1]) > 0 for l in lines), f"{f}: counts {lines}")
 
 
 RANK_RE = re.compile(rb'"rank":\s+(\d+)')  # how HTA finds a trace's rank

@@ -293,6 +293,8 @@ static int config(void) {
 }
 
 /* A trace-ready handler reads each cycle as data instead of a file. */
+static pthread_t stepping_thread;
+
 static void on_ready(const prof_cycle *c, void *user) {
     int *calls = (int *)user;
     size_t regions = 0, steps = 0, counters = 0;
@@ -309,9 +311,10 @@ static void on_ready(const prof_cycle *c, void *user) {
     const prof_row *row = NULL;
     for (size_t i = 0; i < t.n; i++)
         if (!strcmp(t.rows[i].name, "handled")) row = &t.rows[i];
-    printf("cycle %d regions %zu steps %zu counters %zu row_calls %llu row_total_matches %d dropped %llu\n",
-           prof_cycle_index(c), regions, steps, counters, row ? (unsigned long long)row->calls : 0ULL,
-           row && row->total_ns == work_ns, (unsigned long long)prof_cycle_dropped(c));
+    printf("cycle %d regions %zu steps %zu counters %zu row_calls %llu row_total_matches %d dropped %llu "
+           "on %s\n", prof_cycle_index(c), regions, steps, counters, row ? (unsigned long long)row->calls : 0ULL,
+           row && row->total_ns == work_ns, (unsigned long long)prof_cycle_dropped(c),
+           pthread_equal(pthread_self(), stepping_thread) ? "the stepping thread" : "the profiler's thread");
     prof_table_free(&t);
     (*calls)++;
 }
@@ -429,6 +432,8 @@ static int stream(void) {
             { PROF_SCOPE("leaf"); }
         }
         PROF_STEP();
+        prof_flush();                   /* the step's part is written: a step of real work gives the
+                                           profiler's thread this time, here it is waited for */
     }
     return 0;                           /* "train" ends here, exit() writes the rest */
 }
@@ -522,7 +527,7 @@ static int trigger(void) {
    20x as long. Run with PROF_FLIGHT (and FLIGHT_STEPS to change the count,
    FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N, holding
    FLIGHT_TRIGGER_TEXT). */
-static double flight_now_us(void) {
+static double now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
@@ -535,12 +540,12 @@ static int flight(void) {
     long slow_x = x ? atol(x) : 20;
     PROF_INIT(NULL);
     for (long s = 0; s < steps; s++) {
-        double end = flight_now_us() + (double)(s == 500 ? slow_x * us : us);
+        double end = now_us() + (double)(s == 500 ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
             { PROF_SCOPE("inner_a"); }
             { PROF_SCOPE("inner_b"); }
-            while (flight_now_us() < end) {}
+            while (now_us() < end) {}
         }
         if (s == trigger_at) {          /* FLIGHT_TRIGGER_TEXT: what the file says */
             FILE *f = fopen("go.trigger", "w");
@@ -587,6 +592,8 @@ static int handler(void) {
     cfg.schedule.wait = 1;
     cfg.schedule.active = 3;
     cfg.stacks = "stacks_{cycle}.txt";
+    cfg.trace_ready_at_step = getenv("HANDLER_AT_STEP") != NULL;
+    stepping_thread = pthread_self();
     PROF_INIT(&cfg);
     for (int s = 0; s < 8; s++) {
         {
@@ -616,6 +623,62 @@ static int one_region(void) {
     return 0;
 }
 
+
+/* ---- the hand-off: what a step costs the engine ----------------------------
+   HANDOFF_REGIONS "op" regions a step (default 100,000; 10,000 under a
+   sanitizer, which runs them ten times slower) inside "step_work", for 60
+   steps. Each PROF_STEP() call is timed on this thread and its p50, p99 and
+   max printed with the peak RSS, for the reader: speed is bench/'s, not a
+   test's. HANDOFF_TRIGGER=<file>: made in the last step (a flight dump),
+   which then outlasts the trigger's once-a-second look. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#endif
+#ifdef SANITIZED
+#define HANDOFF_REGIONS 10000
+#else
+#define HANDOFF_REGIONS 100000
+#endif
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int handoff(void) {
+    enum { STEPS = 60 };
+    const char *e = getenv("HANDOFF_REGIONS"), *trigger = getenv("HANDOFF_TRIGGER");
+    long regions = e ? atol(e) : HANDOFF_REGIONS;
+    double call_us[STEPS];
+    PROF_INIT(NULL);
+    for (int s = 0; s < STEPS; s++) {
+        {
+            PROF_SCOPE("step_work");
+            for (long i = 0; i < regions; i++) { PROF_SCOPE("op"); }
+        }
+        if (trigger && s == STEPS - 1) {
+            fclose(fopen(trigger, "w"));
+            struct timespec t = { 1, 100000000 };
+            nanosleep(&t, NULL);
+        }
+        double t0 = now_us();
+        PROF_STEP();
+        call_us[s] = now_us() - t0;
+    }
+    PROF_SHUTDOWN();
+    qsort(call_us, STEPS, sizeof *call_us, cmp_double);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("handoff: regions %ld steps %d step_call_us p50 %.1f p99 %.1f max %.1f peak_rss_kib %ld\n", regions,
+           STEPS, call_us[STEPS / 2], call_us[STEPS * 99 / 100], call_us[STEPS - 1],
+           (long)ru.ru_maxrss);
+    return 0;
+}
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -880,6 +943,7 @@ static const scenario scenarios[] = {
     CASE(trigger),
     CASE(flight),
     CASE(flight_long),
+    CASE(handoff),
     CASE(schedule),
     CASE(cycles_threads),
     CASE(config),

@@ -57,6 +57,33 @@ def case_full_disk(binary):
           f"stderr: {p.stderr}")
 
 
+def case_behind(binary):
+    """A sink stuck until the engine's last step: every step returned first
+    (the sink was released, not timed out); 20 steps of 2,000 regions and
+    their ProfilerStep events are each either in a cycle's file or counted
+    dropped, all of the drops as the writer's, which the cycle's line says."""
+    p = run(binary, {})
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    out = p.stdout.splitlines()
+    check(out[:2] == ["engine: 20 steps made", "sink: released after the engine's last step"], f"stdout: {out}")
+    m = re.fullmatch(r"dropped (\d+) behind (\d+)", out[-1])
+    check(m and int(m.group(1)) > 0 and m.group(1) == m.group(2), f"stats: {out[-1]}")
+    dropped = int(m.group(1))
+    files = sorted(os.listdir("."), key=lambda f: int(f.split(".")[1]))
+    check(files == [f"b.{i}.json" for i in range(1, 21)], f"files {files}")
+    written, told = 0, 0                # 2,000 regions and a ProfilerStep a step
+    for f in files:
+        d = load(f)
+        n = sum(1 for e in d["traceEvents"] if e.get("name") == "work")
+        steps = sum(1 for e in d["traceEvents"] if e.get("name", "").startswith("ProfilerStep#"))
+        check(n <= 2000 and steps <= 1, f"{f}: {n} regions, {steps} steps")
+        written += n + steps
+        told += d["prof_dropped_events"]
+    check(written + dropped == 40020 and told == dropped, f"{written} written + {dropped} dropped ({told} in the files)")
+    check(f"prof: the profiler's thread fell behind the engine: {dropped} of those {dropped} were dropped" in p.stderr,
+          f"stderr: {p.stderr}")
+
+
 def case_huge_alloc(binary):
     p = run(binary, {"PROF_OUTPUT": "t.json"})
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")

@@ -1,7 +1,7 @@
 /* A run killed with SIGKILL: nothing of prof.h runs after the kill, so what
    is in the trace is what was on disk. Streams a Perfetto trace (PROF_OUTPUT
    *.pftrace): 200 regions (100 with an argument) per step, and a line on
-   stdout once each step has returned, its part appended. check.py kills it
+   stdout once each step's part is appended (prof_flush). check.py kills it
    after step 5's line, at a point in whatever step it has reached. The run
    stops recording after step 49 and waits to be killed: the file, and the
    time check.py takes to read it and 40 cuts of it, stay bounded however far
@@ -22,6 +22,7 @@ int main(void) {
             { PROF_SCOPE("matmul"); }
         }
         PROF_STEP();
+        prof_flush();                   /* its part is on disk before the line says so */
         printf("step %d\n", step);
         fflush(stdout);
     }
