@@ -32,7 +32,15 @@ static const char usage[] =
     "      Per region, by name: calls, self and total time in both traces and\n"
     "      the change, largest change of self time first. Regions that changed\n"
     "      less than --min-change (default 5%) are left out. --fail-over PCT:\n"
-    "      exit status 1 when a region of both grew in total time by more.\n"
+    "      exit status 1 when a region of both grew in total time by more and,\n"
+    "      where both have calls enough, its calls' times differ significantly\n"
+    "      (Mann-Whitney U test, p < 0.05; the p column).\n"
+    "  prof report TRACE... [-o FILE.html]\n"
+    "  prof report --diff BASE NEW [-o FILE.html]\n"
+    "      One self-contained HTML page (opens offline): step times and where\n"
+    "      they went, prof table's rows, a flame graph, GPU kernels, memory,\n"
+    "      ranks' steps (several traces); --diff: prof diff as a page. Default\n"
+    "      FILE: the first trace's name with .html.\n"
     "  prof help [COMMAND]\n"
     "      This text, or a command's.\n"
     "\n"
@@ -60,6 +68,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "diff")) {
         g_prog = "prof diff";
         return cmd_diff(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "report")) {
+        g_prog = "prof report";
+        return cmd_report(argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(argc > 2 && !strcmp(argv[2], "merge") ? merge_usage : usage, stdout);

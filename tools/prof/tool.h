@@ -249,6 +249,15 @@ void pf_free(void);
 /* prof.h's table helpers, for prof diff to look like the table. */
 void tool_fmt_time(char *o, size_t cap, double ns);    /* torch's: us below 1 ms, ms below 1 s, else s */
 const char *tool_cut(char *buf, const char *s, size_t max);    /* s cut to max bytes with "..." */
+/* prof_table_print's text of every cell, row by row (prof report). */
+#define TOOL_CELL 96
+typedef struct {
+    int ncols;
+    char head[32][24];                  /* the columns' heads */
+    char (*cell)[TOOL_CELL];            /* row i, column k: cell[i * ncols + k] */
+} tool_cells;
+int tool_table_cells(const prof_table *t, tool_cells *out);    /* 0: out of memory or no scratch file */
+void tool_cells_free(tool_cells *c);
 
 /* ======================================================================== */
 /*  Writers (prof_link.c): prof.h's buffered trace writer, its protobuf     */
@@ -285,6 +294,10 @@ void tool_out_free(tool_out *o);
 int cmd_merge(int argc, char **argv);   /* argv[0]: "merge" */
 int cmd_table(int argc, char **argv);   /* argv: after "table" */
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
+int cmd_report(int argc, char **argv);  /* argv: after "report" */
+/* prof diff's rows of two traces as JSON (its own table's, the U test's p),
+   for prof report --diff. */
+void diff_json(tool_out *o, const char *base, const char *new_);
 extern const char merge_usage[];
 
 /* The merge's steps, which the fuzz driver runs too: after g_tr is loaded,
