@@ -344,22 +344,19 @@ static void put_identity(trace *t) {
 }
 
 /* prof table's rows, and its printed cells. */
-static void put_table(const prof_cycle *cy, int group, const char *path) {
-    prof_table tab;
+static void put_table(const prof_table *tab, const char *path) {
     tool_cells cells;
-    if (!prof_cycle_table(cy, PROF_SORT_SELF_CPU, group | PROF_TABLE_PERCENTILES, &tab) ||
-        !tool_table_cells(&tab, &cells))
-        die("%s: out of memory", path);
+    if (!tool_table_cells(tab, &cells)) die("%s: out of memory", path);
     put("{\"heads\":[");
     for (int k = 0; k < cells.ncols; k++) {
         if (k) put(",");
         put_s(cells.head[k]);
     }
     put("],\"self_sum\":");
-    put_i(tab.self_sum_ns);
+    put_i(tab->self_sum_ns);
     put(",\"rows\":[");
-    for (size_t i = 0; i < tab.n; i++) {
-        const prof_row *r = &tab.rows[i];
+    for (size_t i = 0; i < tab->n; i++) {
+        const prof_row *r = &tab->rows[i];
         put(i ? ",{" : "{");
         key("name", 1);
         put_s(r->name);
@@ -393,7 +390,6 @@ static void put_table(const prof_cycle *cy, int group, const char *path) {
     }
     put("]}");
     tool_cells_free(&cells);
-    prof_table_free(&tab);
 }
 
 /* Thread names by tid, from the table grouped by thread. */
@@ -405,14 +401,13 @@ static const char *thread_name(const tname *v, size_t n, long tid) {
     return "thread";
 }
 
-static void put_flame(const nest *s, const prof_cycle *cy, const char *path) {
-    prof_table tab;
-    if (!prof_cycle_table(cy, PROF_SORT_NAME, PROF_GROUP_THREAD, &tab)) die("%s: out of memory", path);
-    tname *tn = xrealloc(NULL, (tab.n + 1) * sizeof *tn);
+/* The flame graph's frames; threads named by the table grouped by thread. */
+static void put_flame(const nest *s, const prof_table *tab) {
+    tname *tn = xrealloc(NULL, (tab->n + 1) * sizeof *tn);
     size_t ntn = 0;
-    for (size_t i = 0; i < tab.n; i++)
-        if (tab.rows[i].thread && !strcmp(thread_name(tn, ntn, tab.rows[i].tid), "thread"))
-            tn[ntn++] = (tname){ tab.rows[i].tid, tab.rows[i].thread };
+    for (size_t i = 0; i < tab->n; i++)
+        if (tab->rows[i].thread && !strcmp(thread_name(tn, ntn, tab->rows[i].tid), "thread"))
+            tn[ntn++] = (tname){ tab->rows[i].tid, tab->rows[i].thread };
     /* frames: [parent, name, total ns, calls]; a root's name is its thread's */
     put("[");
     for (size_t i = 0; i < s->nf; i++) {
@@ -431,7 +426,6 @@ static void put_flame(const nest *s, const prof_cycle *cy, const char *path) {
     }
     put("]");
     free(tn);
-    prof_table_free(&tab);
 }
 
 /* Step's parts: its top-level regions by name (the TOP_PARTS largest over
@@ -797,12 +791,11 @@ int cmd_report(int argc, char **argv) {
     } else {
         /* the first trace in full; the others (ranks) for their steps */
         trace *t = trace_open(paths[0], 0);
-        const prof_cycle *cy = table_cycle(0, t);
-        nest s;
         extra x;
         memset(&x, 0, sizeof x);
+        const prof_cycle *cy = table_cycle_also(0, t, extra_event, &x);
+        nest s;
         nest_build(&s, cy);
-        if (!t->pf) for_each_event(t, extra_event, &x);
         qsort(x.g, x.ng, sizeof *x.g, gpu_cmp);
         put("{");
         put_identity(t);
@@ -817,12 +810,18 @@ int cmd_report(int argc, char **argv) {
         }
         put("],\"steps\":");
         put_steps(&s, &x);
+        prof_table tab[2];              /* prof table's, by name and by name and thread */
+        for (int k = 0; k < 2; k++)
+            if (!prof_cycle_table(cy, PROF_SORT_SELF_CPU, (k ? PROF_GROUP_THREAD : 0) | PROF_TABLE_PERCENTILES, &tab[k]))
+                die("%s: out of memory", t->path);
         put(",\"ops\":");
-        put_table(cy, 0, t->path);
+        put_table(&tab[0], t->path);
         put(",\"ops_thread\":");
-        put_table(cy, PROF_GROUP_THREAD, t->path);
+        put_table(&tab[1], t->path);
         put(",\"flame\":");
-        put_flame(&s, cy, t->path);
+        put_flame(&s, &tab[1]);
+        prof_table_free(&tab[0]);
+        prof_table_free(&tab[1]);
         if (x.ng) {
             put(",\"gpu\":{");
             put_gpu(&s, &x);

@@ -184,8 +184,9 @@ int is_meta(const event *ev);
 int is_gpu_cat(span cat);           /* an X event of this category is a GPU's */
 /* The absolute time in ns of an event with this ts, when ts is a number. */
 int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns);
-/* Its CPU regions (X events off the GPUs), steps and thread names into c. */
-void json_to_model(trace *t, prof_cycle *c);
+/* Its CPU regions (X events off the GPUs), steps and thread names into c;
+   also (when not NULL) sees every event of the same pass. */
+void json_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const event *, void *), void *ctx);
 void json_free(void);
 
 /* ======================================================================== */
@@ -312,6 +313,8 @@ void merge_free(void);
 /* prof table's reading (table.c): trace t as cycle k (0 or 1) of the run,
    finished; table_free frees both. */
 const prof_cycle *table_cycle(int k, trace *t);
+/* The same, a JSON trace's events also handed to also(t, event, ctx). */
+const prof_cycle *table_cycle_also(int k, trace *t, void (*also)(trace *, const event *, void *), void *ctx);
 void table_free(void);
 
 #endif /* PROF_TOOL_H */
