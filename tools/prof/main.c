@@ -1,14 +1,16 @@
 /* main.c - `prof`, the command-line tool of prof.h: reads the traces a run
-   saved and dispatches to its commands (merge.c, table.c, diff.c); and the
-   program's messages (one line on stderr, exit status 2 on an error).
+   saved and dispatches to its commands (merge.c, table.c, diff.c,
+   report.c); and the program's messages (one line on stderr, exit status 2
+   on an error).
 
    Build: the CMake target prof_cli (its output is named prof: the library
    target is prof), or by hand from the repository root, every .c file of
-   tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread
-   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c (the
-   commands), trace.c, read_json.c, read_pftrace.c, inflate.c (reading
-   traces), prof_link.c (prof.h's implementation: the one file that uses its
-   private names). */
+   tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread -lm
+   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c,
+   report.c (the commands; report_page.c takes in report's page, the
+   report.html/.css/.js beside it), trace.c, read_json.c, read_pftrace.c,
+   inflate.c (reading traces), prof_link.c (prof.h's implementation: the one
+   file that uses its private names). */
 #include "tool.h"
 
 #include <string.h>
