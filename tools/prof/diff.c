@@ -103,12 +103,12 @@ static double u_test(const call *a, size_t na, const call *b, size_t nb, double 
 
 /* The rows of base and new matched by name, each tested, where the time
    went first; tab[] holds the rows they point to. */
-static delta *diff_rows(const char *path[2], prof_table tab[2], size_t *count) {
+static delta *diff_rows(trace *tr[2], prof_table tab[2], size_t *count) {
     call *calls[2];
     size_t ncalls[2];
     for (int k = 0; k < 2; k++) {
-        const prof_cycle *cy = table_cycle(k, trace_open(path[k], k));
-        if (!prof_cycle_table(cy, PROF_SORT_NAME, 0, &tab[k])) die("%s: out of memory", path[k]);
+        const prof_cycle *cy = table_cycle(k, tr[k]);
+        if (!prof_cycle_table(cy, PROF_SORT_NAME, 0, &tab[k])) die("%s: out of memory", tr[k]->path);
         calls[k] = calls_of(cy, &ncalls[k]);
     }
     delta *d = xrealloc(NULL, (tab[0].n + tab[1].n + 1) * sizeof *d);
@@ -180,9 +180,11 @@ int cmd_diff(int argc, char **argv) {
         }
     }
     if (np != 2) die("usage: prof diff BASE NEW [--min-change PCT] [--fail-over PCT]");
+    for (int k = 0; k < 2; k++) trace_open(path[k], k);
+    trace *tr[2] = { &g_tr[0], &g_tr[1] };
     prof_table tab[2];
     size_t nd;
-    delta *d = diff_rows(path, tab, &nd);
+    delta *d = diff_rows(tr, tab, &nd);
     printf("%-40s  %9s  %9s  %12s  %12s  %12s  %9s  %12s  %12s  %9s  %9s\n", "Name", "Calls", "New calls", "Self base",
            "Self new", "Self change", "Self %", "Total base", "Total new", "Total %", "p");
     int failed = 0;
@@ -230,13 +232,13 @@ int cmd_diff(int argc, char **argv) {
 }
 
 /* prof report --diff: the rows as JSON, for the page (report.c). */
-void diff_json(tool_out *o, const char *base, const char *new_) {
-    const char *path[2] = { base, new_ };
+void diff_json(tool_out *o, trace *base, trace *new_) {
+    trace *tr[2] = { base, new_ };
     prof_table tab[2];
     size_t nd;
-    delta *d = diff_rows(path, tab, &nd);
-    static const char head[] = "{\"alpha\":0.05,\"rows\":[";
-    tool_out_put(o, head, sizeof head - 1);
+    delta *d = diff_rows(tr, tab, &nd);
+    char head[64];
+    tool_out_put(o, head, (size_t)snprintf(head, sizeof head, "{\"alpha\":%g,\"rows\":[", ALPHA));
     for (size_t k = 0; k < nd; k++) {
         const delta *x = &d[k];
         char b[256], ps_[16];

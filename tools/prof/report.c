@@ -46,6 +46,11 @@ static void key(const char *k, int first) {     /* ,"k": */
     put(":");
 }
 
+/* qsort, which takes no null array, even of none */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    if (n) qsort(v, n, size, cmp);
+}
+
 /* ---- a trace's regions, nested ------------------------------------------ */
 
 typedef struct {
@@ -127,7 +132,7 @@ static void nest_build(nest *s, const prof_cycle *cy) {
         s->r[s->n++] = (reg){ step ? "ProfilerStep*" : e.name, e.tid, e.ts_ns, e.ts_ns + e.dur_ns,
                               step ? (int64_t)e.value : -1, -1, -1 };
     }
-    qsort(s->r, s->n, sizeof *s->r, reg_cmp);
+    sort(s->r, s->n, sizeof *s->r, reg_cmp);
     int *stack = xrealloc(NULL, (s->n + 1) * sizeof *stack);
     size_t depth = 0;
     int root = -1;
@@ -257,7 +262,7 @@ static int agg_cmp(const void *pa, const void *pb) {
 }
 
 static void put_aggs(agg *v, size_t n, size_t max) {
-    qsort(v, n, sizeof *v, agg_cmp);
+    sort(v, n, sizeof *v, agg_cmp);
     put("[");
     for (size_t i = 0; i < n && i < max; i++) {
         put(i ? ",[" : "[");
@@ -437,7 +442,7 @@ static void put_steps(const nest *s, const extra *x) {
         const reg *r = &s->r[i];
         if (r->parent >= 0 && s->r[r->parent].step >= 0) agg_add(&tops, &ntop, &captop, r->name)->total += r->t1 - r->t0;
     }
-    qsort(tops, ntop, sizeof *tops, agg_cmp);
+    sort(tops, ntop, sizeof *tops, agg_cmp);
     size_t np = ntop < TOP_PARTS ? ntop : TOP_PARTS;
     put("{\"parts\":[");
     for (size_t k = 0; k < np; k++) {
@@ -535,7 +540,7 @@ static const rt_call *rt_find(const extra *x, int64_t corr) {
 static void put_gpu(const nest *s, extra *x) {
     int kernels = 0;
     for (size_t i = 0; i < x->ng; i++) kernels |= x->g[i].kind != G_REGION;
-    qsort(x->rt, x->nrt, sizeof *x->rt, rt_cmp);
+    sort(x->rt, x->nrt, sizeof *x->rt, rt_cmp);
     agg *k = NULL, *reg_t = NULL, *launch = NULL, *copy = NULL;
     size_t nk = 0, capk = 0, nr = 0, capr = 0, nl = 0, capl = 0, nc = 0, capc = 0;
     for (size_t i = 0; i < x->ng; i++) {
@@ -621,7 +626,7 @@ static int bytes_cmp(const void *pa, const void *pb) {
    the peak and the region open at it; then what was allocated and not
    freed in the trace, largest first. */
 static void put_memory(const nest *s, extra *x) {
-    qsort(x->m, x->nm, sizeof *x->m, mem_cmp);
+    sort(x->m, x->nm, sizeof *x->m, mem_cmp);
     put("{\"devices\":[");
     for (size_t i = 0; i < x->nm;) {
         size_t j = i;
@@ -658,7 +663,7 @@ static void put_memory(const nest *s, extra *x) {
     }
     put("],\"leaks\":");
     /* by address, in time: an allocation whose next event is not its free */
-    qsort(x->m, x->nm, sizeof *x->m, leak_cmp);
+    sort(x->m, x->nm, sizeof *x->m, leak_cmp);
     size_t nl = 0;
     int64_t lbytes = 0;
     for (size_t i = 0; i < x->nm; i++)
@@ -666,7 +671,7 @@ static void put_memory(const nest *s, extra *x) {
             lbytes += x->m[i].bytes;
             x->m[nl++] = x->m[i];
         }
-    qsort(x->m, nl, sizeof *x->m, bytes_cmp);
+    sort(x->m, nl, sizeof *x->m, bytes_cmp);
     put("{\"count\":");
     put_i((int64_t)nl);
     put(",\"bytes\":");
@@ -780,14 +785,14 @@ int cmd_report(int argc, char **argv) {
     g_o = tool_out_new(data);
     put("{\"tool\":\"prof report\",\"traces\":[");
     if (diff) {
+        for (int k = 0; k < 2; k++) trace_open(paths[k], k);
         for (int k = 0; k < 2; k++) {
-            trace *t = trace_open(paths[k], k);
             put(k ? ",{" : "{");
-            put_identity(t);
+            put_identity(&g_tr[k]);
             put("}");
         }
         put("],\"diff\":");
-        diff_json(g_o, paths[0], paths[1]);
+        diff_json(g_o, &g_tr[0], &g_tr[1]);
     } else {
         /* the first trace in full; the others (ranks) for their steps */
         trace *t = trace_open(paths[0], 0);
@@ -796,7 +801,7 @@ int cmd_report(int argc, char **argv) {
         const prof_cycle *cy = table_cycle_also(0, t, extra_event, &x);
         nest s;
         nest_build(&s, cy);
-        qsort(x.g, x.ng, sizeof *x.g, gpu_cmp);
+        sort(x.g, x.ng, sizeof *x.g, gpu_cmp);
         put("{");
         put_identity(t);
         key("regions", 0);
@@ -808,6 +813,7 @@ int cmd_report(int argc, char **argv) {
             put_identity(u);
             put("}");
         }
+        t = &g_tr[0];                   /* g_tr moved as the others were added */
         put("],\"steps\":");
         put_steps(&s, &x);
         prof_table tab[2];              /* prof table's, by name and by name and thread */

@@ -298,7 +298,7 @@ int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
 int cmd_report(int argc, char **argv);  /* argv: after "report" */
 /* prof diff's rows of two traces as JSON (its own table's, the U test's p),
    for prof report --diff. */
-void diff_json(tool_out *o, const char *base, const char *new_);
+void diff_json(tool_out *o, trace *base, trace *new_);
 extern const char merge_usage[];
 
 /* The merge's steps, which the fuzz driver runs too: after g_tr is loaded,
