@@ -40,6 +40,12 @@ static void put_d(double v) {
     snprintf(b, sizeof b, "%.6g", v == v ? v : 0.0);
     put(b);
 }
+static void put_ints(const int64_t *v, size_t n) {     /* ,v0,v1,... */
+    for (size_t i = 0; i < n; i++) {
+        put(",");
+        put_i(v[i]);
+    }
+}
 static void key(const char *k, int first) {     /* ,"k": */
     if (!first) put(",");
     put_s(k);
@@ -267,18 +273,7 @@ static void put_aggs(agg *v, size_t n, size_t max) {
     for (size_t i = 0; i < n && i < max; i++) {
         put(i ? ",[" : "[");
         put_s(v[i].name);
-        put(",");
-        put_i(v[i].n);
-        put(",");
-        put_i(v[i].total);
-        put(",");
-        put_i(v[i].max);
-        put(",");
-        put_i(v[i].bytes);
-        put(",");
-        put_i(v[i].a);
-        put(",");
-        put_i(v[i].b);
+        put_ints((const int64_t[]){ v[i].n, v[i].total, v[i].max, v[i].bytes, v[i].a, v[i].b }, 6);
         put("]");
     }
     put("]");
@@ -375,13 +370,11 @@ static void put_table(const prof_table *tab, const char *path) {
         }
         /* the numbers, for sorting and charts; the cells, as prof table prints them */
         key("v", 0);
-        put("[");
         const int64_t num[] = { r->self_ns, r->total_ns, r->min_ns, r->max_ns, r->p50_ns, r->p90_ns, r->p99_ns,
                                 (int64_t)r->calls, r->flops, r->bytes };
-        for (size_t k = 0; k < sizeof num / sizeof *num; k++) {
-            if (k) put(",");
-            put_i(num[k]);
-        }
+        put("[");
+        put_i(num[0]);
+        put_ints(num + 1, sizeof num / sizeof *num - 1);
         put("]");
         key("cells", 0);
         put("[");
@@ -423,10 +416,7 @@ static void put_flame(const nest *s, const prof_table *tab) {
         char tl[96];
         if (!f->name) snprintf(tl, sizeof tl, "%s (tid %ld)", thread_name(tn, ntn, f->tid), f->tid);
         put_s(f->name ? f->name : tl);
-        put(",");
-        put_i(f->total);
-        put(",");
-        put_i(f->calls);
+        put_ints((const int64_t[]){ f->total, f->calls }, 2);
         put("]");
     }
     put("]");
@@ -502,10 +492,7 @@ static void put_steps(const nest *s, const extra *x) {
             key("gpu", 0);
             put("[");
             put_i(busy[0]);
-            put(",");
-            put_i(busy[1] - busy[0]);
-            put(",");
-            put_i(st->t1 - st->t0 - busy[1]);
+            put_ints((const int64_t[]){ busy[1] - busy[0], st->t1 - st->t0 - busy[1] }, 2);
             put("]");
         }
         put("}");
@@ -654,8 +641,7 @@ static void put_memory(const nest *s, extra *x) {
                 if (x->m[r].total > x->m[hi].total) hi = r;
             put(q > i ? ",[" : "[");
             put_i(x->m[hi].t);
-            put(",");
-            put_i(x->m[hi].total);
+            put_ints(&x->m[hi].total, 1);
             put("]");
         }
         put("]}");
@@ -680,10 +666,7 @@ static void put_memory(const nest *s, extra *x) {
     for (size_t i = 0; i < nl && i < TOP_LEAKS; i++) {
         put(i ? ",[" : "[");
         put_i(x->m[i].bytes);
-        put(",");
-        put_i(x->m[i].dev);
-        put(",");
-        put_i(x->m[i].addr);
+        put_ints((const int64_t[]){ x->m[i].dev, x->m[i].addr }, 2);
         put(",");
         put_s(region_name(s, x->m[i].tid, x->m[i].t));
         put("]");
