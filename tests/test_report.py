@@ -25,7 +25,7 @@ diff     prof report --diff on synthetic runs: the rows and the U test's p as
 
 Exit 77 (skipped) where Chromium is not installed (Debian: apt-get install
 chromium; run_tests.sh installs it)."""
-import gzip
+import html
 import html.parser
 import json
 import os
@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_merge import calls_trace, check, fail, lcg, table_rows, u_test_p, us  # noqa: E402
@@ -95,10 +96,12 @@ def chromium(args, tmp):
     return p
 
 
-def render(page, tmp, shot=True):
-    """The page loaded offline by Chromium: its DOM after the script ran
-    (no script error, drawn to the end); a screenshot beside it."""
-    p = chromium(["--virtual-time-budget=5000", "--dump-dom", page], tmp)
+def render(page, tmp, shot=True, frag=""):
+    """The page loaded offline by Chromium (at #frag, when given): its DOM
+    after the script ran (no script error, drawn to the end); a screenshot
+    beside it."""
+    url = "file://" + urllib.parse.quote(page) + ("#" + urllib.parse.quote(frag) if frag else "")
+    p = chromium(["--virtual-time-budget=5000", "--dump-dom", url], tmp)
     check(p.returncode == 0 and "</html>" in p.stdout, f"chromium --dump-dom {page}: {p.returncode}\n{p.stderr[-2000:]}")
     dom = Dom(p.stdout)
     dom.text = p.stdout
@@ -205,6 +208,15 @@ def case_cpu(tool, _scen, _cupti, tmp):
     path = {(F[f[0]][1] if f[0] >= 0 else None, f[1]): f for f in F}
     check(path[("fwd", "matmul <f32>")][2:] == [sum(d // 4 for d in steps), 4], f"flame {F}")
     check(any(f[0] < 0 and f[1] == "loader (tid 8)" for f in F), f"flame roots {[f for f in F if f[0] < 0]}")
+    # a frame selected (the page's address names it) shows its row of the table
+    dom = render(page, tmp, shot=False, frag="frame=main (tid 7)/ProfilerStep*/fwd/matmul <f32>")
+    sel = [r for r in dom.tables["ops-table"] if r["attrs"].get("class") == "selected"]
+    check([r["attrs"]["data-name"] for r in sel] == ["matmul <f32>"], f"selected rows {[r['attrs'] for r in sel]}")
+    m = re.search(r'<div class="note" id="flame-info"><b>([^<]*)</b>([^<]*)', dom.text)
+    row = sel[0]["cells"]
+    check(m and html.unescape(m.group(1)) == "matmul <f32>" and
+          m.group(2) == f" \u2014 {row[4]} in 4 calls on this path; table row: self {row[2]}, total {row[4]}, 4 calls",
+          f"flame info {m and m.groups()}")
     # the trace linked, beside the page
     check('<a href="cpu.json" class="trace-link">cpu.json</a>' in dom.text, "no link to the trace")
 

@@ -173,7 +173,9 @@ function cards(items) {
 
 function viewIdentity() {
   const t = D.traces[0];
-  document.getElementById("title-file").textContent = D.traces.map(x => x.file).join(", ");
+  const title = document.getElementById("title-file");
+  title.textContent = D.traces.map(x => x.file).join(", ");
+  title.title = D.traces.map(x => `${x.path}: ${x.format}`).join("\n");
   if (t.reason !== undefined) {         /* a flight recorder's dump: why, first */
     document.getElementById("main").append(el("div", { class: "banner", id: "dump-reason" }, [
       el("b", {}, `Flight recorder dump: ${t.reason}`),
@@ -186,11 +188,14 @@ function viewOverview() {
   const kids = [];
   const durs = rows.map(r => r.dur);
   const med = median(durs);
+  const cycle = /\.(\d+)\.(json|json\.gz|pftrace|perfetto-trace)$/.exec(t.file);   /* prof.h's {cycle} or .N */
   kids.push(cards([
     [t.rank, "rank"], [t.world !== undefined ? t.world : "-", "world size"],
+    [cycle ? cycle[1] : "-", "cycle"],
+    [rows.length ? `#${rows[0].n} to #${rows[rows.length - 1].n}` : "-", "steps recorded"],
     [(t.devices || []).length ? t.devices.join(", ") : "CPU only", "devices"],
-    [rows.length, "steps"], [rows.length ? fmtNs(med) : "-", "median step"],
-    [t.regions, "regions"], [t.dropped, "dropped events"], [t.format, "format"]]));
+    [rows.length ? fmtNs(med) : "-", "median step"],
+    [t.regions, "regions"], [t.dropped, "dropped events"]]));
   if (t.dropped > 0) kids.push(el("p", { class: "error" }, `${t.dropped} events were dropped by the recorder's memory cap: ` +
                                   "the views below lack them (PROF_BUFFER_MB raises the cap)."));
   if (!rows.length) {
@@ -312,13 +317,25 @@ function viewFlame() {
   function select(i) {
     draw(F[i][0] < 0 ? null : i);
     const row = F[i][0] >= 0 && opsSelect ? opsSelect(F[i][1]) : null;
+    const cell = h => row.cells[D.ops.heads.indexOf(h)];
     info.replaceChildren(el("b", {}, F[i][1]), ` \u2014 ${fmtNs(F[i][2])} in ${F[i][3]} calls on this path` +
-      (row ? `; table row: self ${row.cells[2]}, total ${row.cells[4]}, ${row.cells[row.cells.length - 1]}` : ""));
+      (row ? `; table row: self ${cell("Self CPU")}, total ${cell("CPU total")}, ${cell("# of Calls")} calls` : ""));
     if (row) info.append(el("span", {}, [" ", el("a", { href: "#operators" }, "(row in Operators)")]));
   }
   draw(null);
   section("flame", "Flame graph", [el("p", { class: "note" },
     "Regions merged by call path, one icicle per thread; width is total time."), info, holder]);
+  // "#frame=main (tid 7)/ProfilerStep*/fwd" in the page's address selects that frame
+  const m = /^#frame=(.*)$/.exec(decodeURIComponent(location.hash));
+  if (m) {
+    const want = m[1].split("/");
+    const at = F.findIndex((f, i) => {
+      const names = [];
+      for (let a = i; a >= 0; a = F[a][0]) names.unshift(F[a][1]);
+      return names.length === want.length && names.every((n, k) => n === want[k]);
+    });
+    if (at >= 0) select(at);
+  }
 }
 
 function viewGpu() {
