@@ -18,8 +18,9 @@ memory   scenarios.c's mem_basic: the peak and its region, the 32 blocks not
          freed (1 MiB), the curve drawn.
 ranks    4 synthetic ranks with known step times: the heatmap's cells, and
          the slowest rank of each step outlined.
-flight   a flight recorder's dump of a slow step (scenarios.c, flight): its
-         reason and step first on the page.
+flight   a flight recorder's dump of a slow step (scenarios.c, flight), as
+         JSON and as Perfetto's format: its reason and step first on the
+         page.
 diff     prof report --diff on synthetic runs: the rows and the U test's p as
          prof diff prints them.
 
@@ -319,20 +320,21 @@ def case_ranks(tool, _scen, _cupti, tmp):
 
 
 def case_flight(tool, scen, _cupti, tmp):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
-    env.update(PROF_OUTPUT="f.json", PROF_FLIGHT="20", PROF_FLIGHT_SLOW="100", FLIGHT_STEP_US="2000",
-               FLIGHT_SLOW_X="1000")
-    p = subprocess.run([scen, "flight"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0 and os.path.exists(os.path.join(tmp, "f.slow_step-500.json")), f"flight: {p.stderr}")
-    page = report(tool, tmp, "f.slow_step-500.json")
-    dom = render(page, tmp)
-    text = dom.text
-    m = re.search(r'<main id="main">\s*<noscript>.*?</noscript>\s*<div class="banner" id="dump-reason"><b>([^<]*)</b>([^<]*)</div>',
-                  text, re.S)
-    check(m and m.group(1) == "Flight recorder dump: slow_step" and m.group(2) == " at step 500 (steps 480 to 500 kept)",
-          f"dump banner: {m and m.groups()}")
-    steps = [int(r["attrs"]["data-step"]) for r in dom.tables["steps-table"][1:]]
-    check(steps == list(range(480, 501)), f"steps {steps}")
+    for ext in ("json", "pftrace"):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+        env.update(PROF_OUTPUT=f"f.{ext}", PROF_FLIGHT="20", PROF_FLIGHT_SLOW="100", FLIGHT_STEP_US="2000",
+                   FLIGHT_SLOW_X="1000")
+        p = subprocess.run([scen, "flight"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
+        trace = f"f.slow_step-500.{ext}"
+        check(p.returncode == 0 and os.path.exists(os.path.join(tmp, trace)), f"flight: {p.stderr}")
+        page = report(tool, tmp, trace)
+        dom = render(page, tmp, shot=ext == "json")
+        m = re.search(r'<main id="main">\s*<noscript>.*?</noscript>\s*<div class="banner" id="dump-reason"><b>([^<]*)</b>'
+                      r'([^<]*)</div>', dom.text, re.S)
+        check(m and m.group(1) == "Flight recorder dump: slow_step" and m.group(2) == " at step 500 (steps 480 to 500 kept)",
+              f"{trace}: dump banner: {m and m.groups()}")
+        steps = [int(r["attrs"]["data-step"]) for r in dom.tables["steps-table"][1:]]
+        check(steps == list(range(480, 501)), f"{trace}: steps {steps}")
 
 
 def case_diff(tool, _scen, _cupti, tmp):

@@ -286,6 +286,46 @@ static const char *short_path(const char *p) {
     return s ? s + 1 : p;
 }
 
+/* The header's keys the page shows, as the JSON names them (a Perfetto
+   trace's attributes have the same names) and as the page does; texts
+   first. */
+static const char *const header_keys[][2] = {
+    { "prof_dump_reason", "reason" }, { "traceName", "name" },
+    { "world_size", "world" }, { "prof_dump_step", "dump_step" }, { "prof_dump_first_step", "dump_first" },
+    { "prof_clipped_regions", "clipped" }, { "prof_gpu_dropped_activities", "gpu_dropped" },
+};
+#define HEADER_TEXTS 2                  /* the first two are texts, the rest numbers */
+#define HEADER_WORLD 2                  /* JSON: in distributedInfo */
+#define HEADER_KEYS (sizeof header_keys / sizeof *header_keys)
+
+/* A Perfetto trace's attributes (TracePacket.trace_attributes, 126): the
+   header's keys among them (a later packet's value wins, as in Perfetto). */
+static void pf_header(trace *t, const char *text[HEADER_KEYS], int64_t num[HEADER_KEYS], int has[HEADER_KEYS]) {
+    size_t pos = 0, n;
+    const uint8_t *at;
+    while (pf_packet(t, &pos, &at, &n)) {
+        pbin in = { at, at + n }, attrs, attr;
+        pbfield f, g, h;
+        while (pb_next(&in, &f)) {
+            if (f.id != 126 || f.wt != 2) continue;
+            attrs = pb_sub(&f);
+            while (pb_next(&attrs, &g)) {
+                if (g.id != 1 || g.wt != 2) continue;
+                size_t k = HEADER_KEYS;
+                attr = pb_sub(&g);
+                while (pb_next(&attr, &h)) {
+                    if (h.id == 1)
+                        for (k = 0; k < HEADER_KEYS && !pb_is(&h, header_keys[k][0]); k++) {}
+                    else if (k < HEADER_KEYS && h.id == 2 && h.wt == 0 && k >= HEADER_TEXTS)
+                        num[k] = (int64_t)h.v, has[k] = 1;
+                    else if (k < HEADER_KEYS && h.id == 3 && h.wt == 2 && k < HEADER_TEXTS)
+                        text[k] = prof_intern((const char *)h.data, h.n), has[k] = 1;
+                }
+            }
+        }
+    }
+}
+
 /* The trace's identity: rank, world, devices, drops, a flight dump's reason. */
 static void put_identity(trace *t) {
     const doc *d = &t->d;
@@ -301,32 +341,29 @@ static void put_identity(trace *t) {
     put_i(t->rank);
     key("dropped", 0);
     put_i(t->dropped);
+    const char *text[HEADER_KEYS] = { NULL };
+    int64_t num[HEADER_KEYS] = { 0 };
+    int has[HEADER_KEYS] = { 0 };
+    if (t->pf) {
+        pf_header(t, text, num, has);
+    } else {
+        span top = { ws(d->buf, d->end), 0 };
+        top.n = (size_t)(d->end - top.p);
+        for (size_t k = 0; k < HEADER_KEYS; k++) {
+            char q[64];
+            snprintf(q, sizeof q, "\"%s\"", header_keys[k][0]);
+            span v = obj_find(d, k == HEADER_WORLD ? obj_find(d, top, "\"distributedInfo\"") : top, q);
+            if (k < HEADER_TEXTS && v.n && v.p[0] == '"') text[k] = json_text(v), has[k] = 1;
+            if (k >= HEADER_TEXTS && span_int(v, &num[k])) has[k] = 1;
+        }
+    }
+    for (size_t k = 0; k < HEADER_KEYS; k++) {
+        if (!has[k]) continue;
+        key(header_keys[k][1], 0);
+        if (k < HEADER_TEXTS) put_s(text[k]);
+        else put_i(num[k]);
+    }
     if (t->pf) return;
-    span top = { ws(d->buf, d->end), 0 };
-    top.n = (size_t)(d->end - top.p);
-    span dist = obj_find(d, top, "\"distributedInfo\"");
-    span w = obj_find(d, dist, "\"world_size\"");
-    int64_t v;
-    if (span_int(w, &v)) {
-        key("world", 0);
-        put_i(v);
-    }
-    static const char *const texts[] = { "\"prof_dump_reason\"", "reason", "\"traceName\"", "name" };
-    for (size_t i = 0; i < 4; i += 2) {
-        span s = obj_find(d, top, texts[i]);
-        if (s.n && s.p[0] == '"') {
-            key(texts[i + 1], 0);
-            put_s(json_text(s));
-        }
-    }
-    static const char *const nums[] = { "\"prof_dump_step\"", "dump_step", "\"prof_dump_first_step\"", "dump_first",
-                                        "\"prof_clipped_regions\"", "clipped", "\"prof_gpu_dropped_activities\"",
-                                        "gpu_dropped" };
-    for (size_t i = 0; i < 8; i += 2)
-        if (span_int(obj_find(d, top, nums[i]), &v)) {
-            key(nums[i + 1], 0);
-            put_i(v);
-        }
     key("devices", 0);
     put("[");
     if (t->devprops.n && t->devprops.p[0] == '[') {
