@@ -8,7 +8,8 @@ screenshot taken.
 cpu      a synthetic trace of two threads and 4 steps: the Operators table's
          cells are prof table's (sort=self_cpu,percentiles), by name and by
          thread; the steps' times are the trace's; the charts are drawn; no
-         script error; nothing in the page points to the network.
+         script error; nothing in the page points to the network; a frame
+         named in the address selected with its row; bad use, one line.
 formats  one run of tests/scenarios.c (case regions) as JSON, gzip JSON and
          Perfetto's format: each page's table is prof table's of that file.
 gpu      the CUPTI double's trace (tests/gpu/cupti_test.c, cupti_kernels):
@@ -220,6 +221,14 @@ def case_cpu(tool, _scen, _cupti, tmp):
           f"flame info {m and m.groups()}")
     # the trace linked, beside the page
     check('<a href="cpu.json" class="trace-link">cpu.json</a>' in dom.text, "no link to the trace")
+    # bad use: one line, exit 2, no page left behind
+    for args, said in ((["report"], "prof report: usage: prof report TRACE..."),
+                       (["report", "--diff", "cpu.json"], "prof report: usage: prof report TRACE..."),
+                       (["report", "nope.json"], "prof report: nope.json: cannot open: No such file or directory"),
+                       (["report", "cpu.json", "-o", "no/such/dir.html"],
+                        "prof report: no/such/dir.html: cannot write: No such file or directory")):
+        p = run([tool] + args, tmp, rc=2)
+        check(p.stderr.count("\n") == 1 and p.stderr.startswith(said), f"{args}: {p.stderr!r}")
 
 
 def case_formats(tool, scen, _cupti, tmp):

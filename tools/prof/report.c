@@ -20,6 +20,7 @@
    see report_page.c. prof report --diff BASE NEW makes a page of prof diff. */
 #include "tool.h"
 
+#include <errno.h>
 #include <string.h>
 
 #define TOP_PARTS   8       /* a step's parts: its top-level regions this many, then "other regions" */
@@ -881,7 +882,7 @@ int cmd_report(int argc, char **argv) {
     g_o = NULL;
 
     FILE *out = fopen(outp, "wb");
-    if (!out) die("%s: cannot write", outp);
+    if (!out) die("%s: cannot write: %s", outp, strerror(errno));
     g_partial = outp;
     write_page(out, data, short_path(paths[0]));
     fclose(data);
