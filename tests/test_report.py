@@ -14,9 +14,10 @@ formats  one run of tests/scenarios.c (case regions) as JSON, gzip JSON and
          Perfetto's format: each page's table is prof table's of that file.
 gpu      the CUPTI double's trace (tests/gpu/cupti_test.c, cupti_kernels):
          kernels, copies and launches as the trace's own events sum them;
-         the GPU time per step drawn. Skipped without CUDA's headers.
+         the GPU time per step drawn; the same from the cycle's .pftrace.
+         Skipped without CUDA's headers.
 memory   scenarios.c's mem_basic: the peak and its region, the 32 blocks not
-         freed (1 MiB), the curve drawn.
+         freed (1 MiB), the curve drawn; the same from a .pftrace.
 ranks    4 synthetic ranks with known step times: the heatmap's cells, and
          the slowest rank of each step outlined.
 flight   a flight recorder's dump of a slow step (scenarios.c, flight), as
@@ -241,7 +242,6 @@ def case_formats(tool, scen, _cupti, tmp):
         dom, data = render(page, tmp, shot=out.endswith("pftrace")), page_data(page)
         ops_match_table(tool, tmp, out, dom, data)
         check(data["traces"][0]["file"] == out, f"{out}: {data['traces'][0]}")
-        check(("no_events" in data) == out.endswith(".pftrace"), f"{out}: no_events {data.get('no_events')}")
 
 
 def case_gpu(tool, _scen, cupti, tmp):
@@ -274,6 +274,11 @@ def case_gpu(tool, _scen, cupti, tmp):
     check(copies == {"Memcpy HtoD": ["3", "3.00 MiB"], "Memset (Device)": ["3", "12.00 KiB"]}, f"copies {copies}")
     check("gpu-step-chart" in dom.ids and all("gpu" in r for r in data["steps"]["rows"]), "GPU per step")
     check(data["traces"][0]["devices"] == ["Fake GPU 0"], f"devices {data['traces'][0]}")
+    # the same cycle as a .pftrace: the same GPU views and steps (their start aside: another origin)
+    pf = page_data(report(tool, tmp, "cupti.1.pftrace"))
+    check(pf["gpu"] == data["gpu"], f"GPU views of the .pftrace:\n {pf['gpu']}\n JSON's:\n {data['gpu']}")
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "t0"} for r in rows]
+    check(strip(pf["steps"]["rows"]) == strip(data["steps"]["rows"]), f"steps {pf['steps']} != {data['steps']}")
 
 
 def case_memory(tool, scen, _cupti, tmp):
@@ -295,6 +300,14 @@ def case_memory(tool, scen, _cupti, tmp):
     check(leaks["count"] == 32 and leaks["bytes"] == 1 << 20 and len(dom.tables["leaks-table"]) == 21, f"leaks {leaks}")
     check(dom.tables["leaks-table"][1]["cells"][0] == "63.00 KiB", f"largest leak {dom.tables['leaks-table'][1]}")
     check("memory-chart" in dom.ids, "no memory chart")
+    # the same run as a .pftrace: the same figures, but the region at the peak (its events have no thread)
+    p = subprocess.run([scen, "mem_basic"], cwd=tmp, env=dict(env, PROF_OUTPUT="m.pftrace"), capture_output=True,
+                       text=True, timeout=120)
+    check(p.returncode == 0, f"mem_basic: {p.stderr}")
+    pf = page_data(report(tool, tmp, "m.pftrace"))["memory"]
+    d = pf["devices"][0]
+    check((d["dev"], d["events"], d["peak"], d["peak_region"]) == (-1, 96, peak, "(not known: no thread in the trace)")
+          and (pf["leaks"]["count"], pf["leaks"]["bytes"]) == (32, 1 << 20), f".pftrace memory {pf}")
 
 
 def case_ranks(tool, _scen, _cupti, tmp):

@@ -3,8 +3,9 @@
    is one JSON object in a <script type="application/json"> element).
 
    What the page shows comes from the same model prof table reads (its rows,
-   self and total times, percentiles: the very cells prof table prints) and,
-   for a JSON trace, from its GPU and memory events, read here:
+   self and total times, percentiles: the very cells prof table prints) and
+   from the trace's GPU and memory events, which the model's own pass over
+   the trace hands here (JSON events, Perfetto slices):
      steps      each ProfilerStep's time split by its top-level regions and,
                 with GPU events, by the GPU's kernels, copies and idle time
      operators  prof table's rows (by name, and by name and thread)
@@ -184,11 +185,12 @@ static int region_at(const nest *s, long tid, int64_t t) {
 }
 
 static const char *region_name(const nest *s, long tid, int64_t t) {
+    if (tid < 0) return "(not known: no thread in the trace)";     /* a .pftrace's memory events */
     int i = region_at(s, tid, t);
     return i < 0 ? "(no region)" : s->r[i].name;
 }
 
-/* ---- GPU and memory events of a JSON trace ------------------------------ */
+/* ---- GPU and memory events ---------------------------------------------- */
 
 enum { G_KERNEL, G_COPY, G_FILL, G_REGION };
 
@@ -205,42 +207,88 @@ typedef struct {
     size_t nm, capm;
 } extra;
 
+#define GROW(p, n, cap) ((n) == (cap) ? (void)((p) = xrealloc((p), ((cap) = (cap) ? 2 * (cap) : 256) * sizeof *(p))) : (void)0)
+
+static void add_mem(extra *x, mem_ev m) {
+    GROW(x->m, x->nm, x->capm);
+    x->m[x->nm++] = m;
+}
+static void add_rt(extra *x, rt_call c) {
+    GROW(x->rt, x->nrt, x->caprt);
+    x->rt[x->nrt++] = c;
+}
+static void add_gpu(extra *x, gpu_ev g) {
+    GROW(x->g, x->ng, x->capg);
+    x->g[x->ng++] = g;
+}
+
+/* A JSON event's argument k (quoted) as an integer; -1: none. */
 static int64_t arg_int(const trace *t, const event *ev, const char *k) {
     int64_t v;
     span s = obj_find(&t->d, ev->f[F_ARGS], k);
     return s.n && span_int(s, &v) ? v : -1;
 }
 
-#define GROW(p, n, cap) ((n) == (cap) ? (void)((p) = xrealloc((p), ((cap) = (cap) ? 2 * (cap) : 256) * sizeof *(p))) : (void)0)
-
+/* A JSON trace's [memory] instants, runtime calls, and GPU events
+   (Kineto's categories). */
 static void extra_event(trace *t, const event *ev, void *ctx) {
     extra *x = ctx;
     span cat = ev->f[F_CAT], ph = ev->f[F_PH];
     int64_t ts, dur = 0, tid;
     if (is_meta(ev) || !event_time(t, ev->f[F_TS], ev->at, &ts)) return;
+    if (!span_int(ev->f[F_TID], &tid)) tid = 0;
     if (is_str(ph, "i") && is_str(ev->f[F_NAME], "[memory]")) {
-        GROW(x->m, x->nm, x->capm);
-        int type = (int)arg_int(t, ev, "\"Device Type\"");
-        x->m[x->nm++] = (mem_ev){ type == 0 ? -1 : (int)arg_int(t, ev, "\"Device Id\""),
-                                  span_int(ev->f[F_TID], &tid) ? (long)tid : 0, ts, arg_int(t, ev, "\"Addr\""),
-                                  0, arg_int(t, ev, "\"Total Allocated\"") };
-        span b = obj_find(&t->d, ev->f[F_ARGS], "\"Bytes\"");
-        if (!span_int(b, &x->m[x->nm - 1].bytes)) x->m[x->nm - 1].bytes = 0;
+        int64_t bytes;
+        if (!span_int(obj_find(&t->d, ev->f[F_ARGS], "\"Bytes\""), &bytes)) bytes = 0;
+        add_mem(x, (mem_ev){ arg_int(t, ev, "\"Device Type\"") == 0 ? -1 : (int)arg_int(t, ev, "\"Device Id\""),
+                             (long)tid, ts, arg_int(t, ev, "\"Addr\""), bytes, arg_int(t, ev, "\"Total Allocated\"") });
         return;
     }
     if (!is_str(ph, "X") || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0) return;
     if (is_str(cat, "cuda_runtime") || is_str(cat, "hip_runtime")) {
-        GROW(x->rt, x->nrt, x->caprt);
-        x->rt[x->nrt++] = (rt_call){ span_int(ev->f[F_TID], &tid) ? (long)tid : 0, ts, ts + dur,
-                                     arg_int(t, ev, "\"correlation\"") };
+        add_rt(x, (rt_call){ (long)tid, ts, ts + dur, arg_int(t, ev, "\"correlation\"") });
         return;
     }
     if (!is_gpu_cat(cat) || !ev->f[F_NAME].n || ev->f[F_NAME].p[0] != '"') return;
     int kind = is_str(cat, "kernel") ? G_KERNEL : is_str(cat, "gpu_memcpy") ? G_COPY
              : is_str(cat, "gpu_memset") ? G_FILL : G_REGION;
-    GROW(x->g, x->ng, x->capg);
-    x->g[x->ng++] = (gpu_ev){ json_text(ev->f[F_NAME]), kind, ts, ts + dur, arg_int(t, ev, "\"bytes\""),
-                              arg_int(t, ev, "\"correlation\"") };
+    add_gpu(x, (gpu_ev){ json_text(ev->f[F_NAME]), kind, ts, ts + dur, arg_int(t, ev, "\"bytes\""),
+                         arg_int(t, ev, "\"correlation\"") });
+}
+
+/* A Perfetto slice's argument k as an integer; -1: none. */
+static int64_t pf_arg_int(const pf_slice *sl, const char *k) {
+    for (size_t i = 0; i < sl->nargs; i++)
+        if (!sl->args[i].is_str && !strcmp(sl->args[i].key, k)) return sl->args[i].v;
+    return -1;
+}
+static int pf_has(const pf_slice *sl, const char *k) {
+    for (size_t i = 0; i < sl->nargs; i++)
+        if (!strcmp(sl->args[i].key, k)) return 1;
+    return 0;
+}
+
+/* The same of a Perfetto trace, as prof.h writes them there: "[memory]"
+   instants on a device's memory track (no thread: their region is not
+   known), runtime calls (a "cbid") on a thread's track, and off the
+   threads' tracks kernels (a "grid"), fills ("Memset ..."), copies (their
+   "bytes") and GPU regions (a "correlation"). */
+static void extra_slice(trace *t, const pf_slice *sl, void *ctx) {
+    extra *x = ctx;
+    (void)t;
+    if (sl->instant) {
+        if (!strcmp(sl->name, "[memory]"))
+            add_mem(x, (mem_ev){ pf_arg_int(sl, "Device Type") == 0 ? -1 : (int)pf_arg_int(sl, "Device Id"), -1, sl->t0,
+                                 pf_arg_int(sl, "Addr"), pf_arg_int(sl, "Bytes"), pf_arg_int(sl, "Total Allocated") });
+        return;
+    }
+    if (sl->has_tid) {
+        if (pf_has(sl, "cbid")) add_rt(x, (rt_call){ (long)sl->tid, sl->t0, sl->t1, pf_arg_int(sl, "correlation") });
+        return;
+    }
+    int kind = pf_has(sl, "grid") ? G_KERNEL : !strncmp(sl->name, "Memset", 6) ? G_FILL
+             : pf_has(sl, "bytes") ? G_COPY : pf_has(sl, "correlation") ? G_REGION : -1;
+    if (kind >= 0) add_gpu(x, (gpu_ev){ sl->name, kind, sl->t0, sl->t1, pf_arg_int(sl, "bytes"), pf_arg_int(sl, "correlation") });
 }
 
 static void extra_free(extra *x) {
@@ -819,7 +867,8 @@ int cmd_report(int argc, char **argv) {
         trace *t = trace_open(paths[0], 0);
         extra x;
         memset(&x, 0, sizeof x);
-        const prof_cycle *cy = table_cycle_also(0, t, extra_event, &x);
+        const model_also also = { extra_event, extra_slice, &x };
+        const prof_cycle *cy = table_cycle_also(0, t, &also);
         nest s;
         nest_build(&s, cy);
         sort(x.g, x.ng, sizeof *x.g, gpu_cmp);
@@ -858,7 +907,6 @@ int cmd_report(int argc, char **argv) {
             put(",\"memory\":");
             put_memory(&s, &x);
         }
-        if (t->pf) put(",\"no_events\":\"GPU and memory views read JSON traces; this one is Perfetto's format\"");
         nest_free(&s);
         extra_free(&x);
         put(",\"ranks\":[{\"rank\":");

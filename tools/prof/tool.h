@@ -233,9 +233,23 @@ int pf_read(trace *t, size_t *pos, pfpacket *pk);
 /* The trace's rank and drops (trace attributes), sync points, earliest
    time, highest sequence id. */
 void pf_scan(trace *t);
+/* A slice or an instant of any track, as pf_to_model decodes it: times in
+   the model's ns; its thread when its track is (or is under) a thread's;
+   its debug annotations (their keys interned). */
+#define PF_ARGS 16
+typedef struct { const char *key; int is_str; int64_t v; const char *str; } pf_arg;
+typedef struct {
+    const char *name;
+    int64_t t0, t1;
+    int instant;
+    int has_tid;
+    int64_t tid;
+    size_t nargs;
+    const pf_arg *args;
+} pf_slice;
 /* Its CPU regions (BEGIN/END slices of thread tracks), steps and thread
-   names into c. */
-void pf_to_model(trace *t, prof_cycle *c);
+   names into c; also (when not NULL) sees every slice and instant. */
+void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *, void *), void *ctx);
 void pf_free(void);
 
 /* ======================================================================== */
@@ -313,8 +327,14 @@ void merge_free(void);
 /* prof table's reading (table.c): trace t as cycle k (0 or 1) of the run,
    finished; table_free frees both. */
 const prof_cycle *table_cycle(int k, trace *t);
-/* The same, a JSON trace's events also handed to also(t, event, ctx). */
-const prof_cycle *table_cycle_also(int k, trace *t, void (*also)(trace *, const event *, void *), void *ctx);
+/* The same, a JSON trace's events also handed to json(t, event, ctx), a
+   Perfetto trace's slices and instants to pf(t, slice, ctx). */
+typedef struct {
+    void (*json)(trace *, const event *, void *);
+    void (*pf)(trace *, const pf_slice *, void *);
+    void *ctx;
+} model_also;
+const prof_cycle *table_cycle_also(int k, trace *t, const model_also *also);
 void table_free(void);
 
 #endif /* PROF_TOOL_H */
