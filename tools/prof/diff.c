@@ -158,6 +158,31 @@ static int pct_arg(const char *s, double *out) {
     return 1;
 }
 
+/* A row's cells as prof diff prints them (and prof report --diff shows):
+   calls, new calls, self base, new, change, %, total base, new, %, p. */
+enum { C_CALLS, C_NCALLS, C_SB, C_SN, C_SD, C_SP, C_TB, C_TN, C_TP, C_P, C_COUNT };
+typedef char diff_cells[C_COUNT][32];
+
+static void row_cells(const delta *x, diff_cells c) {
+    double ps = pct(x->dself, x->a ? x->a->self_ns : 0), pt = pct(x->dtotal, x->a ? x->a->total_ns : 0);
+    snprintf(c[C_CALLS], sizeof c[0], "%llu", (unsigned long long)(x->a ? x->a->calls : 0));
+    snprintf(c[C_NCALLS], sizeof c[0], "%llu", (unsigned long long)(x->b ? x->b->calls : 0));
+    tool_fmt_time(c[C_SB], sizeof c[0], x->a ? (double)x->a->self_ns : 0.0);
+    tool_fmt_time(c[C_SN], sizeof c[0], x->b ? (double)x->b->self_ns : 0.0);
+    tool_fmt_time(c[C_SD] + 1, sizeof c[0] - 1, absd((double)x->dself));
+    c[C_SD][0] = x->dself < 0 ? '-' : '+';
+    tool_fmt_time(c[C_TB], sizeof c[0], x->a ? (double)x->a->total_ns : 0.0);
+    tool_fmt_time(c[C_TN], sizeof c[0], x->b ? (double)x->b->total_ns : 0.0);
+    if (x->a && x->b) {
+        snprintf(c[C_SP], sizeof c[0], "%+.2f%%", ps);
+        snprintf(c[C_TP], sizeof c[0], "%+.2f%%", pt);
+    } else {
+        snprintf(c[C_SP], sizeof c[0], "%s", x->a ? "gone" : "new");
+        snprintf(c[C_TP], sizeof c[0], "%s", x->a ? "gone" : "new");
+    }
+    fmt_p(c[C_P], sizeof c[0], x);
+}
+
 /* prof diff BASE NEW [--min-change PCT] [--fail-over PCT]: per region (by
    name), calls, self and total time in both, their change, the rows sorted
    by the change of self time (where the time went). A row that changed less
@@ -193,33 +218,18 @@ int cmd_diff(int argc, char **argv) {
         const delta *x = &d[k];
         double ps = pct(x->dself, x->a ? x->a->self_ns : 0), pt = pct(x->dtotal, x->a ? x->a->total_ns : 0);
         if (x->a && x->b && absd(ps) < min_change && absd(pt) < min_change) { hidden++; continue; }
-        char sb[32], sn[32], sd[32], tb[32], tn[32], cut[48];
-        tool_fmt_time(sb, sizeof sb, x->a ? (double)x->a->self_ns : 0.0);
-        tool_fmt_time(sn, sizeof sn, x->b ? (double)x->b->self_ns : 0.0);
-        tool_fmt_time(sd + 1, sizeof sd - 1, absd((double)x->dself));
-        sd[0] = x->dself < 0 ? '-' : '+';
-        tool_fmt_time(tb, sizeof tb, x->a ? (double)x->a->total_ns : 0.0);
-        tool_fmt_time(tn, sizeof tn, x->b ? (double)x->b->total_ns : 0.0);
-        char pss[16], pts[16];
-        if (x->a && x->b) {
-            snprintf(pss, sizeof pss, "%+.2f%%", ps);
-            snprintf(pts, sizeof pts, "%+.2f%%", pt);
-        } else {
-            snprintf(pss, sizeof pss, "%s", x->a ? "gone" : "new");
-            snprintf(pts, sizeof pts, "%s", pss);
-        }
-        char ps_[16];
-        fmt_p(ps_, sizeof ps_, x);
-        printf("%-40s  %9llu  %9llu  %12s  %12s  %12s  %9s  %12s  %12s  %9s  %9s\n", tool_cut(cut, x->name, 40),
-               (unsigned long long)(x->a ? x->a->calls : 0), (unsigned long long)(x->b ? x->b->calls : 0), sb, sn,
-               sd, pss, tb, tn, pts, ps_);
+        diff_cells c;
+        char cut[48];
+        row_cells(x, c);
+        printf("%-40s  %9s  %9s  %12s  %12s  %12s  %9s  %12s  %12s  %9s  %9s\n", tool_cut(cut, x->name, 40),
+               c[C_CALLS], c[C_NCALLS], c[C_SB], c[C_SN], c[C_SD], c[C_SP], c[C_TB], c[C_TN], c[C_TP], c[C_P]);
         if (slowed(x, pt, fail_over)) {
-            note("'%s' slowed by %.2f%% in total time (%s to %s), over %.2f%%, %s", x->name, pt, tb, tn, fail_over,
-                 x->tested ? "significant (U test)" : "too few calls to test");
+            note("'%s' slowed by %.2f%% in total time (%s to %s), over %.2f%%, %s", x->name, pt, c[C_TB], c[C_TN],
+                 fail_over, x->tested ? "significant (U test)" : "too few calls to test");
             failed = 1;
         } else if (fail_over >= 0 && x->a && x->b && pt > fail_over) {
             note("'%s' grew by %.2f%% in total time (%s to %s), but not significantly (U test p = %.3g): not failed",
-                 x->name, pt, tb, tn, x->p);
+                 x->name, pt, c[C_TB], c[C_TN], x->p);
         }
     }
     if (hidden) printf("(%zu region%s changed by less than %.2f%%: left out; --min-change 0 shows all)\n", hidden,
@@ -239,19 +249,22 @@ void diff_json(tool_out *o, trace *base, trace *new_) {
     delta *d = diff_rows(tr, tab, &nd);
     char head[64];
     tool_out_put(o, head, (size_t)snprintf(head, sizeof head, "{\"alpha\":%g,\"rows\":[", ALPHA));
-    for (size_t k = 0; k < nd; k++) {
+    for (size_t k = 0; k < nd; k++) {     /* [name, in base, in new, change of total %, p, tested, cells...] */
         const delta *x = &d[k];
-        char b[256], ps_[16];
-        fmt_p(ps_, sizeof ps_, x);
+        diff_cells c;
+        char b[128];
+        row_cells(x, c);
         if (k) tool_out_put(o, ",", 1);
         tool_out_put(o, "[", 1);
         tool_out_json_str(o, x->name);
-        int n = snprintf(b, sizeof b, ",%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%.6g,%d,\"%s\"]", x->a != NULL,
-                         x->b != NULL, (unsigned long long)(x->a ? x->a->calls : 0),
-                         (unsigned long long)(x->b ? x->b->calls : 0), (long long)(x->a ? x->a->self_ns : 0),
-                         (long long)(x->b ? x->b->self_ns : 0), (long long)(x->a ? x->a->total_ns : 0),
-                         (long long)(x->b ? x->b->total_ns : 0), x->p, x->tested, ps_);
+        int n = snprintf(b, sizeof b, ",%d,%d,%.6g,%.6g,%d", x->a != NULL, x->b != NULL,
+                         pct(x->dtotal, x->a ? x->a->total_ns : 0), x->p, x->tested);
         tool_out_put(o, b, (size_t)n);
+        for (int i = 0; i < C_COUNT; i++) {
+            tool_out_put(o, ",", 1);
+            tool_out_json_str(o, c[i]);
+        }
+        tool_out_put(o, "]", 1);
     }
     tool_out_put(o, "]}", 2);
     free(d);

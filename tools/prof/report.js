@@ -196,6 +196,8 @@ function viewOverview() {
     [(t.devices || []).length ? t.devices.join(", ") : "CPU only", "devices"],
     [rows.length ? fmtNs(med) : "-", "median step"],
     [t.regions, "regions"], [t.dropped, "dropped events"]]));
+  if (D.traces.length > 1) kids.push(el("p", { class: "note" }, `${D.traces.length} traces given: this view and those ` +
+    `below the Ranks view are of the first, ${t.file}; the Ranks view holds every trace's steps.`));
   if (t.dropped > 0) kids.push(el("p", { class: "error" }, `${t.dropped} events were dropped by the recorder's memory cap: ` +
                                   "the views below lack them (PROF_BUFFER_MB raises the cap)."));
   if (!rows.length) {
@@ -437,31 +439,35 @@ function viewDiff() {
   const X = D.diff;
   if (!X) return;
   const [a, b] = D.traces;
-  const rows = X.rows.map(r => {
-    const [name, inA, inB, ca, cb, sa, sb, ta, tb, p, tested, ptext] = r;
-    const ch = inA && inB ? (ta ? 100 * (tb - ta) / ta : 0) : null;
-    return { name, cells: [name, ca, cb, fmtNs(sa), fmtNs(sb), (sb >= sa ? "+" : "-") + fmtNs(Math.abs(sb - sa)),
-                           fmtNs(ta), fmtNs(tb), ch === null ? (inA ? "gone" : "new") : (ch >= 0 ? "+" : "") + ch.toFixed(2) + "%",
-                           ptext], ch, sig: tested && p < X.alpha };
-  });
+  /* a row: name, in base, in new, change of total %, p, tested, then prof diff's cells */
+  const rows = X.rows.map(([name, inA, inB, ch, p, tested, ...cells]) =>
+    ({ name, cells: [name, ...cells], ch: inA && inB ? ch : null, sig: tested && p < X.alpha }));
   const width = Math.min(1300, Math.max(600, document.getElementById("main").clientWidth - 60));
   const shown = rows.filter(r => r.ch !== null).slice(0, 20);
-  const max = Math.max(1, ...shown.map(r => Math.abs(r.ch)));
+  /* bars on a log scale (a 1000x change beside a 10% one): the names, then
+     the faster to the left of the zero line, the slower to its right */
+  const scale = v => Math.log10(1 + Math.abs(v));
+  const up = Math.max(1, ...shown.map(r => (r.ch > 0 ? scale(r.ch) : 0)));
+  const down = Math.max(0, ...shown.map(r => (r.ch < 0 ? scale(r.ch) : 0)));
+  const labelW = 230, room = width - labelW - 200;
+  const zero = labelW + 10 + (down ? room * down / (up + down) : 0), unit = room / (up + down);
   const s = svg("svg", { width, height: shown.length * 18 + 6, id: "diff-chart" });
-  const mid = width * 0.6;
+  s.append(svg("line", { x1: zero, x2: zero, y1: 0, y2: shown.length * 18 + 4, class: "axis" }));
   shown.forEach((r, i) => {
-    const w = (width - mid - 80) * Math.abs(r.ch) / max, y = i * 18 + 2;
-    s.append(svg("text", { x: mid - 200, y: y + 12, "text-anchor": "end" }, r.name.slice(0, 50)));
-    s.append(svg("rect", { x: r.ch >= 0 ? mid - 190 : mid - 190 - w, y, width: Math.max(1, w), height: 14,
+    const w = unit * scale(r.ch), y = i * 18 + 2;
+    s.append(svg("text", { x: labelW, y: y + 12, "text-anchor": "end" }, r.name.slice(0, 36)));
+    s.append(svg("rect", { x: r.ch >= 0 ? zero : zero - w, y, width: Math.max(1, w), height: 14,
                            fill: r.ch >= 0 ? (r.sig ? "#cf222e" : "#ff9da7") : "#59a14f" }));
-    s.append(svg("text", { x: mid - 190 + (r.ch >= 0 ? w + 4 : 4), y: y + 12, class: "muted" },
+    s.append(svg("text", { x: zero + (r.ch >= 0 ? w : 0) + 4, y: y + 12, class: "muted" },
                  `${r.ch >= 0 ? "+" : ""}${r.ch.toFixed(1)}%${r.sig ? " (significant)" : ""}`));
   });
   section("diff", "Diff", [
     el("p", { class: "note" }, [`Base: ${a.file}; new: ${b.file}. As prof diff: per region, calls, self and total time, the change, ` +
        `and the U test's p over the calls' times (significant below ${X.alpha}; "--": too few calls to test).`]),
-    legend([["slower, significant", "#cf222e"], ["slower, not significant", "#ff9da7"], ["faster", "#59a14f"]]), s,
-    sortableTable(["Name", "Calls", "New calls", "Self base", "Self new", "Self change", "Total base", "Total new", "Total %", "p"],
+    legend([["slower, significant", "#cf222e"], ["slower, not significant", "#ff9da7"], ["faster", "#59a14f"]]),
+    el("p", { class: "note" }, "Change of total time, the 20 rows of the largest change of self time; bars on a log scale."), s,
+    sortableTable(["Name", "Calls", "New calls", "Self base", "Self new", "Self change", "Self %", "Total base", "Total new",
+                   "Total %", "p"],
                   rows.map(r => r.cells), { id: "diff-table" })]);
 }
 
@@ -473,7 +479,7 @@ function viewFooter() {
     el("code", {}, "pip install viztracer; vizviewer " + D.traces[0].file), "."]));
 }
 
-for (const view of [viewIdentity, viewDiff, viewOverview, viewOperators, viewFlame, viewGpu, viewMemory, viewRanks, viewFooter]) {
+for (const view of [viewIdentity, viewDiff, viewOverview, viewRanks, viewOperators, viewFlame, viewGpu, viewMemory, viewFooter]) {
   if (D.diff && [viewOverview, viewOperators, viewFlame, viewGpu, viewMemory, viewRanks].includes(view)) continue;
   try {
     view();
