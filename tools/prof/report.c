@@ -339,12 +339,12 @@ static const char *short_path(const char *p) {
    trace's attributes have the same names) and as the page does; texts
    first. */
 static const char *const header_keys[][2] = {
-    { "prof_dump_reason", "reason" }, { "traceName", "name" },
-    { "world_size", "world" }, { "prof_dump_step", "dump_step" }, { "prof_dump_first_step", "dump_first" },
-    { "prof_clipped_regions", "clipped" }, { "prof_gpu_dropped_activities", "gpu_dropped" },
+    { "prof_dump_reason", "reason" }, { "world_size", "world" }, { "prof_dump_step", "dump_step" },
+    { "prof_dump_first_step", "dump_first" }, { "prof_clipped_regions", "clipped" },
+    { "prof_gpu_dropped_activities", "gpu_dropped" },
 };
-#define HEADER_TEXTS 2                  /* the first two are texts, the rest numbers */
-#define HEADER_WORLD 2                  /* JSON: in distributedInfo */
+#define HEADER_TEXTS 1                  /* the first is a text, the rest numbers */
+#define HEADER_WORLD 1                  /* JSON: in distributedInfo */
 #define HEADER_KEYS (sizeof header_keys / sizeof *header_keys)
 
 /* A Perfetto trace's attributes (TracePacket.trace_attributes, 126): the
@@ -438,9 +438,7 @@ static void put_table(const prof_table *tab, const char *path) {
         if (k) put(",");
         put_s(cells.head[k]);
     }
-    put("],\"self_sum\":");
-    put_i(tab->self_sum_ns);
-    put(",\"rows\":[");
+    put("],\"rows\":[");
     for (size_t i = 0; i < tab->n; i++) {
         const prof_row *r = &tab->rows[i];
         put(i ? ",{" : "{");
@@ -454,15 +452,7 @@ static void put_table(const prof_table *tab, const char *path) {
             key("args", 0);
             put_s(r->args);
         }
-        /* the numbers, for sorting and charts; the cells, as prof table prints them */
-        key("v", 0);
-        const int64_t num[] = { r->self_ns, r->total_ns, r->min_ns, r->max_ns, r->p50_ns, r->p90_ns, r->p99_ns,
-                                (int64_t)r->calls, r->flops, r->bytes };
-        put("[");
-        put_i(num[0]);
-        put_ints(num + 1, sizeof num / sizeof *num - 1);
-        put("]");
-        key("cells", 0);
+        key("cells", 0);                /* as prof table prints them; the page sorts by their text */
         put("[");
         for (int k = 0; k < cells.ncols; k++) {
             if (k) put(",");

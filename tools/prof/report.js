@@ -51,8 +51,8 @@ function fmtShort(ns) {                 /* an axis label */
 function fmtBytes(b) {
   const u = ["B", "KiB", "MiB", "GiB", "TiB"];
   let i = 0;
-  for (b = Math.abs(b) < 1 ? 0 : b; Math.abs(b) >= 1024 && i < u.length - 1; i++) b /= 1024;
-  return (i ? b.toFixed(2) : String(b)) + " " + u[i];
+  for (; Math.abs(b) >= 1024 && i < u.length - 1; i++) b /= 1024;
+  return (i ? b.toFixed(2) : String(Math.round(b))) + " " + u[i];
 }
 const pct = (a, b) => (b ? (100 * a / b).toFixed(1) : "0.0") + "%";
 function median(v) {
@@ -198,6 +198,10 @@ function viewOverview() {
     [t.regions, "regions"], [t.dropped, "dropped events"]]));
   if (D.traces.length > 1) kids.push(el("p", { class: "note" }, `${D.traces.length} traces given: this view and those ` +
     `below the Ranks view are of the first, ${t.file}; the Ranks view holds every trace's steps.`));
+  if (t.gpu_dropped > 0) kids.push(el("p", { class: "error" }, `${t.gpu_dropped} GPU activity records were lost ` +
+                                      "by kernel capture: the GPU views lack them."));
+  if (t.clipped > 0) kids.push(el("p", { class: "note" }, `${t.clipped} regions began before this trace's window: ` +
+                                  "they are counted from its start."));
   if (t.dropped > 0) kids.push(el("p", { class: "error" }, `${t.dropped} events were dropped by the recorder's memory cap: ` +
                                   "the views below lack them (PROF_BUFFER_MB raises the cap)."));
   if (!rows.length) {
