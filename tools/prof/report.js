@@ -115,7 +115,7 @@ function barChart(items, width) {
   const rowH = 18, labelW = Math.min(320, width * 0.4), max = Math.max(1, ...items.map(x => x[1]));
   const s = svg("svg", { width, height: items.length * rowH + 4, class: "bars" });
   items.forEach(([label, v, text], i) => {
-    const y = i * rowH + 2, w = (width - labelW - 90) * v / max;
+    const y = i * rowH + 2, w = (width - labelW - 160) * v / max;
     s.append(svg("text", { x: labelW - 6, y: y + 12, "text-anchor": "end" },
                  label.length > 48 ? label.slice(0, 46) + "\u2026" : label));
     s.append(svg("rect", { x: labelW, y, width: Math.max(1, w), height: rowH - 4, fill: PALETTE[0] },
@@ -193,7 +193,7 @@ function viewOverview() {
     [t.rank, "rank"], [t.world !== undefined ? t.world : "-", "world size"],
     [cycle ? cycle[1] : "-", "cycle"],
     [rows.length ? `#${rows[0].n} to #${rows[rows.length - 1].n}` : "-", "steps recorded"],
-    [(t.devices || []).length ? t.devices.join(", ") : "CPU only", "devices"],
+    [(t.devices || []).length ? t.devices.join(", ") : D.gpu ? "GPU" : "CPU only", "devices"],
     [rows.length ? fmtNs(med) : "-", "median step"],
     [t.regions, "regions"], [t.dropped, "dropped events"]]));
   if (D.traces.length > 1) kids.push(el("p", { class: "note" }, `${D.traces.length} traces given: this view and those ` +
