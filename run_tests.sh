@@ -87,6 +87,9 @@ fi
 if [[ ! -e /usr/include/zlib.h ]]; then
   want "zlib1g-dev" "scenario_zlib_gzip (gzip JSON written through zlib: -DPROF_ZLIB)"
 fi
+if ! command -v chromium >/dev/null; then
+  want "chromium" "report_* (prof report's pages loaded by headless Chromium)"
+fi
 if ! command -v hipcc >/dev/null && [[ ! -x /opt/rocm/bin/hipcc ]]; then
   want "hipcc" "example_hip (the HIP example built by hipcc; brings clang-15 and llvm-15, about 20 packages)"
 fi

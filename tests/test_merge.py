@@ -20,6 +20,11 @@ gzip    a rank given as .json.gz (Python's gzip, levels 1 and 9, two members)
 cli     prof table (the table of a saved trace, exact against known
         durations, as the run's own) and prof diff (a region made slower on
         purpose at the top, the unchanged left out, exit 1 over --fail-over).
+utest   prof diff's U test on synthetic runs of 100 calls of ~75 us: the same
+        work with 4 calls held up 1 ms each (a loaded machine: +50% and more
+        in total) is not significant and fails no --fail-over 50; the same
+        work 3x slower is, and fails it; the p column is the normal
+        approximation's, computed here again.
 example prof diff on two runs of the example (examples/train_mlp.c, given
         as MERGE_RANKS), the second with its optimizer step slowed on purpose
         (TRAIN_MLP_SLOW_SGD): that region at the top (beside the loader's
@@ -644,20 +649,96 @@ def case_cli(tool, _ranks_bin, tmp):
     lines = p.stdout.splitlines()
     first = re.split(r"\s{2,}", lines[1].strip())
     check(first == ["matmul", "2", "2", "350.000us", "650.000us", "+300.000us", "+85.71%", "350.000us", "650.000us",
-                    "+85.71%"], f"first row {first}")
+                    "+85.71%", "--"], f"first row {first}")
     names = [re.split(r"\s{2,}", l.strip())[0] for l in lines[1:-1]]
     check(names == ["matmul", "ProfilerStep*", "fwd"], f"rows {names}")
     check(lines[-1] == "(1 region changed by less than 5.00%: left out; --min-change 0 shows all)", lines[-1])
     said = p.stderr.splitlines()
-    check(said == ["prof diff: 'matmul' slowed by 85.71% in total time (350.000us to 650.000us), over 10.00%",
-                   "prof diff: 'ProfilerStep*' slowed by 30.00% in total time (1.000ms to 1.300ms), over 10.00%",
-                   "prof diff: 'fwd' slowed by 60.00% in total time (500.000us to 800.000us), over 10.00%"],
+    # one or two calls each: too few for the U test, judged on the change alone
+    check(said == ["prof diff: 'matmul' slowed by 85.71% in total time (350.000us to 650.000us), over 10.00%, "
+                   "too few calls to test",
+                   "prof diff: 'ProfilerStep*' slowed by 30.00% in total time (1.000ms to 1.300ms), over 10.00%, "
+                   "too few calls to test",
+                   "prof diff: 'fwd' slowed by 60.00% in total time (500.000us to 800.000us), over 10.00%, "
+                   "too few calls to test"],
           f"stderr {said}")
     p = subprocess.run([tool, "diff", "base.json", "base.json", "--fail-over", "10"], cwd=tmp,
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 0 and "4 regions changed by less than 5.00%" in p.stdout, f"same traces: {p.stdout}")
     p = subprocess.run([tool, "table", "base.json", "sort=nope"], cwd=tmp, capture_output=True, text=True, timeout=60)
     check(p.returncode == 2 and p.stderr.count("\n") == 1 and "is not a table spec" in p.stderr, p.stderr)
+
+
+def lcg(seed):
+    """A deterministic stream of floats in [0, 1): the same on every machine."""
+    while True:
+        seed = (seed * 6364136223846793005 + 1442695040888963407) % 2**64
+        yield (seed >> 11) / 2**53
+
+
+def calls_trace(path, durs_ns):
+    """One thread: region "work" called once per duration, 100 us apart."""
+    ev = ['{"ph":"M","name":"thread_name","pid":1,"tid":7,"ts":0.000,"args":{"name":"main"}}']
+    t = 0
+    for d in durs_ns:
+        ev.append(f'{{"ph":"X","cat":"user_annotation","name":"work","pid":1,"tid":7,"ts":{us(t)},"dur":{us(d)}}}')
+        t += d + 100_000
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join(ev) + "\n]}\n")
+
+
+def u_test_p(a, b):
+    """Two-sided p of the Mann-Whitney U test, normal approximation with the
+    tie and continuity corrections (what prof diff computes)."""
+    import math
+    both = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    r1, ties, i = 0.0, 0.0, 0
+    while i < len(both):
+        j = i
+        while j < len(both) and both[j][0] == both[i][0]:
+            j += 1
+        t = j - i
+        r1 += sum(1 for k in range(i, j) if both[k][1] == 0) * (i + (t + 1) / 2)
+        ties += t ** 3 - t
+        i = j
+    n1, n2 = len(a), len(b)
+    n = n1 + n2
+    u, mu = r1 - n1 * (n1 + 1) / 2, n1 * n2 / 2
+    var = n1 * n2 / 12 * ((n + 1) - ties / (n * (n - 1)))
+    z = (abs(u - mu) - 0.5) / math.sqrt(var)
+    return 1.0 if z <= 0 else math.erfc(z / math.sqrt(2))
+
+
+def case_utest(tool, _ranks_bin, tmp):
+    rng = lcg(1)
+    work = lambda: 70_000 + int(next(rng) * 10_000)     # 70-80 us
+    base = [work() for _ in range(100)]
+    noisy = [work() for _ in range(100)]
+    for k in (10, 35, 60, 85):                          # preempted: 1 ms more each
+        noisy[k] += 1_000_000
+    slow = [3 * d for d in (work() for _ in range(100))]
+    for name, durs in (("base", base), ("noisy", noisy), ("slow", slow)):
+        calls_trace(os.path.join(tmp, f"{name}.json"), durs)
+    grew = 100 * (sum(noisy) - sum(base)) / sum(base)
+    check(grew > 50, f"the noisy run grew by only {grew:.2f}%")
+
+    p = subprocess.run([tool, "diff", "base.json", "noisy.json", "--fail-over", "50"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    want_p = u_test_p(base, noisy)
+    check(want_p > 0.05, f"the noise is significant by the test's own figure: p = {want_p}")
+    check(p.returncode == 0, f"noise failed the gate: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    row = re.split(r"\s{2,}", p.stdout.splitlines()[1].strip())
+    check(row[0] == "work" and row[-1] == f"{want_p:.4f}", f"noisy row {row}, p {want_p:.4f}")
+    check(p.stderr == f"prof diff: 'work' grew by {grew:.2f}% in total time ({row[7]} to {row[8]}), but not "
+          f"significantly (U test p = {want_p:.3g}): not failed\n", f"stderr {p.stderr!r}")
+
+    p = subprocess.run([tool, "diff", "base.json", "slow.json", "--fail-over", "50"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1, f"a 3x region passed the gate: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    row = re.split(r"\s{2,}", p.stdout.splitlines()[1].strip())
+    check(u_test_p(base, slow) < 1e-4 and row[-1] == "<0.0001", f"slow row {row}")
+    check(p.stderr.startswith("prof diff: 'work' slowed by ") and p.stderr.endswith(", over 50.00%, significant (U test)\n"),
+          f"stderr {p.stderr!r}")
 
 
 def case_example(tool, example, tmp):

@@ -1,14 +1,16 @@
 /* main.c - `prof`, the command-line tool of prof.h: reads the traces a run
-   saved and dispatches to its commands (merge.c, table.c, diff.c); and the
-   program's messages (one line on stderr, exit status 2 on an error).
+   saved and dispatches to its commands (merge.c, table.c, diff.c,
+   report.c); and the program's messages (one line on stderr, exit status 2
+   on an error).
 
    Build: the CMake target prof_cli (its output is named prof: the library
    target is prof), or by hand from the repository root, every .c file of
-   tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread
-   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c (the
-   commands), trace.c, read_json.c, read_pftrace.c, inflate.c (reading
-   traces), prof_link.c (prof.h's implementation: the one file that uses its
-   private names). */
+   tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread -lm
+   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c,
+   report.c (the commands; report_page.c takes in report's page, the
+   report.html/.css/.js beside it), trace.c, read_json.c, read_pftrace.c,
+   inflate.c (reading traces), prof_link.c (prof.h's implementation: the one
+   file that uses its private names). */
 #include "tool.h"
 
 #include <string.h>
@@ -32,7 +34,15 @@ static const char usage[] =
     "      Per region, by name: calls, self and total time in both traces and\n"
     "      the change, largest change of self time first. Regions that changed\n"
     "      less than --min-change (default 5%) are left out. --fail-over PCT:\n"
-    "      exit status 1 when a region of both grew in total time by more.\n"
+    "      exit status 1 when a region of both grew in total time by more and,\n"
+    "      where both have calls enough, its calls' times differ significantly\n"
+    "      (Mann-Whitney U test, p < 0.05; the p column).\n"
+    "  prof report TRACE... [-o FILE.html]\n"
+    "  prof report --diff BASE NEW [-o FILE.html]\n"
+    "      One self-contained HTML page (opens offline): step times and where\n"
+    "      they went, prof table's rows, a flame graph, GPU kernels, memory,\n"
+    "      ranks' steps (several traces); --diff: prof diff as a page. Default\n"
+    "      FILE: the first trace's name with .html.\n"
     "  prof help [COMMAND]\n"
     "      This text, or a command's.\n"
     "\n"
@@ -60,6 +70,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "diff")) {
         g_prog = "prof diff";
         return cmd_diff(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "report")) {
+        g_prog = "prof report";
+        return cmd_report(argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         fputs(argc > 2 && !strcmp(argv[2], "merge") ? merge_usage : usage, stdout);

@@ -19,6 +19,48 @@ void tool_fmt_time(char *o, size_t cap, double ns) { prof__fmt_time(o, cap, ns);
 
 const char *tool_cut(char *buf, const char *s, size_t max) { return prof__cut(buf, s, max); }
 
+/* The table's cells as prof_table_print prints them (prof report shows the
+   very text of prof table): each row printed by the table's own line
+   function into a scratch file, read back and cut at the columns' widths. A
+   number wider than its column pushes the rest right, as on a terminal:
+   read up to the space after it. */
+int tool_table_cells(const prof_table *t, tool_cells *out) {
+    prof__cols c;
+    memset(out, 0, sizeof *out);
+    if (!t->n) return 1;
+    prof__table_cols(t, &c);
+    out->ncols = c.n;
+    for (int k = 0; k < c.n; k++) snprintf(out->head[k], sizeof out->head[k], "%s", c.head[k]);
+    FILE *f = tmpfile();
+    if (!f) return 0;
+    for (size_t i = 0; i < t->n; i++) prof__table_line(t, &c, &t->rows[i], f);
+    rewind(f);
+    out->cell = (char(*)[TOOL_CELL])calloc(t->n * (size_t)c.n, TOOL_CELL);
+    char line[4096];
+    for (size_t i = 0; out->cell && i < t->n && fgets(line, sizeof line, f); i++) {
+        size_t pos = 0, len = strlen(line);
+        for (int k = 0; k < c.n && pos < len; k++) {
+            size_t w = (size_t)c.width[k], e = pos + w;
+            if (e > len) e = len;
+            while (e < len && line[e] != ' ' && line[e] != '\n') e++;   /* wider than its column */
+            size_t b = pos;
+            while (b < e && line[b] == ' ') b++;
+            size_t n = e - b < TOOL_CELL - 1 ? e - b : TOOL_CELL - 1;
+            memcpy(out->cell[i * (size_t)c.n + (size_t)k], line + b, n);
+            pos = e + 2;
+        }
+    }
+    int ok = out->cell && !ferror(f);
+    fclose(f);
+    if (!ok) tool_cells_free(out);
+    return ok;
+}
+
+void tool_cells_free(tool_cells *c) {
+    free(c->cell);
+    memset(c, 0, sizeof *c);
+}
+
 /* ======================================================================== */
 /*  Writers                                                                 */
 /* ======================================================================== */

@@ -466,4 +466,21 @@ static void model_event(trace *t, const event *ev, void *ctx) {
     }
 }
 
-void json_to_model(trace *t, prof_cycle *c) { for_each_event(t, model_event, c); }
+/* One pass: each event to the model, then to also (prof report's GPU and
+   memory events), when given. */
+typedef struct {
+    prof_cycle *c;
+    void (*also)(trace *, const event *, void *);
+    void *ctx;
+} model_pass;
+
+static void model_and(trace *t, const event *ev, void *ctx) {
+    const model_pass *m = ctx;
+    model_event(t, ev, m->c);
+    if (m->also) m->also(t, ev, m->ctx);
+}
+
+void json_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const event *, void *), void *ctx) {
+    model_pass m = { c, also, ctx };
+    for_each_event(t, model_and, &m);
+}

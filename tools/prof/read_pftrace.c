@@ -301,9 +301,12 @@ void pf_scan(trace *t) {
    or an overlap lane under it), paired per track as the trace processor
    pairs them, with the names and argument keys each sequence interned and
    the arguments on the END, as prof.h writes them. GPU, counter and memory
-   tracks are left out, as the JSON path leaves GPU events out. */
+   tracks are left out, as the JSON path leaves GPU events out; prof report
+   reads them from the same pass (pf_to_model's also: every slice, with its
+   BEGIN's arguments when its END has none, as a GPU slice's, and every
+   instant). */
 typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; } pftrack;
-typedef struct { uint64_t track; const char *name; uint64_t t0; } pfopen;
+typedef struct { uint64_t track; const char *name; uint64_t t0; size_t a0, na; } pfopen;   /* a0, na: its BEGIN's args */
 
 static struct {
     uint64_t *key;                      /* (sequence, table, iid) + 1; 0: empty */
@@ -313,6 +316,8 @@ static struct {
     size_t ntr;
     pfopen *open;
     size_t nopen, opencap;
+    pf_arg *args;                       /* the open slices' BEGIN arguments (GPU slices carry them there) */
+    size_t nargs, argcap;
 } g_pfm;
 
 static void pfm_free(void) {
@@ -320,6 +325,7 @@ static void pfm_free(void) {
     free(g_pfm.val);
     free(g_pfm.tr);
     free(g_pfm.open);
+    free(g_pfm.args);
     memset(&g_pfm, 0, sizeof g_pfm);
 }
 
@@ -424,6 +430,16 @@ static void pfm_interned(uint32_t seq, const pbfield *f) {
     }
 }
 
+/* The reader of the other slices and instants, when one is given
+   (prof report's GPU and memory events). */
+static void (*g_pf_also)(trace *, const pf_slice *, void *);
+static void *g_pf_also_ctx;
+static trace *g_pf_also_t;
+
+static int prof_key(const char *key) {         /* prof.h's own keys are not a region's arguments */
+    return !strcmp(key, "correlation") || !strcmp(key, "os_tid") || !strcmp(key, "clipped");
+}
+
 /* One TrackEvent of sequence s at time ts (ns since the trace's earliest). */
 static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     pbin in = pb_sub(f), sub;
@@ -431,13 +447,13 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     uint64_t type = 0, track = s->track, name_iid = 0;
     const char *name = NULL;
     size_t nargs = 0;
-    struct { const char *key; int is_str; int64_t v; const char *str; } args[16];
+    pf_arg args[PF_ARGS];
     while (pb_next(&in, &g)) {
         if (g.id == 9 && g.wt == 0) type = g.v;
         if (g.id == 10 && g.wt == 0) name_iid = g.v;
         if (g.id == 23 && g.wt == 2) name = pf_str(&g);
         if (g.id == 11 && g.wt == 0) track = g.v;
-        if (g.id != 4 || g.wt != 2 || nargs == 16) continue;
+        if (g.id != 4 || g.wt != 2 || nargs == PF_ARGS) continue;
         const char *key = NULL;
         int has = 0;
         sub = pb_sub(&g);
@@ -447,16 +463,30 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
             if (h.id == 4 && h.wt == 0) { args[nargs].is_str = 0; args[nargs].v = (int64_t)h.v; has = 1; }
             if (h.id == 6 && h.wt == 2) { args[nargs].is_str = 1; args[nargs].str = pf_str(&h); has = 1; }
         }
-        if (key && has && strcmp(key, "correlation") && strcmp(key, "os_tid") && strcmp(key, "clipped"))
-            args[nargs++].key = key;
+        if (key && has) args[nargs++].key = key;
+    }
+    if (!name && name_iid) name = pfm_name(pfm_key(s->id, 2, name_iid));
+    if (type == 3 && g_pf_also) {               /* INSTANT */
+        pf_slice sl = { name ? name : "(unnamed)", (int64_t)ts, (int64_t)ts, 1, 0, 0, nargs, args };
+        sl.has_tid = pfm_tid(track, &sl.tid);
+        g_pf_also(g_pf_also_t, &sl, g_pf_also_ctx);
+        return;
     }
     if (type == 1) {                            /* SLICE_BEGIN */
-        if (!name && name_iid) name = pfm_name(pfm_key(s->id, 2, name_iid));
         if (g_pfm.nopen == g_pfm.opencap) {
             g_pfm.opencap = g_pfm.opencap ? 2 * g_pfm.opencap : 64;
             g_pfm.open = xrealloc(g_pfm.open, g_pfm.opencap * sizeof *g_pfm.open);
         }
-        g_pfm.open[g_pfm.nopen++] = (pfopen){ track, name ? name : "(unnamed)", ts };
+        size_t a0 = g_pfm.nargs;
+        if (g_pf_also && nargs) {               /* kept for the END, which has none */
+            if (g_pfm.nargs + nargs > g_pfm.argcap) {
+                g_pfm.argcap = 2 * (g_pfm.nargs + nargs);
+                g_pfm.args = xrealloc(g_pfm.args, g_pfm.argcap * sizeof *g_pfm.args);
+            }
+            memcpy(g_pfm.args + a0, args, nargs * sizeof *args);
+            g_pfm.nargs += nargs;
+        }
+        g_pfm.open[g_pfm.nopen++] = (pfopen){ track, name ? name : "(unnamed)", ts, a0, g_pfm.nargs - a0 };
         return;
     }
     if (type != 2) return;                      /* SLICE_END: the track's last open slice */
@@ -467,7 +497,14 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     memmove(&g_pfm.open[i - 1], &g_pfm.open[i], (g_pfm.nopen - i) * sizeof *g_pfm.open);
     g_pfm.nopen--;
     int64_t tid;
-    if (!pfm_tid(track, &tid)) return;        /* not a thread's: GPU, counters */
+    int has_tid = pfm_tid(track, &tid);
+    if (g_pf_also) {
+        pf_slice sl = { o.name, (int64_t)o.t0, (int64_t)ts, 0, has_tid, has_tid ? tid : 0, nargs, args };
+        if (!nargs && o.na) sl.nargs = o.na, sl.args = g_pfm.args + o.a0;
+        g_pf_also(g_pf_also_t, &sl, g_pf_also_ctx);
+        if (!g_pfm.nopen) g_pfm.nargs = 0;     /* none open: the pool starts again */
+    }
+    if (!has_tid) return;                       /* not a thread's: GPU, counters */
     int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
         prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
@@ -475,14 +512,18 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     }
     prof_model_region(c, th, o.name, (int64_t)o.t0, (int64_t)ts);
     for (size_t k = 0; k < nargs; k++) {
+        if (prof_key(args[k].key)) continue;
         if (args[k].is_str) prof_model_arg_str(c, args[k].key, args[k].str);
         else prof_model_arg_int(c, args[k].key, args[k].v);
     }
 }
 
-void pf_to_model(trace *t, prof_cycle *c) {
+void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *, void *), void *ctx) {
     size_t pos = 0;
     pfpacket pk;
+    g_pf_also = also;
+    g_pf_also_ctx = ctx;
+    g_pf_also_t = t;
     pf_start();
     while (pf_read(t, &pos, &pk)) {
         pbin in = { pk.at, pk.at + pk.n };
@@ -497,6 +538,7 @@ void pf_to_model(trace *t, prof_cycle *c) {
     }
     pf_start();
     pfm_free();
+    g_pf_also = NULL;
 }
 
 void pf_free(void) {

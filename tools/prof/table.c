@@ -12,11 +12,13 @@
    them reachable. */
 static prof_cycle *g_cycle[2];
 
-const prof_cycle *table_cycle(int k, trace *t) {
+const prof_cycle *table_cycle(int k, trace *t) { return table_cycle_also(k, t, NULL); }
+
+const prof_cycle *table_cycle_also(int k, trace *t, const model_also *also) {
     prof_cycle_free(g_cycle[k]);
     if (!(g_cycle[k] = prof_model_new())) die("%s: out of memory", t->path);
-    if (t->pf) pf_to_model(t, g_cycle[k]);
-    else json_to_model(t, g_cycle[k]);
+    if (t->pf) pf_to_model(t, g_cycle[k], also ? also->pf : NULL, also ? also->ctx : NULL);
+    else json_to_model(t, g_cycle[k], also ? also->json : NULL, also ? also->ctx : NULL);
     if (!prof_model_finish(g_cycle[k])) die("%s: out of memory", t->path);
     return g_cycle[k];
 }

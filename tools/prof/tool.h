@@ -184,8 +184,9 @@ int is_meta(const event *ev);
 int is_gpu_cat(span cat);           /* an X event of this category is a GPU's */
 /* The absolute time in ns of an event with this ts, when ts is a number. */
 int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns);
-/* Its CPU regions (X events off the GPUs), steps and thread names into c. */
-void json_to_model(trace *t, prof_cycle *c);
+/* Its CPU regions (X events off the GPUs), steps and thread names into c;
+   also (when not NULL) sees every event of the same pass. */
+void json_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const event *, void *), void *ctx);
 void json_free(void);
 
 /* ======================================================================== */
@@ -232,9 +233,23 @@ int pf_read(trace *t, size_t *pos, pfpacket *pk);
 /* The trace's rank and drops (trace attributes), sync points, earliest
    time, highest sequence id. */
 void pf_scan(trace *t);
+/* A slice or an instant of any track, as pf_to_model decodes it: times in
+   the model's ns; its thread when its track is (or is under) a thread's;
+   its debug annotations (their keys interned). */
+#define PF_ARGS 16
+typedef struct { const char *key; int is_str; int64_t v; const char *str; } pf_arg;
+typedef struct {
+    const char *name;
+    int64_t t0, t1;
+    int instant;
+    int has_tid;
+    int64_t tid;
+    size_t nargs;
+    const pf_arg *args;
+} pf_slice;
 /* Its CPU regions (BEGIN/END slices of thread tracks), steps and thread
-   names into c. */
-void pf_to_model(trace *t, prof_cycle *c);
+   names into c; also (when not NULL) sees every slice and instant. */
+void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *, void *), void *ctx);
 void pf_free(void);
 
 /* ======================================================================== */
@@ -249,6 +264,15 @@ void pf_free(void);
 /* prof.h's table helpers, for prof diff to look like the table. */
 void tool_fmt_time(char *o, size_t cap, double ns);    /* torch's: us below 1 ms, ms below 1 s, else s */
 const char *tool_cut(char *buf, const char *s, size_t max);    /* s cut to max bytes with "..." */
+/* prof_table_print's text of every cell, row by row (prof report). */
+#define TOOL_CELL 96
+typedef struct {
+    int ncols;
+    char head[32][24];                  /* the columns' heads */
+    char (*cell)[TOOL_CELL];            /* row i, column k: cell[i * ncols + k] */
+} tool_cells;
+int tool_table_cells(const prof_table *t, tool_cells *out);    /* 0: out of memory or no scratch file */
+void tool_cells_free(tool_cells *c);
 
 /* ======================================================================== */
 /*  Writers (prof_link.c): prof.h's buffered trace writer, its protobuf     */
@@ -285,6 +309,10 @@ void tool_out_free(tool_out *o);
 int cmd_merge(int argc, char **argv);   /* argv[0]: "merge" */
 int cmd_table(int argc, char **argv);   /* argv: after "table" */
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
+int cmd_report(int argc, char **argv);  /* argv: after "report" */
+/* prof diff's rows of two traces as JSON (its own table's, the U test's p),
+   for prof report --diff. */
+void diff_json(tool_out *o, trace *base, trace *new_);
 extern const char merge_usage[];
 
 /* The merge's steps, which the fuzz driver runs too: after g_tr is loaded,
@@ -299,6 +327,14 @@ void merge_free(void);
 /* prof table's reading (table.c): trace t as cycle k (0 or 1) of the run,
    finished; table_free frees both. */
 const prof_cycle *table_cycle(int k, trace *t);
+/* The same, a JSON trace's events also handed to json(t, event, ctx), a
+   Perfetto trace's slices and instants to pf(t, slice, ctx). */
+typedef struct {
+    void (*json)(trace *, const event *, void *);
+    void (*pf)(trace *, const pf_slice *, void *);
+    void *ctx;
+} model_also;
+const prof_cycle *table_cycle_also(int k, trace *t, const model_also *also);
 void table_free(void);
 
 #endif /* PROF_TOOL_H */
