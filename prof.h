@@ -8440,7 +8440,6 @@ static struct {
     int stop;
     pthread_t thread;
     int running;                        /* atomic: the thread exists */
-    uint64_t skipped;                   /* saves not handed over (the queue was full) */
 } prof__wk;
 
 /* Hands j to the profiler's thread, under prof__lock. 0: there is none (a
@@ -8448,9 +8447,11 @@ static struct {
    caller runs j itself, after letting prof__lock go. */
 static int prof__wk_submit_locked(prof__job *j) {
     if (!__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED)) return 0;
-    if (prof__wk.n == PROF__JOBS) {
+    if (prof__wk.n == PROF__JOBS || prof__wk.stop) {   /* stop: shutdown has begun; its own
+                                                          collection takes what is left */
         prof__job *last = &prof__wk.q[(prof__wk.head + prof__wk.n - 1) % PROF__JOBS];
-        int joins = last->kind == PROF__JOB_STEP && j->kind == PROF__JOB_STEP &&
+        int joins = prof__wk.n > (unsigned)prof__wk.busy &&   /* never the one running */
+                    last->kind == PROF__JOB_STEP && j->kind == PROF__JOB_STEP &&
                     !j->fired && !last->fired && last->prev == j->prev && last->next == j->next &&
                     (prof__g.conf.flight || j->prev == PROF__RECORD);
         if (joins) {                    /* a flight step or a streamed part: the last one reaches further */
@@ -8468,9 +8469,9 @@ static int prof__wk_submit_locked(prof__job *j) {
                     __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
                 }
             }
-        } else {
-            prof__wk.skipped++;         /* its events: counted at the next cycle's collection */
+        } else {                        /* its events: counted at the next cycle's collection */
             __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&prof__act.lost, j->gpu.nact, __ATOMIC_RELAXED);
         }
         prof__cycle_free(&j->gpu);
         free(j->open);

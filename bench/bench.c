@@ -133,8 +133,10 @@ static void *thread_loop(void *arg) {
 /* Hands every recorded chunk back to the pool, as each saved cycle does in an
    engine: the runs after the first measure the steady state. */
 static void recycle(void) {
+    pthread_mutex_lock(&prof__wk_lock);     /* as the profiler's thread collects */
+    prof__collect(NULL, 0, (uint64_t)-1);
+    pthread_mutex_unlock(&prof__wk_lock);
     pthread_mutex_lock(&prof__lock);
-    prof__collect_locked(NULL, 0, (uint64_t)-1);
     prof__gpu.nres = 0;
     pthread_mutex_unlock(&prof__lock);
 }

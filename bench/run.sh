@@ -94,7 +94,7 @@ mem_off_ir=$(ir loop_mem mem_off 200000 | per_iter)
 format_ir=$(ir prof__write_trace_as write 200000 | awk '{printf "%.0f", $1}')
 gz_ir=$(ir prof__write_trace_as write 200000 bench_trace.json.gz | awk '{printf "%.0f", $1}')
 pf_ir=$(ir prof__write_perfetto write 200000 bench_trace.pftrace | awk '{printf "%.0f", $1}')
-collect_ir=$(ir prof__collect_locked write 200000 | awk '{printf "%.0f", $1}')
+collect_ir=$(ir prof__collect write 200000 | awk '{printf "%.0f", $1}')
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 ratio=$(awk -v a="$region_ns" -v b="$floor_ns" 'BEGIN{printf "%.2f", a/b}')

@@ -83,6 +83,7 @@ int main(int argc, char **argv) {
     }
 
     prof_stats st;
+    if (!prof_flush()) return 3;        /* the saved cycle is written: its events are in the stats */
     prof_get_stats(&st);
     prof_leak leaks[4];
     size_t nleaks = prof_leaks(leaks, 4);
