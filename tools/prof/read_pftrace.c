@@ -11,11 +11,10 @@
 #include <string.h>
 
 static const trace *g_pf_t;             /* the trace being read, for messages */
-static const uint8_t *g_pf_at;          /* the packet being read */
+static uint64_t g_pf_at;                /* where the packet being read is in it */
 
 static _Noreturn void bad_pf(const char *what) {
-    die("%s: not a Perfetto trace: %s in the packet at byte %zu", g_pf_t->path, what,
-        (size_t)(g_pf_at - (const uint8_t *)g_pf_t->buf));
+    die("%s: not a Perfetto trace: %s in the packet at byte %" PRIu64, g_pf_t->path, what, g_pf_at);
 }
 
 /* ---- protobuf ---------------------------------------------------------- */
@@ -75,27 +74,48 @@ int pb_is(const pbfield *f, const char *s) { return f->wt == 2 && f->n == strlen
 
 /* ---- packets ----------------------------------------------------------- */
 
-/* The packets of a file: *at and *n of the next; 0 at the end. A last packet
-   cut short (a killed run's file) ends it with a warning. */
-int pf_packet(trace *t, size_t *pos, const uint8_t **at, size_t *n) {
-    pbin in = { (const uint8_t *)t->buf + *pos, (const uint8_t *)t->buf + t->len };
-    uint64_t len;
-    if (in.p >= in.end) return 0;
+/* The packets of a trace: *at and *n of the next, whole in the window;
+   0 at the end. A last packet cut short (a killed run's file) ends it with
+   a warning. */
+int pf_packet(trace *t, const uint8_t **at, size_t *n) {
+    window *w = &t->w;
+    size_t i = (size_t)(t->next - w->off);
+    if (w->n - i < 11 && !w->eof) {                 /* its tag and length whole */
+        trace_more(t, i);
+        i = 0;
+    }
+    if (i >= w->n) return 0;
     g_pf_t = t;
-    g_pf_at = in.p;
+    g_pf_at = t->next;
+    pbin in = { (const uint8_t *)w->buf + i, (const uint8_t *)w->buf + w->n };
+    uint64_t len;
     if (*in.p++ != 0x0A) bad_pf("not a Trace.packet field");
-    if (!pb_varint(&in, &len) || len > (uint64_t)(in.end - in.p)) {
-        if (!t->cut) note("warning: %s: its last %zu bytes are a packet cut short (a run killed while writing?); "
-                          "left out", t->path, t->len - *pos);
+    int has_len = pb_varint(&in, &len);
+    size_t head = (size_t)(in.p - (const uint8_t *)w->buf) - i;
+    if (has_len && len <= WIN_MAX - 16) {           /* the packet whole in the window */
+        while (w->n - i - head < len && !w->eof) {
+            trace_more(t, i);
+            i = 0;
+        }
+    }
+    if (!has_len || len > w->n - i - head) {
+        uint64_t rest = w->n - i;                   /* the bytes left in the trace */
+        while (!w->eof) rest += trace_more(t, w->n);
+        if (has_len && len <= rest - head)
+            die("%s: a packet of more than %zu MiB at byte %" PRIu64 ": too large to read in a bounded window",
+                t->path, WIN_MAX >> 20, g_pf_at);
+        if (!t->cut) note("warning: %s: its last %" PRIu64 " bytes are a packet cut short (a run killed while "
+                          "writing?); left out", t->path, rest);
         t->cut = 1;
+        t->next = w->off + w->n;
         return 0;
     }
-    *at = g_pf_at = in.p;               /* where the messages say it is from now */
+    *at = (const uint8_t *)w->buf + i + head;
     *n = (size_t)len;
-    *pos = (size_t)(in.p - (const uint8_t *)t->buf) + (size_t)len;
+    g_pf_at = w->off + i + head;                    /* where the messages say it is from now */
+    t->next = g_pf_at + len;
     return 1;
 }
-
 
 /* What the readers keep per sequence of a trace. */
 struct pfseq {
@@ -174,12 +194,12 @@ static void pf_snapshot(pfseq *s, const pbfield *f) {
 
 /* The next packet, its sequence's state brought up to date: what every
    reader of packets needs before it reads what it came for. */
-int pf_read(trace *t, size_t *pos, pfpacket *pk) {
+int pf_read(trace *t, pfpacket *pk) {
     const uint8_t *at;
     size_t n;
     uint64_t ts = 0;
     int has_ts = 0;
-    if (!pf_packet(t, pos, &at, &n)) return 0;
+    if (!pf_packet(t, &at, &n)) return 0;
     memset(pk, 0, sizeof *pk);
     pk->at = at;
     pk->n = n;
@@ -223,10 +243,13 @@ int pf_read(trace *t, size_t *pos, pfpacket *pk) {
    (instants named prof_sync with a "sync" annotation), the earliest time,
    its highest sequence id. */
 void pf_scan(trace *t) {
-    size_t pos = 0;
     pfpacket pk;
+    t->nsync = t->nattrs = t->npackets = 0;
+    t->max_seq = 0;
+    t->timed = 0;
+    trace_rewind(t);
     pf_start();
-    while (pf_read(t, &pos, &pk)) {
+    while (pf_read(t, &pk)) {
         pbin in = { pk.at, pk.at + pk.n }, sub, sub2;
         pbfield f, g, h;
         pfseq *s = pk.s;
@@ -268,6 +291,10 @@ void pf_scan(trace *t) {
                 sub = pb_sub(&f);
                 while (pb_next(&sub, &g)) {
                     if (g.id != 1 || g.wt != 2) continue;
+                    size_t k = (size_t)(g.stop - g.start);  /* kept for the merged trace's */
+                    t->attrs = xrealloc(t->attrs, t->nattrs + k);
+                    memcpy(t->attrs + t->nattrs, g.start, k);
+                    t->nattrs += k;
                     int rank = 0, dropped = 0;
                     sub2 = pb_sub(&g);
                     while (pb_next(&sub2, &h)) {
@@ -294,6 +321,7 @@ void pf_scan(trace *t) {
         }
     }
     pf_start();                         /* the next trace's sequences are others */
+    trace_close(t);
 }
 
 /* ---- prof table's reading: the model ------------------------------------
@@ -481,10 +509,10 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
 }
 
 void pf_to_model(trace *t, prof_cycle *c) {
-    size_t pos = 0;
     pfpacket pk;
+    trace_rewind(t);
     pf_start();
-    while (pf_read(t, &pos, &pk)) {
+    while (pf_read(t, &pk)) {
         pbin in = { pk.at, pk.at + pk.n };
         pbfield f, ev;
         memset(&ev, 0, sizeof ev);
@@ -497,6 +525,7 @@ void pf_to_model(trace *t, prof_cycle *c) {
     }
     pf_start();
     pfm_free();
+    trace_close(t);
 }
 
 void pf_free(void) {
