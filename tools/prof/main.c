@@ -33,6 +33,11 @@ static const char usage[] =
     "      the change, largest change of self time first. Regions that changed\n"
     "      less than --min-change (default 5%) are left out. --fail-over PCT:\n"
     "      exit status 1 when a region of both grew in total time by more.\n"
+    "  prof ranks [--table-out DIR] [--min-lag MS] TRACE... | DIR\n"
+    "      The ranks' traces of a distributed run compared, read in bounded\n"
+    "      memory: per step each rank's time and the straggler, the spread of\n"
+    "      each region across the ranks, hang dumps grouped by what each rank\n"
+    "      is inside. prof ranks --help says more.\n"
     "  prof help [COMMAND]\n"
     "      This text, or a command's.\n"
     "\n"
@@ -61,8 +66,13 @@ int main(int argc, char **argv) {
         g_prog = "prof diff";
         return cmd_diff(argc - 2, argv + 2);
     }
+    if (!strcmp(cmd, "ranks")) {
+        g_prog = "prof ranks";
+        return cmd_ranks(argc - 2, argv + 2);
+    }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-        fputs(argc > 2 && !strcmp(argv[2], "merge") ? merge_usage : usage, stdout);
+        const char *c = argc > 2 ? argv[2] : "";
+        fputs(!strcmp(c, "merge") ? merge_usage : !strcmp(c, "ranks") ? ranks_usage : usage, stdout);
         return 0;
     }
     die("unknown command '%s' (prof help lists them)", cmd);

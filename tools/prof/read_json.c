@@ -282,7 +282,8 @@ int span_scaled(span s, int shift, int64_t *out) {
 
 /* ---- a trace: its header and its events ------------------------------- */
 
-static event g_ev;      /* the event being read: global, so that die() leaves it reachable */
+static _Thread_local event g_ev;    /* the event being read: global, so that die() leaves it reachable;
+                                      one per thread (prof ranks reads several traces at once) */
 
 /* The field a key names, from its text with the quotes (a key spelled with
    escapes is another field: no writer does that). */

@@ -10,8 +10,8 @@
 
 #include <string.h>
 
-static const trace *g_pf_t;             /* the trace being read, for messages */
-static uint64_t g_pf_at;                /* where the packet being read is in it */
+static _Thread_local const trace *g_pf_t;   /* the trace being read, for messages (per thread: prof ranks reads several at once) */
+static _Thread_local uint64_t g_pf_at;                /* where the packet being read is in it */
 
 static _Noreturn void bad_pf(const char *what) {
     die("%s: not a Perfetto trace: %s in the packet at byte %" PRIu64, g_pf_t->path, what, g_pf_at);
@@ -128,15 +128,15 @@ struct pfseq {
     uint64_t track;                     /* TrackEventDefaults.track_uuid (pf_to_model) */
 };
 
-static pfseq *g_pfseq;                  /* global, so that die() leaves it reachable */
-static size_t g_npfseq;
+static _Thread_local pfseq *g_pfseq;    /* global, so that die() leaves it reachable */
+static _Thread_local size_t g_npfseq;
 
 void pf_start(void) { g_npfseq = 0; }
 
 /* The state of sequence id, added if new. A sequence's packets mostly come
    together: the last one found is tried first. */
 static pfseq *pf_seq(uint32_t id) {
-    static size_t last;
+    static _Thread_local size_t last;
     if (last < g_npfseq && g_pfseq[last].id == id) return &g_pfseq[last];
     for (size_t i = 0; i < g_npfseq; i++)
         if (g_pfseq[i].id == id) return &g_pfseq[last = i];
@@ -295,10 +295,11 @@ void pf_scan(trace *t) {
                     t->attrs = xrealloc(t->attrs, t->nattrs + k);
                     memcpy(t->attrs + t->nattrs, g.start, k);
                     t->nattrs += k;
-                    int rank = 0, dropped = 0;
+                    int rank = 0, dropped = 0, reason = 0;
                     sub2 = pb_sub(&g);
                     while (pb_next(&sub2, &h)) {
-                        if (h.id == 1) { rank = pb_is(&h, "rank"); dropped = pb_is(&h, "prof_dropped_events"); }
+                        if (h.id == 1) { rank = pb_is(&h, "rank"); dropped = pb_is(&h, "prof_dropped_events"); reason = pb_is(&h, "prof_dump_reason"); }
+                        if (h.id == 3 && reason) t->hang = pb_is(&h, "hang");
                         if (h.id == 2 && h.wt == 0 && rank) {
                             if ((int64_t)h.v < 0 || (int64_t)h.v > PF_MAX_RANK)
                                 die("%s: rank %" PRId64 ": prof merge numbers the ranks of Perfetto traces 0 to %d",
@@ -333,7 +334,10 @@ void pf_scan(trace *t) {
 typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; } pftrack;
 typedef struct { uint64_t track; const char *name; uint64_t t0; } pfopen;
 
-static struct {
+static _Thread_local struct {
+    void (*fn)(void *, const region *); /* pf_regions: where the regions go (NULL: the model) */
+    void *ctx;
+    int64_t tmin;
     uint64_t *key;                      /* (sequence, table, iid) + 1; 0: empty */
     const char **val;
     size_t cap, n;
@@ -432,7 +436,7 @@ static void pfm_desc(prof_cycle *c, const pbfield *f) {
         o = &g_pfm.tr[g_pfm.ntr++];
     }
     *o = k;
-    if (k.has_tid && tname) prof_model_thread(c, (long)k.tid, tname);
+    if (k.has_tid && tname && c) prof_model_thread(c, (long)k.tid, tname);
 }
 
 /* Interned event names (table 2) and argument keys (table 3) of a sequence. */
@@ -459,6 +463,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     uint64_t type = 0, track = s->track, name_iid = 0;
     const char *name = NULL;
     size_t nargs = 0;
+    int open = 0;
     struct { const char *key; int is_str; int64_t v; const char *str; } args[16];
     while (pb_next(&in, &g)) {
         if (g.id == 9 && g.wt == 0) type = g.v;
@@ -475,6 +480,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
             if (h.id == 4 && h.wt == 0) { args[nargs].is_str = 0; args[nargs].v = (int64_t)h.v; has = 1; }
             if (h.id == 6 && h.wt == 2) { args[nargs].is_str = 1; args[nargs].str = pf_str(&h); has = 1; }
         }
+        if (key && has && !strcmp(key, "open") && args[nargs].is_str) open = 1;
         if (key && has && strcmp(key, "correlation") && strcmp(key, "os_tid") && strcmp(key, "clipped"))
             args[nargs++].key = key;
     }
@@ -496,6 +502,11 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     g_pfm.nopen--;
     int64_t tid;
     if (!pfm_tid(track, &tid)) return;        /* not a thread's: GPU, counters */
+    if (g_pfm.fn) {
+        region r = { (long)tid, o.name, add_ck(g_pfm.tmin, (int64_t)o.t0), add_ck(g_pfm.tmin, (int64_t)ts), open };
+        g_pfm.fn(g_pfm.ctx, &r);
+        return;
+    }
     int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
         prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
@@ -508,7 +519,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     }
 }
 
-void pf_to_model(trace *t, prof_cycle *c) {
+static void pf_walk(trace *t, prof_cycle *c) {
     pfpacket pk;
     trace_rewind(t);
     pf_start();
@@ -526,6 +537,15 @@ void pf_to_model(trace *t, prof_cycle *c) {
     pf_start();
     pfm_free();
     trace_close(t);
+}
+
+void pf_to_model(trace *t, prof_cycle *c) { pf_walk(t, c); }
+
+void pf_regions(trace *t, void (*fn)(void *ctx, const region *r), void *ctx) {
+    g_pfm.fn = fn;
+    g_pfm.ctx = ctx;
+    g_pfm.tmin = t->tmin;
+    pf_walk(t, NULL);
 }
 
 void pf_free(void) {

@@ -244,6 +244,11 @@ void json_free(void);
 /*  Perfetto traces (read_pftrace.c)                                        */
 /* ======================================================================== */
 
+/* A region of a trace as a reader finds it (prof ranks): thread tid, from
+   t0 to t1 in absolute ns, its name interned (prof_intern); open: still
+   running when the trace was written (a watchdog's dump marks those). */
+typedef struct { long tid; const char *name; int64_t t0, t1; int open; } region;
+
 typedef struct { const uint8_t *p, *end; } pbin;
 typedef struct {
     uint32_t id, wt;                    /* field number, wire type */
@@ -288,6 +293,9 @@ void pf_scan(trace *t);
 /* Its CPU regions (BEGIN/END slices of thread tracks), steps and thread
    names into c. */
 void pf_to_model(trace *t, prof_cycle *c);
+/* The same slices as they end, to fn (after pf_scan: times are absolute):
+   steps too, named ProfilerStep#N. */
+void pf_regions(trace *t, void (*fn)(void *ctx, const region *r), void *ctx);
 void pf_free(void);
 
 /* ======================================================================== */
@@ -338,7 +346,8 @@ void tool_out_free(tool_out *o);
 int cmd_merge(int argc, char **argv);   /* argv[0]: "merge" */
 int cmd_table(int argc, char **argv);   /* argv: after "table" */
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
-extern const char merge_usage[];
+int cmd_ranks(int argc, char **argv);   /* argv: after "ranks" */
+extern const char merge_usage[], ranks_usage[];
 
 /* The merge's steps, which the fuzz driver runs too: pass 1 of each trace
    of g_tr; ranks in order and aligned; the merged trace into f (1: no write
