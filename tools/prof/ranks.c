@@ -265,7 +265,7 @@ static void settle_rank(rank_data *r) {
         int has_sync = lo > 0 && sy[lo - 1] >= s->t0;
         int64_t sync = has_sync ? sy[lo - 1] : s->t1, arrive = sync;
         while (g < r->ntop && r->top[g].t0 < s->t0) g++;
-        for (; g < r->ntop && r->top[g].t0 <= s->t1; g++) {
+        for (; g < r->ntop && r->top[g].t0 < s->t1; g++) {
             const rk_reg *e = &r->top[g];
             if (has_sync && e->tid == s->tid && e->t0 <= sync) {   /* the last one before it: the wait */
                 arrive = e->t0;
