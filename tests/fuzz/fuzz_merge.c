@@ -8,9 +8,10 @@
    without a NUL is still one): the bytes before the first NUL are the trace of argument 0,
    those after it the trace of argument 1, so that the merge itself (ranks,
    sync points, offsets, pids, flow ids) runs too. Each goes the way
-   prof merge takes a file: trace_load (gzip, the validating JSON parser and
-   the header, or the Perfetto packets and pass 1), merge_align (pass 1:
-   collect, settle, align), merge_write (pass 2), here into memory; the
+   prof merge takes a file: merge_scan (pass 1, through the window: gzip
+   inflated as read, the validating JSON parser, the header and collect, or
+   the Perfetto packets), merge_align (settle, align), merge_write (pass 2),
+   here into memory; the
    first also the way `prof table` reads one (table_cycle: its regions, JSON
    or Perfetto, into the model) into a table. Each trace is held in a buffer
    of exactly its size, as in no file, so that AddressSanitizer sees a read

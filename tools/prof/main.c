@@ -1,13 +1,13 @@
 /* main.c - `prof`, the command-line tool of prof.h: reads the traces a run
-   saved and dispatches to its commands (merge.c, table.c, diff.c); and the
+   saved and dispatches to its commands (merge.c, ranks.c, table.c, diff.c); and the
    program's messages (one line on stderr, exit status 2 on an error).
 
    Build: the CMake target prof_cli (its output is named prof: the library
    target is prof), or by hand from the repository root, every .c file of
    tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread
-   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c (the
-   commands), trace.c, read_json.c, read_pftrace.c, inflate.c (reading
-   traces), prof_link.c (prof.h's implementation: the one file that uses its
+   Files: tool.h (what they share), main.c, merge.c, ranks.c, table.c,
+   diff.c (the commands), trace.c, read_json.c, read_pftrace.c, inflate.c
+   (reading traces), prof_link.c (prof.h's implementation: the one file that uses its
    private names). */
 #include "tool.h"
 
@@ -19,7 +19,7 @@ static const char usage[] =
     "Commands on the traces prof.h writes (.json, .json.gz, .pftrace; a gzipped\n"
     "one of either format is read as it is):\n"
     "\n"
-    "  prof merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "  prof merge [-o merged.json] [--quiet] [--ranks LIST] rank0.json rank1.json ...\n"
     "      One trace of the per-rank traces of a distributed run, every rank\n"
     "      moved onto the clock of the lowest by the PROF_SYNC() points they\n"
     "      share. Perfetto traces merge into a Perfetto trace (-o merged.pftrace).\n"

@@ -577,7 +577,7 @@ static void pf_write_attributes(const char *name, uint32_t seq) {
         dropped = t->dropped > INT64_MAX - dropped ? INT64_MAX : dropped + t->dropped;
         snprintf(key, sizeof key, "rank%d.prof_merge_offset_ns", t->rank);
         pf_attr(o, key, t->offset, NULL, 0);
-        pbin sub2 = { t->attrs, t->attrs + t->nattrs }, sub3;     /* each attribute, its key prefixed */
+        pbin sub2 = { t->attrs, t->attrs ? t->attrs + t->nattrs : NULL }, sub3;   /* each attribute, its key prefixed */
         pbfield g, h;
         while (pb_next(&sub2, &g)) {
             tool_pb *a = g_lvl[1];

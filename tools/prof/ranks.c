@@ -329,7 +329,11 @@ static void *reader(void *arg) {
     (void)arg;
     for (;;) {
         size_t i = __atomic_fetch_add(&g_next, 1, __ATOMIC_RELAXED);
-        if (i >= g_nrk) return NULL;
+        if (i >= g_nrk) {
+            json_free();                /* the readers' state of this thread */
+            pf_free();
+            return NULL;
+        }
         read_rank(&g_rk[i]);
     }
 }
