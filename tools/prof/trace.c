@@ -65,6 +65,22 @@ static size_t source_read(trace *t, char *dst, size_t cap) {
     return n;
 }
 
+/* Reads up to want bytes more into the window. */
+static size_t fill(trace *t, size_t want) {
+    window *w = &t->w;
+    size_t got = 0;
+    while (got < want) {                    /* gz_read and a pipe may give less */
+        size_t k = source_read(t, w->buf + w->n + got, want - got);
+        if (!k) { w->eof = 1; break; }
+        got += k;
+    }
+    w->n += got;
+    t->d.buf = w->buf;
+    t->d.end = w->buf + w->n;
+    t->d.off = w->off;
+    return got;
+}
+
 size_t trace_more(trace *t, size_t keep) {
     window *w = &t->w;
     if (w->eof) return 0;
@@ -79,17 +95,7 @@ size_t trace_more(trace *t, size_t keep) {
         w->cap *= 2;
         w->buf = xrealloc(w->buf, w->cap);
     }
-    size_t got = 0, want = w->cap - w->n;
-    while (got < want) {                    /* gz_read and a pipe may give less */
-        size_t k = source_read(t, w->buf + w->n + got, want - got);
-        if (!k) { w->eof = 1; break; }
-        got += k;
-    }
-    w->n += got;
-    t->d.buf = w->buf;
-    t->d.end = w->buf + w->n;
-    t->d.off = w->off;
-    return got;
+    return fill(t, w->cap - w->n < WIN_CHUNK ? w->cap - w->n : WIN_CHUNK);
 }
 
 void trace_close(trace *t) {
@@ -131,7 +137,7 @@ void trace_rewind(trace *t) {
         if (gzipped) w->z = gz_open(t->path, w->f, mem, t->len);
         w->buf = xrealloc(NULL, w->cap = 2 * WIN_CHUNK);
         w->owned = 1;
-        trace_more(t, 0);
+        fill(t, 64 << 10);                  /* the header (and the format) first: --ranks may need no more */
     }
     t->d.buf = w->buf;
     t->d.end = w->buf + w->n;
