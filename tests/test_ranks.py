@@ -275,7 +275,20 @@ def case_synthetic(prof, _ranks_sim, tmp):
                         "3,0,41000000,30000000,10000000,allreduce,10000000,1"], "\n".join(rows[1:4]))
     check(len(rows) == 1 + 30, f"{len(rows)} rows")
     check("3,2,71000000,60000000,10000000,compute,50000000,1" in rows, "step 2 of rank 3")
-    print("synthetic: every step's line, the summary and the tables exact")
+
+    # --ranks: a subset, in prof ranks and in prof merge
+    out, _ = run([prof, "ranks", "--ranks", "2-4", "."], tmp)
+    check(out.startswith("3 ranks, steps 0 to 9\n"), out[:100])
+    check(STRAGGLER.findall(out) == [("2", "3"), ("5", "3"), ("7", "3")], f"{STRAGGLER.findall(out)}")
+    files = sorted(f for f in os.listdir(tmp) if f.startswith("rank"))
+    run([prof, "merge", "-q", "--ranks", "3,5-6", "-o", "sub.json", *files], tmp)
+    with open(os.path.join(tmp, "sub.json")) as f:
+        sub = json.load(f)
+    check(sub["prof_merged_ranks"] == [3, 5, 6], f"merged ranks {sub['prof_merged_ranks']}")
+    want = sum(len(events_of(os.path.join(tmp, f))) for f in files if f.startswith(("rank3.", "rank5.", "rank6.")))
+    # prof.h's traces name their processes; these do not: a name and a sort index each
+    check(len(sub["traceEvents"]) == want + 2 * 3, f"{len(sub['traceEvents'])} events, not {want} + 6")
+    print("synthetic: every step's line, the summary, the tables and --ranks exact")
 
 
 def case_duckdb(prof, _ranks_sim, tmp):

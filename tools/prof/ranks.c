@@ -85,6 +85,7 @@ typedef struct {
     int64_t *syncs;                 /* its sync points' times, JSON (Perfetto: t.syncs) */
     size_t nsyncs;
     int dump;                       /* a hang dump */
+    int skip;                       /* not of a rank in --ranks, by its header */
     const char *hang_path;          /* what it is inside; interned */
     int64_t hang_ns;                /*   for how long */
 } rank_data;
@@ -334,7 +335,7 @@ static void *reader(void *arg) {
             pf_free();
             return NULL;
         }
-        read_rank(&g_rk[i]);
+        if (!g_rk[i].skip) read_rank(&g_rk[i]);
     }
 }
 
@@ -739,6 +740,8 @@ int cmd_ranks(int argc, char **argv) {
     if (!g_nrk) die("no traces (usage: prof ranks [--table-out DIR] TRACE... | DIR)");
     if (jobs > MAX_JOBS) jobs = MAX_JOBS;
     if (jobs < 1) jobs = 1;
+    for (size_t i = 0; subset && i < g_nrk; i++)    /* the others' headers only */
+        g_rk[i].skip = trace_rank(&g_rk[i].t) && !rank_listed(subset, g_rk[i].t.rank);
     read_all((int)jobs);
 
     /* the ranks in order, each once: the dumps apart */
@@ -746,7 +749,7 @@ int cmd_ranks(int argc, char **argv) {
     size_t nrun = 0, ndump = 0;
     for (size_t i = 0; i < g_nrk; i++) {
         rank_data *r = &g_rk[i];
-        if (subset && !rank_listed(subset, r->t.rank)) continue;
+        if (r->skip || (subset && !rank_listed(subset, r->t.rank))) continue;
         if (r->dump) dumps[ndump++] = r;
         else run[nrun++] = r;
     }
