@@ -6,6 +6,7 @@
    regions read into the model for prof table and prof diff. */
 #include "tool.h"
 
+#include <setjmp.h>
 #include <string.h>
 
 #define MAX_DEPTH 1000      /* JSON nesting: keeps the recursive parser far from the stack limit */
@@ -14,7 +15,12 @@
 
 uint64_t doc_pos(const doc *d, const char *at) { return d->off + (uint64_t)(at - d->buf); }
 
+/* Set while an event is parsed in a window the trace goes on past: the
+   parser reaching the window's end means "read on and parse it again". */
+static _Thread_local jmp_buf *g_more;
+
 static _Noreturn void bad_json(const doc *d, const char *at) {
+    if (g_more && at >= d->end) longjmp(*g_more, 1);
     die("%s: not valid JSON at byte %" PRIu64, d->path, doc_pos(d, at));
 }
 
@@ -41,6 +47,16 @@ static size_t utf8_len(const unsigned char *s, size_t left) {
     }
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
     return n;
+}
+
+/* Whether the bytes at s (left of them) are the start of a UTF-8 sequence
+   that goes on past them. */
+static int utf8_cut(const unsigned char *s, size_t left) {
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 1;
+    if (left >= n) return 0;
+    for (size_t i = 1; i < left; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return 1;
 }
 
 static int is_hex(char c) {
@@ -78,7 +94,7 @@ static const char *parse_string(const doc *d, const char *p) {
             bad_json(d, p);
         } else {
             size_t n = utf8_len((const unsigned char *)p, (size_t)(end - p));
-            if (!n) bad_json(d, p);
+            if (!n) bad_json(d, utf8_cut((const unsigned char *)p, (size_t)(end - p)) ? end : p);
             p += n;
         }
     }
@@ -445,6 +461,25 @@ static void header_done(trace *t, header *h) {
     if (h->not_object) die("%s: not a trace: traceEvents[%zu] is not an object", t->path, h->not_object - 1);
 }
 
+/* The event at *p read whole into g_ev, the window moved on as far as it
+   needs (*p its new place): parsed where it is, and again after reading on
+   when the window ends inside it (no scan ahead for its end: most events
+   are whole in the window). Returns the byte after it. */
+static const char *event_whole(trace *t, const char **p) {
+    jmp_buf again;
+    for (;;) {
+        if (t->w.eof) return scan_event(&t->d, *p, &g_ev);     /* its end is the trace's */
+        if (!setjmp(again)) {
+            g_more = &again;
+            const char *next = scan_event(&t->d, *p, &g_ev);
+            g_more = NULL;
+            return next;
+        }
+        g_more = NULL;
+        more(t, p);
+    }
+}
+
 /* The events of traceEvents, p past its '['; returns the byte after ']'. */
 static const char *walk_events(trace *t, header *h, const char *p, void (*fn)(trace *, const event *, void *),
                                void *ctx) {
@@ -456,14 +491,14 @@ static const char *walk_events(trace *t, header *h, const char *p, void (*fn)(tr
             if (*p != ',') bad_json(&t->d, p);
             p = ws_more(t, p + 1);
         }
-        p = need(t, p);
         if (p >= t->d.end) bad_json(&t->d, p);
         if (*p != '{') {                    /* said once the whole file is known to be JSON */
+            p = need(t, p);
             if (!h->not_object) h->not_object = i + 1;
             p = parse_value(&t->d, p, 1);
             continue;
         }
-        const char *next = scan_event(&t->d, p, &g_ev);
+        const char *next = event_whole(t, &p);
         if (fn) fn(t, &g_ev, ctx);
         p = next;
     }
