@@ -86,6 +86,7 @@ typedef struct {
     size_t nsyncs;
     int dump;                       /* a hang dump */
     int skip;                       /* not of a rank in --ranks, by its header */
+    char *error;                    /* why its reading stopped */
     const char *hang_path;          /* what it is inside; interned */
     int64_t hang_ns;                /*   for how long */
 } rank_data;
@@ -325,18 +326,34 @@ static void read_rank(rank_data *r) {
 static rank_data *g_rk;         /* global, so that die() leaves them reachable */
 static size_t g_nrk;
 static size_t g_next;           /* the next rank to read (atomic) */
+static int g_failed;            /* a reader stopped on an error: the others take no more (atomic) */
 
+/* A reader: the next trace not yet taken, until none is left or one
+   failed. An error ends its thread, not the program: its line is kept with
+   its rank for cmd_ranks to say once every reader has stopped. */
 static void *reader(void *arg) {
     (void)arg;
-    for (;;) {
-        size_t i = __atomic_fetch_add(&g_next, 1, __ATOMIC_RELAXED);
-        if (i >= g_nrk) {
-            json_free();                /* the readers' state of this thread */
-            pf_free();
-            return NULL;
+    jmp_buf failed;
+    char text[DIE_TEXT];
+    volatile size_t i = SIZE_MAX;
+    g_die_jump = &failed;
+    g_die_text = text;
+    if (setjmp(failed)) {
+        size_t n = strlen(text) + 1;
+        g_rk[i].error = memcpy(xrealloc(NULL, n), text, n);
+        __atomic_store_n(&g_failed, 1, __ATOMIC_RELAXED);
+    } else {
+        while (!__atomic_load_n(&g_failed, __ATOMIC_RELAXED)) {
+            i = __atomic_fetch_add(&g_next, 1, __ATOMIC_RELAXED);
+            if (i >= g_nrk) break;
+            if (!g_rk[i].skip) read_rank(&g_rk[i]);
         }
-        if (!g_rk[i].skip) read_rank(&g_rk[i]);
     }
+    g_die_jump = NULL;
+    g_die_text = NULL;
+    json_free();                        /* the readers' state of this thread */
+    pf_free();
+    return NULL;
 }
 
 static void read_all(int jobs) {
@@ -346,6 +363,11 @@ static void read_all(int jobs) {
         if (pthread_create(&th[n], NULL, reader, NULL) != 0) break;
     reader(NULL);
     for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+    for (size_t i = 0; i < g_nrk; i++)      /* the first trace's error, said once */
+        if (g_rk[i].error) {
+            fprintf(stderr, "%s\n", g_rk[i].error);
+            exit(2);
+        }
 }
 
 static int is_trace_name(const char *s) {

@@ -37,11 +37,15 @@
    sets "prof merge", "prof table", "prof diff"); nothing when g_quiet. */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message, then the output file half written removed (g_partial), then
-   exit 2, or a jump to *g_die_jump when a driver set one. */
+   exit 2, or a jump to *g_die_jump when a driver set one (per thread: prof
+   ranks's readers catch their own, their message kept in g_die_text, for
+   the main thread to say once the others have stopped). */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char *g_prog;
 extern int g_quiet;
-extern jmp_buf *g_die_jump;
+#define DIE_TEXT 1024
+extern _Thread_local jmp_buf *g_die_jump;
+extern _Thread_local char *g_die_text;
 
 extern const char *g_partial;   /* merge.c: output file being written, removed by die() */
 
