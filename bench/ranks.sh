@@ -50,6 +50,7 @@ grep "^step 12: " cmd.out > step12.txt || true
 measure "prof ranks, 1,000 ranks, -j 1" ./prof ranks -j 1 ranks1000
 measure "prof merge --ranks 0-7,37 (9 of 1,000)" ./prof merge -q --ranks 0-7,37 -o merged9.json ranks1000/rank*.json
 measure "prof merge, 64 ranks" ./prof merge -q -o merged64.json $(for r in $(seq 0 63); do echo ranks1000/rank$r.json; done)
+measure "prof merge, 1,000 ranks (to /dev/null)" sh -c 'exec ./prof merge -q -o - ranks1000/rank*.json > /dev/null'
 echo
 echo "prof ranks at step 12 (rank 5 of the 8 computed 30 ms longer; ranks 5, 13, ... 997 are its copies):"
 echo

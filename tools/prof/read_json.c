@@ -453,7 +453,6 @@ static void header_done(trace *t, header *h) {
         if (!span_int(r, &x) || x < 0) die("%s: distributedInfo.rank %.*s is not a rank", t->path, (int)r.n, r.p);
         if (x > MAX_RANK) die("%s: rank %" PRId64 ": prof merge numbers ranks 0 to %d", t->path, x, MAX_RANK);
         t->rank = (int)x;
-        t->has_rank = 1;
     }
     t->dropped = h->has_dropped && h->dropped >= 0 ? h->dropped : 0;
     t->hang = h->hang;

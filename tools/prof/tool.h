@@ -154,7 +154,6 @@ typedef struct {
     window w;
     doc d;                          /* JSON: the window as a document */
     int rank;
-    int has_rank;                   /* the trace says its rank */
     span devprops;                  /* deviceProperties (its own copy) */
     int64_t base, dropped;          /* baseTimeNanoseconds, prof_dropped_events */
     int hang;                       /* a watchdog's dump (prof_dump_reason "hang") */
