@@ -15,7 +15,13 @@
    so at a straggler's step the other ranks wait its extra time in allreduce
    > wait_peer, and at a hang's step they wait there while it is in
    data_load (PROF_WATCHDOG and PROF_FLIGHT make every rank dump then).
-   Exit status 0 when every rank exited 0. */
+   Exit status 0 when every rank exited 0.
+
+   ranks_sim rss COMMAND [ARGS...]: runs COMMAND and prints its peak RSS
+   ("peak_rss_kib N", its ru_maxrss) on stderr, exiting with its status. A
+   child's ru_maxrss counts the memory of the process it was forked from
+   until it execs: forked from this small one, it is COMMAND's own (forked
+   from a test's Python, it would be Python's). */
 #define _POSIX_C_SOURCE 200809L   /* fork, execv, pipe, nanosleep */
 #define PROF_IMPLEMENTATION
 #include "prof.h"
@@ -23,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,8 +80,23 @@ static void play_rank(int rank, int world, int steps, int layers, when straggler
     PROF_SHUTDOWN();
 }
 
+static int peak_rss(char **cmd) {
+    pid_t pid = fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+        execvp(cmd[0], cmd);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;                   /* of the one child: COMMAND */
+    if (waitpid(pid, &status, 0) < 0 || getrusage(RUSAGE_CHILDREN, &ru) != 0) return 2;
+    fprintf(stderr, "peak_rss_kib %ld\n", ru.ru_maxrss);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+}
+
 int main(int argc, char **argv) {
     when straggler = { -1, -1, 0 }, hang = { -1, -1, 0 };
+    if (argc > 2 && strcmp(argv[1], "rss") == 0) return peak_rss(argv + 2);
     if (argc < 3) {
         fprintf(stderr, "usage: ranks_sim N STEPS [LAYERS] [straggler=R:S:MS] [hang=R:S:MS]\n");
         return 2;
