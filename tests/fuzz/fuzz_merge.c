@@ -11,9 +11,10 @@
    prof merge takes a file: merge_scan (pass 1, through the window: gzip
    inflated as read, the validating JSON parser, the header and collect, or
    the Perfetto packets), merge_align (settle, align), merge_write (pass 2),
-   here into memory; the
-   first also the way `prof table` reads one (table_cycle: its regions, JSON
-   or Perfetto, into the model) into a table. Each trace is held in a buffer
+   here into memory; the first also the way `prof table` reads one
+   (table_cycle: its regions, JSON or Perfetto, into the model) into a
+   table, and the way `prof ranks` reads a rank (ranks_fuzz: its steps,
+   top-level regions, sync points, open regions). Each trace is held in a buffer
    of exactly its size, as in no file, so that AddressSanitizer sees a read
    past the end.
 
@@ -103,6 +104,7 @@ static void read_back(void) {
 /* Everything one run holds, on success and after die() alike. */
 static void free_run(void) {
     table_free();
+    ranks_fuzz_free();
     merge_free();                           /* and the traces, and the readers' state */
     if (g_sink) fclose(g_sink);             /* sets g_sink_buf, ours to free */
     g_sink = NULL;
@@ -140,6 +142,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (nul) trace_from(trace_add("rank_b.json", 1), nul + 1, size - n0 - 1);
         for (size_t i = 0; i < g_ntr; i++) merge_scan(&g_tr[i]);
         table_of(&g_tr[0]);
+        ranks_fuzz(&g_tr[0]);               /* prof ranks's reading of it */
         merge_align();
         g_sink = open_memstream(&g_sink_buf, &g_sink_len);
         if (!g_sink) abort();

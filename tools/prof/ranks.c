@@ -216,7 +216,7 @@ static void hang_path(rank_data *r) {
             if (!step_number(r->open[j].name, &s)) last = j;
         }
         if (last == SIZE_MAX) continue;
-        int64_t ns = r->open[last].t1 - r->open[last].t0;
+        int64_t ns = sub_ck(r->open[last].t1, r->open[last].t0);
         if (ns > best_ns) best_ns = ns, best = i, best_end = j;
     }
     if (best_ns < 0) return;
@@ -255,7 +255,7 @@ static void settle_rank(rank_data *r) {
     rk_cell *cells = NULL;
     for (size_t k = 0; k < r->nsteps; k++) {
         rk_step *s = &r->steps[k];
-        s->dur = s->t1 - s->t0;
+        s->dur = sub_ck(s->t1, s->t0);
         s->cell = r->ncells;
         /* its sync point: the last in it */
         size_t lo = 0, hi = nsy;
@@ -279,11 +279,11 @@ static void settle_rank(rank_data *r) {
                 if (r->ncells == cap) cells = xrealloc(cells, (cap = cap ? 2 * cap : 64) * sizeof *cells);
                 cells[r->ncells++] = (rk_cell){ e->name, 0, 0 };
             }
-            cells[c].ns += e->t1 - e->t0;
+            cells[c].ns = add_ck(cells[c].ns, sub_ck(e->t1, e->t0));
             cells[c].calls++;
         }
-        s->work = arrive - s->t0;
-        s->wait = sync - arrive;
+        s->work = sub_ck(arrive, s->t0);
+        s->wait = sub_ck(sync, arrive);
         s->ncell = r->ncells - s->cell;
     }
     r->cells = cells;
@@ -306,17 +306,44 @@ static void read_rank(rank_data *r) {
         pf_regions(t, on_region, r);
     } else {
         json_walk(t, on_json_event, r); /* times rest on the base: a header after the events moves them */
-        int64_t shift = t->base;
-        if (shift) {
-            for (size_t i = 0; i < r->nsteps; i++) r->steps[i].t0 += shift, r->steps[i].t1 += shift;
-            for (size_t i = 0; i < r->ntop; i++) r->top[i].t0 += shift, r->top[i].t1 += shift;
-            for (size_t i = 0; i < r->nopen; i++) r->open[i].t0 += shift, r->open[i].t1 += shift;
-            for (size_t i = 0; i < r->nsyncs; i++) r->syncs[i] += shift;
+        int64_t b = t->base;
+        if (b) {
+            for (size_t i = 0; i < r->nsteps; i++) r->steps[i].t0 = add_ck(r->steps[i].t0, b), r->steps[i].t1 = add_ck(r->steps[i].t1, b);
+            for (size_t i = 0; i < r->ntop; i++) r->top[i].t0 = add_ck(r->top[i].t0, b), r->top[i].t1 = add_ck(r->top[i].t1, b);
+            for (size_t i = 0; i < r->nopen; i++) r->open[i].t0 = add_ck(r->open[i].t0, b), r->open[i].t1 = add_ck(r->open[i].t1, b);
+            for (size_t i = 0; i < r->nsyncs; i++) r->syncs[i] = add_ck(r->syncs[i], b);
         }
     }
     r->dump |= t->hang;
     settle_rank(r);
     trace_close(t);
+}
+
+static void rank_free(rank_data *r) {
+    free(r->steps);
+    free(r->cells);
+    free(r->top);
+    free(r->open);
+    free(r->syncs);
+    free(r->error);
+    trace_free(&r->t);
+    memset(r, 0, sizeof *r);
+}
+
+/* For the fuzzer: trace t (in memory) read as prof ranks reads a rank;
+   ranks_fuzz_free frees what that holds, after die() too. */
+static rank_data g_fuzz;
+
+void ranks_fuzz(const trace *t) {
+    trace_init(&g_fuzz.t, t->path, 0);
+    g_fuzz.t.buf = t->buf;              /* t's: let go before it is freed */
+    g_fuzz.t.len = t->len;
+    read_rank(&g_fuzz);
+}
+
+void ranks_fuzz_free(void) {
+    g_fuzz.t.buf = NULL;
+    rank_free(&g_fuzz);
 }
 
 /* ======================================================================== */
@@ -794,12 +821,7 @@ int cmd_ranks(int argc, char **argv) {
 
     free(run);
     free(dumps);
-    for (size_t i = 0; i < g_nrk; i++) {
-        rank_data *r = &g_rk[i];
-        free(r->steps);
-        free(r->cells);
-        trace_free(&r->t);
-    }
+    for (size_t i = 0; i < g_nrk; i++) rank_free(&g_rk[i]);
     free(g_rk);
     g_rk = NULL;
     g_nrk = 0;

@@ -362,6 +362,11 @@ int64_t merge_base(void);               /* its baseTimeNanoseconds */
 size_t merge_written(void);             /* its events (packets) */
 void merge_free(void);
 
+/* prof ranks's reading of one rank's trace (in memory), for the fuzzer;
+   ranks_fuzz_free frees it, after die() too. */
+void ranks_fuzz(const trace *t);
+void ranks_fuzz_free(void);
+
 /* prof table's reading (table.c): trace t as cycle k (0 or 1) of the run,
    finished; table_free frees both. */
 const prof_cycle *table_cycle(int k, trace *t);
