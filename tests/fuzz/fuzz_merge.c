@@ -8,11 +8,13 @@
    without a NUL is still one): the bytes before the first NUL are the trace of argument 0,
    those after it the trace of argument 1, so that the merge itself (ranks,
    sync points, offsets, pids, flow ids) runs too. Each goes the way
-   prof merge takes a file: trace_load (gzip, the validating JSON parser and
-   the header, or the Perfetto packets and pass 1), merge_align (pass 1:
-   collect, settle, align), merge_write (pass 2), here into memory; the
-   first also the way `prof table` reads one (table_cycle: its regions, JSON
-   or Perfetto, into the model) into a table. Each trace is held in a buffer
+   prof merge takes a file: merge_scan (pass 1, through the window: gzip
+   inflated as read, the validating JSON parser, the header and collect, or
+   the Perfetto packets), merge_align (settle, align), merge_write (pass 2),
+   here into memory; the first also the way `prof table` reads one
+   (table_cycle: its regions, JSON or Perfetto, into the model) into a
+   table, and the way `prof ranks` reads a rank (ranks_fuzz: its steps,
+   top-level regions, sync points, open regions). Each trace is held in a buffer
    of exactly its size, as in no file, so that AddressSanitizer sees a read
    past the end.
 
@@ -61,12 +63,18 @@ static void trace_from(trace *t, const uint8_t *p, size_t n) {
     t->len = n;
 }
 
+static void count_event(trace *t, const event *ev, void *n) {
+    (void)t;
+    (void)ev;
+    ++*(size_t *)n;
+}
+
 /* The merged trace has been written: prof merge must take it as a trace. */
 static void read_back(void) {
     int quiet = g_quiet;
     g_reading_back = 1;
     g_quiet = 0;                /* so that die() says why before the abort */
-    g_back.path = "the merged trace";
+    trace_init(&g_back, "the merged trace", 0);
     trace_from(&g_back, (const uint8_t *)g_sink_buf, g_sink_len);
     trace_load(&g_back);
     if (g_back.base != merge_base()) {
@@ -76,15 +84,14 @@ static void read_back(void) {
     }
     size_t n = 0;
     if (g_back.pf) {            /* Perfetto: its packets, the attributes' one besides */
-        size_t pos = 0, len;
+        size_t len;
         const uint8_t *at;
-        while (pf_packet(&g_back, &pos, &at, &len)) n++;
+        trace_rewind(&g_back);
+        while (pf_packet(&g_back, &at, &len)) n++;
+        trace_close(&g_back);
         n--;
     } else {
-        cursor c;
-        span v;
-        arr_begin(&c, &g_back.d, g_back.events.p, 1);
-        while (arr_next(&c, &v)) n++;
+        json_walk(&g_back, count_event, &n);
     }
     if (n != merge_written()) {
         fprintf(stderr, "fuzz_merge: the merged trace has %zu events, not the %zu written\n", n, merge_written());
@@ -97,15 +104,14 @@ static void read_back(void) {
 /* Everything one run holds, on success and after die() alike. */
 static void free_run(void) {
     table_free();
+    ranks_fuzz_free();
     merge_free();                           /* and the traces, and the readers' state */
     if (g_sink) fclose(g_sink);             /* sets g_sink_buf, ours to free */
     g_sink = NULL;
     free(g_sink_buf);
     g_sink_buf = NULL;
     g_sink_len = 0;
-    free(g_back.buf);
-    free(g_back.syncs);
-    memset(&g_back, 0, sizeof g_back);
+    trace_free(&g_back);
 }
 
 /* `prof table`'s reading of trace t (JSON or Perfetto) and its table. */
@@ -134,8 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (setjmp(g_fuzz_die) == 0) {
         trace_from(trace_add("rank_a.json", 0), data, n0);
         if (nul) trace_from(trace_add("rank_b.json", 1), nul + 1, size - n0 - 1);
-        for (size_t i = 0; i < g_ntr; i++) trace_load(&g_tr[i]);
+        for (size_t i = 0; i < g_ntr; i++) merge_scan(&g_tr[i]);
         table_of(&g_tr[0]);
+        ranks_fuzz(&g_tr[0]);               /* prof ranks's reading of it */
         merge_align();
         g_sink = open_memstream(&g_sink_buf, &g_sink_len);
         if (!g_sink) abort();

@@ -1,32 +1,63 @@
-/* inflate.c - gzip: a gzipped trace (.json.gz, .pftrace.gz) is inflated in
-   memory before it is read. RFC 1951 inflate in the way of zlib's puff.c:
-   canonical Huffman codes decoded a bit at a time (simple, fast enough for a
-   tool that runs once). RFC 1952's wrapper around it, members one after
+/* inflate.c - gzip: a gzipped trace (.json.gz, .pftrace.gz) is inflated as
+   it is read, a window at a time (gz_read), from its file or from memory.
+   RFC 1951 inflate in the way of zlib's puff.c: canonical Huffman codes
+   decoded a bit at a time (simple, fast enough for a tool that runs once),
+   made resumable: the state between two calls is the block being decoded
+   (its tables, a copy under way) and the last 32 KiB inflated (the
+   distance codes' reach). RFC 1952's wrapper around it, members one after
    another, each CRC-32 checked. Malformed input is one line and exit 2,
    never a read past the input or a write past the output. */
 #include "tool.h"
 
 #include <string.h>
 
-typedef struct {
-    const uint8_t *p, *end;
-    uint32_t bits, nbits;
-    uint8_t *out;
-    size_t n, cap;
-    const char *path;
-} inf;
+#define HIST 32768u                     /* how far back a distance reaches */
 
 typedef struct { uint16_t count[16], symbol[288]; } huff;
 
-static _Noreturn void bad_gz(const inf *s, const char *what) {
+enum { GZ_HEADER, GZ_BLOCK, GZ_STORED, GZ_CODES, GZ_TRAILER, GZ_END };
+
+struct gz {
+    const char *path;
+    FILE *f;                            /* NULL: the input is [p, end) and no more */
+    const uint8_t *p, *end;             /* input not yet taken */
+    uint32_t bits, nbits;
+    int state, last;                    /* where it is; the block is the member's last */
+    size_t left;                        /* a stored block's bytes to come */
+    size_t copy, back;                  /* a match being copied: its bytes to come, distance */
+    huff lit, dist;                     /* the block's codes */
+    uint64_t total, start;              /* bytes inflated; at the member's start */
+    uint32_t crc;
+    uint32_t crctab[256];
+    uint8_t hist[HIST];                 /* the last HIST bytes inflated, a ring */
+    uint8_t in[1 << 16];                /* read from f */
+};
+
+static _Noreturn void bad_gz(const gz *s, const char *what) {
     die("%s: not a valid gzip file: %s", s->path, what);
 }
 
-static uint32_t inf_bits(inf *s, unsigned need) {
+/* The next input byte; -1 at the input's end. */
+static int inf_byte(gz *s) {
+    if (s->p >= s->end) {
+        if (!s->f) return -1;
+        size_t n = fread(s->in, 1, sizeof s->in, s->f);
+        if (!n) {
+            if (ferror(s->f)) die("%s: cannot read", s->path);
+            return -1;
+        }
+        s->p = s->in;
+        s->end = s->in + n;
+    }
+    return *s->p++;
+}
+
+static uint32_t inf_bits(gz *s, unsigned need) {
     uint32_t v = s->bits;
     while (s->nbits < need) {
-        if (s->p >= s->end) bad_gz(s, "it ends inside a block");
-        v |= (uint32_t)*s->p++ << s->nbits;
+        int c = inf_byte(s);
+        if (c < 0) bad_gz(s, "it ends inside a block");
+        v |= (uint32_t)c << s->nbits;
         s->nbits += 8;
     }
     s->bits = (uint32_t)((uint64_t)v >> need);
@@ -34,17 +65,18 @@ static uint32_t inf_bits(inf *s, unsigned need) {
     return v & (uint32_t)((1ull << need) - 1);
 }
 
-static uint8_t *g_inflating;            /* reachable from gunzip_free if die() cuts it short */
-
-static void inf_put(inf *s, uint8_t c) {
-    if (s->n == s->cap) {
-        if (s->cap > ((size_t)1 << 40)) bad_gz(s, "it inflates past 1 TiB");
-        s->cap = s->cap ? 2 * s->cap : (size_t)1 << 20;
-        s->out = g_inflating = xrealloc(s->out, s->cap);
-    }
-    s->out[s->n++] = c;
+/* The next byte of a byte-aligned part (headers, trailers, stored blocks). */
+static unsigned inf_aligned(gz *s, const char *what) {
+    int c = inf_byte(s);
+    if (c < 0) bad_gz(s, what);
+    return (unsigned)c;
 }
 
+static void inf_put(gz *s, uint8_t *dst, size_t *n, uint8_t c) {
+    dst[(*n)++] = c;
+    s->hist[s->total++ & (HIST - 1)] = c;
+    s->crc = s->crctab[(s->crc ^ c) & 0xFF] ^ (s->crc >> 8);
+}
 /* Canonical code from code lengths; 0 if the lengths over-subscribe. */
 static int inf_build(huff *h, const uint8_t *len, unsigned n) {
     uint16_t offs[16];
@@ -62,7 +94,7 @@ static int inf_build(huff *h, const uint8_t *len, unsigned n) {
     return 1;
 }
 
-static unsigned inf_decode(inf *s, const huff *h) {
+static unsigned inf_decode(gz *s, const huff *h) {
     int code = 0, first = 0, index = 0;
     for (unsigned b = 1; b < 16; b++) {
         code |= (int)inf_bits(s, 1);
@@ -75,39 +107,17 @@ static unsigned inf_decode(inf *s, const huff *h) {
     bad_gz(s, "a code no table has");
 }
 
-static void inf_codes(inf *s, const huff *lit, const huff *dist) {
-    static const uint16_t lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
-                                        35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
-    static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-    static const uint16_t dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769,
-                                        1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
-    static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
-    for (;;) {
-        unsigned sym = inf_decode(s, lit);
-        if (sym < 256) { inf_put(s, (uint8_t)sym); continue; }
-        if (sym == 256) return;
-        sym -= 257;
-        if (sym >= 29) bad_gz(s, "a length symbol past 285");
-        size_t len = lbase[sym] + inf_bits(s, lext[sym]);
-        unsigned d = inf_decode(s, dist);
-        if (d >= 30) bad_gz(s, "a distance symbol past 29");
-        size_t back = dbase[d] + inf_bits(s, dext[d]);
-        if (back > s->n) bad_gz(s, "a distance back past the start");
-        while (len--) inf_put(s, s->out[s->n - back]);
-    }
-}
-
-static void inf_dynamic(inf *s) {
+static void inf_dynamic(gz *s) {
     static const uint8_t order[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
     uint8_t len[320];
-    huff lit, dist;
+    huff *lit = &s->lit, *dist = &s->dist;
     unsigned nlen = inf_bits(s, 5) + 257, ndist = inf_bits(s, 5) + 1, ncode = inf_bits(s, 4) + 4;
     if (nlen > 286 || ndist > 30) bad_gz(s, "too many codes");
     memset(len, 0, sizeof len);
     for (unsigned i = 0; i < ncode; i++) len[order[i]] = (uint8_t)inf_bits(s, 3);
-    if (!inf_build(&lit, len, 19)) bad_gz(s, "a bad code-length code");
+    if (!inf_build(lit, len, 19)) bad_gz(s, "a bad code-length code");
     for (unsigned i = 0; i < nlen + ndist;) {
-        unsigned sym = inf_decode(s, &lit), rep, v = 0;
+        unsigned sym = inf_decode(s, lit), rep, v = 0;
         if (sym < 16) { len[i++] = (uint8_t)sym; continue; }
         if (sym == 16) {
             if (!i) bad_gz(s, "a repeat with nothing before it");
@@ -120,93 +130,161 @@ static void inf_dynamic(inf *s) {
         while (rep--) len[i++] = (uint8_t)v;
     }
     if (!len[256]) bad_gz(s, "no end-of-block code");
-    if (!inf_build(&lit, len, nlen) || !inf_build(&dist, len + nlen, ndist)) bad_gz(s, "over-subscribed codes");
-    inf_codes(s, &lit, &dist);
+    if (!inf_build(lit, len, nlen) || !inf_build(dist, len + nlen, ndist)) bad_gz(s, "over-subscribed codes");
 }
 
-static void inf_fixed(inf *s) {
+static void inf_fixed(gz *s) {
     uint8_t len[320];
-    huff lit, dist;
     unsigned i = 0;
     for (; i < 144; i++) len[i] = 8;
     for (; i < 256; i++) len[i] = 9;
     for (; i < 280; i++) len[i] = 7;
     for (; i < 288; i++) len[i] = 8;
     for (; i < 318; i++) len[i] = 5;
-    inf_build(&lit, len, 288);
-    inf_build(&dist, len + 288, 30);
-    inf_codes(s, &lit, &dist);
+    inf_build(&s->lit, len, 288);
+    inf_build(&s->dist, len + 288, 30);
 }
 
-static uint32_t crc32_of(const uint8_t *p, size_t n) {
-    uint32_t crc = 0xFFFFFFFFu;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
+/* A member's header; 0 when the input has ended instead (after a member). */
+static int inf_header(gz *s) {
+    int c = inf_byte(s);
+    if (c < 0) return 0;
+    uint8_t h[10];
+    h[0] = (uint8_t)c;
+    for (int i = 1; i < 10; i++) h[i] = (uint8_t)inf_aligned(s, "a bad member header");
+    if (h[0] != 0x1F || h[1] != 0x8B || h[2] != 8) bad_gz(s, "a bad member header");
+    unsigned flg = h[3];
+    if (flg & 4) {                          /* FEXTRA */
+        size_t x = inf_aligned(s, "a cut header");
+        x |= (size_t)inf_aligned(s, "a cut header") << 8;
+        while (x--) inf_aligned(s, "a cut header");
     }
-    return ~crc;
-}
-
-/* Replaces t's gzip bytes by what they inflate to. */
-void gunzip_trace(trace *t) {
-    inf s = { (const uint8_t *)t->buf, (const uint8_t *)t->buf + t->len, 0, 0, NULL, 0, 0, t->path };
-    while (s.p < s.end) {
-        if (s.end - s.p < 18 || s.p[0] != 0x1F || s.p[1] != 0x8B || s.p[2] != 8) bad_gz(&s, "a bad member header");
-        unsigned flg = s.p[3];
-        s.p += 10;
-        if (flg & 4) {                          /* FEXTRA */
-            if (s.end - s.p < 2) bad_gz(&s, "a cut header");
-            size_t x = s.p[0] | (size_t)s.p[1] << 8;
-            if ((size_t)(s.end - s.p) < x + 2) bad_gz(&s, "a cut header");
-            s.p += 2 + x;
-        }
-        for (unsigned f = 8; f <= 16; f <<= 1)  /* FNAME, FCOMMENT: NUL-terminated */
-            if (flg & f) {
-                while (s.p < s.end && *s.p) s.p++;
-                if (s.p++ >= s.end) bad_gz(&s, "a cut header");
-            }
-        if (flg & 2) {                          /* FHCRC */
-            if (s.end - s.p < 2) bad_gz(&s, "a cut header");
-            s.p += 2;
-        }
-        size_t start = s.n;
-        s.bits = s.nbits = 0;
-        for (unsigned last = 0; !last;) {
-            last = inf_bits(&s, 1);
-            unsigned type = inf_bits(&s, 2);
-            if (type == 0) {                    /* stored */
-                s.bits = s.nbits = 0;
-                if (s.end - s.p < 4) bad_gz(&s, "a cut stored block");
-                size_t len = s.p[0] | (size_t)s.p[1] << 8;
-                if ((s.p[2] | (size_t)s.p[3] << 8) != (~len & 0xFFFF)) bad_gz(&s, "a stored block's length and its complement differ");
-                s.p += 4;
-                if ((size_t)(s.end - s.p) < len) bad_gz(&s, "a cut stored block");
-                while (len--) inf_put(&s, *s.p++);
-            } else if (type == 1) {
-                inf_fixed(&s);
-            } else if (type == 2) {
-                inf_dynamic(&s);
-            } else {
-                bad_gz(&s, "a block of type 3");
-            }
-        }
-        s.bits = s.nbits = 0;                   /* the trailer is byte-aligned */
-        if (s.end - s.p < 8) bad_gz(&s, "a cut trailer");
-        uint32_t crc = s.p[0] | (uint32_t)s.p[1] << 8 | (uint32_t)s.p[2] << 16 | (uint32_t)s.p[3] << 24;
-        uint32_t size = s.p[4] | (uint32_t)s.p[5] << 8 | (uint32_t)s.p[6] << 16 | (uint32_t)s.p[7] << 24;
-        s.p += 8;
-        /* an empty member inflates to nothing: s.out may still be NULL */
-        if ((s.n > start ? crc32_of(s.out + start, s.n - start) : 0) != crc) bad_gz(&s, "its CRC-32 does not match");
-        if ((uint32_t)(s.n - start) != size) bad_gz(&s, "its size does not match");
+    for (unsigned f = 8; f <= 16; f <<= 1)  /* FNAME, FCOMMENT: NUL-terminated */
+        if (flg & f)
+            while (inf_aligned(s, "a cut header")) {}
+    if (flg & 2) {                          /* FHCRC */
+        inf_aligned(s, "a cut header");
+        inf_aligned(s, "a cut header");
     }
-    if (!s.out) s.out = xrealloc(NULL, 1);  /* nothing inflated: an empty trace, never a NULL one */
-    free(t->buf);
-    t->buf = (char *)s.out;
-    t->len = s.n;
-    g_inflating = NULL;
+    s->start = s->total;
+    s->crc = 0xFFFFFFFFu;
+    s->bits = s->nbits = 0;
+    s->last = 0;
+    return 1;
 }
 
-void gunzip_free(void) {
-    free(g_inflating);
-    g_inflating = NULL;
+static void inf_trailer(gz *s) {
+    uint32_t v[2] = { 0, 0 };
+    s->bits = s->nbits = 0;                 /* the trailer is byte-aligned */
+    for (int k = 0; k < 8; k++) v[k / 4] |= (uint32_t)inf_aligned(s, "a cut trailer") << (8 * (k % 4));
+    if (~s->crc != v[0]) bad_gz(s, "its CRC-32 does not match");
+    if ((uint32_t)(s->total - s->start) != v[1]) bad_gz(s, "its size does not match");
 }
+
+/* A block's header: a stored block's length, or its codes. */
+static void inf_block(gz *s) {
+    s->last = (int)inf_bits(s, 1);
+    unsigned type = inf_bits(s, 2);
+    if (type == 0) {                        /* stored */
+        s->bits = s->nbits = 0;
+        size_t len = inf_aligned(s, "a cut stored block");
+        len |= (size_t)inf_aligned(s, "a cut stored block") << 8;
+        size_t nlen = inf_aligned(s, "a cut stored block");
+        nlen |= (size_t)inf_aligned(s, "a cut stored block") << 8;
+        if (nlen != (~len & 0xFFFF)) bad_gz(s, "a stored block's length and its complement differ");
+        s->left = len;
+        s->state = GZ_STORED;
+    } else if (type == 1) {
+        inf_fixed(s);
+        s->state = GZ_CODES;
+    } else if (type == 2) {
+        inf_dynamic(s);
+        s->state = GZ_CODES;
+    } else {
+        bad_gz(s, "a block of type 3");
+    }
+}
+
+/* Inflates into dst until it holds cap bytes or a block ends. */
+static void inf_codes(gz *s, uint8_t *dst, size_t *n, size_t cap) {
+    static const uint16_t lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
+                                        35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
+    static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+    static const uint16_t dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769,
+                                        1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
+    static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+    while (*n < cap) {
+        if (s->copy) {                      /* a match, maybe begun in the last call */
+            s->copy--;
+            inf_put(s, dst, n, s->hist[(s->total - s->back) & (HIST - 1)]);
+            continue;
+        }
+        unsigned sym = inf_decode(s, &s->lit);
+        if (sym < 256) { inf_put(s, dst, n, (uint8_t)sym); continue; }
+        if (sym == 256) {
+            s->state = s->last ? GZ_TRAILER : GZ_BLOCK;
+            return;
+        }
+        sym -= 257;
+        if (sym >= 29) bad_gz(s, "a length symbol past 285");
+        s->copy = lbase[sym] + inf_bits(s, lext[sym]);
+        unsigned d = inf_decode(s, &s->dist);
+        if (d >= 30) bad_gz(s, "a distance symbol past 29");
+        s->back = dbase[d] + inf_bits(s, dext[d]);
+        if (s->back > s->total) bad_gz(s, "a distance back past the start");
+    }
+}
+
+size_t gz_read(gz *s, uint8_t *dst, size_t cap) {
+    size_t n = 0;
+    while (n < cap) {
+        switch (s->state) {
+        case GZ_HEADER:
+            s->state = inf_header(s) ? GZ_BLOCK : GZ_END;
+            break;
+        case GZ_BLOCK:
+            inf_block(s);
+            break;
+        case GZ_STORED:
+            while (n < cap && s->left) {
+                s->left--;
+                inf_put(s, dst, &n, (uint8_t)inf_aligned(s, "a cut stored block"));
+            }
+            if (!s->left) s->state = s->last ? GZ_TRAILER : GZ_BLOCK;
+            break;
+        case GZ_CODES:
+            inf_codes(s, dst, &n, cap);
+            break;
+        case GZ_TRAILER:
+            inf_trailer(s);
+            s->state = GZ_HEADER;
+            break;
+        default:
+            return n;
+        }
+    }
+    return n;
+}
+
+gz *gz_open(const char *path, FILE *f, const uint8_t *p, size_t n) {
+    gz *s = xrealloc(NULL, sizeof *s);
+    memset(s, 0, offsetof(gz, hist));
+    s->path = path;
+    s->f = f;
+    if (!f) {
+        s->p = p;
+        s->end = p + n;
+    }
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+        s->crctab[i] = c;
+    }
+    s->state = GZ_HEADER;               /* read by the first gz_read (its magic is there) */
+    return s;
+}
+
+void gz_close(gz *s) {
+    free(s);
+}
+

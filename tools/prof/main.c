@@ -1,13 +1,13 @@
 /* main.c - `prof`, the command-line tool of prof.h: reads the traces a run
-   saved and dispatches to its commands (merge.c, table.c, diff.c,
+   saved and dispatches to its commands (merge.c, ranks.c, table.c, diff.c,
    report.c); and the program's messages (one line on stderr, exit status 2
    on an error).
 
    Build: the CMake target prof_cli (its output is named prof: the library
    target is prof), or by hand from the repository root, every .c file of
    tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread -lm
-   Files: tool.h (what they share), main.c, merge.c, table.c, diff.c,
-   report.c (the commands; report_page.c takes in report's page, the
+   Files: tool.h (what they share), main.c, merge.c, ranks.c, table.c,
+   diff.c, report.c (the commands; report_page.c takes in report's page, the
    report.html/.css/.js beside it), trace.c, read_json.c, read_pftrace.c,
    inflate.c (reading traces), prof_link.c (prof.h's implementation: the one
    file that uses its private names). */
@@ -21,7 +21,7 @@ static const char usage[] =
     "Commands on the traces prof.h writes (.json, .json.gz, .pftrace; a gzipped\n"
     "one of either format is read as it is):\n"
     "\n"
-    "  prof merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "  prof merge [-o merged.json] [--quiet] [--ranks LIST] rank0.json rank1.json ...\n"
     "      One trace of the per-rank traces of a distributed run, every rank\n"
     "      moved onto the clock of the lowest by the PROF_SYNC() points they\n"
     "      share. Perfetto traces merge into a Perfetto trace (-o merged.pftrace).\n"
@@ -37,6 +37,11 @@ static const char usage[] =
     "      exit status 1 when a region of both grew in total time by more and,\n"
     "      where both have calls enough, its calls' times differ significantly\n"
     "      (Mann-Whitney U test, p < 0.05; the p column).\n"
+    "  prof ranks [--table-out DIR] [--min-lag MS] TRACE... | DIR\n"
+    "      The ranks' traces of a distributed run compared, read in bounded\n"
+    "      memory: per step each rank's time and the straggler, the spread of\n"
+    "      each region across the ranks, hang dumps grouped by what each rank\n"
+    "      is inside. prof ranks --help says more.\n"
     "  prof report TRACE... [-o FILE.html]\n"
     "  prof report --diff BASE NEW [-o FILE.html]\n"
     "      One self-contained HTML page (opens offline): step times and where\n"
@@ -71,12 +76,17 @@ int main(int argc, char **argv) {
         g_prog = "prof diff";
         return cmd_diff(argc - 2, argv + 2);
     }
+    if (!strcmp(cmd, "ranks")) {
+        g_prog = "prof ranks";
+        return cmd_ranks(argc - 2, argv + 2);
+    }
     if (!strcmp(cmd, "report")) {
         g_prog = "prof report";
         return cmd_report(argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
-        fputs(argc > 2 && !strcmp(argv[2], "merge") ? merge_usage : usage, stdout);
+        const char *c = argc > 2 ? argv[2] : "";
+        fputs(!strcmp(c, "merge") ? merge_usage : !strcmp(c, "ranks") ? ranks_usage : usage, stdout);
         return 0;
     }
     die("unknown command '%s' (prof help lists them)", cmd);

@@ -9,13 +9,14 @@
    processes per rank.
 
    USAGE
-     prof merge [-o merged.json] [--quiet] rank0.json rank1.json ...
+     prof merge [-o merged.json] [--quiet] [--ranks LIST] rank0.json rank1.json ...
      prof merge [-o merged.pftrace] [--quiet] rank0.pftrace rank1.pftrace ...
 
      The traces may come in any order: a trace's rank is its
      distributedInfo.rank, or its position among the arguments (from 0) when
      it has none. Two traces of one rank are an error. -o - writes to standard
-     output. Exit status: 0 when merged (warnings included), 2 on any error,
+     output. --ranks 0-7,37 merges the traces of those ranks only (the
+     others' headers are read, not their events). Exit status: 0 when merged (warnings included), 2 on any error,
      with one line on stderr saying why. Its messages begin "prof merge: "
      (the program's name before `prof`), and so does --help's usage.
 
@@ -60,11 +61,21 @@
      refused, and so is a JSON name for a merge of Perfetto traces:
      prof merge does not convert.
 
+   MEMORY
+     The output is every event of rank 0, then every event of rank 1, ...
+     each rank's in the order of its file (time order is the viewers'
+     business: Perfetto sorts). So the merge reads each trace twice, one at
+     a time, front to back through a window (trace.c): pass 1 for its rank,
+     sync points and processes, pass 2 to write it. What it holds is one
+     window (1 MiB read at a time; one event or packet at most 16 MiB) and,
+     per rank, its sync points, processes and deviceProperties: tens of MB
+     for a thousand ranks, whatever their traces' sizes. A gzipped trace is
+     inflated as it is read. A pipe is read whole into memory (it cannot be
+     read twice).
+
    LIMITS
      Ranks 0 to 999 and devices 0 to 99 (the pids above must not meet);
      ranks 0 to 510 for Perfetto traces.
-     Each input is held in memory while merging (a gzipped one, .json.gz,
-     inflated).
 */
 #include "tool.h"
 
@@ -76,7 +87,7 @@
 #define PF_ID_BITS 22     /* Perfetto pids and tids: (rank + 1) << PF_ID_BITS | id */
 
 const char merge_usage[] =
-    "usage: prof merge [-o merged.json] [--quiet] rank0.json rank1.json ...\n"
+    "usage: prof merge [-o merged.json] [--quiet] [--ranks LIST] rank0.json rank1.json ...\n"
     "       prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]\n"
     "       prof diff BASE NEW [--min-change PCT] [--fail-over PCT]\n"
     "\n"
@@ -87,6 +98,7 @@ const char merge_usage[] =
     "\n"
     "  -o FILE      write the merged trace to FILE (default merged.json, or merged.pftrace\n"
     "               for Perfetto traces; - is stdout)\n"
+    "  --ranks LIST only the traces of these ranks: 0-7,37\n"
     "  -q, --quiet  no report of offsets on stderr (warnings and errors remain)\n"
     "  -h, --help   this text\n"
     "\n"
@@ -112,7 +124,9 @@ static proc *proc_of(trace *t, span pid) {
     t->procs = xrealloc(t->procs, (t->nproc + 1) * sizeof *t->procs);
     proc *pr = &t->procs[t->last = t->nproc++];
     memset(pr, 0, sizeof *pr);
-    pr->raw = pid;
+    char *copy = xrealloc(NULL, pid.n);     /* the window moves on */
+    memcpy(copy, pid.p, pid.n);
+    pr->raw = (span){ copy, pid.n };
     return pr;
 }
 
@@ -135,8 +149,8 @@ static void collect(trace *t, const event *ev, void *ctx) {
         if (ev->m[i].f == F_PID) proc_of(t, ev->m[i].val);
         if (ev->m[i].f == F_ID && has_paired_id(ev) && span_int(ev->m[i].val, &id) &&
             (id > INT64_MAX / ID_MUL - 1 || id < INT64_MIN / ID_MUL + 1))
-            die("%s: event at byte %zu: id %" PRId64 " is too large to make unique", t->path,
-                (size_t)(ev->at - t->d.buf), id);
+            die("%s: event at byte %" PRIu64 ": id %" PRId64 " is too large to make unique", t->path,
+                doc_pos(&t->d, ev->at), id);
     }
     proc *pr = ev->f[F_PID].n ? proc_of(t, ev->f[F_PID]) : NULL;
     if (is_meta(ev)) {
@@ -346,7 +360,8 @@ static void write_header(const char *name) {
         span v;
         dropped = t->dropped > INT64_MAX - dropped ? INT64_MAX : dropped + t->dropped;
         if (!t->devprops.n || t->devprops.p[0] != '[') continue;
-        arr_begin(&c, &t->d, t->devprops.p, 1);
+        doc d = { t->path, t->devprops.p, t->devprops.p + t->devprops.n, 0 };     /* pass 1's copy */
+        arr_begin(&c, &d, t->devprops.p, 1);
         while (arr_next(&c, &v)) {
             put(ndev++ ? ", " : "");
             if (v.p[0] != '{') { put_span(v); continue; }
@@ -562,32 +577,22 @@ static void pf_write_attributes(const char *name, uint32_t seq) {
         dropped = t->dropped > INT64_MAX - dropped ? INT64_MAX : dropped + t->dropped;
         snprintf(key, sizeof key, "rank%d.prof_merge_offset_ns", t->rank);
         pf_attr(o, key, t->offset, NULL, 0);
-        size_t pos = 0, n;
-        const uint8_t *at;
-        trace *tw = &g_tr[i];
-        while (pf_packet(tw, &pos, &at, &n)) {
-            pbin in = { at, at + n }, sub, sub2;
-            pbfield f, g, h;
-            while (pb_next(&in, &f)) {
-                if (f.id != 126 || f.wt != 2) continue;
-                sub = pb_sub(&f);
-                while (pb_next(&sub, &g)) {             /* each attribute, its key prefixed */
-                    if (g.id != 1 || g.wt != 2) continue;
-                    tool_pb *a = g_lvl[1];
-                    tool_pb_clear(a);
-                    sub2 = pb_sub(&g);
-                    while (pb_next(&sub2, &h)) {
-                        if (h.id == 1 && h.wt == 2) {
-                            int k = snprintf(key, sizeof key, "rank%d.%.*s", t->rank, (int)(h.n < 256 ? h.n : 256),
-                                             (const char *)h.data);
-                            tool_pb_bytes(a, 1, key, (size_t)k);
-                        } else {
-                            out_field(a, &h);
-                        }
-                    }
-                    tool_pb_sub(o, 1, a);
+        pbin sub2 = { t->attrs, t->attrs ? t->attrs + t->nattrs : NULL }, sub3;   /* each attribute, its key prefixed */
+        pbfield g, h;
+        while (pb_next(&sub2, &g)) {
+            tool_pb *a = g_lvl[1];
+            tool_pb_clear(a);
+            sub3 = pb_sub(&g);
+            while (pb_next(&sub3, &h)) {
+                if (h.id == 1 && h.wt == 2) {
+                    int k = snprintf(key, sizeof key, "rank%d.%.*s", t->rank, (int)(h.n < 256 ? h.n : 256),
+                                     (const char *)h.data);
+                    tool_pb_bytes(a, 1, key, (size_t)k);
+                } else {
+                    out_field(a, &h);
                 }
             }
+            tool_pb_sub(o, 1, a);
         }
     }
     pf_attr(o, "prof_merged_ranks", 0, ranks, rl);
@@ -612,15 +617,16 @@ static void pf_write_merged(const char *name) {
     for (size_t i = 0; i < g_ntr; i++) {
         trace *t = &g_tr[i];
         pfctx c = { t, t->rank ? (t->rank * UINT64_C(0x9E3779B97F4A7C15)) & ~UINT64_C(0xFFFFFFFF) : 0, seq_base };
-        size_t pos = 0;
         pfpacket pk;
+        trace_rewind(t);
         pf_start();                     /* its sequences' default clocks, from none */
-        while (pf_read(t, &pos, &pk)) {
+        while (pf_read(t, &pk)) {
             pf_rw_packet(&c, &pk, g_pk);
             if (!tool_pb_len(g_pk) && !tool_pb_failed(g_pk)) continue;
             pf_put_packet(g_pk);
             g_written++;
         }
+        trace_close(t);
         seq_base += t->max_seq;
     }
 }
@@ -629,9 +635,27 @@ static void pf_write_merged(const char *name) {
 /*  The merge: cmd_merge's steps, which the fuzz driver runs too            */
 /* ======================================================================== */
 
-/* After every trace of g_tr is loaded: ranks in order, pass 1, and every rank
-   onto the reference's clock; the merged base moves back by whole seconds if
-   an aligned event would come before it. */
+/* Pass 1 of one trace, a read of its own: JSON, its header and collect();
+   Perfetto, pf_scan. Times are the trace's absolute ones, its
+   baseTimeNanoseconds wherever the header has it. */
+void merge_scan(trace *t) {
+    t->nsync = t->nproc = 0;
+    t->timed = 0;
+    trace_rewind(t);
+    if (t->pf) {
+        pf_scan(t);
+        return;
+    }
+    int64_t base = t->base;             /* the pass's times rest on it */
+    json_walk(t, collect, NULL);
+    int64_t shift = sub_ck(t->base, base);
+    t->tmin = add_ck(t->tmin, shift);
+    for (size_t i = 0; i < t->nsync; i++) t->syncs[i].t = add_ck(t->syncs[i].t, shift);
+}
+
+/* After pass 1 of every trace of g_tr: ranks in order, and every rank onto
+   the reference's clock; the merged base moves back by whole seconds if an
+   aligned event would come before it. */
 void merge_align(void) {
     qsort(g_tr, g_ntr, sizeof *g_tr, cmp_rank);
     for (size_t i = 1; i < g_ntr; i++)
@@ -644,7 +668,6 @@ void merge_align(void) {
                 g_tr[0].pf ? "Perfetto" : "JSON", t->path, t->pf ? "Perfetto" : "JSON");
         if (t->pf && t->rank > PF_MAX_RANK)
             die("%s: rank %d: prof merge numbers the ranks of Perfetto traces 0 to %d", t->path, t->rank, PF_MAX_RANK);
-        if (!t->pf) for_each_event(t, collect, NULL);         /* a Perfetto trace's pass 1 came with load */
         settle(t);
     }
 
@@ -708,8 +731,27 @@ void merge_free(void) {
 /*  prof merge                                                              */
 /* ======================================================================== */
 
+/* --ranks: only the traces of those ranks, told by their headers (a JSON
+   trace's distributedInfo before its events: the rest is not read now), or
+   by a pass over the trace when the header does not say. */
+static void ranks_pick(const char *list) {
+    size_t k = 0;
+    for (size_t i = 0; i < g_ntr; i++) {
+        trace *t = &g_tr[i];
+        if (!trace_rank(t)) merge_scan(t);
+        if (!rank_listed(list, t->rank)) {
+            trace_free(t);
+            continue;
+        }
+        g_tr[k++] = *t;
+    }
+    g_ntr = k;
+    if (!g_ntr) die("no trace is of a rank in --ranks %s", list);
+    if ((size_t)MAX_RANK < g_ntr - 1) die("more than %d traces", MAX_RANK + 1);
+}
+
 int cmd_merge(int argc, char **argv) {
-    const char *out = NULL;
+    const char *out = NULL, *subset = NULL;
     int quiet = 0, options = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -720,18 +762,19 @@ int cmd_merge(int argc, char **argv) {
             else if (strcmp(a, "-o") == 0) {
                 if (i + 1 >= argc) die("-o needs a file name");
                 out = argv[++i];
+            } else if (strcmp(a, "--ranks") == 0) {
+                if (i + 1 >= argc || !rank_listed(argv[i + 1], -1)) die("--ranks needs a list of ranks: 0-7,37");
+                subset = argv[++i];
             } else die("unknown option '%s' (prof merge --help shows the usage)", a);
             continue;
         }
         trace_add(a, (int)g_ntr);
     }
     if (!g_ntr) die("no traces to merge (usage: prof merge [-o merged.json] [--quiet] rank0.json ...)");
-    if ((size_t)MAX_RANK < g_ntr - 1) die("more than %d traces", MAX_RANK + 1);
+    if ((size_t)MAX_RANK < g_ntr - 1 && !subset) die("more than %d traces", MAX_RANK + 1);
 
-    for (size_t i = 0; i < g_ntr; i++) {
-        trace_read(&g_tr[i]);
-        trace_load(&g_tr[i]);
-    }
+    if (subset) ranks_pick(subset);
+    for (size_t i = 0; i < g_ntr; i++) merge_scan(&g_tr[i]);
     merge_align();
     /* the merged trace is in the inputs' format, and its name must say so */
     int pf = g_tr[0].pf;

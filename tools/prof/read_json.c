@@ -1,18 +1,27 @@
-/* read_json.c - JSON traces: a strict validating parser over a file held in
-   memory (values are spans of the file's text: nothing is copied, so every
+/* read_json.c - JSON traces: a strict validating parser over the text in a
+   trace's window (values are spans of the text: nothing is copied, so every
    field the merge does not rewrite is written back exactly as it was read),
-   a trace's header, its events one by one, and its CPU regions read into
-   the model for prof table and prof diff. */
+   a pass over a trace that moves the window on from event to event (the
+   header's members and each event whole in it, one at a time), and its CPU
+   regions read into the model for prof table and prof diff. */
 #include "tool.h"
 
+#include <setjmp.h>
 #include <string.h>
 
 #define MAX_DEPTH 1000      /* JSON nesting: keeps the recursive parser far from the stack limit */
 
 /* ---- the parser --------------------------------------------------------- */
 
+uint64_t doc_pos(const doc *d, const char *at) { return d->off + (uint64_t)(at - d->buf); }
+
+/* Set while an event is parsed in a window the trace goes on past: the
+   parser reaching the window's end means "read on and parse it again". */
+static _Thread_local jmp_buf *g_more;
+
 static _Noreturn void bad_json(const doc *d, const char *at) {
-    die("%s: not valid JSON at byte %zu", d->path, (size_t)(at - d->buf));
+    if (g_more && at >= d->end) longjmp(*g_more, 1);
+    die("%s: not valid JSON at byte %" PRIu64, d->path, doc_pos(d, at));
 }
 
 const char *ws(const char *p, const char *end) {
@@ -38,6 +47,16 @@ static size_t utf8_len(const unsigned char *s, size_t left) {
     }
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
     return n;
+}
+
+/* Whether the bytes at s (left of them) are the start of a UTF-8 sequence
+   that goes on past them. */
+static int utf8_cut(const unsigned char *s, size_t left) {
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 1;
+    if (left >= n) return 0;
+    for (size_t i = 1; i < left; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return 1;
 }
 
 static int is_hex(char c) {
@@ -75,7 +94,7 @@ static const char *parse_string(const doc *d, const char *p) {
             bad_json(d, p);
         } else {
             size_t n = utf8_len((const unsigned char *)p, (size_t)(end - p));
-            if (!n) bad_json(d, p);
+            if (!n) bad_json(d, utf8_cut((const unsigned char *)p, (size_t)(end - p)) ? end : p);
             p += n;
         }
     }
@@ -112,7 +131,7 @@ static const char *parse_value(const doc *d, const char *p, int depth);
 
 void cur_begin(cursor *c, const doc *d, const char *p, int depth) {
     if (depth > MAX_DEPTH)
-        die("%s: JSON nested deeper than %d levels at byte %zu", d->path, MAX_DEPTH, (size_t)(p - d->buf));
+        die("%s: JSON nested deeper than %d levels at byte %" PRIu64, d->path, MAX_DEPTH, doc_pos(d, p));
     c->d = d;
     c->p = p + 1;
     c->depth = depth;
@@ -279,46 +298,8 @@ int span_scaled(span s, int shift, int64_t *out) {
 
 /* ---- a trace: its header and its events ------------------------------- */
 
-/* Validates the whole file and reads the header. */
-void json_load(trace *t) {
-    doc *d = &t->d;
-    d->path = t->path;
-    d->buf = t->buf;
-    d->end = t->buf + t->len;
-    const char *p = ws(d->buf, d->end);
-    if (p < d->end && *p != '{') {
-        p = ws(parse_value(d, p, 0), d->end);
-        if (p != d->end) bad_json(d, p);
-        die("%s: not a trace: the top level is not an object", t->path);
-    }
-    if (p >= d->end) bad_json(d, p);
-    span k, v, dist = { NULL, 0 }, base = { NULL, 0 }, dropped = { NULL, 0 };
-    cursor c;
-    obj_begin(&c, d, p, 1);
-    while (obj_next(&c, &k, &v)) {
-        if (span_eq(k, "\"traceEvents\"")) t->events = v;
-        else if (span_eq(k, "\"deviceProperties\"")) t->devprops = v;
-        else if (span_eq(k, "\"distributedInfo\"")) dist = v;
-        else if (span_eq(k, "\"baseTimeNanoseconds\"")) base = v;
-        else if (span_eq(k, "\"prof_dropped_events\"")) dropped = v;
-    }
-    p = ws(c.p, d->end);
-    if (p != d->end) bad_json(d, p);
-
-    if (!t->events.n || t->events.p[0] != '[') die("%s: not a trace: no traceEvents array", t->path);
-    if (base.n && !span_scaled(base, 0, &t->base))
-        die("%s: baseTimeNanoseconds %.*s is not a time in nanoseconds", t->path, (int)base.n, base.p);
-    span r = obj_find(d, dist, "\"rank\"");
-    if (r.n) {
-        int64_t x;
-        if (!span_int(r, &x) || x < 0) die("%s: distributedInfo.rank %.*s is not a rank", t->path, (int)r.n, r.p);
-        if (x > MAX_RANK) die("%s: rank %" PRId64 ": prof merge numbers ranks 0 to %d", t->path, x, MAX_RANK);
-        t->rank = (int)x;
-    }
-    if (!span_int(dropped, &t->dropped) || t->dropped < 0) t->dropped = 0;
-}
-
-static event g_ev;      /* the event being read: global, so that die() leaves it reachable */
+static _Thread_local event g_ev;    /* the event being read: global, so that die() leaves it reachable;
+                                      one per thread (prof ranks reads several traces at once) */
 
 /* The field a key names, from its text with the quotes (a key spelled with
    escapes is another field: no writer does that). */
@@ -355,19 +336,272 @@ static const char *scan_event(const doc *d, const char *p, event *ev) {
     return c.p;
 }
 
-/* Calls fn for every event of the (validated) traceEvents array. */
-void for_each_event(trace *t, void (*fn)(trace *, const event *, void *), void *ctx) {
-    const doc *d = &t->d;
-    const char *p = ws(t->events.p + 1, d->end);
-    if (*p == ']') return;
-    for (size_t i = 0;; i++) {
-        if (*p != '{') die("%s: not a trace: traceEvents[%zu] is not an object", t->path, i);
-        p = scan_event(d, p, &g_ev);
-        fn(t, &g_ev, ctx);
-        p = ws(p, d->end);
-        if (*p == ']') return;
-        p = ws(p + 1, d->end);      /* past the comma */
+/* ---- a pass over a trace, its window moved on as it goes ---------------- */
+
+/* Reads more of the trace, keeping everything from *p on: *p's new place;
+   0 at the trace's end. */
+static int more(trace *t, const char **p) {
+    uint64_t at = doc_pos(&t->d, *p);
+    size_t got = trace_more(t, (size_t)(*p - t->d.buf));
+    *p = t->d.buf + (size_t)(at - t->d.off);
+    return got > 0;
+}
+
+/* Past white space, reading on as needed. */
+static const char *ws_more(trace *t, const char *p) {
+    for (;;) {
+        p = ws(p, t->d.end);
+        if (p < t->d.end || !more(t, &p)) return p;
     }
+}
+
+/* Where the value at p ends, by its brackets and strings alone (the parser
+   validates it); NULL when the window ends first. */
+static const char *value_end(const char *p, const char *end) {
+    int depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            for (p++;; p++) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+                if (!q) return NULL;
+                size_t bs = 0;                      /* backslashes before it: odd escapes it */
+                while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\') bs++;
+                p = q;
+                if (!(bs & 1)) break;
+            }
+            p++;
+            if (!depth) return p;
+            continue;
+        }
+        if (c == '{' || c == '[') depth++;
+        else if (c == '}' || c == ']') {
+            if (--depth <= 0) return p + 1;
+        } else if (!depth && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+            return p;
+        }
+        p++;
+    }
+    return NULL;
+}
+
+/* The value at p whole in the window (as far as the trace has it): p's place. */
+static const char *need(trace *t, const char *p) {
+    while (!value_end(p, t->d.end) && more(t, &p)) {}
+    return p;
+}
+
+/* The header's members prof reads. */
+typedef struct {
+    int64_t base, dropped, rank, dump_step;
+    int has_base, has_dropped, has_rank, hang, events;
+    size_t not_object;      /* traceEvents[not_object - 1] is not an object */
+    span rank_text, base_text;
+    char text[64];          /* rank_text, base_text: their copies (they are short when valid) */
+} header;
+
+static span keep_short(header *h, span v, size_t at) {
+    size_t n = v.n < 31 ? v.n : 31;
+    memcpy(h->text + at, v.p, n);
+    return (span){ h->text + at, n };
+}
+
+enum { H_OTHER, H_EVENTS, H_DEVPROPS, H_DIST, H_BASE, H_DROPPED, H_REASON, H_STEP };
+
+static int header_key(span k) {
+    return span_eq(k, "\"traceEvents\"")          ? H_EVENTS
+         : span_eq(k, "\"deviceProperties\"")     ? H_DEVPROPS
+         : span_eq(k, "\"distributedInfo\"")      ? H_DIST
+         : span_eq(k, "\"baseTimeNanoseconds\"")  ? H_BASE
+         : span_eq(k, "\"prof_dropped_events\"")  ? H_DROPPED
+         : span_eq(k, "\"prof_dump_reason\"")     ? H_REASON
+         : span_eq(k, "\"prof_dump_step\"")       ? H_STEP
+                                                   : H_OTHER;
+}
+
+static void header_member(trace *t, header *h, int k, span v) {
+    if (k == H_DEVPROPS) {
+        free((char *)t->devprops.p);
+        char *copy = xrealloc(NULL, v.n);
+        memcpy(copy, v.p, v.n);
+        t->devprops = (span){ copy, v.n };
+    } else if (k == H_DIST) {
+        span r = obj_find(&t->d, v, "\"rank\"");
+        h->has_rank = r.n != 0;
+        if (r.n) h->rank_text = keep_short(h, r, 0);
+    } else if (k == H_BASE) {
+        h->has_base = 1;
+        h->base_text = keep_short(h, v, 32);
+    } else if (k == H_DROPPED) {
+        h->has_dropped = span_int(v, &h->dropped);
+    } else if (k == H_REASON) {
+        h->hang = is_str(v, "hang");
+    } else if (k == H_STEP) {
+        if (!span_int(v, &h->dump_step)) h->dump_step = -1;
+    }
+}
+
+/* The header's members but traceEvents and deviceProperties, kept in
+   t->head as one object's text (prof report shows its values): the key as
+   it is read (the window may move on past it before its value is whole),
+   then the value. */
+static void head_put(trace *t, const char *p, size_t n, char last) {
+    size_t at = t->nhead;
+    if (at + n + 1 > WIN_MAX)
+        die("%s: a header (the members besides traceEvents) of more than %zu MiB: too large to read in a bounded "
+            "window", t->path, WIN_MAX >> 20);
+    t->head = xrealloc(t->head, at + n + 1);
+    memcpy(t->head + at, p, n);
+    t->head[at + n] = last;
+    t->nhead = at + n + 1;
+}
+
+static void head_key(trace *t, span k) {
+    if (t->nhead) t->head[t->nhead - 1] = ',';     /* was the closing '}' */
+    else head_put(t, "", 0, '{');                /* the opening brace */
+    head_put(t, k.p, k.n, ':');
+}
+
+static void head_value(trace *t, span v) { head_put(t, v.p, v.n, '}'); }
+
+/* The header's values into t, once the whole trace is read and valid. */
+static void header_done(trace *t, header *h) {
+    if (!h->events) die("%s: not a trace: no traceEvents array", t->path);
+    if (h->has_base && !span_scaled(h->base_text, 0, &t->base))
+        die("%s: baseTimeNanoseconds %.*s is not a time in nanoseconds", t->path, (int)h->base_text.n,
+            h->base_text.p);
+    if (h->has_rank) {
+        int64_t x;
+        span r = h->rank_text;
+        if (!span_int(r, &x) || x < 0) die("%s: distributedInfo.rank %.*s is not a rank", t->path, (int)r.n, r.p);
+        if (x > MAX_RANK) die("%s: rank %" PRId64 ": prof merge numbers ranks 0 to %d", t->path, x, MAX_RANK);
+        t->rank = (int)x;
+    }
+    t->dropped = h->has_dropped && h->dropped >= 0 ? h->dropped : 0;
+    t->hang = h->hang;
+    t->dump_step = h->dump_step;
+    if (h->not_object) die("%s: not a trace: traceEvents[%zu] is not an object", t->path, h->not_object - 1);
+}
+
+/* The event at *p read whole into g_ev, the window moved on as far as it
+   needs (*p its new place): parsed where it is, and again after reading on
+   when the window ends inside it (no scan ahead for its end: most events
+   are whole in the window). Returns the byte after it. */
+static const char *event_whole(trace *t, const char **p) {
+    jmp_buf again;
+    for (;;) {
+        if (t->w.eof) return scan_event(&t->d, *p, &g_ev);     /* its end is the trace's */
+        if (!setjmp(again)) {
+            g_more = &again;
+            const char *next = scan_event(&t->d, *p, &g_ev);
+            g_more = NULL;
+            return next;
+        }
+        g_more = NULL;
+        more(t, p);
+    }
+}
+
+/* The events of traceEvents, p past its '['; returns the byte after ']'. */
+static const char *walk_events(trace *t, header *h, const char *p, void (*fn)(trace *, const event *, void *),
+                               void *ctx) {
+    for (size_t i = 0;; i++) {
+        p = ws_more(t, p);
+        if (p >= t->d.end) bad_json(&t->d, p);
+        if (*p == ']') return p + 1;
+        if (i) {
+            if (*p != ',') bad_json(&t->d, p);
+            p = ws_more(t, p + 1);
+        }
+        if (p >= t->d.end) bad_json(&t->d, p);
+        if (*p != '{') {                    /* said once the whole file is known to be JSON */
+            p = need(t, p);
+            if (!h->not_object) h->not_object = i + 1;
+            p = parse_value(&t->d, p, 1);
+            continue;
+        }
+        const char *next = event_whole(t, &p);
+        if (fn) fn(t, &g_ev, ctx);
+        p = next;
+    }
+}
+
+/* The pass; with head, only the members before traceEvents, for the
+   rank: 1 when they say it. */
+static int walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx, int head) {
+    header h;
+    memset(&h, 0, sizeof h);
+    h.dump_step = -1;
+    t->nhead = 0;
+    trace_rewind(t);
+    const doc *d = &t->d;
+    const char *p = ws_more(t, d->buf);
+    if (p < d->end && *p != '{') {
+        p = need(t, p);
+        p = ws_more(t, parse_value(d, p, 0));
+        if (p != d->end) bad_json(d, p);
+        die("%s: not a trace: the top level is not an object", t->path);
+    }
+    if (p >= d->end) bad_json(d, p);
+    p++;
+    for (size_t n = 0;; n++) {
+        p = ws_more(t, p);
+        if (p < d->end && *p == '}') break;
+        if (n) {
+            if (p >= d->end || *p != ',') bad_json(d, p);
+            p = ws_more(t, p + 1);
+        }
+        if (p >= d->end || *p != '"') bad_json(d, p);
+        p = need(t, p);
+        span k = { p, 0 };
+        p = parse_string(d, p);
+        k.n = (size_t)(p - k.p);
+        int key = header_key(k);            /* now: the window may move on past k */
+        int kept = key != H_EVENTS && key != H_DEVPROPS;
+        if (kept) head_key(t, k);
+        p = ws_more(t, p);
+        if (p >= d->end || *p != ':') bad_json(d, p);
+        p = ws_more(t, p + 1);
+        if (key == H_EVENTS && p < d->end && *p == '[') {
+            if (head) {
+                trace_close(t);
+                if (!h.has_rank) return 0;
+                h.events = 1;
+                header_done(t, &h);
+                return 1;
+            }
+            if (h.events) die("%s: not a trace: traceEvents twice", t->path);
+            h.events = 1;
+            p = walk_events(t, &h, p + 1, fn, ctx);
+            continue;
+        }
+        p = need(t, p);
+        if (key == H_EVENTS) h.events = 0;  /* not an array: the last member of a name counts */
+        span v = { p, 0 };
+        p = parse_value(d, p, 1);
+        v.n = (size_t)(p - v.p);
+        if (kept) head_value(t, v);
+        header_member(t, &h, key, v);
+    }
+    p = ws_more(t, p + 1);
+    if (p != d->end) bad_json(d, p);
+    header_done(t, &h);
+    trace_close(t);
+    return 1;
+}
+
+void json_walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx) { walk(t, fn, ctx, 0); }
+
+/* Validates the whole file and reads the header. */
+void json_load(trace *t) { walk(t, NULL, NULL, 0); }
+
+int trace_rank(trace *t) {
+    trace_rewind(t);
+    if (t->pf) {
+        trace_close(t);
+        return 0;
+    }
+    return walk(t, NULL, NULL, 1);
 }
 
 void json_free(void) {
@@ -391,7 +625,7 @@ int event_time(const trace *t, span ts, const char *at, int64_t *abs_ns) {
     int64_t ns;
     if (!ts.n || (ts.p[0] != '-' && !is_digit(ts.p[0]))) return 0;
     if (!span_scaled(ts, 3, &ns))
-        die("%s: event at byte %zu: ts %.*s is out of range", t->path, (size_t)(at - t->d.buf), (int)ts.n, ts.p);
+        die("%s: event at byte %" PRIu64 ": ts %.*s is out of range", t->path, doc_pos(&t->d, at), (int)ts.n, ts.p);
     *abs_ns = add_ck(t->base, ns);
     return 1;
 }

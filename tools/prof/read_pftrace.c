@@ -10,12 +10,11 @@
 
 #include <string.h>
 
-static const trace *g_pf_t;             /* the trace being read, for messages */
-static const uint8_t *g_pf_at;          /* the packet being read */
+static _Thread_local const trace *g_pf_t;   /* the trace being read, for messages (per thread: prof ranks reads several at once) */
+static _Thread_local uint64_t g_pf_at;                /* where the packet being read is in it */
 
 static _Noreturn void bad_pf(const char *what) {
-    die("%s: not a Perfetto trace: %s in the packet at byte %zu", g_pf_t->path, what,
-        (size_t)(g_pf_at - (const uint8_t *)g_pf_t->buf));
+    die("%s: not a Perfetto trace: %s in the packet at byte %" PRIu64, g_pf_t->path, what, g_pf_at);
 }
 
 /* ---- protobuf ---------------------------------------------------------- */
@@ -75,27 +74,48 @@ int pb_is(const pbfield *f, const char *s) { return f->wt == 2 && f->n == strlen
 
 /* ---- packets ----------------------------------------------------------- */
 
-/* The packets of a file: *at and *n of the next; 0 at the end. A last packet
-   cut short (a killed run's file) ends it with a warning. */
-int pf_packet(trace *t, size_t *pos, const uint8_t **at, size_t *n) {
-    pbin in = { (const uint8_t *)t->buf + *pos, (const uint8_t *)t->buf + t->len };
-    uint64_t len;
-    if (in.p >= in.end) return 0;
+/* The packets of a trace: *at and *n of the next, whole in the window;
+   0 at the end. A last packet cut short (a killed run's file) ends it with
+   a warning. */
+int pf_packet(trace *t, const uint8_t **at, size_t *n) {
+    window *w = &t->w;
+    size_t i = (size_t)(t->next - w->off);
+    if (w->n - i < 11 && !w->eof) {                 /* its tag and length whole */
+        trace_more(t, i);
+        i = 0;
+    }
+    if (i >= w->n) return 0;
     g_pf_t = t;
-    g_pf_at = in.p;
+    g_pf_at = t->next;
+    pbin in = { (const uint8_t *)w->buf + i, (const uint8_t *)w->buf + w->n };
+    uint64_t len;
     if (*in.p++ != 0x0A) bad_pf("not a Trace.packet field");
-    if (!pb_varint(&in, &len) || len > (uint64_t)(in.end - in.p)) {
-        if (!t->cut) note("warning: %s: its last %zu bytes are a packet cut short (a run killed while writing?); "
-                          "left out", t->path, t->len - *pos);
+    int has_len = pb_varint(&in, &len);
+    size_t head = (size_t)(in.p - (const uint8_t *)w->buf) - i;
+    if (has_len && len <= WIN_MAX - 16) {           /* the packet whole in the window */
+        while (w->n - i - head < len && !w->eof) {
+            trace_more(t, i);
+            i = 0;
+        }
+    }
+    if (!has_len || len > w->n - i - head) {
+        uint64_t rest = w->n - i;                   /* the bytes left in the trace */
+        while (!w->eof) rest += trace_more(t, w->n);
+        if (has_len && len <= rest - head)
+            die("%s: a packet of more than %zu MiB at byte %" PRIu64 ": too large to read in a bounded window",
+                t->path, WIN_MAX >> 20, g_pf_at);
+        if (!t->cut) note("warning: %s: its last %" PRIu64 " bytes are a packet cut short (a run killed while "
+                          "writing?); left out", t->path, rest);
         t->cut = 1;
+        t->next = w->off + w->n;
         return 0;
     }
-    *at = g_pf_at = in.p;               /* where the messages say it is from now */
+    *at = (const uint8_t *)w->buf + i + head;
     *n = (size_t)len;
-    *pos = (size_t)(in.p - (const uint8_t *)t->buf) + (size_t)len;
+    g_pf_at = w->off + i + head;                    /* where the messages say it is from now */
+    t->next = g_pf_at + len;
     return 1;
 }
-
 
 /* What the readers keep per sequence of a trace. */
 struct pfseq {
@@ -108,15 +128,15 @@ struct pfseq {
     uint64_t track;                     /* TrackEventDefaults.track_uuid (pf_to_model) */
 };
 
-static pfseq *g_pfseq;                  /* global, so that die() leaves it reachable */
-static size_t g_npfseq;
+static _Thread_local pfseq *g_pfseq;    /* global, so that die() leaves it reachable */
+static _Thread_local size_t g_npfseq;
 
 void pf_start(void) { g_npfseq = 0; }
 
 /* The state of sequence id, added if new. A sequence's packets mostly come
    together: the last one found is tried first. */
 static pfseq *pf_seq(uint32_t id) {
-    static size_t last;
+    static _Thread_local size_t last;
     if (last < g_npfseq && g_pfseq[last].id == id) return &g_pfseq[last];
     for (size_t i = 0; i < g_npfseq; i++)
         if (g_pfseq[i].id == id) return &g_pfseq[last = i];
@@ -174,12 +194,12 @@ static void pf_snapshot(pfseq *s, const pbfield *f) {
 
 /* The next packet, its sequence's state brought up to date: what every
    reader of packets needs before it reads what it came for. */
-int pf_read(trace *t, size_t *pos, pfpacket *pk) {
+int pf_read(trace *t, pfpacket *pk) {
     const uint8_t *at;
     size_t n;
     uint64_t ts = 0;
     int has_ts = 0;
-    if (!pf_packet(t, pos, &at, &n)) return 0;
+    if (!pf_packet(t, &at, &n)) return 0;
     memset(pk, 0, sizeof *pk);
     pk->at = at;
     pk->n = n;
@@ -219,14 +239,18 @@ int pf_read(trace *t, size_t *pos, pfpacket *pk) {
 
 /* ---- pass 1: rank, drops, sync points ----------------------------------- */
 
-/* A Perfetto trace's rank and drops (trace attributes), the sync points
-   (instants named prof_sync with a "sync" annotation), the earliest time,
-   its highest sequence id. */
+/* A Perfetto trace's rank, drops and a dump's reason and step (trace
+   attributes), the sync points (instants named prof_sync with a "sync"
+   annotation), the earliest time, its highest sequence id. */
 void pf_scan(trace *t) {
-    size_t pos = 0;
     pfpacket pk;
+    t->nsync = t->nattrs = t->npackets = 0;
+    t->max_seq = 0;
+    t->timed = t->hang = 0;
+    t->dump_step = -1;
+    trace_rewind(t);
     pf_start();
-    while (pf_read(t, &pos, &pk)) {
+    while (pf_read(t, &pk)) {
         pbin in = { pk.at, pk.at + pk.n }, sub, sub2;
         pbfield f, g, h;
         pfseq *s = pk.s;
@@ -268,10 +292,21 @@ void pf_scan(trace *t) {
                 sub = pb_sub(&f);
                 while (pb_next(&sub, &g)) {
                     if (g.id != 1 || g.wt != 2) continue;
-                    int rank = 0, dropped = 0;
+                    size_t k = (size_t)(g.stop - g.start);  /* kept for the merged trace's */
+                    t->attrs = xrealloc(t->attrs, t->nattrs + k);
+                    memcpy(t->attrs + t->nattrs, g.start, k);
+                    t->nattrs += k;
+                    int rank = 0, dropped = 0, reason = 0, step = 0;
                     sub2 = pb_sub(&g);
                     while (pb_next(&sub2, &h)) {
-                        if (h.id == 1) { rank = pb_is(&h, "rank"); dropped = pb_is(&h, "prof_dropped_events"); }
+                        if (h.id == 1) {
+                            rank = pb_is(&h, "rank");
+                            dropped = pb_is(&h, "prof_dropped_events");
+                            reason = pb_is(&h, "prof_dump_reason");
+                            step = pb_is(&h, "prof_dump_step");
+                        }
+                        if (h.id == 3 && reason) t->hang = pb_is(&h, "hang");
+                        if (h.id == 2 && h.wt == 0 && step && (int64_t)h.v >= 0) t->dump_step = (int64_t)h.v;
                         if (h.id == 2 && h.wt == 0 && rank) {
                             if ((int64_t)h.v < 0 || (int64_t)h.v > PF_MAX_RANK)
                                 die("%s: rank %" PRId64 ": prof merge numbers the ranks of Perfetto traces 0 to %d",
@@ -294,6 +329,7 @@ void pf_scan(trace *t) {
         }
     }
     pf_start();                         /* the next trace's sequences are others */
+    trace_close(t);
 }
 
 /* ---- prof table's reading: the model ------------------------------------
@@ -302,13 +338,17 @@ void pf_scan(trace *t) {
    pairs them, with the names and argument keys each sequence interned and
    the arguments on the END, as prof.h writes them. GPU, counter and memory
    tracks are left out, as the JSON path leaves GPU events out; prof report
-   reads them from the same pass (pf_to_model's also: every slice, with its
-   BEGIN's arguments when its END has none, as a GPU slice's, and every
-   instant). */
+   reads them from the same pass, and prof ranks its regions without a
+   model (pf_to_model's also: every slice, with its BEGIN's arguments when
+   its END has none, as a GPU slice's, and every instant). Per thread:
+   prof ranks reads several traces at once. */
 typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; } pftrack;
 typedef struct { uint64_t track; const char *name; uint64_t t0; size_t a0, na; } pfopen;   /* a0, na: its BEGIN's args */
 
-static struct {
+static _Thread_local struct {
+    void (*also)(trace *, const pf_slice *, void *);   /* the other reader of the pass; NULL: none */
+    void *ctx;
+    trace *t;
     uint64_t *key;                      /* (sequence, table, iid) + 1; 0: empty */
     const char **val;
     size_t cap, n;
@@ -410,7 +450,7 @@ static void pfm_desc(prof_cycle *c, const pbfield *f) {
         o = &g_pfm.tr[g_pfm.ntr++];
     }
     *o = k;
-    if (k.has_tid && tname) prof_model_thread(c, (long)k.tid, tname);
+    if (k.has_tid && tname && c) prof_model_thread(c, (long)k.tid, tname);
 }
 
 /* Interned event names (table 2) and argument keys (table 3) of a sequence. */
@@ -430,17 +470,12 @@ static void pfm_interned(uint32_t seq, const pbfield *f) {
     }
 }
 
-/* The reader of the other slices and instants, when one is given
-   (prof report's GPU and memory events). */
-static void (*g_pf_also)(trace *, const pf_slice *, void *);
-static void *g_pf_also_ctx;
-static trace *g_pf_also_t;
-
 static int prof_key(const char *key) {         /* prof.h's own keys are not a region's arguments */
     return !strcmp(key, "correlation") || !strcmp(key, "os_tid") || !strcmp(key, "clipped");
 }
 
-/* One TrackEvent of sequence s at time ts (ns since the trace's earliest). */
+/* One TrackEvent of sequence s at time ts (ns since the trace's earliest);
+   c NULL: to also only. */
 static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
@@ -466,10 +501,10 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
         if (key && has) args[nargs++].key = key;
     }
     if (!name && name_iid) name = pfm_name(pfm_key(s->id, 2, name_iid));
-    if (type == 3 && g_pf_also) {               /* INSTANT */
+    if (type == 3 && g_pfm.also) {              /* INSTANT */
         pf_slice sl = { name ? name : "(unnamed)", (int64_t)ts, (int64_t)ts, 1, 0, 0, nargs, args };
         sl.has_tid = pfm_tid(track, &sl.tid);
-        g_pf_also(g_pf_also_t, &sl, g_pf_also_ctx);
+        g_pfm.also(g_pfm.t, &sl, g_pfm.ctx);
         return;
     }
     if (type == 1) {                            /* SLICE_BEGIN */
@@ -478,7 +513,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
             g_pfm.open = xrealloc(g_pfm.open, g_pfm.opencap * sizeof *g_pfm.open);
         }
         size_t a0 = g_pfm.nargs;
-        if (g_pf_also && nargs) {               /* kept for the END, which has none */
+        if (g_pfm.also && nargs) {              /* kept for the END, which has none */
             if (g_pfm.nargs + nargs > g_pfm.argcap) {
                 g_pfm.argcap = 2 * (g_pfm.nargs + nargs);
                 g_pfm.args = xrealloc(g_pfm.args, g_pfm.argcap * sizeof *g_pfm.args);
@@ -498,13 +533,13 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     g_pfm.nopen--;
     int64_t tid;
     int has_tid = pfm_tid(track, &tid);
-    if (g_pf_also) {
+    if (g_pfm.also) {
         pf_slice sl = { o.name, (int64_t)o.t0, (int64_t)ts, 0, has_tid, has_tid ? tid : 0, nargs, args };
         if (!nargs && o.na) sl.nargs = o.na, sl.args = g_pfm.args + o.a0;
-        g_pf_also(g_pf_also_t, &sl, g_pf_also_ctx);
+        g_pfm.also(g_pfm.t, &sl, g_pfm.ctx);
         if (!g_pfm.nopen) g_pfm.nargs = 0;     /* none open: the pool starts again */
     }
-    if (!has_tid) return;                       /* not a thread's: GPU, counters */
+    if (!has_tid || !c) return;                 /* not a thread's (GPU, counters), or no model */
     int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
         prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
@@ -519,13 +554,13 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
 }
 
 void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *, void *), void *ctx) {
-    size_t pos = 0;
     pfpacket pk;
-    g_pf_also = also;
-    g_pf_also_ctx = ctx;
-    g_pf_also_t = t;
+    trace_rewind(t);
+    g_pfm.also = also;
+    g_pfm.ctx = ctx;
+    g_pfm.t = t;
     pf_start();
-    while (pf_read(t, &pos, &pk)) {
+    while (pf_read(t, &pk)) {
         pbin in = { pk.at, pk.at + pk.n };
         pbfield f, ev;
         memset(&ev, 0, sizeof ev);
@@ -538,7 +573,7 @@ void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *
     }
     pf_start();
     pfm_free();
-    g_pf_also = NULL;
+    trace_close(t);
 }
 
 void pf_free(void) {

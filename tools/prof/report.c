@@ -347,37 +347,35 @@ static const char *const header_keys[][2] = {
 #define HEADER_WORLD 1                  /* JSON: in distributedInfo */
 #define HEADER_KEYS (sizeof header_keys / sizeof *header_keys)
 
-/* A Perfetto trace's attributes (TracePacket.trace_attributes, 126): the
-   header's keys among them (a later packet's value wins, as in Perfetto). */
-static void pf_header(trace *t, const char *text[HEADER_KEYS], int64_t num[HEADER_KEYS], int has[HEADER_KEYS]) {
-    size_t pos = 0, n;
-    const uint8_t *at;
-    while (pf_packet(t, &pos, &at, &n)) {
-        pbin in = { at, at + n }, attrs, attr;
-        pbfield f, g, h;
-        while (pb_next(&in, &f)) {
-            if (f.id != 126 || f.wt != 2) continue;
-            attrs = pb_sub(&f);
-            while (pb_next(&attrs, &g)) {
-                if (g.id != 1 || g.wt != 2) continue;
-                size_t k = HEADER_KEYS;
-                attr = pb_sub(&g);
-                while (pb_next(&attr, &h)) {
-                    if (h.id == 1)
-                        for (k = 0; k < HEADER_KEYS && !pb_is(&h, header_keys[k][0]); k++) {}
-                    else if (k < HEADER_KEYS && h.id == 2 && h.wt == 0 && k >= HEADER_TEXTS)
-                        num[k] = (int64_t)h.v, has[k] = 1;
-                    else if (k < HEADER_KEYS && h.id == 3 && h.wt == 2 && k < HEADER_TEXTS)
-                        text[k] = prof_intern((const char *)h.data, h.n), has[k] = 1;
-                }
-            }
+/* A Perfetto trace's attributes (TracePacket.trace_attributes, 126, as
+   pf_scan keeps them in t->attrs, in order): the header's keys among them
+   (a later packet's value wins, as in Perfetto). */
+static void pf_header(const trace *t, const char *text[HEADER_KEYS], int64_t num[HEADER_KEYS], int has[HEADER_KEYS]) {
+    pbin in = { t->attrs, t->nattrs ? t->attrs + t->nattrs : t->attrs }, attr;
+    pbfield g, h;
+    while (pb_next(&in, &g)) {
+        if (g.id != 1 || g.wt != 2) continue;
+        size_t k = HEADER_KEYS;
+        attr = pb_sub(&g);
+        while (pb_next(&attr, &h)) {
+            if (h.id == 1)
+                for (k = 0; k < HEADER_KEYS && !pb_is(&h, header_keys[k][0]); k++) {}
+            else if (k < HEADER_KEYS && h.id == 2 && h.wt == 0 && k >= HEADER_TEXTS)
+                num[k] = (int64_t)h.v, has[k] = 1;
+            else if (k < HEADER_KEYS && h.id == 3 && h.wt == 2 && k < HEADER_TEXTS)
+                text[k] = prof_intern((const char *)h.data, h.n), has[k] = 1;
         }
     }
 }
 
 /* The trace's identity: rank, world, devices, drops, a flight dump's reason. */
+static doc copy_doc(const trace *t, const char *p, size_t n) {     /* json_load's copies (NULL: none) */
+    doc d = { t->path, p, n ? p + n : p, 0 };
+    return d;
+}
+
 static void put_identity(trace *t) {
-    const doc *d = &t->d;
+    const doc head = copy_doc(t, t->head, t->nhead), dev = copy_doc(t, t->devprops.p, t->devprops.n);
     key("path", 1);
     put_s(t->path);
     key("file", 0);
@@ -396,12 +394,11 @@ static void put_identity(trace *t) {
     if (t->pf) {
         pf_header(t, text, num, has);
     } else {
-        span top = { ws(d->buf, d->end), 0 };
-        top.n = (size_t)(d->end - top.p);
+        span top = { t->head, t->nhead };
         for (size_t k = 0; k < HEADER_KEYS; k++) {
             char q[64];
             snprintf(q, sizeof q, "\"%s\"", header_keys[k][0]);
-            span v = obj_find(d, k == HEADER_WORLD ? obj_find(d, top, "\"distributedInfo\"") : top, q);
+            span v = obj_find(&head, k == HEADER_WORLD ? obj_find(&head, top, "\"distributedInfo\"") : top, q);
             if (k < HEADER_TEXTS && v.n && v.p[0] == '"') text[k] = json_text(v), has[k] = 1;
             if (k >= HEADER_TEXTS && span_int(v, &num[k])) has[k] = 1;
         }
@@ -419,9 +416,9 @@ static void put_identity(trace *t) {
         cursor c;
         span e;
         int k = 0;
-        arr_begin(&c, d, t->devprops.p, 1);
+        arr_begin(&c, &dev, t->devprops.p, 1);
         while (arr_next(&c, &e)) {
-            span nm = obj_find(d, e, "\"name\"");
+            span nm = obj_find(&dev, e, "\"name\"");
             if (k++) put(",");
             put_s(nm.n && nm.p[0] == '"' ? json_text(nm) : "GPU");
         }

@@ -7,7 +7,8 @@
 
 const char *g_prog = "prof";            /* or the command's: "prof merge", "prof table", "prof diff" */
 int g_quiet;                            /* say nothing (the fuzzer's default) */
-jmp_buf *g_die_jump;                    /* set: die() jumps here instead of exiting */
+_Thread_local jmp_buf *g_die_jump;      /* set: die() jumps here instead of exiting */
+_Thread_local char *g_die_text;         /* set: die() writes its line here (DIE_TEXT bytes), not on stderr */
 
 static void vnote(const char *fmt, va_list ap) {
     if (g_quiet) return;
@@ -27,7 +28,12 @@ void note(const char *fmt, ...) {
 _Noreturn void die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vnote(fmt, ap);
+    if (g_die_text) {
+        int n = snprintf(g_die_text, DIE_TEXT, "%s: ", g_prog);
+        vsnprintf(g_die_text + n, DIE_TEXT - (size_t)n, fmt, ap);
+    } else {
+        vnote(fmt, ap);
+    }
     va_end(ap);
     if (g_partial) remove(g_partial);
     if (g_die_jump) longjmp(*g_die_jump, 1);

@@ -37,11 +37,15 @@
    sets "prof merge", "prof table", "prof diff"); nothing when g_quiet. */
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message, then the output file half written removed (g_partial), then
-   exit 2, or a jump to *g_die_jump when a driver set one. */
+   exit 2, or a jump to *g_die_jump when a driver set one (per thread: prof
+   ranks's readers catch their own, their message kept in g_die_text, for
+   the main thread to say once the others have stopped). */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char *g_prog;
 extern int g_quiet;
-extern jmp_buf *g_die_jump;
+#define DIE_TEXT 1024
+extern _Thread_local jmp_buf *g_die_jump;
+extern _Thread_local char *g_die_text;
 
 extern const char *g_partial;   /* merge.c: output file being written, removed by die() */
 
@@ -75,6 +79,7 @@ typedef struct { const char *p; size_t n; } span;   /* raw JSON text; n == 0: ab
 typedef struct {
     const char *path;
     const char *buf, *end;
+    uint64_t off;       /* where buf is in the trace (its window's place) */
 } doc;
 
 /* Walks the members of an object or the elements of an array, validating
@@ -102,19 +107,40 @@ int str_starts(span s, const char *prefix);
    validated object obj; absent when obj is not an object. */
 span obj_find(const doc *d, span obj, const char *key);
 int span_int(span s, int64_t *out);         /* a plain integer */
+uint64_t doc_pos(const doc *d, const char *at);    /* at's byte in the trace */
 /* The number s times 10^shift, exactly, rounded half away from zero. */
 int span_scaled(span s, int shift, int64_t *out);
 /* A JSON string (validated) as the text it stands for, interned. */
 const char *json_text(span s);
 
 /* ======================================================================== */
-/*  One trace (trace.c): a file read whole, inflated, its format told       */
+/*  One trace (trace.c): read through a bounded window, its format told     */
 /* ======================================================================== */
+/* A trace is read front to back through a window of its bytes (a gzipped
+   one inflated as it goes), as many times as a command needs: each pass
+   starts with trace_rewind and ends with trace_close. What a pass keeps
+   beyond the window (sync points, processes, the header's values) is
+   copied. A trace in memory (t->buf, t->len: a pipe read whole, the
+   fuzzer's input) is read the same way, its window the whole of it. */
+
+#define WIN_CHUNK ((size_t)1 << 20)     /* read at a time */
+#define WIN_MAX   ((size_t)16 << 20)    /* one JSON value (an event), one packet, at most */
+
+typedef struct gz gz;                   /* inflate.c: gzip inflated as it is read */
+
+typedef struct {
+    FILE *f;                            /* NULL: the bytes are t->buf */
+    gz *z;                              /* a gzipped trace: inflated from f or t->buf */
+    char *buf;                          /* the window: bytes [off, off + n) of the trace */
+    size_t n, cap;
+    uint64_t off;
+    int eof, owned;                     /* no more to read; buf is ours */
+} window;
 
 typedef struct { int64_t k, t; size_t seq; } sync_pt;    /* number, absolute ns, order in the file */
 
 typedef struct {
-    span raw;           /* the pid as written: 1234, 0, "Spans" */
+    span raw;           /* the pid as written: 1234, 0, "Spans" (its own copy) */
     int gpu;            /* a device's process: raw is the device index */
     int named, sorted;  /* has process_name / process_sort_index events */
     int64_t out;        /* its pid in the merged trace */
@@ -123,12 +149,17 @@ typedef struct {
 typedef struct {
     const char *path;
     int arg;                        /* position among the arguments */
-    char *buf;
+    char *buf;                      /* the trace in memory (a pipe, the fuzzer's); NULL: read from path */
     size_t len;
-    doc d;
+    window w;
+    doc d;                          /* JSON: the window as a document */
     int rank;
-    span events, devprops;          /* traceEvents, deviceProperties */
+    span devprops;                  /* deviceProperties (its own copy) */
+    char *head;                     /* JSON: the other members of its header but traceEvents, */
+    size_t nhead;                   /*   as one object's text (its own copy; nhead 0: none) */
     int64_t base, dropped;          /* baseTimeNanoseconds, prof_dropped_events */
+    int hang;                       /* a watchdog's dump (prof_dump_reason "hang") */
+    int64_t dump_step;              /*   prof_dump_step; -1: none */
     sync_pt *syncs;
     size_t nsync;
     proc *procs;                    /* (the merge's) */
@@ -143,6 +174,9 @@ typedef struct {
     uint32_t max_seq;               /* Perfetto: its highest sequence id */
     size_t npackets;                /*   its timed events */
     int cut;                        /*   its last packet is cut short */
+    uint64_t next;                  /*   where its next packet is */
+    uint8_t *attrs;                 /*   its trace attributes (Attribute messages, each a field 1) */
+    size_t nattrs;
 } trace;
 
 /* The traces of this run; global, so that everything is still reachable
@@ -151,17 +185,36 @@ extern trace *g_tr;
 extern size_t g_ntr;
 
 trace *trace_add(const char *path, int arg);    /* a new g_tr[arg], rank arg unless it says */
-void trace_read(trace *t);                      /* the file into t->buf */
-/* Validates the whole trace and reads its header: a gzipped one inflated
-   first; a Perfetto one checked packet by packet and read for its rank,
-   drops, sync points and earliest time (pf_scan). */
+void trace_init(trace *t, const char *path, int arg);   /* the same, for a trace of the caller's */
+void trace_read(trace *t);                      /* the file into t->buf, whole (what cannot be read twice) */
+/* Reads the trace once, validating it whole, for its format and header: a
+   Perfetto one's rank, drops, sync points and earliest time (pf_scan), a
+   JSON one's header (json_load). */
 void trace_load(trace *t);
-trace *trace_open(const char *path, int arg);   /* added, read and loaded */
+trace *trace_open(const char *path, int arg);   /* added and loaded */
+/* A pass: from the first byte (the format told), then the window refilled
+   past bytes no longer needed, then its resources given back. */
+void trace_rewind(trace *t);
+/* Moves the window on: the bytes before buf + keep are let go, more are
+   read after the rest. 0 at the trace's end. The window grows to WIN_MAX
+   when a value needs it; past that, die(). */
+size_t trace_more(trace *t, size_t keep);
+void trace_close(trace *t);
+/* Its rank from the header alone (a JSON trace's members before its
+   events): 1 when it says it, 0 when only a pass can tell. */
+int trace_rank(trace *t);
+/* Whether rank is in a list as --ranks takes it (0-7,37); rank -1: whether
+   the list is one. */
+int rank_listed(const char *list, int rank);
+void trace_free(trace *t);                      /* what one trace holds */
 void traces_free(void);                         /* g_tr and every reader's state */
 
-/* gzip (inflate.c): t's gzip bytes replaced by what they inflate to. */
-void gunzip_trace(trace *t);
-void gunzip_free(void);
+/* gzip (inflate.c): a reader of a gzip file, from f (from its current
+   place) or from the bytes [p, p + n). gz_read: up to cap inflated bytes;
+   0 at the end of the last member. Malformed input: die(). */
+gz *gz_open(const char *path, FILE *f, const uint8_t *p, size_t n);
+size_t gz_read(gz *z, uint8_t *dst, size_t cap);
+void gz_close(gz *z);
 
 /* ======================================================================== */
 /*  JSON traces (read_json.c)                                               */
@@ -178,8 +231,12 @@ typedef struct {
     const char *at;
 } event;
 
-/* Calls fn(t, event, ctx) for every event of the (validated) traceEvents. */
-void for_each_event(trace *t, void (*fn)(trace *, const event *, void *), void *ctx);
+/* One pass over a JSON trace: every event to fn (NULL: none), the whole
+   file validated, the header's values into t at its end (the header may
+   come after traceEvents: a pass's times rest on t->base as it was when it
+   began). */
+void json_walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx);
+#define for_each_event json_walk
 int is_meta(const event *ev);
 int is_gpu_cat(span cat);           /* an X event of this category is a GPU's */
 /* The absolute time in ns of an event with this ts, when ts is a number. */
@@ -223,15 +280,17 @@ typedef struct {
     int64_t abs_ns;                     /*   REALTIME ns */
 } pfpacket;
 
-/* The packets of a file: *at and *n of the next; 0 at the end. A last
-   packet cut short (a killed run's file) ends it with a warning. */
-int pf_packet(trace *t, size_t *pos, const uint8_t **at, size_t *n);
+/* The packets of a trace, after trace_rewind: *at and *n of the next,
+   valid until the next call; 0 at the end. A last packet cut short (a
+   killed run's file) ends it with a warning. */
+int pf_packet(trace *t, const uint8_t **at, size_t *n);
 /* The next packet decoded, in order (the sequences' state starts afresh
    with pf_start); 0 at the end. */
 void pf_start(void);
-int pf_read(trace *t, size_t *pos, pfpacket *pk);
-/* The trace's rank and drops (trace attributes), sync points, earliest
-   time, highest sequence id. */
+int pf_read(trace *t, pfpacket *pk);
+/* The trace's rank, drops, a dump's reason and step (trace attributes, kept
+   in t->attrs), sync points, earliest time, highest sequence id: a pass of
+   its own. */
 void pf_scan(trace *t);
 /* A slice or an instant of any track, as pf_to_model decodes it: times in
    the model's ns; its thread when its track is (or is under) a thread's;
@@ -248,7 +307,9 @@ typedef struct {
     const pf_arg *args;
 } pf_slice;
 /* Its CPU regions (BEGIN/END slices of thread tracks), steps and thread
-   names into c; also (when not NULL) sees every slice and instant. */
+   names into c (NULL: no model); also (when not NULL) sees every slice as
+   it ends (steps too, named ProfilerStep#N) and every instant, in the same
+   pass. After pf_scan (t->tmin). */
 void pf_to_model(trace *t, prof_cycle *c, void (*also)(trace *, const pf_slice *, void *), void *ctx);
 void pf_free(void);
 
@@ -309,20 +370,27 @@ void tool_out_free(tool_out *o);
 int cmd_merge(int argc, char **argv);   /* argv[0]: "merge" */
 int cmd_table(int argc, char **argv);   /* argv: after "table" */
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
+int cmd_ranks(int argc, char **argv);   /* argv: after "ranks" */
 int cmd_report(int argc, char **argv);  /* argv: after "report" */
 /* prof diff's rows of two traces as JSON (its own table's, the U test's p),
    for prof report --diff. */
 void diff_json(tool_out *o, trace *base, trace *new_);
-extern const char merge_usage[];
+extern const char merge_usage[], ranks_usage[];
 
-/* The merge's steps, which the fuzz driver runs too: after g_tr is loaded,
-   ranks in order and aligned; the merged trace into f (1: no write failed);
-   everything freed, the traces and the readers' state too. */
+/* The merge's steps, which the fuzz driver runs too: pass 1 of each trace
+   of g_tr; ranks in order and aligned; the merged trace into f (1: no write
+   failed); everything freed, the traces and the readers' state too. */
+void merge_scan(trace *t);
 void merge_align(void);
 int merge_write(FILE *f, const char *name);
 int64_t merge_base(void);               /* its baseTimeNanoseconds */
 size_t merge_written(void);             /* its events (packets) */
 void merge_free(void);
+
+/* prof ranks's reading of one rank's trace (in memory), for the fuzzer;
+   ranks_fuzz_free frees it, after die() too. */
+void ranks_fuzz(const trace *t);
+void ranks_fuzz_free(void);
 
 /* prof table's reading (table.c): trace t as cycle k (0 or 1) of the run,
    finished; table_free frees both. */
