@@ -8422,9 +8422,11 @@ typedef struct prof__job {
     uint64_t t0, now;                   /* its start; the step's time (HANG: the dump's) */
     uint64_t from;                      /* the recording window's start */
     int64_t act_ns;                     /* flight: kernel capture's clock at the step */
+    int64_t slow;                       /* flight: a slow step, judged at the step (-1: none), */
+    uint64_t slow_dur;                  /*   its length (ticks) */
+    double median;                      /*   and the median it was judged against */
     prof__ev *open;                     /* regions open at a save, or (HANG) at the dump */
     size_t nopen;
-    uint64_t merged;                    /* flight: steps joined into this one (queue full) */
     prof__cycle gpu;                    /* its GPU side, resolved at the step */
 } prof__job;
 
@@ -8447,18 +8449,25 @@ static struct {
    caller runs j itself, after letting prof__lock go. */
 static int prof__wk_submit_locked(prof__job *j) {
     if (!__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED)) return 0;
-    if (prof__wk.n == PROF__JOBS || prof__wk.stop) {   /* stop: shutdown has begun; its own
-                                                          collection takes what is left */
+    if (prof__wk.n == PROF__JOBS || prof__wk.stop) {
         prof__job *last = &prof__wk.q[(prof__wk.head + prof__wk.n - 1) % PROF__JOBS];
         int joins = prof__wk.n > (unsigned)prof__wk.busy &&   /* never the one running */
                     last->kind == PROF__JOB_STEP && j->kind == PROF__JOB_STEP &&
-                    !j->fired && !last->fired && last->prev == j->prev && last->next == j->next &&
-                    (prof__g.conf.flight || j->prev == PROF__RECORD);
+                    (prof__g.conf.flight || (last->prev == PROF__RECORD && j->prev == PROF__RECORD &&
+                                             last->next == PROF__RECORD && j->next == PROF__RECORD));
         if (joins) {                    /* a flight step or a streamed part: the last one reaches further */
-            last->merged += 1 + j->merged;
             last->now = j->now;
             last->step = j->step;
             last->act_ns = j->act_ns;
+            if (j->fired) {             /* a trigger, and a slow step, stay what they were */
+                last->fired = 1;
+                last->at = j->at;
+            }
+            if (j->slow >= 0) {
+                last->slow = j->slow;
+                last->slow_dur = j->slow_dur;
+                last->median = j->median;
+            }
             if (j->gpu.ngpu) {          /* flight: the GPU regions placed at this step too */
                 prof__gev *v = (prof__gev *)realloc(last->gpu.gpu, (last->gpu.ngpu + j->gpu.ngpu) * sizeof *v);
                 if (v) {
@@ -8709,8 +8718,9 @@ static void prof__fl_segment(int64_t step, uint64_t t0, uint64_t now, prof__cycl
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
-   before it; then it joins them. Under prof__wk_lock. */
-static int prof__fl_slow(uint64_t dur, double *median_out) {
+   before it; then it joins them. At the step, under prof__lock: a few
+   dozen compares, a sort only for a step longer than the least of them. */
+static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
     int slow = 0;
     uint64_t least = (uint64_t)-1;      /* the median is at least the least: most steps stop here */
     for (int i = 0; i < prof__fl.ndur; i++) least = prof__fl.dur[i] < least ? prof__fl.dur[i] : least;
@@ -8887,6 +8897,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     prof__job j;                        /* flight mode: the dump, the profiler's thread's job */
     memset(&j, 0, sizeof j);
     j.kind = PROF__JOB_HANG;
+    j.slow = -1;
     int queued = 0;
     if (!m) return;
     pthread_mutex_lock(&prof__lock);
@@ -9108,7 +9119,6 @@ static void prof__job_run(prof__job *j) {
     prof__cycle cy;
     memset(&cy, 0, sizeof cy);
     int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
-    double median = 0;
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     const char *hang = NULL;
     if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
@@ -9117,7 +9127,6 @@ static void prof__job_run(prof__job *j) {
         hang = "";
     } else if (prof__g.conf.flight) {
         prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
-        int slow = j->t0 && !j->merged && prof__fl_slow(j->now - j->t0, &median);
         if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
         int64_t upto = prof__fl.want - 1;
         if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
@@ -9126,8 +9135,8 @@ static void prof__job_run(prof__job *j) {
                 save = prof__fl_dump(&cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
             else
                 gone = upto;
-        } else if (slow) {
-            save = prof__fl_dump(&cy, "slow_step", j->step, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
+        } else if (j->slow >= 0) {
+            save = prof__fl_dump(&cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
         }
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
         prof__cycle_make(&cy, j);
@@ -9147,12 +9156,11 @@ static void prof__job_run(prof__job *j) {
                   (long long)j->step);
     } else if (save == 3) {
         prof__calibrate();              /* ticks to ns: before the first save, not yet */
-        double ns = (double)(prof__tick_ns(j->now) - prof__tick_ns(j->t0));
+        double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
         if (!strcmp(cy.reason, "slow_step"))
             prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
-                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->step, ns / 1e6,
-                      ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
-                      (long long)cy.first_step, (long long)j->step);
+                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
+                      median / 1e6, (long long)cy.first_step, (long long)j->step);
         else
             prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
                       (long long)cy.first_step, (long long)cy.reason_step);
@@ -9211,7 +9219,12 @@ void prof_step(void) {
             __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
         }
     }
+    j.slow = -1;
     if (prof__g.conf.flight && !prof__g.disabled) {
+        if (step_t0 && prof__fl_slow_locked(now - step_t0, &j.median)) {   /* judged here: exact */
+            j.slow = step;
+            j.slow_dur = now - step_t0;
+        }
         prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);   /* what finished by now, placed */
         j.act_ns = prof__act_now_locked();
         prof__gpu_step_locked();
