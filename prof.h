@@ -8492,10 +8492,14 @@ static int prof__wk_submit_locked(prof__job *j) {
     return 1;
 }
 
+static __thread int prof__in_job;       /* this thread runs a job (a handler may call exit()) */
+
 /* j, on the calling thread, in turn with the profiler's thread's jobs. */
 static void prof__job_run_here(prof__job *j) {
     pthread_mutex_lock(&prof__wk_lock);
+    prof__in_job = 1;
     prof__job_run(j);
+    prof__in_job = 0;
     pthread_mutex_unlock(&prof__wk_lock);
 }
 
@@ -9252,6 +9256,11 @@ void prof_step(void) {
 }
 
 void prof_shutdown(void) {
+    if (prof__in_job) {                 /* a trace-ready handler calls exit(): its cycle is the last */
+        prof__msg("PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not "
+                  "written");
+        return;
+    }
     prof__wd_stop(0);
     prof__signals_stop(0);
     prof__reserve_stop();
