@@ -2659,7 +2659,8 @@ static size_t prof__nsnap, prof__snapcap;
    where its part of this collection ends: that record and those after it
    stay where they are for the next collection, exactly as if they had been
    written later, and cost no memory beyond the chunks the cap counts. The
-   retired store, which packs many threads' records, spills them instead.
+   retired store, which packs many threads' records, and a thread that has
+   exited, whose chunks go now, spill them instead.
    The caller holds prof__wk_lock, not prof__lock: that is taken only to
    read the registry at the start and to change it at the end, so threads
    refill, register and step while records are copied. */
@@ -2709,7 +2710,7 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
                 e.th = idx & 0xFFFFFFFu;
                 int later = e.t0 > t_to || (e.t1 > t_to && prof__role[e.kind] == PROF__R_SPAN);
                 if (PROF__LIKELY(into && e.t0 >= t_from && !later)) into->ev[into->n++] = e;
-                else if (later && !th->retired) goto drained;   /* the rest are later too */
+                else if (later && !th->retired && !prof__snap[k].dead) goto drained;   /* the rest are too */
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
             prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
@@ -2731,14 +2732,8 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
         if (!prof__snap[k].dead) continue;  /* exited before: everything it wrote is taken */
         prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
         dropped -= __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-        for (prof__chunk *c = th->head; c;) {
-            prof__chunk *next = c->next;
-            prof__chunk_release(c);
-            c = next;
-        }
         for (prof__thread **link = &prof__g.rec.threads; *link; link = &(*link)->next)
             if (*link == th) { *link = th->next; break; }
-        free(th);
     }
     dropped += prof__g.rec.dropped_dead;
     prof__g.rec.spill = spill;
@@ -2758,6 +2753,16 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     }
     prof__g.rec.dropped_reported = dropped;
     pthread_mutex_unlock(&prof__lock);
+    for (size_t k = 0; k < prof__nsnap; k++) {  /* the exited ones, out of the registry: their memory */
+        prof__thread *th = prof__snap[k].th;
+        if (!prof__snap[k].dead) continue;
+        for (prof__chunk *c = th->head; c;) {
+            prof__chunk *next = c->next;
+            prof__chunk_release(c);
+            c = next;
+        }
+        free(th);
+    }
     /* spilled events came first: regroup by thread, keeping record order */
     if (cy && from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
 }
