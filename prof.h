@@ -559,9 +559,11 @@ PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_eve
    PROF_GPU_EVENT activity (the event that call recorded reached the device
    at t0_ns). The region is then placed by those two times, on the clock of
    its kernels: a kernel launched inside it on its stream lies inside it
-   exactly. Without them (no mark, an older tracer, a record lost) the
-   region spans the kernels launched inside it on its stream (Kineto's
-   rule), so containment holds for every tracer. */
+   exactly. Without the times (a tracer that names calls but cannot time
+   event records, a record lost) the region spans the kernels launched on
+   its thread between its two named records on its stream; without mark at
+   all, those whose launch call lies in its CPU side (Kineto's rule either
+   way), so containment holds for every tracer. */
 enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME, PROF_GPU_EVENT, PROF_GPU_EXTERNAL };
 
 typedef struct prof_gpu_activity {
@@ -3417,7 +3419,11 @@ static long prof__act_tid(uint64_t v) {
    last ones run after the save). The tracer's marks (event records' device
    times) are joined to the ids the core gave them and put the cycle's GPU
    regions on the same clock (prof__gpu_one_clock). Under prof__lock. */
-typedef struct prof__gmark { uint64_t id, tick; } prof__gmark;
+typedef struct prof__gmark {           /* a mark: (2 * region + side) ... */
+    uint64_t id, tick;                  /* ... and its event's device time, if timed */
+    uint32_t corr;                      /* the tracer's correlation of its record call */
+    int timed;
+} prof__gmark;
 
 static int prof__gmark_cmp(const void *x, const void *y) {
     uint64_t a = ((const prof__gmark *)x)->id, b = ((const prof__gmark *)y)->id;
@@ -3464,9 +3470,10 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                and a region's marks and its kernels keep their order */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
-            if (mark) {
-                if (a->kind == PROF_GPU_EVENT) evm[nevm].id = a->correlation, evm[nevm++].tick = t0;
-                else ext[next].id = a->correlation, ext[next++].tick = a->external;
+            if (mark) {                     /* keyed by the record call's correlation for now */
+                prof__gmark *m = a->kind == PROF_GPU_EVENT ? &evm[nevm++] : &ext[next++];
+                m->id = a->correlation;
+                m->tick = a->kind == PROF_GPU_EVENT ? t0 : a->external;
                 continue;
             }
             if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
@@ -3499,17 +3506,21 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
-    /* each mark's id with its event's device time: (2 * region + side, tick) */
-    size_t nm = 0;
-    if (nevm && next) {
-        qsort(evm, nevm, sizeof *evm, prof__gmark_cmp);
-        for (size_t i = 0; i < next; i++) {
-            prof__gmark key = { ext[i].id, 0 };
-            const prof__gmark *e = (const prof__gmark *)bsearch(&key, evm, nevm, sizeof key, prof__gmark_cmp);
-            if (e) ext[nm].id = ext[i].tick, ext[nm++].tick = e->tick;
-        }
-        qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
+    /* each mark by the id the core gave it, with its record call's
+       correlation and, when the tracer timed it, its event's device time */
+    if (nevm) qsort(evm, nevm, sizeof *evm, prof__gmark_cmp);
+    for (size_t i = 0; i < next; i++) {
+        prof__gmark key, *m = &ext[i];
+        memset(&key, 0, sizeof key);
+        key.id = m->id;
+        const prof__gmark *e = nevm ? (const prof__gmark *)bsearch(&key, evm, nevm, sizeof key, prof__gmark_cmp) : NULL;
+        m->corr = (uint32_t)m->id;
+        m->id = m->tick;
+        m->tick = e ? e->tick : 0;
+        m->timed = e != NULL;
     }
+    size_t nm = next;
+    if (nm) qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
     int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
     prof__gpu_one_clock(cy, ext, nm, npt > 0 ? (int64_t)((double)half * npt + 0.5) : half);
     free(evm);
@@ -3978,11 +3989,15 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
      lies inside it, exactly, on one clock, one map. Chosen first because its
      edges are the region's own (its idle time, its copies, nested regions
      without kernels all keep their place), as Kineto's rule cannot give;
-   - else (a tracer without marks, CUPTI before device timestamps, a record
+   - else (CUPTI before device timestamps, a tracer without them, a record
      lost): it spans from the first start to the last end of the kernels,
-     copies and fills launched inside its CPU side on its stream (Kineto's
+     copies and fills launched inside it on its stream (Kineto's
      gpu_user_annotation rule), which contains them by construction; a
-     region that launched none there keeps its anchors' place.
+     region that launched none there keeps its anchors' place. Inside it:
+     launched on its thread between its two event records, by the tracer's
+     correlations, when its marks name those (exact); else (a tracer without
+     marks) with the launch call's time within its CPU side, as good as the
+     readings of the tracer's clock.
    tracer_ns: the half-width of the tracer's clock readings, the bound of a
    device whose regions all came from marks. */
 static int prof__u64pair_cmp(const void *x, const void *y) {
@@ -3996,7 +4011,9 @@ static int prof__u64first_cmp(const void *x, const void *y) {
 }
 
 static const prof__gmark *prof__gmark_find(const prof__gmark *mk, size_t nm, uint64_t id) {
-    prof__gmark key = { id, 0 };
+    prof__gmark key;
+    memset(&key, 0, sizeof key);
+    key.id = id;
     return nm ? (const prof__gmark *)bsearch(&key, mk, nm, sizeof key, prof__gmark_cmp) : NULL;
 }
 
@@ -4006,7 +4023,7 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
     /* launches (thread, call tick, index of what it launched), sorted; and
        the regions' CPU sides (correlation, index into ev) */
     uint64_t *api = (uint64_t *)malloc((2 * na + 1) * sizeof *api);
-    prof__klaunch *kl = (prof__klaunch *)malloc((ng + 1) * sizeof *kl);
+    prof__klaunch *kl = (prof__klaunch *)malloc(2 * (ng + 1) * sizeof *kl), *kc = kl ? kl + ng + 1 : NULL;
     uint64_t *cpu = (uint64_t *)malloc((2 * cy->n + 2) * sizeof *cpu);
     int unmarked[PROF__GPU_DEVS] = { 0 }, marked[PROF__GPU_DEVS] = { 0 };
     if (!api || !kl || !cpu) goto done;
@@ -4022,12 +4039,15 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
         }
         if (lo == na || api[2 * lo] != key[0]) continue;
         const prof__gact *call = &cy->act[api[2 * lo + 1]];
-        kl[nl].tid = call->tid;
-        kl[nl].t = call->t0;
-        kl[nl++].cum = (int64_t)i;
+        kl[nl].tid = kc[nl].tid = call->tid;
+        kl[nl].t = call->t0;            /* by time ... */
+        kc[nl].t = call->a.correlation; /* ... and by correlation */
+        kl[nl].cum = kc[nl].cum = (int64_t)i;
+        nl++;
     }
     qsort(kl, nl, sizeof *kl, prof__klaunch_cmp);
-    kl[nl].tid = LONG_MAX;
+    qsort(kc, nl, sizeof *kc, prof__klaunch_cmp);
+    kl[nl].tid = kc[nl].tid = LONG_MAX;
     for (size_t i = 0; i < cy->n; i++)
         if (cy->ev[i].kind == PROF__K_GPU_REGION) cpu[2 * nr] = cy->ev[i].aux, cpu[2 * nr++ + 1] = i;
     qsort(cpu, nr, 2 * sizeof *cpu, prof__u64pair_cmp);
@@ -4036,7 +4056,7 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
         const prof__gmark *m0 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr);
         const prof__gmark *m1 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr + 1);
         int dev = g->dev >= 0 && g->dev < PROF__GPU_DEVS ? g->dev : 0;
-        if (m0 && m1 && m1->tick >= m0->tick) {
+        if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
             g->t0 = (int64_t)m0->tick;
             g->t1 = (int64_t)m1->tick;
             marked[dev]++;
@@ -4048,9 +4068,12 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
         if (!c || !nl) continue;
         const prof__ev *e = &cy->ev[c[1]];
         long tid = e->th < cy->nth ? cy->th[e->th].tid : 0;
+        int by_corr = m0 && m1 && m0->corr < m1->corr;
+        const prof__klaunch *ks = by_corr ? kc : kl;
+        uint64_t from = by_corr ? m0->corr : e->t0, to = by_corr ? m1->corr : e->t1;
         uint64_t lo = UINT64_MAX, hi = 0;
-        for (size_t k = prof__klaunch_at(kl, nl, tid, e->t0); kl[k].tid == tid && kl[k].t <= e->t1; k++) {
-            const prof__gact *a = &cy->act[kl[k].cum];
+        for (size_t k = prof__klaunch_at(ks, nl, tid, from); ks[k].tid == tid && ks[k].t <= to; k++) {
+            const prof__gact *a = &cy->act[ks[k].cum];
             if (a->a.device != g->dev || a->a.stream != g->stream) continue;
             lo = a->t0 < lo ? a->t0 : lo;
             hi = a->t1 > hi ? a->t1 : hi;

@@ -21,12 +21,13 @@
    Buffers are within PROF_BUFFER_MB; when none is given CUPTI drops records
    and counts them, and so do we. The record structs are the toolkit's
    headers'; the fields read here sit alike in every version since CUDA 11.
-   One clock (prof.h's >>api-gpu): where CUPTI has
-   cuptiActivityEnableCudaEventDeviceTimestamps (CUDA 12.8+), each
-   cudaEventRecord prof.h makes is recorded under an external correlation
-   id of its own (CUSTOM2, pushed and popped around it) and CUPTI's
-   CUDA_EVENT record gives its device time on CUPTI's clock, the kernels'
-   clock; without it prof.h spans each region over its kernels. */
+   One clock (prof.h's >>api-gpu): each cudaEventRecord prof.h makes is
+   recorded under an external correlation id of its own (CUSTOM2, pushed
+   and popped around it), and where CUPTI has
+   cuptiActivityEnableCudaEventDeviceTimestamps (CUDA 12.8+) its CUDA_EVENT
+   record gives the event's device time on CUPTI's clock, the kernels'
+   clock; without it prof.h spans each region over the kernels launched
+   between its two records. */
 #if defined(__has_include) && !defined(PROF_NO_CUPTI)
 #if __has_include(<cupti_activity.h>)
 #define PROF__CUPTI 1
@@ -80,7 +81,7 @@ static struct {
     CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
     int on;                             /* atomic: capturing */
-    int marks;                          /* atomic: event records' device times are on */
+    int marks;                          /* atomic: 1 prof.h's event records named, 2 and timed */
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
     size_t bufs, bufs_max;              /* buffers out (atomic), and the most */
     uint8_t *spare[PROF__CUPTI_SPARE];  /* buffers back from CUPTI, for its next request */
@@ -96,10 +97,7 @@ static const CUpti_ActivityKind prof__cupti_kinds[4] = {
     CUPTI_ACTIVITY_KIND_RUNTIME,
 };
 
-/* The marks' kinds: event records, and the ids prof.h gave them. */
-static const CUpti_ActivityKind prof__cupti_mark_kinds[2] = {
-    CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-};
+/* The ids prof.h gives its event records (marks), apart from others'. */
 #define PROF__CUPTI_MARK CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 /* Why there is no kernel capture, in one line. */
@@ -305,20 +303,21 @@ static void prof__cupti_spares_free(void) {
     prof__cupti_spare_unlock();
 }
 
-/* Marks, where CUPTI has them: device timestamps of event records, and
-   the external correlation that names prof.h's. Without them (an older
-   CUPTI, a refusal) nothing is said: regions span their kernels instead. */
+/* Marks, where CUPTI has them: the external correlation that names
+   prof.h's event records (CUDA 10+), and their device timestamps (12.8+).
+   Without the first nothing is marked; without the second the records are
+   named but not timed, and a region spans what was launched between them.
+   Nothing is said: either way kernels lie inside their regions. */
 static void prof__cupti_marks_on(void) {
-    size_t i = 0, n = sizeof prof__cupti_mark_kinds / sizeof prof__cupti_mark_kinds[0];
-    if (!prof__cupti.event_ts || !prof__cupti.push || !prof__cupti.pop || prof__cupti.event_ts(1) != CUPTI_SUCCESS)
+    if (!prof__cupti.push || !prof__cupti.pop ||
+        prof__cupti.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS)
         return;
-    while (i < n && prof__cupti.enable(prof__cupti_mark_kinds[i]) == CUPTI_SUCCESS) i++;
-    if (i == n) {
-        __atomic_store_n(&prof__cupti.marks, 1, __ATOMIC_RELEASE);
-        return;
-    }
-    while (i--) prof__cupti.disable(prof__cupti_mark_kinds[i]);
-    prof__cupti.event_ts(0);
+    __atomic_store_n(&prof__cupti.marks, 1, __ATOMIC_RELEASE);
+    if (!prof__cupti.event_ts || prof__cupti.event_ts(1) != CUPTI_SUCCESS) return;
+    if (prof__cupti.enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS)
+        __atomic_store_n(&prof__cupti.marks, 2, __ATOMIC_RELEASE);
+    else
+        prof__cupti.event_ts(0);
 }
 
 /* prof.h's event record that follows is `id` (0: the one before is done). */
@@ -404,9 +403,10 @@ static void prof__cupti_stop(void) {
     prof__cupti_flush();
     for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
         prof__cupti.disable(prof__cupti_kinds[i]);
-    if (__atomic_exchange_n(&prof__cupti.marks, 0, __ATOMIC_ACQ_REL)) {
-        for (size_t i = 0; i < sizeof prof__cupti_mark_kinds / sizeof prof__cupti_mark_kinds[0]; i++)
-            prof__cupti.disable(prof__cupti_mark_kinds[i]);
+    int marks = __atomic_exchange_n(&prof__cupti.marks, 0, __ATOMIC_ACQ_REL);
+    if (marks) prof__cupti.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    if (marks == 2) {
+        prof__cupti.disable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
         prof__cupti.event_ts(0);
     }
     prof__cupti_spares_free();

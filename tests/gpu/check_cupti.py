@@ -40,10 +40,16 @@ from run_case import check  # noqa: E402
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
-def check_trace(d, launches=None, kernels=(), slack_us=0.0):
+def check_trace(d, launches=None, kernels=(), slack_us=0.0, inside_names=None):
     """The checks above on a loaded trace; returns (GPU events, runtime
     calls, GPU regions, [first kernel's start - region's start, us],
-    [region's end - last kernel's end, us])."""
+    [region's end - last kernel's end, us]). Which kernels a region
+    launched: those whose call lies in its CPU side, more than MARGIN_NS
+    from its edges (a call's place on the CPU clock is as good as the
+    readings of the tracer's clock: one just after a region may seem inside
+    it); or, given inside_names (what a test knows it launched inside a
+    region), each kernel of those names belongs to the region nearest its
+    call on its thread."""
     ev = d["traceEvents"]
     gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
     rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"]
@@ -109,12 +115,20 @@ def check_trace(d, launches=None, kernels=(), slack_us=0.0):
     cpu_side = {e["args"]["correlation"]: e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
                 and "correlation" in e.get("args", {})}
     slack = ns(slack_us)
+    # every region's CPU side, with a GPU side in the trace or not (a flight
+    # dump's last GPU region is still in flight when it is written)
+    regions = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+               and not e["name"].startswith("ProfilerStep#")]
     for r in ann:
         c = cpu_side.get(r["args"]["correlation"])
         if c is None:                   # a flight dump's ring began after its CPU side
             continue
         r0, r1 = ns(r["ts"]), ns(r["ts"]) + ns(r["dur"])
-        inside = [k for k in gpu if k["pid"] == r["pid"] and k["tid"] == r["tid"] and launched_in(by_corr, k, c)]
+        if inside_names is None:
+            inside = [k for k in gpu if k["pid"] == r["pid"] and k["tid"] == r["tid"] and launched_in(by_corr, k, c)]
+        else:
+            inside = [k for k in gpu if k["pid"] == r["pid"] and k["tid"] == r["tid"] and k["name"] in inside_names
+                      and nearest(by_corr, k, regions) is c]
         for k in inside:
             k0, k1 = ns(k["ts"]), ns(k["ts"]) + ns(k["dur"])
             check(r0 - slack <= k0 and k1 <= r1 + slack,
@@ -131,11 +145,25 @@ def ns(us):
     return round(us * 1000)
 
 
+MARGIN_NS = 1000
+
+
 def launched_in(by_corr, k, cpu):
-    """Whether k's launch call is on cpu's thread, within its span."""
+    """Whether k's launch call is on cpu's thread, within its span (more
+    than MARGIN_NS from its edges)."""
     call = by_corr.get(k["args"]["correlation"])
     return (call is not None and call["pid"] == cpu["pid"] and call["tid"] == cpu["tid"]
-            and ns(cpu["ts"]) <= ns(call["ts"]) <= ns(cpu["ts"]) + ns(cpu["dur"]))
+            and ns(cpu["ts"]) + MARGIN_NS < ns(call["ts"]) < ns(cpu["ts"]) + ns(cpu["dur"]) - MARGIN_NS)
+
+
+def nearest(by_corr, k, cpus):
+    """The CPU side on k's call's thread nearest that call (0: inside)."""
+    call = by_corr.get(k["args"]["correlation"])
+    if call is None:
+        return None
+    t = ns(call["ts"])
+    mine = [c for c in cpus if c["pid"] == call["pid"] and c["tid"] == call["tid"]]
+    return min(mine, key=lambda c: max(ns(c["ts"]) - t, t - ns(c["ts"]) - ns(c["dur"]), 0), default=None)
 
 
 def check_tracks(ev):

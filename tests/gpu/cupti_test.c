@@ -472,7 +472,7 @@ static int case_graph(int flight) {
 static int run(const char *name) {
     if (!strcmp(name, "cupti_flight")) return case_flight();
     if (!strcmp(name, "cupti_late")) return case_late();
-    if (!strcmp(name, "cupti_kernels") || !strcmp(name, "cupti_nomarks") || !strcmp(name, "cupti_loaded"))
+    if (!strcmp(name, "cupti_kernels") || !strcmp(name, "cupti_nomarks") || !strcmp(name, "cupti_unnamed") || !strcmp(name, "cupti_loaded"))
         return case_kernels(2000);
     if (!strcmp(name, "cupti_latency_20")) return case_kernels(20000);
     if (!strcmp(name, "cupti_latency_50")) return case_kernels(50000);

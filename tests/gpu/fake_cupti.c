@@ -24,7 +24,9 @@
    correlation ids pushed per thread (cuptiActivityPushExternalCorrelationId)
    and an EXTERNAL_CORRELATION record for each API call made under one
    (fake_cupti_api). FAKE_CUPTI_NO_EVENT_TS=1: a CUPTI without device
-   timestamps, whose enable answers CUPTI_ERROR_NOT_SUPPORTED. */
+   timestamps, whose enable answers CUPTI_ERROR_NOT_SUPPORTED;
+   FAKE_CUPTI_NO_EXTERNAL=1: one that refuses EXTERNAL_CORRELATION too, as
+   a tracer without marks. */
 #define _POSIX_C_SOURCE 200809L
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
@@ -196,6 +198,8 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
     const char *fail = getenv("FAKE_CUPTI_FAIL_ENABLE");
     if ((unsigned)kind >= 64 || !record_size(kind)) return CUPTI_ERROR_INVALID_KIND;
+    if (kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && getenv("FAKE_CUPTI_NO_EXTERNAL"))
+        return CUPTI_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&F.lock);
     int n = ++F.enables;
     if (!(fail && atoi(fail) == n)) F.enabled[kind] = 1;
