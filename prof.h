@@ -4017,6 +4017,8 @@ static const prof__gmark *prof__gmark_find(const prof__gmark *mk, size_t nm, uin
     return nm ? (const prof__gmark *)bsearch(&key, mk, nm, sizeof key, prof__gmark_cmp) : NULL;
 }
 
+#define PROF__GPU_MARK_FAR 1e7          /* ns: marks this far from the anchors are not believed */
+
 static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns) {
     size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, nl = 0, nr = 0;
     if (!cy->ngpu || (!nm && !ng)) return;
@@ -4026,6 +4028,9 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
     prof__klaunch *kl = (prof__klaunch *)malloc(2 * (ng + 1) * sizeof *kl), *kc = kl ? kl + ng + 1 : NULL;
     uint64_t *cpu = (uint64_t *)malloc((2 * cy->n + 2) * sizeof *cpu);
     int unmarked[PROF__GPU_DEVS] = { 0 }, marked[PROF__GPU_DEVS] = { 0 };
+    size_t far = 0;
+    double npt = prof__ns_per_tick();
+    static int said_far;
     if (!api || !kl || !cpu) goto done;
     for (size_t i = 0; i < na; i++) api[2 * i] = cy->act[i].a.correlation, api[2 * i + 1] = i;
     qsort(api, na, 2 * sizeof *api, prof__u64pair_cmp);
@@ -4056,7 +4061,11 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
         const prof__gmark *m0 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr);
         const prof__gmark *m1 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr + 1);
         int dev = g->dev >= 0 && g->dev < PROF__GPU_DEVS ? g->dev : 0;
-        if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
+        /* a tracer whose event times were on another clock than its
+           kernels' would put them far from the anchors: not trusted */
+        double off = m0 && m0->timed ? ((double)m0->tick - (double)g->t0) * npt : 0;
+        if (off > PROF__GPU_MARK_FAR || off < -PROF__GPU_MARK_FAR) far++;
+        else if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
             g->t0 = (int64_t)m0->tick;
             g->t1 = (int64_t)m1->tick;
             marked[dev]++;
@@ -4081,6 +4090,9 @@ static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t n
         if (lo <= hi) g->t0 = (int64_t)lo, g->t1 = (int64_t)hi;
     }
     qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
+    if (far && !said_far++)
+        prof__msg("%zu GPU region%s: the tracer's event times lie over 10 ms from the anchors' (another clock?); "
+                  "spanned over their kernels instead", far, far == 1 ? "" : "s");
     for (size_t i = 0; i < cy->ngdev; i++) {
         int d = cy->gdev[i].dev;
         if (d >= 0 && d < PROF__GPU_DEVS && marked[d] && !unmarked[d])

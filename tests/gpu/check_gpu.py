@@ -450,7 +450,12 @@ def case_cupti_kernels(backend, program, case="cupti_kernels", marks=True, **env
     call's time lies in it."""
     from check_cupti import check_trace
     p = run(program, case, **env)
-    check_quiet(p)
+    if "CUPTI_FAR" in env:
+        lines = stderr_lines(p)
+        check(len(lines) == 1 and lines[0].startswith("prof: 3 GPU regions: the tracer's event times lie over 10 ms "
+                                                      "from the anchors'"), f"stderr {p.stderr}")
+    else:
+        check_quiet(p)
     truth = read_truth()
     t = truth["per_step"][0]
     d = load("cupti.1.json")
@@ -532,6 +537,13 @@ def case_cupti_unnamed(backend, program):
     mark): a region spans what its launch calls' times put inside it."""
     case_cupti_kernels(backend, program, "cupti_unnamed", marks=None, FAKE_CUPTI_NO_EVENT_TS="1",
                        FAKE_CUPTI_NO_EXTERNAL="1")
+
+
+def case_cupti_far(backend, program):
+    """Event times on another clock than the kernels' (the device's raw
+    clock, 5 s off): prof.h says so once and spans each region over what
+    was launched between its records instead."""
+    case_cupti_kernels(backend, program, "cupti_far", marks=False, CUPTI_FAR="1")
 
 
 def case_cupti_loaded(backend, program):
