@@ -455,6 +455,11 @@ typedef struct prof_table {
     double    peak_tflops;    /* the device's peak, for "% peak" columns:  */
     double    peak_gbps;      /*   PROF_PEAK_TFLOPS / PROF_PEAK_GBPS, else
                                  the GPU's, when known; 0: none             */
+    int64_t   gpu_bound_ns;   /* GPU times sit within this of their place on
+                                 the CPU clock, as measured (worst device);
+                                 0: not known (a trace read back)           */
+    int       gpu_one_clock;  /* kernel capture placed every GPU region on
+                                 its kernels' clock (they nest exactly)     */
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -558,8 +563,21 @@ PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_eve
 /* Kernel capture: what a runtime's activity tracer (CUPTI, in prof_cuda.h)
    saw, handed to the core, which places it on the CPU clock and writes it
    as Kineto does. Times are on the tracer's clock, in ns; the core maps it
-   to its own by pairs of readings of both (now_ns). */
-enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME };
+   to its own by pairs of readings of both (now_ns).
+   One clock: a tracer that times event records on its own clock (CUPTI's
+   CUDA_EVENT records with device timestamps) has a `mark`: the core calls
+   mark(id) before recording a GPU region's event and mark(0) after, and
+   the tracer hands over, in any order, a PROF_GPU_EXTERNAL activity (the
+   runtime call `correlation` was made under mark `external`) and a
+   PROF_GPU_EVENT activity (the event that call recorded reached the device
+   at t0_ns). The region is then placed by those two times, on the clock of
+   its kernels: a kernel launched inside it on its stream lies inside it
+   exactly. Without the times (a tracer that names calls but cannot time
+   event records, a record lost) the region spans the kernels launched on
+   its thread between its two named records on its stream; without mark at
+   all, those whose launch call lies in its CPU side (Kineto's rule either
+   way), so containment holds for every tracer. */
+enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME, PROF_GPU_EVENT, PROF_GPU_EXTERNAL };
 
 typedef struct prof_gpu_activity {
     int         kind;         /* PROF_GPU_*                                  */
@@ -573,6 +591,9 @@ typedef struct prof_gpu_activity {
     int         grid[3], block[3], regs;  /* kernel                          */
     int64_t     smem;         /* kernel: static + dynamic shared memory      */
     uint64_t    bytes;        /* copy or fill                                */
+    uint64_t    external;     /* PROF_GPU_EXTERNAL: the id mark() was given  */
+    uint64_t    graph_node;   /* launched by a graph: its node's id ...      */
+    uint32_t    graph;        /* ... and the graph's (0: not by a graph)     */
 } prof_gpu_activity;
 
 typedef struct prof_gpu_tracer {
@@ -581,6 +602,7 @@ typedef struct prof_gpu_tracer {
     void (*flush)(void);                        /* hands over what is complete */
     void (*stop)(void);
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
+    void (*mark)(uint64_t id);                  /* NULL, or see "One clock"    */
 } prof_gpu_tracer;
 
 /* From the tracer's callbacks, on any thread; copies a. */
@@ -2883,7 +2905,15 @@ typedef struct prof__gev {              /* a saved GPU region, CPU clock in ns *
     long long stream;
 } prof__gev;
 
-struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns; };
+/* marked_ns: set (> 0) when kernel capture's marks placed every GPU region
+   of the device, to the half-width of the readings of the tracer's clock;
+   prof__gdev_bound says which bound holds */
+struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns, marked_ns; };
+
+/* How far a device's GPU times may sit from their true place on the CPU
+   clock, as measured: the anchors' half-bracket, or the tracer's readings'
+   when marks placed them (kernels and regions then share that error). */
+static int64_t prof__gdev_bound(const struct prof__gdev_info *d) { return d->marked_ns > 0 ? d->marked_ns : d->unc_ns; }
 
 typedef struct prof__gdev {
     void *stream;                       /* private, idle: anchors only */
@@ -2961,6 +2991,35 @@ static void prof__gpu_off(int d, int prev) {
     if (prev != d) prof__gpu.api->set_device(prev);
 }
 
+/* When an event recorded on an idle stream reached the device, on the CPU
+   clock: between [*lo, *hi]. The event completes a launch latency after
+   its record (1-5 us on an idle GPU, tens under load), so the middle of
+   record-to-sync would place it early by half that latency. Instead the
+   event is polled: it completed after the last query that found it
+   pending began, and before the first that found it done returned; the
+   bracket is two queries wide whatever the latency. Polling stops after
+   PROF__GPU_POLL_NS (a device that is slow to answer), and a wait takes
+   over, from the last pending query on. */
+#define PROF__GPU_POLL_NS 20000000
+static int prof__gpu_probe(const prof_gpu_api *api, void *ev, void *stream, uint64_t *lo, uint64_t *hi) {
+    uint64_t from = prof__now();
+    int err = api->event_record(ev, stream);
+    if (err) return err;
+    *lo = from;
+    int64_t stop = prof__mono_ns() + PROF__GPU_POLL_NS;
+    for (unsigned n = 0;; n++) {
+        uint64_t q0 = prof__now();
+        err = api->event_query(ev);
+        *hi = prof__now();
+        if (err != api->not_ready) return err;
+        *lo = q0;
+        if ((n & 63u) == 63u && prof__mono_ns() > stop) break;
+    }
+    err = api->event_sync(ev);
+    *hi = prof__now();
+    return err;
+}
+
 /* A new anchor on device d, appended to its list. Under the lock. */
 static int prof__gpu_anchor_locked(int d) {
     const prof_gpu_api *api = prof__gpu.api;
@@ -2985,14 +3044,13 @@ static int prof__gpu_anchor_locked(int d) {
         g->cap = nc;
     }
     for (int i = 0; i < PROF__GPU_PROBES; i++) {
-        uint64_t t_a = prof__now();
-        if ((err = api->event_record(g->probe[i], g->stream)) || (err = api->event_sync(g->probe[i]))) {
+        uint64_t lo, hi;
+        if ((err = prof__gpu_probe(api, g->probe[i], g->stream, &lo, &hi))) {
             prof__gpu_off(d, prev);
             prof__gpu_fail(api, "anchor event", err);
             return -1;
         }
-        uint64_t t_b = prof__now();
-        if (best < 0 || t_b - t_a < win) { best = i; win = t_b - t_a; tick = t_a + win / 2; }
+        if (best < 0 || hi - lo < win) { best = i; win = hi - lo; tick = lo + win / 2; }
     }
     prof__gpu_off(d, prev);
     /* the chosen probe becomes the anchor; the anchor slot's old event, a probe */
@@ -3128,6 +3186,18 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
     return 1;
 }
 
+/* A GPU region's event recorded; while a tracer that times event records
+   captures, under its mark: id is 2 * correlation, + 1 for the end. */
+static const prof_gpu_tracer *prof__act_marks;  /* atomic: the capturing tracer, if it has marks */
+static inline int prof__gpu_record(const prof_gpu_api *api, void *ev, void *stream, uint64_t id) {
+    const prof_gpu_tracer *tr = __atomic_load_n(&prof__act_marks, __ATOMIC_ACQUIRE);
+    if (PROF__LIKELY(!tr)) return api->event_record(ev, stream);
+    tr->mark(id);
+    int err = api->event_record(ev, stream);
+    tr->mark(0);
+    return err;
+}
+
 void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     prof__range_push(name);
     prof__gtls_t *g = &prof__gtls;
@@ -3167,10 +3237,10 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
     if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
-    int err = api->event_record(p->ev0, stream);
-    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    int err = prof__gpu_record(api, p->ev0, stream, 2 * (uint64_t)corr);
+    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     p->name = name;
     p->stream = g->stream_id;
     p->dev = dev;
@@ -3197,7 +3267,7 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
         prof__gpair *p = &r->slot[f->slot & (r->cap - 1)];
-        int err = prof__gpu.api->event_record(p->ev1, stream);
+        int err = prof__gpu_record(prof__gpu.api, p->ev1, stream, 2 * (uint64_t)p->corr + 1);
         if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
@@ -3339,6 +3409,7 @@ static struct {
     uint64_t lost;                      /* atomic */
     int64_t ns[2];                      /* readings of both clocks: window start, save */
     uint64_t tick[2];
+    uint64_t half[2];                   /* ... each within this many ticks */
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
 } prof__act;
@@ -3352,7 +3423,7 @@ static void prof__act_late_locked(void) {
     size_t late = 0;
     for (size_t i = 0; i < prof__act.n; i++) {
         const prof_gpu_activity *a = &prof__act.a[i];
-        late += a->kind != PROF_GPU_RUNTIME && prof__act.saved_hi && a->correlation >= prof__act.saved_lo &&
+        late += a->kind < PROF_GPU_RUNTIME && prof__act.saved_hi && a->correlation >= prof__act.saved_lo &&
                 a->correlation <= prof__act.saved_hi;
     }
     if (late)
@@ -3373,6 +3444,7 @@ static void prof__act_reading(int k) {
         best = b - a;
         prof__act.ns[k] = ns;
         prof__act.tick[k] = a + (b - a) / 2;
+        prof__act.half[k] = (b - a + 1) / 2;
     }
 }
 
@@ -3404,6 +3476,7 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
+    if (api->tracer->mark) __atomic_store_n(&prof__act_marks, api->tracer, __ATOMIC_RELEASE);
     prof__act_reading(0);
 }
 
@@ -3442,7 +3515,22 @@ static long prof__act_tid(uint64_t v) {
    tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
    what it launched belongs with it, wherever the GPU ran it (GPU work lags
    the CPU: a window's first kernels may be the last window's launches, its
-   last ones run after the save). Under prof__lock. */
+   last ones run after the save). The tracer's marks (event records' device
+   times) are joined to the ids the core gave them and put the cycle's GPU
+   regions on the same clock (prof__gpu_one_clock). Under prof__lock. */
+typedef struct prof__gmark {           /* a mark: (2 * region + side) ... */
+    uint64_t id, tick;                  /* ... and its event's device time, if timed */
+    uint32_t corr;                      /* the tracer's correlation of its record call */
+    int timed;
+} prof__gmark;
+
+static int prof__gmark_cmp(const void *x, const void *y) {
+    uint64_t a = ((const prof__gmark *)x)->id, b = ((const prof__gmark *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns);
+
 static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_ns) {
     if (!prof__act.tracer) return;
     prof__act.tracer->flush();
@@ -3457,7 +3545,11 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
     /* the correlations of runtime calls: all of them, and those in the window */
     uint32_t *all = n ? (uint32_t *)malloc(2 * n * sizeof *all) : NULL, *in = all ? all + n : NULL;
-    if (n && (!cy->act || !all)) {
+    /* marks: event records' device times, and the ids the core gave them,
+       both by the runtime call's correlation */
+    prof__gmark *evm = n ? (prof__gmark *)malloc(2 * n * sizeof *evm) : NULL, *ext = evm ? evm + n : NULL;
+    size_t nevm = 0, next = 0;
+    if (n && (!cy->act || !all || !evm)) {
         __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED);
         cy->oom = 1;
         free(cy->act);
@@ -3467,15 +3559,22 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
-            int api = a->kind == PROF_GPU_RUNTIME;
-            if (pass != !api) continue;     /* runtime calls first, then what they launched */
+            int api = a->kind == PROF_GPU_RUNTIME, mark = a->kind > PROF_GPU_RUNTIME;
+            if (pass != !(api || mark)) continue;  /* runtime calls and marks first, then what they launched */
             if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            /* both ends by one monotonic map: back-to-back kernels stay so */
+            /* both ends by one monotonic map: back-to-back kernels stay so,
+               and a region's marks and its kernels keep their order */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+            if (mark) {                     /* keyed by the record call's correlation for now */
+                prof__gmark *m = a->kind == PROF_GPU_EVENT ? &evm[nevm++] : &ext[next++];
+                m->id = a->correlation;
+                m->tick = a->kind == PROF_GPU_EVENT ? t0 : a->external;
+                continue;
+            }
             if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
                 t1 = t0;
                 backwards++;
@@ -3506,6 +3605,24 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
+    /* each mark by the id the core gave it, with its record call's
+       correlation and, when the tracer timed it, its event's device time */
+    if (nevm) qsort(evm, nevm, sizeof *evm, prof__gmark_cmp);
+    for (size_t i = 0; i < next; i++) {
+        prof__gmark key, *m = &ext[i];
+        memset(&key, 0, sizeof key);
+        key.id = m->id;
+        const prof__gmark *e = nevm ? (const prof__gmark *)bsearch(&key, evm, nevm, sizeof key, prof__gmark_cmp) : NULL;
+        m->corr = (uint32_t)m->id;
+        m->id = m->tick;
+        m->tick = e ? e->tick : 0;
+        m->timed = e != NULL;
+    }
+    size_t nm = next;
+    if (nm) qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
+    int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
+    prof__gpu_one_clock(cy, ext, nm, npt > 0 ? (int64_t)((double)half * npt + 0.5) : half);
+    free(evm);
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
@@ -3549,6 +3666,7 @@ static void prof__act_trim_locked(int64_t from_ns) {
 /* Shutdown: capture stops. Under prof__lock. */
 static void prof__act_stop_locked(void) {
     if (!prof__act.tracer) return;
+    __atomic_store_n(&prof__act_marks, NULL, __ATOMIC_RELEASE);
     prof__act.tracer->stop();
     prof__act.tracer = NULL;
     pthread_mutex_lock(&prof__act_lock);
@@ -3643,12 +3761,14 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
-        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
     }
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres)
         lost += prof__gpu_place_locked(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
+    /* after the regions: their marks put them on the kernels' clock */
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
+        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
     cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
@@ -3956,6 +4076,133 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
     return k;
 }
 
+/* One clock (>>api-gpu's "One clock"): the cycle's GPU regions placed on
+   the clock of its kernels, once kernel capture's records are in it. The
+   anchors put a region within a microsecond or so of its true place on the
+   CPU clock; kernels are placed by the tracer's own clock; nothing ties the
+   two, so a kernel could end after its region (and Perfetto's UI does not
+   draw an X event that overlaps its parent partially). So, per region:
+   - both its events' device times came as marks: they are its edges. An
+     event completes when the stream's work before it has, and work after it
+     cannot begin earlier: a kernel launched inside the region on its stream
+     lies inside it, exactly, on one clock, one map. Chosen first because its
+     edges are the region's own (its idle time, its copies, nested regions
+     without kernels all keep their place), as Kineto's rule cannot give;
+   - else (CUPTI before device timestamps, a tracer without them, a record
+     lost): it spans from the first start to the last end of the kernels,
+     copies and fills launched inside it on its stream (Kineto's
+     gpu_user_annotation rule), which contains them by construction; a
+     region that launched none there keeps its anchors' place. Inside it:
+     launched on its thread between its two event records, by the tracer's
+     correlations, when its marks name those (exact); else (a tracer without
+     marks) with the launch call's time within its CPU side, as good as the
+     readings of the tracer's clock.
+   tracer_ns: the half-width of the tracer's clock readings, the bound of a
+   device whose regions all came from marks. */
+static int prof__u64pair_cmp(const void *x, const void *y) {
+    const uint64_t *a = (const uint64_t *)x, *b = (const uint64_t *)y;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int prof__u64first_cmp(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static const prof__gmark *prof__gmark_find(const prof__gmark *mk, size_t nm, uint64_t id) {
+    prof__gmark key;
+    memset(&key, 0, sizeof key);
+    key.id = id;
+    return nm ? (const prof__gmark *)bsearch(&key, mk, nm, sizeof key, prof__gmark_cmp) : NULL;
+}
+
+#define PROF__GPU_MARK_FAR 1e7          /* ns: marks this far from the anchors are not believed */
+
+static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns) {
+    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, nl = 0, nr = 0;
+    if (!cy->ngpu || (!nm && !ng)) return;
+    /* launches (thread, call tick, index of what it launched), sorted; and
+       the regions' CPU sides (correlation, index into ev) */
+    uint64_t *api = (uint64_t *)malloc((2 * na + 1) * sizeof *api);
+    prof__klaunch *kl = (prof__klaunch *)malloc(2 * (ng + 1) * sizeof *kl), *kc = kl ? kl + ng + 1 : NULL;
+    uint64_t *cpu = (uint64_t *)malloc((2 * cy->n + 2) * sizeof *cpu);
+    int unmarked[PROF__GPU_DEVS] = { 0 }, marked[PROF__GPU_DEVS] = { 0 };
+    size_t far = 0;
+    double npt = prof__ns_per_tick();
+    static int said_far;
+    if (!api || !kl || !cpu) goto done;
+    for (size_t i = 0; i < na; i++) api[2 * i] = cy->act[i].a.correlation, api[2 * i + 1] = i;
+    qsort(api, na, 2 * sizeof *api, prof__u64pair_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        uint64_t key[2] = { cy->act[i].a.correlation, 0 };
+        size_t lo = 0, hi = na;         /* the first call with that correlation */
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (prof__u64pair_cmp(&api[2 * m], key) < 0) lo = m + 1;
+            else hi = m;
+        }
+        if (lo == na || api[2 * lo] != key[0]) continue;
+        const prof__gact *call = &cy->act[api[2 * lo + 1]];
+        kl[nl].tid = kc[nl].tid = call->tid;
+        kl[nl].t = call->t0;            /* by time ... */
+        kc[nl].t = call->a.correlation; /* ... and by correlation */
+        kl[nl].cum = kc[nl].cum = (int64_t)i;
+        nl++;
+    }
+    qsort(kl, nl, sizeof *kl, prof__klaunch_cmp);
+    qsort(kc, nl, sizeof *kc, prof__klaunch_cmp);
+    kl[nl].tid = kc[nl].tid = LONG_MAX;
+    for (size_t i = 0; i < cy->n; i++)
+        if (cy->ev[i].kind == PROF__K_GPU_REGION) cpu[2 * nr] = cy->ev[i].aux, cpu[2 * nr++ + 1] = i;
+    qsort(cpu, nr, 2 * sizeof *cpu, prof__u64pair_cmp);
+    for (size_t j = 0; j < cy->ngpu; j++) {
+        prof__gev *g = &cy->gpu[j];
+        const prof__gmark *m0 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr);
+        const prof__gmark *m1 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr + 1);
+        int dev = g->dev >= 0 && g->dev < PROF__GPU_DEVS ? g->dev : 0;
+        /* a tracer whose event times were on another clock than its
+           kernels' would put them far from the anchors: not trusted */
+        double off = m0 && m0->timed ? ((double)m0->tick - (double)g->t0) * npt : 0;
+        if (off > PROF__GPU_MARK_FAR || off < -PROF__GPU_MARK_FAR) far++;
+        else if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
+            g->t0 = (int64_t)m0->tick;
+            g->t1 = (int64_t)m1->tick;
+            marked[dev]++;
+            continue;
+        }
+        unmarked[dev]++;
+        uint64_t key[2] = { g->corr, 0 };
+        const uint64_t *c = nr ? (const uint64_t *)bsearch(key, cpu, nr, 2 * sizeof *cpu, prof__u64first_cmp) : NULL;
+        if (!c || !nl) continue;
+        const prof__ev *e = &cy->ev[c[1]];
+        long tid = e->th < cy->nth ? cy->th[e->th].tid : 0;
+        int by_corr = m0 && m1 && m0->corr < m1->corr;
+        const prof__klaunch *ks = by_corr ? kc : kl;
+        uint64_t from = by_corr ? m0->corr : e->t0, to = by_corr ? m1->corr : e->t1;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t k = prof__klaunch_at(ks, nl, tid, from); ks[k].tid == tid && ks[k].t <= to; k++) {
+            const prof__gact *a = &cy->act[ks[k].cum];
+            if (a->a.device != g->dev || a->a.stream != g->stream) continue;
+            lo = a->t0 < lo ? a->t0 : lo;
+            hi = a->t1 > hi ? a->t1 : hi;
+        }
+        if (lo <= hi) g->t0 = (int64_t)lo, g->t1 = (int64_t)hi;
+    }
+    qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
+    if (far && !said_far++)
+        prof__msg("%zu GPU region%s: the tracer's event times lie over 10 ms from the anchors' (another clock?); "
+                  "spanned over their kernels instead", far, far == 1 ? "" : "s");
+    for (size_t i = 0; i < cy->ngdev; i++) {
+        int d = cy->gdev[i].dev;
+        if (d >= 0 && d < PROF__GPU_DEVS && marked[d] && !unmarked[d])
+            cy->gdev[i].marked_ns = tracer_ns > 0 ? tracer_ns : 1;
+    }
+done:
+    free(api);
+    free(kl);
+    free(cpu);
+}
+
 /* ---- the walk: one traversal of a cycle that drives any sink ---------------
    prof__walk visits the CPU records thread by thread in record order, then
    the GPU regions by device and stream, then kernel capture's runtime calls
@@ -4007,10 +4254,12 @@ typedef struct prof__sink {
     void (*gpu)(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream);
     /* kernel capture: runtime calls (api) by thread, then the rest by device
        and stream; new_track: the first of its thread / stream, new_dev: of
-       its device (or the first after the runtime calls); linked: what it
-       launched, or what launched it, is in the cycle; label: the thread's */
-    void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                const char *label);
+       its device (or the first after the runtime calls); flows: the keys of
+       its flows (prof__walk_flows), one per kernel, copy or fill a call
+       launched (a graph launch has several), none when the other end is
+       not in the cycle; label: the thread's */
+    void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                const uint64_t *flows, size_t nflows, const char *label);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -4025,6 +4274,10 @@ typedef struct prof__walker {           /* the walk's own memory */
     size_t ngdur;
     prof__klaunch *kl;                  /*   and kernel capture's launches */
     size_t nkl;
+    uint64_t *kf;                       /* kernel capture: correlation << 32 | index, sorted */
+    size_t nkf;
+    uint64_t *fl;                       /* a call's flows' keys */
+    size_t flcap;
 } prof__walker;
 
 /* Slices need BEGIN and END in time order; records come in post-order (a
@@ -4126,6 +4379,49 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
 
 static void prof__walk_free(prof__walker *w) {
     free(w->pend); free(w->mpend); free(w->stk); free(w->u); free(w->nx); free(w->gdur); free(w->kl);
+    free(w->kf); free(w->fl);
+}
+
+/* Flows of kernel capture, one to one: each kernel, copy or fill has its
+   own, from the call that launched it, though a graph launch's share one
+   correlation. Its key: the correlation for the first of that correlation
+   (so the usual one-kernel launch keeps the id it always had), else 2^32 +
+   its index in the cycle. Writers make ids of keys. Into *flows (w->fl for
+   a call); their number, or (size_t)-1 when out of memory. */
+static uint64_t prof__flow_key(const uint64_t *kf, size_t at) {
+    uint64_t c = kf[at] >> 32;
+    return at && kf[at - 1] >> 32 == c ? ((uint64_t)1 << 32) + (kf[at] & 0xffffffffu) : c;
+}
+
+static size_t prof__walk_flows(prof__walker *w, const prof__cycle *cy, size_t j, const uint64_t **flows) {
+    const prof__gact *g = &cy->act[j];
+    uint64_t c = g->a.correlation;
+    size_t lo = 0, hi = w->nkf, n = 0;
+    if (j >= cy->nact_api) {            /* what was launched: one flow, if its call is here */
+        if (!prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation)) return 0;
+        uint64_t v = c << 32 | j;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (w->kf[m] < v) lo = m + 1;
+            else hi = m;
+        }
+        w->fl[0] = prof__flow_key(w->kf, lo);
+        *flows = w->fl;
+        return 1;
+    }
+    while (lo < hi) {                   /* a call: one flow per thing it launched */
+        size_t m = lo + (hi - lo) / 2;
+        if (w->kf[m] >> 32 < c) lo = m + 1;
+        else hi = m;
+    }
+    for (size_t i = lo; i < w->nkf && w->kf[i] >> 32 == c; i++) {
+        uint64_t *nf = (uint64_t *)prof__grow(w->fl, &w->flcap, n + 1, sizeof *nf);
+        if (!nf) return (size_t)-1;
+        w->fl = nf;
+        w->fl[n++] = prof__flow_key(w->kf, i);
+    }
+    *flows = w->fl;
+    return n;
 }
 
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
@@ -4208,6 +4504,15 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
     }
     if (k->gpu) k->gpu(s, cy, NULL, 0, 0);  /* the GPU regions are done */
+    if (k->act && cy->nact > cy->nact_api) {
+        w.nkf = cy->nact - cy->nact_api;
+        if (!(w.kf = (uint64_t *)malloc(w.nkf * sizeof *w.kf)) ||
+            !(w.fl = (uint64_t *)prof__grow(NULL, &w.flcap, 1, sizeof *w.fl)))
+            goto fail;
+        for (size_t j = cy->nact_api; j < cy->nact; j++)
+            w.kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
+        qsort(w.kf, w.nkf, sizeof *w.kf, prof__u64first_cmp);
+    }
     for (size_t j = 0; k->act && j < cy->nact; j++) {
         const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
         int api = j < cy->nact_api, new_track, new_dev = 0;
@@ -4218,9 +4523,10 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
             new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
             new_track = new_dev || q->a.stream != g->a.stream;
         }
-        int linked = api ? prof__gpu_find(cy->kcorr[1], cy->nkcorr[1], g->a.correlation)
-                         : prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation);
-        k->act(s, cy, g, new_track, new_dev, linked, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
+        const uint64_t *flows = NULL;
+        size_t nflows = w.nkf ? prof__walk_flows(&w, cy, j, &flows) : 0;
+        if (nflows == (size_t)-1) goto fail;
+        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
     }
     prof__walk_free(&w);
     return 1;
@@ -5135,10 +5441,11 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
 }
 
 /* A device's numbers as the traces name them: deviceProperties' as Kineto
-   writes them (the first PROF__DEV_PROPS), then how well its clock sits on
-   the CPU's. Into f[PROF__DEV_FIELDS]. */
-#define PROF__DEV_PROPS  12
-#define PROF__DEV_FIELDS 14
+   writes them, and the bound on its GPU times' alignment to the CPU clock,
+   as measured (prof__gdev_bound; the first PROF__DEV_PROPS), then the
+   anchors' figures. Into f[PROF__DEV_FIELDS]. */
+#define PROF__DEV_PROPS  13
+#define PROF__DEV_FIELDS 15
 typedef struct prof__kv { const char *key; int64_t v; } prof__kv;
 
 static void prof__dev_fields(const struct prof__gdev_info *d, prof__kv *f) {
@@ -5150,6 +5457,7 @@ static void prof__dev_fields(const struct prof__gdev_info *d, prof__kv *f) {
         { "regsPerMultiprocessor", p->regs_per_sm }, { "warpSize", p->warp_size },
         { "sharedMemPerBlock", p->smem_per_block }, { "sharedMemPerMultiprocessor", p->smem_per_sm },
         { "numSms", p->sms }, { "sharedMemPerBlockOptin", p->smem_per_block_optin },
+        { "prof_alignment_bound_ns", prof__gdev_bound(d) },
         { "anchor_uncertainty_ns", d->unc_ns }, { "drift_corrected_ns", d->drift_ns },
     };
     memcpy(f, all, sizeof all);
@@ -5206,16 +5514,17 @@ static void prof__w_gpu_track(prof__tw *t, int dev, long long stream, int new_de
     }
 }
 
-/* Kernel capture's flows: ids apart from the GPU regions' correlations. */
+/* Kernel capture's flows: ids apart from the GPU regions' correlations,
+   one per key (prof__walk_flows). */
 #define PROF__ACT_FLOW ((int64_t)1 << 32)
 
-static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g) {
+static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g, uint64_t key) {
     prof__ev_open(t, lit, len);
-    prof__w_i64(&t->w, PROF__ACT_FLOW + g->a.correlation);
+    prof__w_i64(&t->w, PROF__ACT_FLOW + (int64_t)key);
     prof__ev_where(t, g->t0);
     PROF__W_LIT(&t->w, "}");
 }
-#define PROF__W_ACT_FLOW(t, lit, g) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g))
+#define PROF__W_ACT_FLOW(t, lit, g, key) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g), (key))
 
 
 static void prof__w_ints(prof__w *w, const int *v, int n) {
@@ -5329,6 +5638,8 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
             prof__w_i64(w, cy->gdev[i].unc_ns);
             PROF__W_LIT(w, ", \"drift_corrected_ns\": ");
             prof__w_i64(w, cy->gdev[i].drift_ns);
+            PROF__W_LIT(w, ", \"bound_ns\": ");
+            prof__w_i64(w, prof__gdev_bound(&cy->gdev[i]));
             PROF__W_LIT(w, "}");
         }
         PROF__W_LIT(w, "]");
@@ -5440,8 +5751,8 @@ static void prof__js_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 /* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
    threads (cuda_runtime), kernels, copies and fills on the device's stream
    tracks, an ac2g flow from each launch to what it launched. */
-static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__tw *t = (prof__tw *)s;
     prof__w *w = &t->w;
     (void)cy;
@@ -5457,7 +5768,8 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         PROF__W_LIT(w, ",\"correlation\":");
         prof__w_i64(w, g->a.correlation);
         PROF__W_LIT(w, "}}");
-        if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+        for (size_t i = 0; i < nflows; i++)
+            PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[i]);
         return;
     }
     prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_track);
@@ -5490,8 +5802,15 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         o = prof__w_room(w, 40);
         w->n += (size_t)snprintf(o, 40, "%.6g", ns > 0 ? (double)g->a.bytes / (double)ns : 0.0);
     }
+    if (g->a.graph) {                   /* launched by a CUDA graph: which, and which node */
+        PROF__W_LIT(w, ",\"graph id\":");
+        prof__w_i64(w, g->a.graph);
+        PROF__W_LIT(w, ",\"graph node id\":");
+        prof__w_i64(w, (int64_t)g->a.graph_node);
+    }
     PROF__W_LIT(w, "}}");
-    if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+    if (nflows)
+        PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[0]);
 }
 
 static const prof__sink prof__json_sink = {
@@ -6152,8 +6471,8 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
    flow from each call to what it launched. Each track is a sequence, and
    what one holds follows in time (a stream runs one at a time, a thread
    makes one call at a time): a start before the last end is moved to it. */
-static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__pw *p = (prof__pw *)s;
     uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
     int api = g->a.kind == PROF_GPU_RUNTIME;
@@ -6180,7 +6499,7 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
     uint64_t t0 = g->t0 < p->act_end ? p->act_end : g->t0, t1 = g->t1 < t0 ? t0 : g->t1;
     p->act_end = t1;
     prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->a.name));
-    if (linked) prof__pb_fixed64(&p->ev, api ? PROF__TE_FLOW : PROF__TE_FLOW_END, flow0 | g->a.correlation);
+    for (size_t i = 0; i < nflows; i++) prof__pb_fixed64(&p->ev, api ? PROF__TE_FLOW : PROF__TE_FLOW_END, flow0 + flows[i]);
     if (api) {
         prof__pf_arg(p, "cbid", g->a.cbid, NULL);
     } else {
@@ -6198,6 +6517,10 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         prof__pf_arg(p, "shared memory", g->a.smem, NULL);
     } else if (!api) {
         prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
+    }
+    if (g->a.graph) {
+        prof__pf_arg(p, "graph id", g->a.graph, NULL);
+        prof__pf_arg(p, "graph node id", (int64_t)g->a.graph_node, NULL);
     }
     prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
     prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
@@ -6792,13 +7115,14 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 /* Kernel capture: a row per kernel, copy and fill name, with its GPU time
    as its self and total (torch's rows for kernels). */
-static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__tsink *x = (prof__tsink *)s;
     (void)c;
     (void)new_track;
     (void)new_dev;
-    (void)linked;
+    (void)flows;
+    (void)nflows;
     (void)label;
     if (!x->ok || g->a.kind == PROF_GPU_RUNTIME) return;
     prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
@@ -6835,6 +7159,11 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         out->by_thread = x.t.by_thread;
         out->has_pct = x.pcts;
         prof__table_peaks(c, out);
+        for (size_t d = 0; d < c->ngdev; d++) {
+            int64_t b = prof__gdev_bound(&c->gdev[d]);
+            out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
+            out->gpu_one_clock = (d == 0 || out->gpu_one_clock) && c->gdev[d].marked_ns > 0;
+        }
     }
     free(x.seen);
     free(x.pct);
@@ -7023,6 +7352,11 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     if (t->has_gpu) {
         prof__fmt_time(tot, sizeof tot, (double)t->self_gpu_sum_ns);
         fprintf(f, "Self GPU time total: %s\n", tot);
+        if (t->gpu_bound_ns > 0) {
+            prof__fmt_time(tot, sizeof tot, (double)t->gpu_bound_ns);
+            fprintf(f, "GPU times are within %s of their place on the CPU clock (as measured%s).\n", tot,
+                    t->gpu_one_clock ? "; kernels and GPU regions on one clock" : "");
+        }
     }
     /* torch's key_averages() sums over threads too, and says nothing */
     if (t->threads > 1 && !t->by_thread)

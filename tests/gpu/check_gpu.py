@@ -137,13 +137,14 @@ def check_placement(d, truth, backend):
     pid = device and tid = stream. Returns the worst errors in ns."""
     steps = recorded_steps(d)
     shift = clock_shift(d, truth, steps)
-    unc = {a["device"]: a["anchor_uncertainty_ns"] for a in d["prof_gpu_alignment"]}
+    bound = {p["id"]: p["prof_alignment_bound_ns"] for p in d["deviceProperties"]}
     want = sorted((r for r in truth["region"] if r["step"] in steps), key=lambda r: r["seq"])
     links = check_links(d)
     got = [links[c][1] for c in sorted(links)]           # correlations follow the begins
     check(len(got) == len(want), f"{len(got)} GPU regions in the trace, {len(want)} recorded")
     hip_ids = {0: 0}
     worst_ts = worst_dur = 0
+    errs = []
     for g, r in zip(got, want):
         check(g["name"] == r["region"], f"GPU region {g['name']} where {r['region']} ran")
         check(g["pid"] == r["dev"], f"{g['name']} on pid {g['pid']}, ran on device {r['dev']}")
@@ -154,12 +155,13 @@ def check_placement(d, truth, backend):
             check(g["tid"] == tid, f"{g['name']} on tid {g['tid']}, expected stream number {tid}")
         err_ts = ns(g["ts"]) - (r["host0"] + shift)
         err_dur = ns(g["dur"]) - (r["host1"] - r["host0"])
-        tol = unc[r["dev"]] + SLACK_NS
+        tol = bound[r["dev"]] + SLACK_NS
         check(abs(err_ts) <= tol, f"{g['name']} at {g['ts']} us is {err_ts:.0f} ns from its true start (tolerance {tol})")
         check(abs(err_dur) <= SLACK_NS, f"{g['name']} lasts {g['dur']} us, {err_dur:.0f} ns off its true length")
         worst_ts = max(worst_ts, abs(err_ts))
         worst_dur = max(worst_dur, abs(err_dur))
-    return worst_ts, worst_dur
+        errs.append(err_ts)
+    return worst_ts, worst_dur, errs
 
 
 def expected_props(backend, dev):
@@ -173,13 +175,18 @@ def expected_props(backend, dev):
     return p
 
 
-def case_placement(backend, program, min_anchors=4):
-    truth, st = run_quiet(program, "placement" if min_anchors == 4 else "placement_small")
+def without_bound(props):
+    """deviceProperties less the measured alignment bound (checked apart)."""
+    return [{k: v for k, v in p.items() if k != "prof_alignment_bound_ns"} for p in props]
+
+
+def case_placement(backend, program, min_anchors=4, case=None):
+    truth, st = run_quiet(program, case or ("placement" if min_anchors == 4 else "placement_small"))
     conf = truth["config"][0]["config"]
     d = load("placement.json")
     steps = recorded_steps(d)
     check(steps == list(range(2, 2 + conf["active"])), f"recorded steps {steps}")
-    worst_ts, worst_dur = check_placement(d, truth, backend)
+    worst_ts, worst_dur, errs = check_placement(d, truth, backend)
 
     gpu = gpu_xs(d)
     names = collections.Counter(e["name"] for e in gpu)
@@ -193,14 +200,19 @@ def case_placement(backend, program, min_anchors=4):
     check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
 
     props = d["deviceProperties"]
-    check(props == [expected_props(backend, 0), expected_props(backend, 1)], f"deviceProperties {props}")
+    check(without_bound(props) == [expected_props(backend, 0), expected_props(backend, 1)], f"deviceProperties {props}")
+    for p in props:                     # without kernel capture, the anchors' own
+        check(p["prof_alignment_bound_ns"] == align_of(d, p["id"])["anchor_uncertainty_ns"], f"bound {p}")
 
     # Clock drift is taken out between anchors (at first use, every 0.5 s at
     # steps, and at the save): what prof.h reports as corrected is the drift
     # of the double's clocks over one anchor interval.
     anchors = st["private_records"] // 3
     check(anchors >= min_anchors, f"{anchors} anchors taken, expected re-anchoring to give {min_anchors}")
-    window = conf["active"] * conf["step_ns"]
+    # the window as it ran (a loaded machine's steps outlast their sleeps),
+    # from its first step's start to its last one's end
+    prof_steps = [e for e in xs(d) if e["name"].startswith("ProfilerStep#")]
+    window = ns(max(e["ts"] + e["dur"] for e in prof_steps) - min(e["ts"] for e in prof_steps))
     longest = min(window, 600e6)
     align = {a["device"]: a for a in d["prof_gpu_alignment"]}
     check(sorted(align) == [0, 1], f"prof_gpu_alignment {d['prof_gpu_alignment']}")
@@ -233,7 +245,8 @@ def case_placement(backend, program, min_anchors=4):
     check(tab["has_gpu"] == 1 and tab["self_gpu_sum_ns"] == top, f"table {tab}, expected self GPU sum {top}")
     with open("table.txt") as f:
         text = f.read()
-    for col in ("Self GPU", "Self GPU %", "GPU total", "GPU time avg", "Self GPU time total:"):
+    for col in ("Self GPU", "Self GPU %", "GPU total", "GPU time avg", "Self GPU time total:",
+                "of their place on the CPU clock (as measured)"):
         check(col in text, f"printed table lacks {col!r}:\n{text}")
 
     # The handler's view of the same cycle: what the trace says, to the ns.
@@ -262,21 +275,42 @@ def case_placement(backend, program, min_anchors=4):
         for dev in (0, 1):
             got = {k.split(".", 1)[1]: v for k, v in p.attributes.items() if k.startswith(f"gpu{dev}.")}
             want = dict(expected_props(backend, dev), anchor_uncertainty_ns=align[dev]["anchor_uncertainty_ns"],
-                        drift_corrected_ns=align[dev]["drift_corrected_ns"])
+                        drift_corrected_ns=align[dev]["drift_corrected_ns"],
+                        prof_alignment_bound_ns=align[dev]["bound_ns"])
             del want["id"]
             check(got == want, f"device {dev}'s attributes {got}, expected {want}")
-    print(f"placement: {len(gpu)} GPU regions; worst start error {worst_ts:.0f} ns, worst length error "
-          f"{worst_dur:.0f} ns; anchors {anchors}; alignment {d['prof_gpu_alignment']}")
+    errs.sort()
+    print(f"placement: launch latency {conf['latency_ns'] / 1000:.0f} us; {len(gpu)} GPU regions; start error "
+          f"median {errs[len(errs) // 2]:.0f} ns, worst {worst_ts:.0f} ns; worst length error {worst_dur:.0f} ns; "
+          f"anchors {anchors}; alignment {d['prof_gpu_alignment']}")
+
+
+def align_of(d, dev):
+    return next(a for a in d["prof_gpu_alignment"] if a["device"] == dev)
 
 
 def case_placement_small(backend, program):
     case_placement(backend, program, min_anchors=3)
 
 
+def case_placement_latency_2(backend, program):
+    """placement_small on devices whose work arrives 2 us after it is
+    submitted: each region within the bound stated in deviceProperties."""
+    case_placement(backend, program, min_anchors=3, case="placement_latency_2")
+
+
+def case_placement_latency_20(backend, program):
+    case_placement(backend, program, min_anchors=3, case="placement_latency_20")
+
+
+def case_placement_latency_50(backend, program):
+    case_placement(backend, program, min_anchors=3, case="placement_latency_50")
+
+
 def case_async(backend, program):
     truth, st = run_quiet(program, "async")
     d = load("async.1.json")
-    worst_ts, worst_dur = check_placement(d, truth, backend)
+    worst_ts, worst_dur, errs = check_placement(d, truth, backend)
     names = sorted(e["name"] for e in gpu_xs(d))
     check(names == ["last", "long", "short"], f"GPU regions {names}")
     print(f"async: resolved at the save; {st['not_ready']} queries not ready, {st['engine_syncs']} waits at the "
@@ -404,36 +438,79 @@ def case_real(backend, program, case="real"):
 
 # ---- kernel capture (cupti_test.c, the CUPTI double fake_cupti.c) ---------
 
-def case_cupti_kernels(backend, program):
+def case_cupti_kernels(backend, program, case="cupti_kernels", marks=True, **env):
     """Steps 2-4 recorded, each: a GPU region "layer" around a copy, two
-    kernels and a fill, then a kernel outside it. Every one is in the trace
-    once, with its launch and flow, on the stream track of CUPTI's id for
-    the engine's stream (13 + 100), as is the region around them, though
-    the window's first reading of CUPTI's clock was slow."""
+    kernels and a fill, then a kernel outside it, on a device with a launch
+    latency (2 us; cupti_latency_*: 20, 50 us) and a clock offset and drift.
+    Every one is in the trace once, with its launch and flow, on the stream
+    track of CUPTI's id for the engine's stream (13 + 100), as is the region
+    around them, though the window's first reading of CUPTI's clock was
+    slow. One clock: every kernel lies inside its region to the ns; the
+    region's edges are its events' device times (marks: True), or without
+    those times (an older CUPTI: cupti_nomarks, marks False) its first
+    kernel's start and last kernel's end, of those launched between its
+    event records; with no marks at all (marks None) of those whose launch
+    call's time lies in it."""
     from check_cupti import check_trace
-    p = run(program, "cupti_kernels")
-    check_quiet(p)
-    t = read_truth()["per_step"][0]
+    p = run(program, case, **env)
+    if "CUPTI_FAR" in env:
+        lines = stderr_lines(p)
+        check(len(lines) == 1 and lines[0].startswith("prof: 3 GPU regions: the tracer's event times lie over 10 ms "
+                                                      "from the anchors'"), f"stderr {p.stderr}")
+    else:
+        check_quiet(p)
+    truth = read_truth()
+    t = truth["per_step"][0]
     d = load("cupti.1.json")
-    gpu, rt, ann, starts, _ = check_trace(d, launches=t["per_step"] * t["recorded_steps"])
     mangled = {"_Z6matmulPfS_i": "matmul(float*, float*, int)", "_Z4reluPfi": "relu(float*, int)",
                "_Z4lossPf": "loss(float*)"}
+    inside = {"Memcpy HtoD (Pageable -> Device)", "Memset (Device)"}
+    inside |= {(mangled[k] if t["demangled"] else k) for k in ("_Z6matmulPfS_i", "_Z4reluPfi")}
+    gpu, rt, ann, starts, ends = check_trace(d, launches=t["per_step"] * t["recorded_steps"], inside_names=inside)
     want = {(v if t["demangled"] else k): 3 for k, v in mangled.items()}
     want.update({"Memcpy HtoD (Pageable -> Device)": 3, "Memset (Device)": 3})
     got = collections.Counter(e["name"] for e in gpu)
     check(got == want, f"kernels, copies and fills {dict(got)}, not {want}")
     calls = collections.Counter(e["name"] for e in rt)
+    # prof.h's own event records show too: 2 per region, 3 per anchor
+    records = calls.pop("cudaEventRecord", 0)
     check(calls == {"cudaLaunchKernel": 9, "cudaMemcpyAsync": 3, "cudaMemsetAsync": 3}, f"runtime calls {dict(calls)}")
+    check(records >= 6 and (records - 6) % 3 == 0, f"{records} cudaEventRecord calls")
     check({e["tid"] for e in gpu} == {113} and {e["tid"] for e in ann} == {113},
           f"streams: kernels on {sorted({e['tid'] for e in gpu})}, GPU regions on {sorted({e['tid'] for e in ann})}")
     main = [e for e in d["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == "layer"]
-    check({e["tid"] for e in rt} == {main[0]["tid"]}, "runtime calls not on the engine's thread")
+    check({e["tid"] for e in rt if e["name"] != "cudaEventRecord"} == {main[0]["tid"]},
+          "runtime calls not on the engine's thread")
     check(len(starts) == 3, f"{len(starts)} GPU regions hold kernels, not 3")
     kernel = next(e for e in gpu if e["cat"] == "kernel")
     check(kernel["args"]["grid"] in ([128, 1, 1], [64, 1, 1], [1, 1, 1]) and kernel["args"]["shared memory"] == 1536
           and kernel["args"]["registers per thread"] == 32, f"kernel args {kernel['args']}")
     check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
     check(truth_enabled(0), "CUPTI's activity kinds still enabled after shutdown")
+    lat = t["latency_ns"]
+    bound = d["deviceProperties"][0]["prof_alignment_bound_ns"]
+    if marks:
+        # each region spans its two events' true device times: to a few ns
+        # of rounding, and the scale of the map from CUPTI's clock to the
+        # CPU's, which the bound's readings set (at most twice the bound
+        # over a span shorter than the window)
+        steps = recorded_steps(d)
+        true = sorted((e["event"] for e in truth["event"] if e["step"] in steps))
+        want_durs = sorted(true[i + 1] - true[i] for i in range(0, len(true), 2))
+        durs = sorted(ns(r["dur"]) for r in ann)
+        check(len(durs) == len(want_durs) and all(abs(a - b) <= 5 + 2 * bound for a, b in zip(durs, want_durs)),
+              f"GPU regions last {durs} ns; their events {want_durs}; bound {bound} ns")
+        check(all(s >= 0 for s in starts), f"kernels before their region {starts}")
+        check(bound < 1000000, f"alignment bound {bound} ns")
+    elif marks is False:
+        check(starts == [0.0] * 3 and ends == [0.0] * 3,
+              f"without marks a region spans its kernels: first starts {starts}, last ends {ends} us from its edges")
+    else:                               # by launch times: a launch just after it may seem inside
+        check(starts == [0.0] * 3, f"a region spans its kernels: first starts {starts} us after it")
+    table = d.get("prof_gpu_alignment")
+    print(f"{case}: launch latency {lat / 1000:.0f} us; {'timed marks' if marks else 'named marks' if marks is False else 'no marks'}; first kernel "
+          f"{min(starts):.3f}-{max(starts):.3f} us after its region's start, last ends {min(ends):.3f}-{max(ends):.3f}"
+          f" us before its end; alignment bound {bound} ns ({table})")
     # the same cycle as a .pftrace: every kernel, call, region and flow alike
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import pftrace
@@ -444,6 +521,105 @@ def case_cupti_kernels(backend, program):
     diff = j.diff(pf)
     check(not diff, "the .pftrace and the JSON differ:\n" + "\n".join(diff))
     check(sum(pf.flows.values()) == 15 + 3, f"{sum(pf.flows.values())} flows, not 15 launches + 3 GPU regions")
+
+
+def case_cupti_latency_20(backend, program):
+    case_cupti_kernels(backend, program, "cupti_latency_20")
+
+
+def case_cupti_latency_50(backend, program):
+    case_cupti_kernels(backend, program, "cupti_latency_50")
+
+
+def case_cupti_nomarks(backend, program):
+    case_cupti_kernels(backend, program, "cupti_nomarks", marks=False, FAKE_CUPTI_NO_EVENT_TS="1")
+
+
+def case_cupti_unnamed(backend, program):
+    """No marks at all (no external correlation either, as a tracer without
+    mark): a region spans what its launch calls' times put inside it."""
+    case_cupti_kernels(backend, program, "cupti_unnamed", marks=None, FAKE_CUPTI_NO_EVENT_TS="1",
+                       FAKE_CUPTI_NO_EXTERNAL="1")
+
+
+def case_cupti_far(backend, program):
+    """Event times on another clock than the kernels' (the device's raw
+    clock, 5 s off): prof.h says so once and spans each region over what
+    was launched between its records instead."""
+    case_cupti_kernels(backend, program, "cupti_far", marks=False, CUPTI_FAR="1")
+
+
+def case_cupti_loaded(backend, program):
+    """cupti_kernels while every core is busy (twice over): the same exact
+    answers, since nothing in them hangs on the machine's speed."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        case_cupti_kernels(backend, program, "cupti_loaded")
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+def check_graph(d, steps, regions=None):
+    """A decode loop's trace: per step a GPU region "decode" around one
+    cudaGraphLaunch of graph 7 (4 kernels and a copy, nodes 1-5). Returns
+    the kernels, copies and the region's GPU time in ns."""
+    from check_cupti import check_trace
+    ran = {"embed(float*)", "attention(float*)", "mlp(float*)", "lmhead(float*)", "Memcpy DtoH (Device -> Pinned)"}
+    ran |= {"_Z5embedPf", "_Z9attentionPf", "_Z3mlpPf", "_Z6lmheadPf"}
+    gpu, rt, ann, starts, _ = check_trace(d, launches=5 * steps, inside_names=ran)
+    check(collections.Counter(e["name"] for e in rt if e["name"] != "cudaEventRecord") == {"cudaGraphLaunch": steps},
+          f"runtime calls {collections.Counter(e['name'] for e in rt)}")
+    regions = steps if regions is None else regions
+    check(len(starts) == regions, f"{len(starts)} GPU regions with kernels, not {regions}; {len(ann)} in all")
+    for e in gpu:
+        a = e["args"]
+        check(a.get("graph id") == 7 and a.get("graph node id") in range(1, 6), f"{e['name']}: graph args {a}")
+    nodes = collections.Counter(e["args"]["graph node id"] for e in gpu)
+    check(nodes == {n: steps for n in range(1, 6)}, f"graph nodes {dict(nodes)}")
+    flows = [e for e in d["traceEvents"] if e.get("cat") == "ac2g" and e["ph"] == "s" and e["id"] >= 1 << 32]
+    check(len(flows) == 5 * steps and len({f["id"] for f in flows}) == len(flows),
+          f"{len(flows)} flows for {5 * steps} graph nodes")
+    check(len({e["args"]["correlation"] for e in gpu}) == steps, "a graph launch's kernels share its correlation")
+    return gpu
+
+
+def case_cupti_graph(backend, program):
+    """10 steps of a CUDA graph launched inside a GPU region: its 40 kernels
+    and 10 copies are in the trace with their graph and node ids, one flow
+    each from their cudaGraphLaunch, inside the region; the table counts
+    them in the region's GPU time and in each kernel's row; the .pftrace
+    says the same."""
+    p = run(program, "cupti_graph")
+    check_quiet(p)
+    d = load("graph.json")
+    gpu = check_graph(d, 10)
+    rows = {r["row"]: r for r in read_truth()["row"]}
+    total = sum(ns(e["dur"]) for e in gpu)
+    check(rows["decode"]["gpu_total_ns"] == total and rows["decode"]["calls"] == 10,
+          f"table row decode {rows['decode']}, expected GPU total {total}")
+    for e in gpu:
+        check(rows[e["name"]]["calls"] == 10, f"table row {e['name']}: {rows[e['name']]}")
+    import pftrace
+    if pftrace.pb is not None:
+        j, pf = pftrace.load_json("graph.json"), pftrace.decode_pftrace("graph.pftrace")
+        diff = j.diff(pf)
+        check(not diff, "graph.pftrace and graph.json differ:\n" + "\n".join(diff))
+    print(f"cupti_graph: {len(gpu)} graph nodes run, each in its region with its graph and node ids")
+
+
+def case_cupti_graph_flight(backend, program):
+    """The same loop under the flight recorder (PROF_FLIGHT=3: the last step
+    and 3 before it), dumped on a trigger at the last step: those 4 steps'
+    graph nodes, attributed alike, inside their regions. (A step's GPU
+    region joins the ring at the next step, each done by its step's end
+    here: the dump holds steps 6-8's, not step 9's.)"""
+    p = run(program, "cupti_graph_flight")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "dumping steps 6 to 9" in lines[0], f"stderr {p.stderr}")
+    gpu = check_graph(load("graph.on_demand-9.json"), 4, regions=3)
+    print(f"cupti_graph_flight: {len(gpu)} graph nodes in the dump")
 
 
 def truth_enabled(want):
