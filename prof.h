@@ -8766,7 +8766,8 @@ typedef struct prof__job {
     double median;                      /*   and the median it was judged against */
     prof__ev *open;                     /* regions open at a save, or (HANG) at the dump */
     size_t nopen;
-    prof__cycle gpu;                    /* its GPU side, resolved at the step */
+    prof__cycle cy;                     /* the cycle as the step began it: its GPU side,
+                                           resolved there; a save collects into it */
 } prof__job;
 
 static void prof__job_run(prof__job *j);
@@ -8807,21 +8808,21 @@ static int prof__wk_submit_locked(prof__job *j) {
                 last->slow_dur = j->slow_dur;
                 last->median = j->median;
             }
-            if (j->gpu.ngpu) {          /* flight: the GPU regions placed at this step too */
-                prof__gev *v = (prof__gev *)realloc(last->gpu.gpu, (last->gpu.ngpu + j->gpu.ngpu) * sizeof *v);
+            if (j->cy.ngpu) {          /* flight: the GPU regions placed at this step too */
+                prof__gev *v = (prof__gev *)realloc(last->cy.gpu, (last->cy.ngpu + j->cy.ngpu) * sizeof *v);
                 if (v) {
-                    memcpy(v + last->gpu.ngpu, j->gpu.gpu, j->gpu.ngpu * sizeof *v);
-                    last->gpu.gpu = v;
-                    last->gpu.ngpu += j->gpu.ngpu;
+                    memcpy(v + last->cy.ngpu, j->cy.gpu, j->cy.ngpu * sizeof *v);
+                    last->cy.gpu = v;
+                    last->cy.ngpu += j->cy.ngpu;
                 } else {
-                    __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
+                    __atomic_fetch_add(&prof__gpu.dropped, j->cy.ngpu, __ATOMIC_RELAXED);
                 }
             }
         } else {                        /* its events: counted at the next cycle's collection */
-            __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&prof__act.lost, j->gpu.nact, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&prof__gpu.dropped, j->cy.ngpu, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&prof__act.lost, j->cy.nact, __ATOMIC_RELAXED);
         }
-        prof__cycle_free(&j->gpu);
+        prof__cycle_free(&j->cy);
         free(j->open);
         return 1;
     }
@@ -9282,7 +9283,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         j.step = step;
         j.t0 = prof__g.run.step_t0;
         j.now = now;
-        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);
+        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);
         j.act_ns = prof__act_now_locked();
         queued = prof__wk_submit_locked(&j);
     }
@@ -9409,32 +9410,17 @@ static void prof__opens_join(prof__cycle *cy, prof__job *j) {
     }
 }
 
-/* The GPU side that the step resolved (>>gpu) joins the cycle. */
-static void prof__take_gpu(prof__cycle *cy, prof__cycle *g) {
-    cy->gpu = g->gpu;
-    cy->ngpu = g->ngpu;
-    cy->gdev = g->gdev;
-    cy->ngdev = g->ngdev;
-    cy->gpu_dropped = g->gpu_dropped;
-    cy->act = g->act;
-    cy->nact = g->nact;
-    cy->nact_api = g->nact_api;
-    cy->act_lost = g->act_lost;
-    g->gpu = NULL;
-    g->gdev = NULL;
-    g->act = NULL;
-}
-
-/* The window that ended at the job's step as a cycle to save: its records
-   from every thread, step 0 stretched over what came before it, its GPU
-   side, the analysis every sink reads. */
-static void prof__cycle_make(prof__cycle *cy, prof__job *j) {
+/* The window that ended at the job's step as a cycle to save, made in the
+   job's cycle, which holds the GPU side the step resolved (>>gpu): its
+   records from every thread, step 0 stretched over what came before it,
+   the analysis every sink reads. */
+static void prof__cycle_make(prof__job *j) {
+    prof__cycle *cy = &j->cy;
     cy->index = ++prof__g.run.cycle;
     cy->until = j->now;
     prof__collect(cy, j->from, j->now);
     prof__opens_join(cy, j);
     prof__step0_covers(cy);
-    prof__take_gpu(cy, &j->gpu);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
     prof__g.run.saved_to = j->now;
 }
@@ -9459,62 +9445,63 @@ static size_t prof__held(const prof__cycle *cy) {
 /* One job, on the profiler's thread (or the stepping thread, with no such
    thread), under prof__wk_lock: what the step at its end leaves to do. */
 static void prof__job_run(prof__job *j) {
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
+    prof__cycle dump, *cy = &dump;      /* what is written: a flight dump, a part, or the job's cycle */
+    memset(&dump, 0, sizeof dump);
     int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     const char *hang = NULL;
     if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
-        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
-        save = prof__fl_dump(&cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
+        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
+        save = prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
         hang = "";
     } else if (prof__g.conf.flight) {
-        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
+        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
         if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
         int64_t upto = prof__fl.want - 1;
         if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
             prof__fl.want = 0;
             if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
-                save = prof__fl_dump(&cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
+                save = prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
             else
                 gone = upto;
         } else if (j->slow >= 0) {
-            save = prof__fl_dump(&cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
+            save = prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
         }
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
-        prof__cycle_make(&cy, j);
+        prof__cycle_make(j);
+        cy = &j->cy;
         save = 1;
     } else if (j->prev == PROF__RECORD) {
-        prof__part_make(&cy, j);       /* the window goes on: what it recorded so far */
+        prof__part_make(cy, j);       /* the window goes on: what it recorded so far */
         save = 2;
     } else {
         prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
     }
-    size_t held = prof__held(&cy);
+    size_t held = prof__held(cy);
     __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__say_lost();
-    if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
+    if (save == 2 && prof__stream_part(cy, 0)) prof__part_done(cy);
     if (save == 3 && hang) {
-        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy.first_step,
+        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
                   (long long)j->step);
     } else if (save == 3) {
         prof__calibrate();              /* ticks to ns: before the first save, not yet */
         double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
-        if (!strcmp(cy.reason, "slow_step"))
+        if (!strcmp(cy->reason, "slow_step"))
             prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
                       "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
-                      median / 1e6, (long long)cy.first_step, (long long)j->step);
+                      median / 1e6, (long long)cy->first_step, (long long)j->step);
         else
             prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
-                      (long long)cy.first_step, (long long)cy.reason_step);
+                      (long long)cy->first_step, (long long)cy->reason_step);
     }
     if (gone >= 0)
         prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
                   "nothing dumped", (long long)gone);
-    if (save == 1 || save == 3) prof__save_cycle(&cy);
-    prof__cycle_free(&cy);
+    if (save == 1 || save == 3) prof__save_cycle(cy);
+    prof__cycle_free(&dump);
     __atomic_fetch_sub(&prof__g.rec.held, held, __ATOMIC_RELAXED);
-    prof__cycle_free(&j->gpu);
+    prof__cycle_free(&j->cy);
     free(j->open);
 }
 
@@ -9568,13 +9555,13 @@ void prof_step(void) {
             j.slow = step;
             j.slow_dur = now - step_t0;
         }
-        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);   /* what finished by now, placed */
+        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);   /* what finished by now, placed */
         j.act_ns = prof__act_now_locked();
         prof__gpu_step_locked();
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.gpu, j.from, now);
+        prof__gpu_cycle_locked(&j.cy, j.from, now);
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
         work = 1;
@@ -9625,28 +9612,26 @@ void prof_shutdown(void) {
     j.from = prof__g.run.win_t0;
     if (save) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.gpu, j.from, j.now);
+        prof__gpu_cycle_locked(&j.cy, j.from, j.now);
     }
     prof__gpu_release_locked();
     pthread_mutex_unlock(&prof__lock);
 
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
+    prof__cycle *cy = &j.cy;
     uint64_t suppressed = prof__fl.suppressed;
     if (prof__g.conf.flight) prof__fl_free();
     size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
     if (save) {
-        prof__cycle_make(&cy, &j);
+        prof__cycle_make(&j);
         size_t k = 0;
-        while (k < cy.n && cy.ev[k].kind != PROF__K_STEP) k++;
-        if (k == cy.n && cy.index > 1) {
-            tail = cy.n;
+        while (k < cy->n && cy->ev[k].kind != PROF__K_STEP) k++;
+        if (k == cy->n && cy->index > 1) {
+            tail = cy->n;
             save = 0;
         }
     } else {
         prof__collect(NULL, 0, 0);
     }
-    prof__cycle_free(&j.gpu);
     free(j.open);
     free(prof__g.rec.spill);
     prof__g.rec.spill = NULL;
@@ -9668,12 +9653,12 @@ void prof_shutdown(void) {
     pthread_mutex_unlock(&prof__pool_lock);
     if (tail)                           /* the frees after the training loop, say: no trace of its own */
         prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
-                  "steps)", tail, tail == 1 ? "" : "s", cy.index - 1);
+                  "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
     if (suppressed)
         prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
-    if (save) prof__save_cycle(&cy);
-    prof__cycle_free(&cy);
+    if (save) prof__save_cycle(cy);
+    prof__cycle_free(cy);
     pthread_mutex_unlock(&prof__wk_lock);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }
