@@ -145,6 +145,11 @@
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
      PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
                      then /usr/local/cuda's)
+     PROF_KERNELS    1: kernel capture for the runtime in use: CUPTI
+                     (prof_cuda.h; PROF_CUPTI is its CUDA spelling) or
+                     rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
+     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
+                     $ROCM_PATH/lib's, then the loader's paths)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
@@ -280,6 +285,9 @@ typedef struct prof_config {
     int           cupti;      /* nonzero: every kernel, copy and fill, and the
                                  runtime calls that launched them, through
                                  CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
+    int           kernels;    /* the same for the runtime in use: CUPTI
+                                 (prof_cuda.h), rocprofiler-sdk (prof_hip.h);
+                                 PROF_KERNELS=1                             */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -1197,7 +1205,7 @@ static struct {
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
-        int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
+        int cupti;                      /* cfg.cupti / kernels, PROF_CUPTI / KERNELS: kernel capture */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
         double watchdog;                /* PROF_WATCHDOG: seconds without a step; 0 off */
@@ -3299,8 +3307,9 @@ void prof_gpu_activity_lost(uint64_t n) { __atomic_fetch_add(&prof__act.lost, n,
 static void prof__act_start_locked(const prof_gpu_api *api) {
     if (!prof__g.conf.cupti || prof__act.tracer) return;
     if (!api->tracer) {
-        prof__msg("%s: PROF_CUPTI asks for kernel capture, which prof.h has for CUDA only; GPU regions are "
-                  "still timed by events", api->name);
+        prof__msg("%s: kernel capture is asked for (PROF_KERNELS), which this build lacks (CUDA: CUPTI's headers; "
+                  "HIP: the file with PROF_IMPLEMENTATION includes prof_hip.h); GPU regions are still timed by "
+                  "events", api->name);
         return;
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
@@ -8130,8 +8139,9 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
-    int cupti = cfg->cupti != 0;
+    int cupti = cfg->cupti != 0 || cfg->kernels != 0;
     prof__env_bool("PROF_CUPTI", &cupti);
+    prof__env_bool("PROF_KERNELS", &cupti);   /* the general spelling: it decides */
     prof__g.conf.cupti = cupti;
     int sigs = cfg->keep_signals == 0;
     prof__env_bool("PROF_SIGNALS", &sigs);
