@@ -543,6 +543,152 @@ def case_cupti_unusable_enable(backend, program):
                    FAKE_CUPTI_FAIL_ENABLE="2")
 
 
+# ---- kernel capture on HIP (rocprof_test.c, the rocprofiler-sdk double
+# ---- fake_rocprofiler.c) ---------------------------------------------------
+
+def roc_at_exit(configures=1):
+    """The double's counters at exit: prof.h configured once (exported and
+    forced alike), made no SDK call after its finalize, and left no context
+    active; what the SDK dropped."""
+    t = read_truth()["at_exit"][-1]
+    check(t["configures"] == configures, f"rocprofiler_configure called {t['configures']} times, not {configures}")
+    check(t["after_finalize"] == 0, f"{t['after_finalize']} SDK calls after its finalize")
+    check(t["active"] == 0, f"{t['active']} contexts active at exit")
+    return t
+
+
+def case_roc_kernels(backend, program):
+    """Steps 2-4 recorded, each: a GPU region "layer" around a copy and two
+    kernels, then a kernel outside it and a synchronisation; hipGetDevice
+    before each, left out. Every kernel and copy is in the trace once, with
+    its hipLaunchKernel / hipMemcpyAsync, flow and correlation, its grid in
+    blocks, on the region's stream track; HTA's kernel breakdown lists the
+    kernels; the .pftrace says the same as the JSON."""
+    from check_cupti import check_trace
+    p = run(program, "roc_kernels")
+    check_quiet(p)
+    roc_at_exit()
+    t = read_truth()["per_step"][0]
+    d = load("roc.1.json")
+    gpu, rt, ann, starts, _ = check_trace(d, launches=t["per_step"] * t["recorded_steps"])
+    mangled = {"_Z6matmulPfS_i": "matmul(float*, float*, int)", "_Z4reluPfi": "relu(float*, int)",
+               "_Z4lossPf": "loss(float*)"}
+    want = {(v if t["demangled"] else k): 3 for k, v in mangled.items()}
+    want["Memcpy HtoD (Host -> Device)"] = 3
+    got = collections.Counter(e["name"] for e in gpu)
+    check(got == want, f"kernels and copies {dict(got)}, not {want}")
+    calls = collections.Counter(e["name"] for e in rt)
+    check(calls == {"hipLaunchKernel": 9, "hipMemcpyAsync": 3, "hipStreamSynchronize": 3}, f"runtime calls {dict(calls)}")
+    check({e["tid"] for e in gpu} == {1} and {e["tid"] for e in ann} == {1},
+          f"streams: kernels on {sorted({e['tid'] for e in gpu})}, GPU regions on {sorted({e['tid'] for e in ann})}")
+    main = [e for e in d["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == "layer"]
+    check({e["tid"] for e in rt} == {main[0]["tid"]}, "runtime calls not on the engine's thread")
+    check(len(starts) == 3, f"{len(starts)} GPU regions hold kernels, not 3")
+    dims = {"matmul": ([128, 1, 1], [256, 1, 1]), "relu": ([64, 1, 1], [256, 1, 1]), "loss": ([1, 1, 1], [64, 1, 1])}
+    for e in gpu:
+        if e["cat"] == "kernel":
+            want_dims = next(v for k, v in dims.items() if k in e["name"])
+            check((e["args"]["grid"], e["args"]["block"]) == want_dims, f"grid and block of {e['name']}: {e['args']}")
+    copies = [e for e in gpu if e["cat"] == "gpu_memcpy"]
+    check(all(e["args"]["bytes"] == 1 << 20 for e in copies), f"copies' bytes {[e['args'] for e in copies]}")
+    check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
+    try:
+        import hta  # noqa: F401
+    except ImportError:
+        print("roc_kernels: HTA not checked (the readers' venv is not in use)")
+    else:
+        os.makedirs("hta", exist_ok=True)
+        with open("roc.1.json") as src, open(os.path.join("hta", "roc.1.json"), "w") as dst:
+            dst.write(src.read())
+        readers = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "readers")
+        r = subprocess.run([sys.executable, os.path.join(readers, "check_hta.py"), "hta", "--include-last-step",
+                            "--expect-kernels", ",".join(sorted(k for k in want if "," not in k))], capture_output=True, text=True, timeout=600)
+        print(r.stdout.strip())
+        check(r.returncode == 0, f"check_hta.py failed:\n{r.stdout}\n{r.stderr}")
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import pftrace
+    if pftrace.pb is None:
+        print("roc_kernels: the .pftrace not checked (the perfetto package is not installed)")
+        return
+    j, pf = pftrace.load_json("roc.1.json"), pftrace.decode_pftrace("roc.1.pftrace")
+    diff = j.diff(pf)
+    check(not diff, "the .pftrace and the JSON differ:\n" + "\n".join(diff))
+    check(sum(pf.flows.values()) == 12 + 3, f"{sum(pf.flows.values())} flows, not 12 launches + 3 GPU regions")
+
+
+def case_roc_drops(backend, program):
+    """More records than the SDK's buffer holds before a flush: every one is
+    in the trace or counted in prof_gpu_dropped_activities, said once; the
+    one without a timestamp is counted, the one that ends before it starts
+    drawn with no length and said."""
+    p = run(program, "roc_drops")
+    sdk = roc_at_exit()
+    records = read_truth()["records"][0]["records"]
+    d = load("drops.json")
+    ev = d["traceEvents"]
+    written = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "cuda_runtime"))
+    dropped = d["prof_gpu_dropped_activities"]
+    check(sdk["sdk_dropped"] > 0 and dropped == sdk["sdk_dropped"] + 1,
+          f"dropped {dropped}: the SDK's {sdk['sdk_dropped']} and the untimed record")
+    check(written + dropped == records, f"{written} written + {dropped} dropped != {records} records")
+    lost = [line for line in stderr_lines(p) if "prof_gpu_dropped_activities" in line]
+    check(len(lost) == 1 and str(dropped) in lost[0], f"expected one line counting {dropped} lost: {p.stderr}")
+    back = [line for line in stderr_lines(p) if "ended before" in line]
+    check(back == ["prof: 1 kernel, copy, fill or runtime call record ended before it began (rocprofiler-sdk's "
+                   "timestamps); drawn with no length"], f"stderr {p.stderr}")
+    print(f"roc_drops: {written} written, {dropped} dropped of {records}")
+
+
+def case_roc_late(backend, program):
+    """A kernel whose record reaches the buffer after its cycle was saved:
+    one line says so; the trace holds the rest."""
+    from check_cupti import check_trace
+    p = run(program, "roc_late")
+    roc_at_exit()
+    d = load("late.1.json")
+    gpu, rt, _, _, _ = check_trace(d)
+    check(len(gpu) == 2, f"kernels {[e['name'] for e in gpu]}")
+    check(len(rt) == 5, f"{len(rt)} runtime calls, not 5 (2 launches, 2 syncs, step 1's late launch)")
+    late = [line for line in stderr_lines(p) if "finished after it was saved" in line]
+    check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
+
+
+def case_roc_rocm_path(backend, program):
+    """PROF_KERNELS=1 (no config) and the SDK found under $ROCM_PATH/lib."""
+    from check_cupti import check_trace
+    p = run(program, "roc_rocm_path")
+    check_quiet(p)
+    roc_at_exit()
+    check_trace(load("rocm_path.json"), launches=2)
+
+
+def roc_unusable(program, says, configures=None, **env):
+    p = run(program, "roc_unusable", **env)
+    lines = [line for line in stderr_lines(p) if "rocprofiler-sdk" in line]
+    check(len(lines) == 1 and says in lines[0] and "GPU regions are still timed by events" in lines[0],
+          f"expected one line saying {says!r}: {p.stderr}")
+    d = load("unusable.json")
+    check(collections.Counter(e["name"] for e in gpu_xs(d)) == {"layer": 3}, f"GPU regions {gpu_xs(d)}")
+    check(all("stream" in e["args"] for e in gpu_xs(d)), "GPU regions lost their stream")
+    check(not [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "cuda_runtime")], "activities without the SDK")
+    if configures is not None:
+        roc_at_exit(configures)
+    print(f"roc_unusable: {lines[0]}")
+
+
+def case_roc_unusable_absent(backend, program):
+    roc_unusable(program, "cannot load /nonexistent/librocprofiler-sdk.so",
+                 PROF_ROCPROFILER_SDK="/nonexistent/librocprofiler-sdk.so")
+
+
+def case_roc_unusable_taken(backend, program):
+    roc_unusable(program, "already configured by another tool", configures=0, FAKE_ROC_TAKEN="1")
+
+
+def case_roc_unusable_old(backend, program):
+    roc_unusable(program, "version 0.3.0 is older than 0.4.0 (ROCm 6.2)", configures=1, FAKE_ROC_VERSION="300")
+
+
 def main():
     backend, case, program = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
     if case.startswith("fail_"):
