@@ -6058,8 +6058,8 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 
 /* Kernel capture: each stream's kernels, copies and fills on a track of
    their own beside its GPU regions ("stream 13 kernels", under the device),
-   each thread's runtime calls on one of that thread's ("CUDA runtime"), a
-   flow from each call to what it launched. Each track is a sequence, and
+   each thread's runtime calls on one of that thread's ("CUDA runtime", "HIP
+   runtime"), a flow from each call to what it launched. Each track is a sequence, and
    what one holds follows in time (a stream runs one at a time, a thread
    makes one call at a time): a start before the last end is moved to it. */
 static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
@@ -6075,7 +6075,8 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
             prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
             prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
             prof__pb_str(&p->d2, 5, label);
-            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
+            snprintf(name, sizeof name, "%s runtime", prof__gpu.api ? prof__gpu.api->name : "CUDA");
+            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, name, 4);
         } else {
             if (new_dev) {              /* its device first */
                 snprintf(name, sizeof name, "GPU %d", g->a.device);

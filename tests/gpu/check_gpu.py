@@ -614,6 +614,11 @@ def case_roc_kernels(backend, program):
     diff = j.diff(pf)
     check(not diff, "the .pftrace and the JSON differ:\n" + "\n".join(diff))
     check(sum(pf.flows.values()) == 12 + 3, f"{sum(pf.flows.values())} flows, not 12 launches + 3 GPU regions")
+    t = pftrace.pb.Trace()
+    with open("roc.1.pftrace", "rb") as f:
+        t.ParseFromString(f.read())
+    tracks = {p.track_descriptor.name for p in t.packet if p.HasField("track_descriptor")}
+    check("HIP runtime" in tracks and "CUDA runtime" not in tracks, f"runtime calls' tracks: {sorted(tracks)}")
 
 
 def case_roc_drops(backend, program):
@@ -651,6 +656,23 @@ def case_roc_late(backend, program):
     check(len(rt) == 5, f"{len(rt)} runtime calls, not 5 (2 launches, 2 syncs, step 1's late launch)")
     late = [line for line in stderr_lines(p) if "finished after it was saved" in line]
     check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
+
+
+def case_roc_flight(backend, program):
+    """Flight mode with kernel capture on HIP: the on-demand dump at the last
+    step holds the ring's 3 steps' launches and kernels, linked."""
+    p = run(program, "roc_flight")
+    roc_at_exit()
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "dumping steps 17 to 19" in lines[0], f"stderr {p.stderr}")
+    d = load("flight.on_demand-19.json")
+    ev = d["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    launches = [e for e in ev if e.get("ph") == "X" and e.get("name") == "hipLaunchKernel"]
+    check(len(kernels) == 3 and len(launches) == 3, f"{len(kernels)} kernels, {len(launches)} launches")
+    check(sorted(e["args"]["correlation"] for e in kernels) == sorted(e["args"]["correlation"] for e in launches),
+          "kernels and their launches")
+    check(d["prof_gpu_dropped_activities"] == 0, f"dropped {d['prof_gpu_dropped_activities']}")
 
 
 def case_roc_rocm_path(backend, program):

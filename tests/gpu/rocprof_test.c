@@ -247,6 +247,35 @@ static int case_late(void) {
     return 0;
 }
 
+/* Flight mode: every step recorded, the last 2 kept; a trigger file at
+   the last step dumps them, kernels with their launches. */
+static int case_flight(void) {
+    prof_config cfg = capture("flight.json");
+    cfg.flight_steps = 2;
+    cfg.flight_slow = -1;
+    setenv("PROF_TRIGGER", "file:dump-now", 1);
+    atexit(counts_at_exit);
+    fake_gpu_setup(1);
+    bind_sdk(1);
+    void *s = fake_gpu_stream(0, 4);
+    PROF_INIT(&cfg);
+    load_code_object();
+    for (int step = 0; step < 20; step++) {
+        {
+            PROF_SCOPE("work");
+            launch(K_TINY, s, 1000, 1, 32);
+            synchronize(s, 0);
+        }
+        if (step == 19) {               /* the trigger, seen at a step a second after the last look */
+            fclose(fopen("dump-now", "w"));
+            fake_gpu_sleep(1100000000);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* No usable SDK (absent, too old, configured by another tool): one line,
    and GPU regions as before. */
 static int case_unusable(void) {
@@ -299,6 +328,7 @@ static int run(const char *name) {
     if (!strcmp(name, "roc_kernels")) return case_kernels();
     if (!strcmp(name, "roc_drops")) return case_drops();
     if (!strcmp(name, "roc_late")) return case_late();
+    if (!strcmp(name, "roc_flight")) return case_flight();
     if (!strcmp(name, "roc_rocm_path")) return case_rocm_path();
     if (!strncmp(name, "roc_unusable", 12)) return case_unusable();
     return 2;
