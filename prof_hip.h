@@ -297,13 +297,17 @@ static prof__roc_status prof__roc_agents(int version, const void **agents, size_
 /* prof.h's number of a HIP stream, 0 for the default: the GPU regions'
    (prof__hip_stream_info) and the kernels' (by their launch) alike. */
 static long long prof__roc_stream_number(void *s) {
+    static __thread struct { void *s; long long id; } last;  /* a thread launches on one stream mostly */
     if (!s) return 0;
+    if (s == last.s) return last.id;
     pthread_mutex_lock(&prof__roc_lock);
     int i = 0;
     while (i < prof__roc.nstream && prof__roc.stream[i] != s) i++;
     if (i == prof__roc.nstream && i < PROF__ROC_STREAMS) prof__roc.stream[prof__roc.nstream++] = s;
     pthread_mutex_unlock(&prof__roc_lock);
-    return i < PROF__ROC_STREAMS ? i + 1 : -1;
+    last.s = s;
+    last.id = i < PROF__ROC_STREAMS ? i + 1 : -1;
+    return last.id;
 }
 
 /* A runtime call's name (interned), "" for those left out as Kineto leaves

@@ -591,6 +591,11 @@ def case_roc_kernels(backend, program):
             check((e["args"]["grid"], e["args"]["block"]) == want_dims, f"grid and block of {e['name']}: {e['args']}")
     copies = [e for e in gpu if e["cat"] == "gpu_memcpy"]
     check(all(e["args"]["bytes"] == 1 << 20 for e in copies), f"copies' bytes {[e['args'] for e in copies]}")
+    # the table: a row per kernel and copy name, 3 calls each, with GPU time
+    rows = {r["row"]: r for r in read_truth()["row"]}
+    for name in want:
+        check(name in rows and rows[name]["calls"] == 3 and rows[name]["self_gpu_ns"] > 0,
+              f"table row of {name}: {rows.get(name)}")
     check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
     try:
         import hta  # noqa: F401

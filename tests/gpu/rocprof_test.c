@@ -144,6 +144,14 @@ static void both_formats(const prof_cycle *c, void *user) {
     prof_cycle_write_trace(c, path);
     snprintf(path, sizeof path, "roc.%d.pftrace", *n);
     prof_cycle_write_trace(c, path);
+    prof_table t;                       /* and the table's rows: the kernels' among them */
+    if (prof_cycle_table(c, PROF_SORT_NAME, 0, &t)) {
+        for (size_t i = 0; i < t.n; i++)
+            truth("{\"row\": \"%s\", \"calls\": %llu, \"self_gpu_ns\": %lld, \"gpu_total_ns\": %lld}",
+                  t.rows[i].name, (unsigned long long)t.rows[i].calls, (long long)t.rows[i].self_gpu_ns,
+                  (long long)t.rows[i].gpu_total_ns);
+        prof_table_free(&t);
+    }
 }
 
 /* Six steps, steps 2-4 recorded: in each a GPU region around a copy and
