@@ -75,9 +75,10 @@ PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t, &prof__roc_tr
    paths) and rocprofiler_force_configure is handed that same function. An
    SDK that is absent, older than 0.4 or already configured by another tool
    (rocprofv3, Kineto) is said in one line; GPU regions go on. */
-#if defined(PROF_IMPLEMENTATION) && !defined(PROF__ROC_DONE)
-#define PROF__ROC_DONE
+#if defined(PROF_IMPLEMENTATION) && !defined(PROF__ROC_DONE) && !defined(__HIP_DEVICE_COMPILE__)
+#define PROF__ROC_DONE                  /* (host code only: hipcc's device pass leaves it out) */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,17 @@ static void *prof__roc_open(int flags, char *path, size_t size) {
         lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | flags);
     }
     return lib;
+}
+
+/* The SDK already in the process (loaded by ROCm's HIP as it started), found
+   among the loaded objects by its file name; NULL if none. */
+static void *prof__roc_loaded(void) {
+    for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
+        const char *base = m->l_name ? strrchr(m->l_name, '/') : PROF__NULLPTR;
+        base = base ? base + 1 : m->l_name;
+        if (base && !strncmp(base, "librocprofiler-sdk.so", 21)) return dlopen(m->l_name, RTLD_NOW | RTLD_NOLOAD);
+    }
+    return PROF__NULLPTR;
 }
 
 /* The device (HIP's index) of an agent; -1 when unknown. */
@@ -545,7 +557,8 @@ static int prof__roc_initialize(void (*fini)(prof__roc_client), void *data) {
     (void)fini, (void)data;
     if (!prof__roc.bound) {             /* found by the SDK itself: bind to the one loaded */
         void *lib = prof__roc_open(RTLD_NOLOAD, path, sizeof path);
-        if (!prof__roc_bind(lib ? lib : PROF__NULLPTR)  /* NULL: RTLD_DEFAULT, the whole process */) {
+        if (!lib) lib = prof__roc_loaded();
+        if (!prof__roc_bind(lib)) {     /* NULL: RTLD_DEFAULT, the whole process */
             prof__roc_off("the SDK in this process lacks functions prof.h calls");
             return -1;
         }

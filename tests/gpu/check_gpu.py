@@ -689,6 +689,19 @@ def case_roc_rocm_path(backend, program):
     check_trace(load("rocm_path.json"), launches=2)
 
 
+def case_roc_discovered(backend, program):
+    """The SDK started by HIP before PROF_INIT (PROF_KERNELS=1) configured
+    prof.h through its exported rocprofiler_configure, once, and handed it
+    the kernel symbols of the code object loaded then: the kernels have
+    their names."""
+    from check_cupti import check_trace
+    p = run(program, "roc_discovered")
+    check_quiet(p)
+    roc_at_exit()
+    gpu, _, _, _, _ = check_trace(load("discovered.json"), launches=2)
+    check(all("relu" in e["name"] for e in gpu), f"kernels {[e['name'] for e in gpu]}")
+
+
 def roc_unusable(program, says, configures=None, **env):
     p = run(program, "roc_unusable", **env)
     lines = [line for line in stderr_lines(p) if "rocprofiler-sdk" in line]

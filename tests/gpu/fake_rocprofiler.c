@@ -6,7 +6,8 @@
    where a tool breaks them:
    - rocprofiler_force_configure calls every rocprofiler_configure the
      process exports and the one it is handed, once per distinct address
-     (a second address is a second client); each tool's initialize runs
+     (a second address is a second client); fake_roc_discover only those
+     exported, as when ROCm's HIP starts the SDK; each tool's initialize runs
      then, and contexts, buffers and services can be made only inside it;
    - kernel symbols reach only the contexts active when a code object
      loads; at exit (its atexit handler, registered at configuration) the
@@ -270,7 +271,9 @@ rocprofiler_status_t rocprofiler_is_initialized(int *status) {
     return ROCPROFILER_STATUS_SUCCESS;
 }
 
-rocprofiler_status_t rocprofiler_force_configure(rocprofiler_configure_func_t configure) {
+/* The SDK's initialisation: the tools the process exports, and the one
+   forced (NULL: none, as when ROCm's HIP starts it). */
+static rocprofiler_status_t configure_tools(rocprofiler_configure_func_t configure) {
     pthread_mutex_lock(&lock);
     if (F.initialized || getenv("FAKE_ROC_TAKEN")) {
         pthread_mutex_unlock(&lock);
@@ -314,6 +317,12 @@ rocprofiler_status_t rocprofiler_force_configure(rocprofiler_configure_func_t co
     atexit(at_exit);
     return ROCPROFILER_STATUS_SUCCESS;
 }
+
+rocprofiler_status_t rocprofiler_force_configure(rocprofiler_configure_func_t configure) {
+    return configure_tools(configure);
+}
+
+void fake_roc_discover(void) { configure_tools(NULL); }
 
 rocprofiler_status_t rocprofiler_get_timestamp(uint64_t *ts) {
     *ts = sdk_ns(clock_ns(CLOCK_MONOTONIC));

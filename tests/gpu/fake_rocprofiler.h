@@ -119,6 +119,9 @@ enum { FAKE_ROC_hipGetDevice = 102, FAKE_ROC_hipLaunchKernel = 214, FAKE_ROC_hip
 
 /* The devices (GPU agents 0..n-1 after one CPU agent). */
 typedef void fake_roc_setup_fn(int gpus);
+/* HIP starts (rocprofiler-register): the SDK configures the tools the
+   process exports. */
+typedef void fake_roc_discover_fn(void);
 /* A code object loads: kernels first_id.. named names[i] (with ".kd", as the
    SDK names them), to the contexts active now. */
 typedef void fake_roc_load_fn(const char *const *names, int n, uint64_t first_id);
@@ -142,6 +145,7 @@ typedef void fake_roc_counts_fn(int *configures, int *after_finalize, int *activ
 
 #ifdef FAKE_ROCPROFILER_EXPORTS
 fake_roc_setup_fn fake_roc_setup;
+fake_roc_discover_fn fake_roc_discover;
 fake_roc_load_fn fake_roc_load;
 fake_roc_call_fn fake_roc_call;
 fake_roc_call_end_fn fake_roc_call_end;

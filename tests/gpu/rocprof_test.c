@@ -21,6 +21,7 @@
 #include "gpu_test.h"
 
 static fake_roc_setup_fn *roc_setup;
+static fake_roc_discover_fn *roc_discover;
 static fake_roc_load_fn *roc_load;
 static fake_roc_call_fn *roc_call;
 static fake_roc_call_end_fn *roc_call_end;
@@ -50,6 +51,7 @@ static void bind_sdk(int gpus) {
         exit(2);
     }
     BIND(lib, roc_setup, "fake_roc_setup");
+    BIND(lib, roc_discover, "fake_roc_discover");
     BIND(lib, roc_load, "fake_roc_load");
     BIND(lib, roc_call, "fake_roc_call");
     BIND(lib, roc_call_end, "fake_roc_call_end");
@@ -306,6 +308,33 @@ static int case_unusable(void) {
     return 0;
 }
 
+/* ROCm's HIP starts the SDK before PROF_INIT (PROF_KERNELS=1 in the
+   environment, rocprofiler_configure exported) and loads the engine's code
+   object then: prof.h is configured by the SDK, not forced, and knows the
+   kernels' names from that load. */
+static int case_discovered(void) {
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.output = "discovered.json";
+    cfg.quiet = 1;
+    setenv("PROF_KERNELS", "1", 1);
+    atexit(counts_at_exit);
+    fake_gpu_setup(1);
+    bind_sdk(1);
+    unsetenv("PROF_ROCPROFILER_SDK");   /* prof.h finds the SDK already loaded */
+    void *s = fake_gpu_stream(0, 7);
+    roc_discover();
+    load_code_object();
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 2; step++) {
+        { PROF_GPU_SCOPE("layer", s); launch(K_RELU, s, 20000, 4, 64); }
+        synchronize(s, 0);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* The SDK found under $ROCM_PATH/lib, capture asked for by PROF_KERNELS. */
 static int case_rocm_path(void) {
     prof_config cfg;
@@ -338,6 +367,7 @@ static int run(const char *name) {
     if (!strcmp(name, "roc_late")) return case_late();
     if (!strcmp(name, "roc_flight")) return case_flight();
     if (!strcmp(name, "roc_rocm_path")) return case_rocm_path();
+    if (!strcmp(name, "roc_discovered")) return case_discovered();
     if (!strncmp(name, "roc_unusable", 12)) return case_unusable();
     return 2;
 }
