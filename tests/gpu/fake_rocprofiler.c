@@ -220,30 +220,37 @@ static void *buffer_thread(void *arg) {
 
 /* ---- exit: unload, finalize ------------------------------------------------ */
 
+/* A kernel symbol's LOAD (ENTER) or UNLOAD (EXIT) callback, to the code
+   object callbacks of the contexts in active[] that are active. */
+static void symbol_callbacks(const context_t *active, uint64_t id, const char *name, int phase) {
+    rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t d;
+    memset(&d, 0, sizeof d);
+    d.size = sizeof d;
+    d.kernel_id = id;
+    d.code_object_id = 1;
+    d.kernel_name = name;
+    for (int c = 0; c < MAX_CTX; c++) {
+        if (!active[c].active || !active[c].code_cb) continue;
+        rocprofiler_callback_tracing_record_t r;
+        rocprofiler_user_data_t u = { 0 };
+        memset(&r, 0, sizeof r);
+        r.context_id.handle = (uint64_t)c + 1;
+        r.thread_id = (uint64_t)syscall(SYS_gettid);
+        r.kind = ROCPROFILER_CALLBACK_TRACING_CODE_OBJECT;
+        r.operation = ROCPROFILER_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
+        r.phase = phase;
+        r.payload = &d;
+        active[c].code_cb(r, &u, active[c].code_data);
+    }
+}
+
 static void at_exit(void) {
     pthread_mutex_lock(&lock);
     context_t active[MAX_CTX];
     memcpy(active, F.ctx, sizeof active);
     pthread_mutex_unlock(&lock);
-    for (int s = 0; s < F.nsym; s++) {  /* code objects unload before finalize */
-        rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t d;
-        memset(&d, 0, sizeof d);
-        d.size = sizeof d;
-        d.kernel_id = F.sym[s].id;
-        d.kernel_name = F.sym[s].name;
-        for (int c = 0; c < MAX_CTX; c++) {
-            if (!active[c].active || !active[c].code_cb) continue;
-            rocprofiler_callback_tracing_record_t r;
-            rocprofiler_user_data_t u = { 0 };
-            memset(&r, 0, sizeof r);
-            r.context_id.handle = (uint64_t)c + 1;
-            r.kind = ROCPROFILER_CALLBACK_TRACING_CODE_OBJECT;
-            r.operation = ROCPROFILER_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
-            r.phase = ROCPROFILER_CALLBACK_PHASE_EXIT;
-            r.payload = &d;
-            active[c].code_cb(r, &u, active[c].code_data);
-        }
-    }
+    for (int s = 0; s < F.nsym; s++)    /* code objects unload before finalize */
+        symbol_callbacks(active, F.sym[s].id, F.sym[s].name, ROCPROFILER_CALLBACK_PHASE_EXIT);
     pthread_mutex_lock(&lock);
     for (int c = 0; c < MAX_CTX; c++) F.ctx[c].active = 0;   /* contexts stop, buffers are flushed */
     F.flushing = 1;
@@ -537,25 +544,7 @@ void fake_roc_load(const char *const *names, int n, uint64_t first_id) {
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < n; i++) {
         char *copy = strdup(names[i]);  /* the name dies when the callback returns */
-        rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t d;
-        memset(&d, 0, sizeof d);
-        d.size = sizeof d;
-        d.kernel_id = first_id + (uint64_t)i;
-        d.code_object_id = 1;
-        d.kernel_name = copy;
-        for (int c = 0; c < MAX_CTX; c++) {
-            if (!active[c].active || !active[c].code_cb) continue;
-            rocprofiler_callback_tracing_record_t r;
-            rocprofiler_user_data_t u = { 0 };
-            memset(&r, 0, sizeof r);
-            r.context_id.handle = (uint64_t)c + 1;
-            r.thread_id = (uint64_t)syscall(SYS_gettid);
-            r.kind = ROCPROFILER_CALLBACK_TRACING_CODE_OBJECT;
-            r.operation = ROCPROFILER_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
-            r.phase = ROCPROFILER_CALLBACK_PHASE_ENTER;
-            r.payload = &d;
-            active[c].code_cb(r, &u, active[c].code_data);
-        }
+        symbol_callbacks(active, first_id + (uint64_t)i, copy, ROCPROFILER_CALLBACK_PHASE_ENTER);
         memset(copy, 'x', strlen(copy));
         free(copy);
     }

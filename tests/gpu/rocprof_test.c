@@ -137,6 +137,24 @@ static prof_config capture(const char *out) {
     return cfg;
 }
 
+/* What every case with the double starts with: its counters written at
+   exit, one simulated device, the double bound; the engine's stream. */
+static void *start_sdk(unsigned long long stream_id) {
+    atexit(counts_at_exit);
+    fake_gpu_setup(1);
+    bind_sdk(1);
+    return fake_gpu_stream(0, stream_id);
+}
+
+/* A step's work: a region around a kernel, waited for. */
+static void work(void *s, uint64_t kernel) {
+    {
+        PROF_GPU_SCOPE("work", s);
+        launch(kernel, s, 1000, 4, 64);
+    }
+    synchronize(s, 0);
+}
+
 /* Each saved cycle in both formats, roc.<n>.json and .pftrace. */
 static void both_formats(const prof_cycle *c, void *user) {
     int *n = (int *)user;
@@ -168,12 +186,9 @@ static int case_kernels(void) {
     cfg.schedule.warmup = 1;
     cfg.schedule.active = 3;
     cfg.schedule.repeat = 1;
-    atexit(counts_at_exit);
-    fake_gpu_setup(1);
+    void *s = start_sdk(13);
     fake_gpu_clock(0, 1.0001, 5000000000);
-    bind_sdk(1);
     roc_latency(200000);
-    void *s = fake_gpu_stream(0, 13);
     PROF_INIT(&cfg);
     load_code_object();
     for (int step = 0; step < 6; step++) {
@@ -200,11 +215,8 @@ static int case_kernels(void) {
    timestamp, one ends before it starts. None goes missing unsaid. */
 static int case_drops(void) {
     prof_config cfg = capture("drops.json");
-    atexit(counts_at_exit);
     setenv("FAKE_ROC_HOLD", "1", 1);
-    fake_gpu_setup(1);
-    bind_sdk(1);
-    void *s = fake_gpu_stream(0, 5);
+    void *s = start_sdk(5);
     PROF_INIT(&cfg);
     load_code_object();
     for (int i = 0; i < 30000; i++) {
@@ -231,18 +243,11 @@ static int case_late(void) {
     prof_config cfg = capture("late.json");
     cfg.schedule.active = 2;
     cfg.schedule.repeat = 1;
-    atexit(counts_at_exit);
-    fake_gpu_setup(1);
-    bind_sdk(1);
-    void *s = fake_gpu_stream(0, 9);
+    void *s = start_sdk(9);
     PROF_INIT(&cfg);
     load_code_object();
     for (int step = 0; step < 3; step++) {
-        {
-            PROF_SCOPE("work");
-            launch(K_TINY, s, 1000, 1, 32);
-            synchronize(s, 0);
-        }
+        work(s, K_TINY);
         if (step == 1) {
             roc_latency(50000000);
             launch(K_LOSS, s, 50000, 1, 32);    /* the step that saves the cycle does not wait for it */
@@ -264,18 +269,11 @@ static int case_flight(void) {
     cfg.flight_steps = 2;
     cfg.flight_slow = -1;
     setenv("PROF_TRIGGER", "file:dump-now", 1);
-    atexit(counts_at_exit);
-    fake_gpu_setup(1);
-    bind_sdk(1);
-    void *s = fake_gpu_stream(0, 4);
+    void *s = start_sdk(4);
     PROF_INIT(&cfg);
     load_code_object();
     for (int step = 0; step < 20; step++) {
-        {
-            PROF_SCOPE("work");
-            launch(K_TINY, s, 1000, 1, 32);
-            synchronize(s, 0);
-        }
+        work(s, K_TINY);
         if (step == 19) {               /* the trigger, seen at a step a second after the last look */
             fclose(fopen("dump-now", "w"));
             fake_gpu_sleep(1100000000);
@@ -313,22 +311,16 @@ static int case_unusable(void) {
    object then: prof.h is configured by the SDK, not forced, and knows the
    kernels' names from that load. */
 static int case_discovered(void) {
-    prof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.output = "discovered.json";
-    cfg.quiet = 1;
+    prof_config cfg = capture("discovered.json");
+    cfg.kernels = 0;                    /* the environment asks */
     setenv("PROF_KERNELS", "1", 1);
-    atexit(counts_at_exit);
-    fake_gpu_setup(1);
-    bind_sdk(1);
+    void *s = start_sdk(7);
     unsetenv("PROF_ROCPROFILER_SDK");   /* prof.h finds the SDK already loaded */
-    void *s = fake_gpu_stream(0, 7);
     roc_discover();
     load_code_object();
     PROF_INIT(&cfg);
     for (int step = 0; step < 2; step++) {
-        { PROF_GPU_SCOPE("layer", s); launch(K_RELU, s, 20000, 4, 64); }
-        synchronize(s, 0);
+        work(s, K_RELU);
         PROF_STEP();
     }
     PROF_SHUTDOWN();
@@ -337,24 +329,18 @@ static int case_discovered(void) {
 
 /* The SDK found under $ROCM_PATH/lib, capture asked for by PROF_KERNELS. */
 static int case_rocm_path(void) {
-    prof_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.output = "rocm_path.json";
-    cfg.quiet = 1;
-    char rocm[1024];                    /* FAKE_ROC_LIB is <rocm>/lib/librocprofiler-sdk.so */
+    prof_config cfg = capture("rocm_path.json");
+    cfg.kernels = 0;                    /* the environment asks */
+    char rocm[1024];                    /* FAKE_ROC_LIB is <rocm>/lib/librocprofiler-sdk.so.0 */
     snprintf(rocm, sizeof rocm, "%s", FAKE_ROC_LIB);
     for (int up = 0; up < 2; up++) *strrchr(rocm, '/') = 0;
     setenv("ROCM_PATH", rocm, 1);
     setenv("PROF_KERNELS", "1", 1);
-    atexit(counts_at_exit);
-    fake_gpu_setup(1);
-    bind_sdk(1);
-    void *s = fake_gpu_stream(0, 7);
+    void *s = start_sdk(7);
     PROF_INIT(&cfg);
     load_code_object();
     for (int step = 0; step < 2; step++) {
-        { PROF_GPU_SCOPE("layer", s); launch(K_MATMUL, s, 20000, 4, 64); }
-        synchronize(s, 0);
+        work(s, K_MATMUL);
         PROF_STEP();
     }
     PROF_SHUTDOWN();
