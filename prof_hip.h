@@ -202,7 +202,14 @@ static struct {
     void *stream[PROF__ROC_STREAMS];    /* under prof__roc_lock: stream i + 1 */
     int nstream;
 } prof__roc;
+#ifdef __cplusplus                      /* glibc's initializer has 0 for pointers */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wzero-as-null-pointer-constant"
+#endif
 static pthread_mutex_t prof__roc_lock = PTHREAD_MUTEX_INITIALIZER;
+#ifdef __cplusplus
+#pragma GCC diagnostic pop
+#endif
 
 static void prof__roc_off(const char *why) {
     char line[1536];
@@ -335,7 +342,8 @@ static const char *prof__roc_op_name(int32_t op) {
     const char *raw = PROF__NULLPTR;
     uint64_t n = 0;
     if (prof__roc.op_name(PROF__ROC_CB_HIP_RUNTIME, op, &raw, &n) || !raw) raw = "(runtime call)", n = 14;
-    name = prof_intern(raw, PROF__SCAST(size_t, n));
+    size_t len = n;
+    name = prof_intern(raw, len);
     for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
         if (!strcmp(skip[i], name)) name = "";
     /* launches, copies and fills: their stream (and bytes) are read */
