@@ -237,7 +237,7 @@ static int case_drops(void) {
     return 0;
 }
 
-/* A kernel of the last recorded step whose record comes 50 ms after it
+/* A kernel of the last recorded step whose record comes 300 ms after it
    ran, long after its cycle was saved: said, not dropped unsaid. */
 static int case_late(void) {
     prof_config cfg = capture("late.json");
@@ -249,13 +249,13 @@ static int case_late(void) {
     for (int step = 0; step < 3; step++) {
         work(s, K_TINY);
         if (step == 1) {
-            roc_latency(50000000);
+            roc_latency(300000000);
             launch(K_LOSS, s, 50000, 1, 32);    /* the step that saves the cycle does not wait for it */
         }
         PROF_STEP();
         if (step == 1) {
             roc_latency(0);
-            synchronize(s, 50000000);
+            synchronize(s, 300000000);
         }
     }
     PROF_SHUTDOWN();
