@@ -25,6 +25,7 @@ extern "C" {
 #endif
 PROF_API extern const prof_gpu_tracer prof__roc_tracer __attribute__((weak));
 PROF_API long long prof__roc_stream_id(void *stream) __attribute__((weak));
+PROF_API void prof__roc_early(void) __attribute__((weak));
 #ifdef __cplusplus
 }
 #endif
@@ -53,9 +54,13 @@ PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t, &prof__roc_tr
 #define PROF__GPU_DEVICE() prof__hip_device()
 
 /* PROF_INIT here starts kernel capture, when PROF_KERNELS asks, before the
-   first kernel rather than at the first GPU region. */
+   first kernel rather than at the first GPU region; it configures the SDK
+   before its own first HIP call, as the SDK needs. */
+static inline void prof__hip_early(void) {
+    if (prof__roc_early) prof__roc_early();
+}
 #undef PROF_INIT
-#define PROF_INIT(cfg) (prof_init(cfg), prof_gpu_attach(&prof__hip_api))
+#define PROF_INIT(cfg) (prof_init(cfg), prof__hip_early(), prof_gpu_attach(&prof__hip_api))
 
 /* ---- kernel capture through rocprofiler-sdk (PROF_KERNELS=1) --------------
    AMD's tool interface since ROCm 6.2 (roctracer is frozen), used as PyTorch's
@@ -188,6 +193,7 @@ static struct {
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
     int bound;                          /* the functions above are loaded */
     int asked;                          /* atomic: capture asked for (start runs force_configure) */
+    int tried;                          /* atomic: prof.h loaded and configured the SDK, or tried */
     int configured;                     /* atomic: initialize made the contexts */
     int finalized;                      /* atomic: the SDK called finalize: no more calls into it */
     int on;                             /* atomic: capturing */
@@ -627,40 +633,60 @@ prof__roc_tool *rocprofiler_configure(uint32_t version, const char *runtime_vers
     return &tool;
 }
 
-/* Capture starts (under prof.h's lock): configured already when the SDK
-   found rocprofiler_configure itself; else loaded and forced now. */
-static int prof__roc_start(size_t buffer_bytes) {
+/* The SDK loaded and configured by prof.h (rocprofiler_force_configure with
+   the exported function): once, before HIP's first call where PROF_INIT
+   comes first (the SDK sees only runtimes that start after it), else when
+   capture starts. 1: configured. */
+static int prof__roc_force(void) {
     char path[1024], line[1400];
+    if (__atomic_exchange_n(&prof__roc.tried, 1, __ATOMIC_ACQ_REL)) return 0;   /* said why once */
+    void *lib = prof__roc_open(0, path, sizeof path);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(line, sizeof line, "cannot load %s (%s; PROF_ROCPROFILER_SDK names the library, ROCm 6.2 or "
+                 "later has it)", path, why ? why : "not found");
+        prof__roc_off(line);
+        return 0;
+    }
+    if (!prof__roc_bind(lib)) {
+        snprintf(line, sizeof line, "%s lacks the functions of rocprofiler-sdk 0.4 (ROCm 6.2)", path);
+        prof__roc_off(line);
+        return 0;
+    }
+    int init = 0;
+    prof__roc.is_initialized(&init);
+    if (init) {
+        prof__roc_off("already configured by another tool (rocprofv3, or a profiler in this process such as "
+                      "PyTorch's), or before prof.h asked: set PROF_KERNELS=1 to be among its tools");
+        return 0;
+    }
+    prof__roc_status st = prof__roc.force_configure(rocprofiler_configure);
+    if (st) {
+        prof__roc_fail("rocprofiler_force_configure", st);
+        return 0;
+    }
+    return __atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE);    /* else initialize said why */
+}
+
+/* PROF_INIT in a file with prof_hip.h, before it makes any HIP call. */
+void prof__roc_early(void) {
+    if (prof__g.conf.cupti && !__atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE)) prof__roc_force();
+}
+
+/* Capture starts (under prof.h's lock, HIP started): configured already when
+   the SDK found rocprofiler_configure itself or PROF_INIT forced it; else
+   forced now, late for HIP, which is said. */
+static int prof__roc_start(size_t buffer_bytes) {
     (void)buffer_bytes;                 /* the SDK's buffer is its own; what it drops is counted */
     __atomic_store_n(&prof__roc.asked, 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&prof__roc.finalized, __ATOMIC_ACQUIRE)) return 0;
     if (!__atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE)) {
-        void *lib = prof__roc_open(0, path, sizeof path);
-        if (!lib) {
-            const char *why = dlerror();
-            snprintf(line, sizeof line, "cannot load %s (%s; PROF_ROCPROFILER_SDK names the library, ROCm 6.2 or "
-                     "later has it)", path, why ? why : "not found");
-            prof__roc_off(line);
-            return 0;
-        }
-        if (!prof__roc_bind(lib)) {
-            snprintf(line, sizeof line, "%s lacks the functions of rocprofiler-sdk 0.4 (ROCm 6.2)", path);
-            prof__roc_off(line);
-            return 0;
-        }
-        int init = 0;
-        prof__roc.is_initialized(&init);
-        if (init) {
-            prof__roc_off("already configured by another tool (rocprofv3, or a profiler in this process such as "
-                          "PyTorch's), or before prof.h asked: set PROF_KERNELS=1 to be among its tools");
-            return 0;
-        }
-        prof__roc_status st = prof__roc.force_configure(rocprofiler_configure);
-        if (st) {
-            prof__roc_fail("rocprofiler_force_configure", st);
-            return 0;
-        }
-        if (!__atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE)) return 0;  /* it said why */
+        int first = !__atomic_load_n(&prof__roc.tried, __ATOMIC_ACQUIRE);
+        if (!prof__roc_force()) return 0;
+        if (first)
+            prof_gpu_say("rocprofiler-sdk: configured after HIP started (the first GPU region came before "
+                         "PROF_INIT): HIP's calls and kernels may not reach it; call PROF_INIT before the first "
+                         "HIP call, or export rocprofiler_configure (see prof_hip.h)");
     }
     prof__roc_status st = prof__roc.start_context(prof__roc.ctx);
     if (st) {

@@ -545,6 +545,19 @@ def case_cupti_late(backend, program):
     check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
 
 
+def case_roc_late_start(backend, program):
+    """Capture started by the first GPU region (no PROF_INIT), after HIP's
+    first calls: one line says the SDK may miss them; the double does not."""
+    from check_cupti import check_trace
+    p = run(program, "roc_late_start")
+    roc_at_exit()
+    lines = [line for line in stderr_lines(p) if "rocprofiler-sdk" in line]
+    check(len(lines) == 1 and "configured after HIP started" in lines[0] and "call PROF_INIT before" in lines[0],
+          f"stderr {p.stderr}")
+    gpu, _, _, _, _ = check_trace(load("late_start.json"), launches=2)
+    check(all("loss" in e["name"] for e in gpu), f"kernels {[e['name'] for e in gpu]}")
+
+
 def check_unusable(program, case, tracer, says, **env):
     """Kernel capture asked for, the tracer unusable: one line naming it
     says `says` and that GPU regions go on; unusable.json holds the 3 GPU

@@ -327,6 +327,26 @@ static int case_discovered(void) {
     return 0;
 }
 
+/* No PROF_INIT: the first GPU region starts prof.h, HIP is running before
+   the SDK is configured, which is said (a real SDK may then miss HIP's
+   calls; the double does not). */
+static int case_late_start(void) {
+    setenv("PROF_KERNELS", "1", 1);
+    setenv("PROF_OUTPUT", "late_start.json", 1);
+    void *s = start_sdk(7);
+    for (int step = 0; step < 2; step++) {
+        {
+            PROF_GPU_SCOPE("work", s);
+            if (step == 0) load_code_object();  /* with the first launch, as HIP loads it */
+            launch(K_LOSS, s, 1000, 1, 64);
+        }
+        synchronize(s, 0);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* The SDK found under $ROCM_PATH/lib, capture asked for by PROF_KERNELS. */
 static int case_rocm_path(void) {
     prof_config cfg = capture("rocm_path.json");
@@ -354,6 +374,7 @@ static int run(const char *name) {
     if (!strcmp(name, "roc_flight")) return case_flight();
     if (!strcmp(name, "roc_rocm_path")) return case_rocm_path();
     if (!strcmp(name, "roc_discovered")) return case_discovered();
+    if (!strcmp(name, "roc_late_start")) return case_late_start();
     if (!strncmp(name, "roc_unusable", 12)) return case_unusable();
     return 2;
 }
