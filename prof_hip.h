@@ -577,7 +577,8 @@ static int prof__roc_initialize(void (*fini)(prof__roc_client), void *data) {
             return -1;
         }
     }
-    if (prof__roc.agents) prof__roc.agents(PROF__ROC_AGENT_INFO_V0, prof__roc_agents, 0, PROF__NULLPTR);
+    if (prof__roc.agents)               /* the bytes of an agent read here: up to logical_node_type_id's padding */
+        prof__roc.agents(PROF__ROC_AGENT_INFO_V0, prof__roc_agents, PROF__ROC_AGENT_TYPE_INDEX + 8, PROF__NULLPTR);
     ops[0] = 0;
     if (prof__roc.each_op) prof__roc.each_op(PROF__ROC_CB_HIP_RUNTIME, prof__roc_each_op, ops);
     static const int32_t symbols[1] = { PROF__ROC_SYMBOL_REGISTER };

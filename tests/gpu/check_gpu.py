@@ -706,13 +706,15 @@ def case_roc_discovered(backend, program):
     """The SDK started by HIP before PROF_INIT (PROF_KERNELS=1) configured
     prof.h through its exported rocprofiler_configure, once, and handed it
     the kernel symbols of the code object loaded then: the kernels have
-    their names."""
+    their names. On device 1 of 2: the kernels' agent is that device."""
     from check_cupti import check_trace
     p = run(program, "roc_discovered")
     check_quiet(p)
     roc_at_exit()
-    gpu, _, _, _, _ = check_trace(load("discovered.json"), launches=2)
+    gpu, _, ann, _, _ = check_trace(load("discovered.json"), launches=2)
     check(all("relu" in e["name"] for e in gpu), f"kernels {[e['name'] for e in gpu]}")
+    check({e["pid"] for e in gpu} == {1} and {e["pid"] for e in ann} == {1},
+          f"devices: kernels on {sorted({e['pid'] for e in gpu})}, GPU regions on {sorted({e['pid'] for e in ann})}")
 
 
 def roc_unusable(program, says, configures=None, **env):

@@ -514,7 +514,7 @@ rocprofiler_status_t rocprofiler_query_available_agents(int version, rocprofiler
     static rocprofiler_agent_v0_t agents[1 + 8];
     const void *ptrs[1 + 8];
     if (version != ROCPROFILER_AGENT_INFO_VERSION_0) return ROCPROFILER_STATUS_ERROR;
-    (void)agent_size;
+    if (agent_size > sizeof(rocprofiler_agent_v0_t)) return 17;  /* ROCPROFILER_STATUS_ERROR_INCOMPATIBLE_ABI */
     int n = 1 + (F.gpus ? F.gpus : 1);
     for (int i = 0; i < n; i++) {
         memset(&agents[i], 0, sizeof agents[i]);

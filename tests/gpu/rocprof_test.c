@@ -138,13 +138,16 @@ static prof_config capture(const char *out) {
 }
 
 /* What every case with the double starts with: its counters written at
-   exit, one simulated device, the double bound; the engine's stream. */
-static void *start_sdk(unsigned long long stream_id) {
+   exit, devices 0..device simulated (the SDK's GPU agents alike), the
+   double bound; the engine's stream, on `device`, made current. */
+static void *start_sdk_on(int device, unsigned long long stream_id) {
     atexit(counts_at_exit);
-    fake_gpu_setup(1);
-    bind_sdk(1);
-    return fake_gpu_stream(0, stream_id);
+    fake_gpu_setup(device + 1);
+    bind_sdk(device + 1);
+    if (hipSetDevice(device) != hipSuccess) exit(2);
+    return fake_gpu_stream(device, stream_id);
 }
+static void *start_sdk(unsigned long long stream_id) { return start_sdk_on(0, stream_id); }
 
 /* A step's work: a region around a kernel, waited for. */
 static void work(void *s, uint64_t kernel) {
@@ -309,12 +312,12 @@ static int case_unusable(void) {
 /* ROCm's HIP starts the SDK before PROF_INIT (PROF_KERNELS=1 in the
    environment, rocprofiler_configure exported) and loads the engine's code
    object then: prof.h is configured by the SDK, not forced, and knows the
-   kernels' names from that load. */
+   kernels' names from that load. The engine runs on device 1 of 2. */
 static int case_discovered(void) {
     prof_config cfg = capture("discovered.json");
     cfg.kernels = 0;                    /* the environment asks */
     setenv("PROF_KERNELS", "1", 1);
-    void *s = start_sdk(7);
+    void *s = start_sdk_on(1, 7);
     unsetenv("PROF_ROCPROFILER_SDK");   /* prof.h finds the SDK already loaded */
     roc_discover();
     load_code_object();
