@@ -6059,9 +6059,10 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 /* Kernel capture: each stream's kernels, copies and fills on a track of
    their own beside its GPU regions ("stream 13 kernels", under the device),
    each thread's runtime calls on one of that thread's ("CUDA runtime", "HIP
-   runtime"), a flow from each call to what it launched. Each track is a sequence, and
-   what one holds follows in time (a stream runs one at a time, a thread
-   makes one call at a time): a start before the last end is moved to it. */
+   runtime"), a flow from each call to what it launched. Each track is a
+   sequence, and what one holds follows in time (a stream runs one at a
+   time, a thread makes one call at a time): a start before the last end is
+   moved to it. */
 static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
                          const char *label) {
     prof__pw *p = (prof__pw *)s;
