@@ -5,9 +5,8 @@
 
 BACKEND is cuda or hip. PROGRAM (tests/gpu/gpu_test.c, real_runtime.c,
 cupti_test.c or rocprof_test.c) is run as `PROGRAM CASE run` in the current
-directory, with its stderr
-captured; it writes traces and truth.jsonl (what it knows: true device
-times, the test double's counters). Traces are read back with Python's json.
+directory, with its stderr captured; it writes traces and truth.jsonl (what
+it knows: true device times, the test double's counters). Traces are read back with Python's json.
 Each check states the exact behaviour expected of prof.h."""
 import collections
 import json
