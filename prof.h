@@ -145,6 +145,11 @@
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
      PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
                      then /usr/local/cuda's)
+     PROF_KERNELS    1: kernel capture for the runtime in use: CUPTI
+                     (prof_cuda.h; PROF_CUPTI is its CUDA spelling) or
+                     rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
+     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
+                     $ROCM_PATH/lib's, then the loader's paths)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
@@ -284,6 +289,9 @@ typedef struct prof_config {
                                  (and call on_trace_ready) on the thread that
                                  steps, inside PROF_STEP, as torch.profiler
                                  does; default: on the profiler's thread    */
+    int           kernels;    /* the same for the runtime in use: CUPTI
+                                 (prof_cuda.h), rocprofiler-sdk (prof_hip.h);
+                                 PROF_KERNELS=1                             */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -1233,7 +1241,7 @@ static struct {
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
-        int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
+        int cupti;                      /* cfg.cupti / kernels, PROF_CUPTI / KERNELS: kernel capture */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
@@ -3470,8 +3478,9 @@ void prof_gpu_activity_lost(uint64_t n) { __atomic_fetch_add(&prof__act.lost, n,
 static void prof__act_start_locked(const prof_gpu_api *api) {
     if (!prof__g.conf.cupti || prof__act.tracer) return;
     if (!api->tracer) {
-        prof__msg("%s: PROF_CUPTI asks for kernel capture, which prof.h has for CUDA only; GPU regions are "
-                  "still timed by events", api->name);
+        prof__msg("%s: kernel capture is asked for (PROF_KERNELS), which this build lacks (CUDA: CUPTI's headers; "
+                  "HIP: the file with PROF_IMPLEMENTATION includes prof_hip.h); GPU regions are still timed by "
+                  "events", api->name);
         return;
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
@@ -6467,10 +6476,11 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 
 /* Kernel capture: each stream's kernels, copies and fills on a track of
    their own beside its GPU regions ("stream 13 kernels", under the device),
-   each thread's runtime calls on one of that thread's ("CUDA runtime"), a
-   flow from each call to what it launched. Each track is a sequence, and
-   what one holds follows in time (a stream runs one at a time, a thread
-   makes one call at a time): a start before the last end is moved to it. */
+   each thread's runtime calls on one of that thread's ("CUDA runtime", "HIP
+   runtime"), a flow from each call to what it launched. Each track is a
+   sequence, and what one holds follows in time (a stream runs one at a
+   time, a thread makes one call at a time): a start before the last end is
+   moved to it. */
 static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
     prof__pw *p = (prof__pw *)s;
@@ -6484,7 +6494,8 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
             prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
             prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
             prof__pb_str(&p->d2, 5, label);
-            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
+            snprintf(name, sizeof name, "%s runtime", prof__gpu.api ? prof__gpu.api->name : "CUDA");
+            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, name, 4);
         } else {
             if (new_dev) {              /* its device first */
                 snprintf(name, sizeof name, "GPU %d", g->a.device);
@@ -8575,8 +8586,9 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
-    int cupti = cfg->cupti != 0;
+    int cupti = cfg->cupti != 0 || cfg->kernels != 0;
     prof__env_bool("PROF_CUPTI", &cupti);
+    prof__env_bool("PROF_KERNELS", &cupti);   /* the general spelling: it decides */
     prof__g.conf.cupti = cupti;
     prof__g.conf.ready_at_step = cfg->trace_ready_at_step != 0;
     int sigs = cfg->keep_signals == 0;
