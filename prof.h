@@ -145,6 +145,11 @@
                      library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
      PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
                      then /usr/local/cuda's)
+     PROF_KERNELS    1: kernel capture for the runtime in use: CUPTI
+                     (prof_cuda.h; PROF_CUPTI is its CUDA spelling) or
+                     rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
+     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
+                     $ROCM_PATH/lib's, then the loader's paths)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
@@ -284,6 +289,9 @@ typedef struct prof_config {
                                  (and call on_trace_ready) on the thread that
                                  steps, inside PROF_STEP, as torch.profiler
                                  does; default: on the profiler's thread    */
+    int           kernels;    /* the same for the runtime in use: CUPTI
+                                 (prof_cuda.h), rocprofiler-sdk (prof_hip.h);
+                                 PROF_KERNELS=1                             */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -455,6 +463,11 @@ typedef struct prof_table {
     double    peak_tflops;    /* the device's peak, for "% peak" columns:  */
     double    peak_gbps;      /*   PROF_PEAK_TFLOPS / PROF_PEAK_GBPS, else
                                  the GPU's, when known; 0: none             */
+    int64_t   gpu_bound_ns;   /* GPU times sit within this of their place on
+                                 the CPU clock, as measured (worst device);
+                                 0: not known (a trace read back)           */
+    int       gpu_one_clock;  /* kernel capture placed every GPU region on
+                                 its kernels' clock (they nest exactly)     */
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -558,8 +571,21 @@ PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_eve
 /* Kernel capture: what a runtime's activity tracer (CUPTI, in prof_cuda.h)
    saw, handed to the core, which places it on the CPU clock and writes it
    as Kineto does. Times are on the tracer's clock, in ns; the core maps it
-   to its own by pairs of readings of both (now_ns). */
-enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME };
+   to its own by pairs of readings of both (now_ns).
+   One clock: a tracer that times event records on its own clock (CUPTI's
+   CUDA_EVENT records with device timestamps) has a `mark`: the core calls
+   mark(id) before recording a GPU region's event and mark(0) after, and
+   the tracer hands over, in any order, a PROF_GPU_EXTERNAL activity (the
+   runtime call `correlation` was made under mark `external`) and a
+   PROF_GPU_EVENT activity (the event that call recorded reached the device
+   at t0_ns). The region is then placed by those two times, on the clock of
+   its kernels: a kernel launched inside it on its stream lies inside it
+   exactly. Without the times (a tracer that names calls but cannot time
+   event records, a record lost) the region spans the kernels launched on
+   its thread between its two named records on its stream; without mark at
+   all, those whose launch call lies in its CPU side (Kineto's rule either
+   way), so containment holds for every tracer. */
+enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME, PROF_GPU_EVENT, PROF_GPU_EXTERNAL };
 
 typedef struct prof_gpu_activity {
     int         kind;         /* PROF_GPU_*                                  */
@@ -573,6 +599,9 @@ typedef struct prof_gpu_activity {
     int         grid[3], block[3], regs;  /* kernel                          */
     int64_t     smem;         /* kernel: static + dynamic shared memory      */
     uint64_t    bytes;        /* copy or fill                                */
+    uint64_t    external;     /* PROF_GPU_EXTERNAL: the id mark() was given  */
+    uint64_t    graph_node;   /* launched by a graph: its node's id ...      */
+    uint32_t    graph;        /* ... and the graph's (0: not by a graph)     */
 } prof_gpu_activity;
 
 typedef struct prof_gpu_tracer {
@@ -581,6 +610,7 @@ typedef struct prof_gpu_tracer {
     void (*flush)(void);                        /* hands over what is complete */
     void (*stop)(void);
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
+    void (*mark)(uint64_t id);                  /* NULL, or see "One clock"    */
 } prof_gpu_tracer;
 
 /* From the tracer's callbacks, on any thread; copies a. */
@@ -1211,7 +1241,7 @@ static struct {
         int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
-        int cupti;                      /* cfg.cupti / PROF_CUPTI: kernel capture */
+        int cupti;                      /* cfg.cupti / kernels, PROF_CUPTI / KERNELS: kernel capture */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
@@ -2659,7 +2689,8 @@ static size_t prof__nsnap, prof__snapcap;
    where its part of this collection ends: that record and those after it
    stay where they are for the next collection, exactly as if they had been
    written later, and cost no memory beyond the chunks the cap counts. The
-   retired store, which packs many threads' records, spills them instead.
+   retired store, which packs many threads' records, and a thread that has
+   exited, whose chunks go now, spill them instead.
    The caller holds prof__wk_lock, not prof__lock: that is taken only to
    read the registry at the start and to change it at the end, so threads
    refill, register and step while records are copied. */
@@ -2709,7 +2740,7 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
                 e.th = idx & 0xFFFFFFFu;
                 int later = e.t0 > t_to || (e.t1 > t_to && prof__role[e.kind] == PROF__R_SPAN);
                 if (PROF__LIKELY(into && e.t0 >= t_from && !later)) into->ev[into->n++] = e;
-                else if (later && !th->retired) goto drained;   /* the rest are later too */
+                else if (later && !th->retired && !prof__snap[k].dead) goto drained;   /* the rest are too */
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
             prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
@@ -2731,14 +2762,8 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
         if (!prof__snap[k].dead) continue;  /* exited before: everything it wrote is taken */
         prof__g.rec.dropped_dead += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
         dropped -= __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
-        for (prof__chunk *c = th->head; c;) {
-            prof__chunk *next = c->next;
-            prof__chunk_release(c);
-            c = next;
-        }
         for (prof__thread **link = &prof__g.rec.threads; *link; link = &(*link)->next)
             if (*link == th) { *link = th->next; break; }
-        free(th);
     }
     dropped += prof__g.rec.dropped_dead;
     prof__g.rec.spill = spill;
@@ -2758,6 +2783,16 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     }
     prof__g.rec.dropped_reported = dropped;
     pthread_mutex_unlock(&prof__lock);
+    for (size_t k = 0; k < prof__nsnap; k++) {  /* the exited ones, out of the registry: their memory */
+        prof__thread *th = prof__snap[k].th;
+        if (!prof__snap[k].dead) continue;
+        for (prof__chunk *c = th->head; c;) {
+            prof__chunk *next = c->next;
+            prof__chunk_release(c);
+            c = next;
+        }
+        free(th);
+    }
     /* spilled events came first: regroup by thread, keeping record order */
     if (cy && from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
 }
@@ -2878,7 +2913,15 @@ typedef struct prof__gev {              /* a saved GPU region, CPU clock in ns *
     long long stream;
 } prof__gev;
 
-struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns; };
+/* marked_ns: set (> 0) when kernel capture's marks placed every GPU region
+   of the device, to the half-width of the readings of the tracer's clock;
+   prof__gdev_bound says which bound holds */
+struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns, marked_ns; };
+
+/* How far a device's GPU times may sit from their true place on the CPU
+   clock, as measured: the anchors' half-bracket, or the tracer's readings'
+   when marks placed them (kernels and regions then share that error). */
+static int64_t prof__gdev_bound(const struct prof__gdev_info *d) { return d->marked_ns > 0 ? d->marked_ns : d->unc_ns; }
 
 typedef struct prof__gdev {
     void *stream;                       /* private, idle: anchors only */
@@ -2956,6 +2999,35 @@ static void prof__gpu_off(int d, int prev) {
     if (prev != d) prof__gpu.api->set_device(prev);
 }
 
+/* When an event recorded on an idle stream reached the device, on the CPU
+   clock: between [*lo, *hi]. The event completes a launch latency after
+   its record (1-5 us on an idle GPU, tens under load), so the middle of
+   record-to-sync would place it early by half that latency. Instead the
+   event is polled: it completed after the last query that found it
+   pending began, and before the first that found it done returned; the
+   bracket is two queries wide whatever the latency. Polling stops after
+   PROF__GPU_POLL_NS (a device that is slow to answer), and a wait takes
+   over, from the last pending query on. */
+#define PROF__GPU_POLL_NS 20000000
+static int prof__gpu_probe(const prof_gpu_api *api, void *ev, void *stream, uint64_t *lo, uint64_t *hi) {
+    uint64_t from = prof__now();
+    int err = api->event_record(ev, stream);
+    if (err) return err;
+    *lo = from;
+    int64_t stop = prof__mono_ns() + PROF__GPU_POLL_NS;
+    for (unsigned n = 0;; n++) {
+        uint64_t q0 = prof__now();
+        err = api->event_query(ev);
+        *hi = prof__now();
+        if (err != api->not_ready) return err;
+        *lo = q0;
+        if ((n & 63u) == 63u && prof__mono_ns() > stop) break;
+    }
+    err = api->event_sync(ev);
+    *hi = prof__now();
+    return err;
+}
+
 /* A new anchor on device d, appended to its list. Under the lock. */
 static int prof__gpu_anchor_locked(int d) {
     const prof_gpu_api *api = prof__gpu.api;
@@ -2980,14 +3052,13 @@ static int prof__gpu_anchor_locked(int d) {
         g->cap = nc;
     }
     for (int i = 0; i < PROF__GPU_PROBES; i++) {
-        uint64_t t_a = prof__now();
-        if ((err = api->event_record(g->probe[i], g->stream)) || (err = api->event_sync(g->probe[i]))) {
+        uint64_t lo, hi;
+        if ((err = prof__gpu_probe(api, g->probe[i], g->stream, &lo, &hi))) {
             prof__gpu_off(d, prev);
             prof__gpu_fail(api, "anchor event", err);
             return -1;
         }
-        uint64_t t_b = prof__now();
-        if (best < 0 || t_b - t_a < win) { best = i; win = t_b - t_a; tick = t_a + win / 2; }
+        if (best < 0 || hi - lo < win) { best = i; win = hi - lo; tick = lo + win / 2; }
     }
     prof__gpu_off(d, prev);
     /* the chosen probe becomes the anchor; the anchor slot's old event, a probe */
@@ -3123,6 +3194,18 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
     return 1;
 }
 
+/* A GPU region's event recorded; while a tracer that times event records
+   captures, under its mark: id is 2 * correlation, + 1 for the end. */
+static const prof_gpu_tracer *prof__act_marks;  /* atomic: the capturing tracer, if it has marks */
+static inline int prof__gpu_record(const prof_gpu_api *api, void *ev, void *stream, uint64_t id) {
+    const prof_gpu_tracer *tr = __atomic_load_n(&prof__act_marks, __ATOMIC_ACQUIRE);
+    if (PROF__LIKELY(!tr)) return api->event_record(ev, stream);
+    tr->mark(id);
+    int err = api->event_record(ev, stream);
+    tr->mark(0);
+    return err;
+}
+
 void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     prof__range_push(name);
     prof__gtls_t *g = &prof__gtls;
@@ -3162,10 +3245,10 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
     if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
-    int err = api->event_record(p->ev0, stream);
-    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    int err = prof__gpu_record(api, p->ev0, stream, 2 * (uint64_t)corr);
+    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     p->name = name;
     p->stream = g->stream_id;
     p->dev = dev;
@@ -3192,7 +3275,7 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
         prof__gpair *p = &r->slot[f->slot & (r->cap - 1)];
-        int err = prof__gpu.api->event_record(p->ev1, stream);
+        int err = prof__gpu_record(prof__gpu.api, p->ev1, stream, 2 * (uint64_t)p->corr + 1);
         if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
@@ -3334,6 +3417,7 @@ static struct {
     uint64_t lost;                      /* atomic */
     int64_t ns[2];                      /* readings of both clocks: window start, save */
     uint64_t tick[2];
+    uint64_t half[2];                   /* ... each within this many ticks */
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
 } prof__act;
@@ -3347,7 +3431,7 @@ static void prof__act_late_locked(void) {
     size_t late = 0;
     for (size_t i = 0; i < prof__act.n; i++) {
         const prof_gpu_activity *a = &prof__act.a[i];
-        late += a->kind != PROF_GPU_RUNTIME && prof__act.saved_hi && a->correlation >= prof__act.saved_lo &&
+        late += a->kind < PROF_GPU_RUNTIME && prof__act.saved_hi && a->correlation >= prof__act.saved_lo &&
                 a->correlation <= prof__act.saved_hi;
     }
     if (late)
@@ -3368,6 +3452,7 @@ static void prof__act_reading(int k) {
         best = b - a;
         prof__act.ns[k] = ns;
         prof__act.tick[k] = a + (b - a) / 2;
+        prof__act.half[k] = (b - a + 1) / 2;
     }
 }
 
@@ -3393,12 +3478,14 @@ void prof_gpu_activity_lost(uint64_t n) { __atomic_fetch_add(&prof__act.lost, n,
 static void prof__act_start_locked(const prof_gpu_api *api) {
     if (!prof__g.conf.cupti || prof__act.tracer) return;
     if (!api->tracer) {
-        prof__msg("%s: PROF_CUPTI asks for kernel capture, which prof.h has for CUDA only; GPU regions are "
-                  "still timed by events", api->name);
+        prof__msg("%s: kernel capture is asked for (PROF_KERNELS), which this build lacks (CUDA: CUPTI's headers; "
+                  "HIP: the file with PROF_IMPLEMENTATION includes prof_hip.h); GPU regions are still timed by "
+                  "events", api->name);
         return;
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
+    if (api->tracer->mark) __atomic_store_n(&prof__act_marks, api->tracer, __ATOMIC_RELEASE);
     prof__act_reading(0);
 }
 
@@ -3437,7 +3524,22 @@ static long prof__act_tid(uint64_t v) {
    tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
    what it launched belongs with it, wherever the GPU ran it (GPU work lags
    the CPU: a window's first kernels may be the last window's launches, its
-   last ones run after the save). Under prof__lock. */
+   last ones run after the save). The tracer's marks (event records' device
+   times) are joined to the ids the core gave them and put the cycle's GPU
+   regions on the same clock (prof__gpu_one_clock). Under prof__lock. */
+typedef struct prof__gmark {           /* a mark: (2 * region + side) ... */
+    uint64_t id, tick;                  /* ... and its event's device time, if timed */
+    uint32_t corr;                      /* the tracer's correlation of its record call */
+    int timed;
+} prof__gmark;
+
+static int prof__gmark_cmp(const void *x, const void *y) {
+    uint64_t a = ((const prof__gmark *)x)->id, b = ((const prof__gmark *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns);
+
 static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_ns) {
     if (!prof__act.tracer) return;
     prof__act.tracer->flush();
@@ -3452,7 +3554,11 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
     /* the correlations of runtime calls: all of them, and those in the window */
     uint32_t *all = n ? (uint32_t *)malloc(2 * n * sizeof *all) : NULL, *in = all ? all + n : NULL;
-    if (n && (!cy->act || !all)) {
+    /* marks: event records' device times, and the ids the core gave them,
+       both by the runtime call's correlation */
+    prof__gmark *evm = n ? (prof__gmark *)malloc(2 * n * sizeof *evm) : NULL, *ext = evm ? evm + n : NULL;
+    size_t nevm = 0, next = 0;
+    if (n && (!cy->act || !all || !evm)) {
         __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED);
         cy->oom = 1;
         free(cy->act);
@@ -3462,15 +3568,22 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
-            int api = a->kind == PROF_GPU_RUNTIME;
-            if (pass != !api) continue;     /* runtime calls first, then what they launched */
+            int api = a->kind == PROF_GPU_RUNTIME, mark = a->kind > PROF_GPU_RUNTIME;
+            if (pass != !(api || mark)) continue;  /* runtime calls and marks first, then what they launched */
             if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            /* both ends by one monotonic map: back-to-back kernels stay so */
+            /* both ends by one monotonic map: back-to-back kernels stay so,
+               and a region's marks and its kernels keep their order */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+            if (mark) {                     /* keyed by the record call's correlation for now */
+                prof__gmark *m = a->kind == PROF_GPU_EVENT ? &evm[nevm++] : &ext[next++];
+                m->id = a->correlation;
+                m->tick = a->kind == PROF_GPU_EVENT ? t0 : a->external;
+                continue;
+            }
             if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
                 t1 = t0;
                 backwards++;
@@ -3501,6 +3614,24 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
+    /* each mark by the id the core gave it, with its record call's
+       correlation and, when the tracer timed it, its event's device time */
+    if (nevm) qsort(evm, nevm, sizeof *evm, prof__gmark_cmp);
+    for (size_t i = 0; i < next; i++) {
+        prof__gmark key, *m = &ext[i];
+        memset(&key, 0, sizeof key);
+        key.id = m->id;
+        const prof__gmark *e = nevm ? (const prof__gmark *)bsearch(&key, evm, nevm, sizeof key, prof__gmark_cmp) : NULL;
+        m->corr = (uint32_t)m->id;
+        m->id = m->tick;
+        m->tick = e ? e->tick : 0;
+        m->timed = e != NULL;
+    }
+    size_t nm = next;
+    if (nm) qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
+    int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
+    prof__gpu_one_clock(cy, ext, nm, npt > 0 ? (int64_t)((double)half * npt + 0.5) : half);
+    free(evm);
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
@@ -3544,6 +3675,7 @@ static void prof__act_trim_locked(int64_t from_ns) {
 /* Shutdown: capture stops. Under prof__lock. */
 static void prof__act_stop_locked(void) {
     if (!prof__act.tracer) return;
+    __atomic_store_n(&prof__act_marks, NULL, __ATOMIC_RELEASE);
     prof__act.tracer->stop();
     prof__act.tracer = NULL;
     pthread_mutex_lock(&prof__act_lock);
@@ -3638,12 +3770,14 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
-        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
     }
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres)
         lost += prof__gpu_place_locked(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
+    /* after the regions: their marks put them on the kernels' clock */
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
+        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
     cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
@@ -3951,6 +4085,133 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
     return k;
 }
 
+/* One clock (>>api-gpu's "One clock"): the cycle's GPU regions placed on
+   the clock of its kernels, once kernel capture's records are in it. The
+   anchors put a region within a microsecond or so of its true place on the
+   CPU clock; kernels are placed by the tracer's own clock; nothing ties the
+   two, so a kernel could end after its region (and Perfetto's UI does not
+   draw an X event that overlaps its parent partially). So, per region:
+   - both its events' device times came as marks: they are its edges. An
+     event completes when the stream's work before it has, and work after it
+     cannot begin earlier: a kernel launched inside the region on its stream
+     lies inside it, exactly, on one clock, one map. Chosen first because its
+     edges are the region's own (its idle time, its copies, nested regions
+     without kernels all keep their place), as Kineto's rule cannot give;
+   - else (CUPTI before device timestamps, a tracer without them, a record
+     lost): it spans from the first start to the last end of the kernels,
+     copies and fills launched inside it on its stream (Kineto's
+     gpu_user_annotation rule), which contains them by construction; a
+     region that launched none there keeps its anchors' place. Inside it:
+     launched on its thread between its two event records, by the tracer's
+     correlations, when its marks name those (exact); else (a tracer without
+     marks) with the launch call's time within its CPU side, as good as the
+     readings of the tracer's clock.
+   tracer_ns: the half-width of the tracer's clock readings, the bound of a
+   device whose regions all came from marks. */
+static int prof__u64pair_cmp(const void *x, const void *y) {
+    const uint64_t *a = (const uint64_t *)x, *b = (const uint64_t *)y;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+static int prof__u64first_cmp(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static const prof__gmark *prof__gmark_find(const prof__gmark *mk, size_t nm, uint64_t id) {
+    prof__gmark key;
+    memset(&key, 0, sizeof key);
+    key.id = id;
+    return nm ? (const prof__gmark *)bsearch(&key, mk, nm, sizeof key, prof__gmark_cmp) : NULL;
+}
+
+#define PROF__GPU_MARK_FAR 1e7          /* ns: marks this far from the anchors are not believed */
+
+static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns) {
+    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, nl = 0, nr = 0;
+    if (!cy->ngpu || (!nm && !ng)) return;
+    /* launches (thread, call tick, index of what it launched), sorted; and
+       the regions' CPU sides (correlation, index into ev) */
+    uint64_t *api = (uint64_t *)malloc((2 * na + 1) * sizeof *api);
+    prof__klaunch *kl = (prof__klaunch *)malloc(2 * (ng + 1) * sizeof *kl), *kc = kl ? kl + ng + 1 : NULL;
+    uint64_t *cpu = (uint64_t *)malloc((2 * cy->n + 2) * sizeof *cpu);
+    int unmarked[PROF__GPU_DEVS] = { 0 }, marked[PROF__GPU_DEVS] = { 0 };
+    size_t far = 0;
+    double npt = prof__ns_per_tick();
+    static int said_far;
+    if (!api || !kl || !cpu) goto done;
+    for (size_t i = 0; i < na; i++) api[2 * i] = cy->act[i].a.correlation, api[2 * i + 1] = i;
+    qsort(api, na, 2 * sizeof *api, prof__u64pair_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        uint64_t key[2] = { cy->act[i].a.correlation, 0 };
+        size_t lo = 0, hi = na;         /* the first call with that correlation */
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (prof__u64pair_cmp(&api[2 * m], key) < 0) lo = m + 1;
+            else hi = m;
+        }
+        if (lo == na || api[2 * lo] != key[0]) continue;
+        const prof__gact *call = &cy->act[api[2 * lo + 1]];
+        kl[nl].tid = kc[nl].tid = call->tid;
+        kl[nl].t = call->t0;            /* by time ... */
+        kc[nl].t = call->a.correlation; /* ... and by correlation */
+        kl[nl].cum = kc[nl].cum = (int64_t)i;
+        nl++;
+    }
+    qsort(kl, nl, sizeof *kl, prof__klaunch_cmp);
+    qsort(kc, nl, sizeof *kc, prof__klaunch_cmp);
+    kl[nl].tid = kc[nl].tid = LONG_MAX;
+    for (size_t i = 0; i < cy->n; i++)
+        if (cy->ev[i].kind == PROF__K_GPU_REGION) cpu[2 * nr] = cy->ev[i].aux, cpu[2 * nr++ + 1] = i;
+    qsort(cpu, nr, 2 * sizeof *cpu, prof__u64pair_cmp);
+    for (size_t j = 0; j < cy->ngpu; j++) {
+        prof__gev *g = &cy->gpu[j];
+        const prof__gmark *m0 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr);
+        const prof__gmark *m1 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr + 1);
+        int dev = g->dev >= 0 && g->dev < PROF__GPU_DEVS ? g->dev : 0;
+        /* a tracer whose event times were on another clock than its
+           kernels' would put them far from the anchors: not trusted */
+        double off = m0 && m0->timed ? ((double)m0->tick - (double)g->t0) * npt : 0;
+        if (off > PROF__GPU_MARK_FAR || off < -PROF__GPU_MARK_FAR) far++;
+        else if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
+            g->t0 = (int64_t)m0->tick;
+            g->t1 = (int64_t)m1->tick;
+            marked[dev]++;
+            continue;
+        }
+        unmarked[dev]++;
+        uint64_t key[2] = { g->corr, 0 };
+        const uint64_t *c = nr ? (const uint64_t *)bsearch(key, cpu, nr, 2 * sizeof *cpu, prof__u64first_cmp) : NULL;
+        if (!c || !nl) continue;
+        const prof__ev *e = &cy->ev[c[1]];
+        long tid = e->th < cy->nth ? cy->th[e->th].tid : 0;
+        int by_corr = m0 && m1 && m0->corr < m1->corr;
+        const prof__klaunch *ks = by_corr ? kc : kl;
+        uint64_t from = by_corr ? m0->corr : e->t0, to = by_corr ? m1->corr : e->t1;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t k = prof__klaunch_at(ks, nl, tid, from); ks[k].tid == tid && ks[k].t <= to; k++) {
+            const prof__gact *a = &cy->act[ks[k].cum];
+            if (a->a.device != g->dev || a->a.stream != g->stream) continue;
+            lo = a->t0 < lo ? a->t0 : lo;
+            hi = a->t1 > hi ? a->t1 : hi;
+        }
+        if (lo <= hi) g->t0 = (int64_t)lo, g->t1 = (int64_t)hi;
+    }
+    qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
+    if (far && !said_far++)
+        prof__msg("%zu GPU region%s: the tracer's event times lie over 10 ms from the anchors' (another clock?); "
+                  "spanned over their kernels instead", far, far == 1 ? "" : "s");
+    for (size_t i = 0; i < cy->ngdev; i++) {
+        int d = cy->gdev[i].dev;
+        if (d >= 0 && d < PROF__GPU_DEVS && marked[d] && !unmarked[d])
+            cy->gdev[i].marked_ns = tracer_ns > 0 ? tracer_ns : 1;
+    }
+done:
+    free(api);
+    free(kl);
+    free(cpu);
+}
+
 /* ---- the walk: one traversal of a cycle that drives any sink ---------------
    prof__walk visits the CPU records thread by thread in record order, then
    the GPU regions by device and stream, then kernel capture's runtime calls
@@ -4002,10 +4263,12 @@ typedef struct prof__sink {
     void (*gpu)(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream);
     /* kernel capture: runtime calls (api) by thread, then the rest by device
        and stream; new_track: the first of its thread / stream, new_dev: of
-       its device (or the first after the runtime calls); linked: what it
-       launched, or what launched it, is in the cycle; label: the thread's */
-    void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                const char *label);
+       its device (or the first after the runtime calls); flows: the keys of
+       its flows (prof__walk_flows), one per kernel, copy or fill a call
+       launched (a graph launch has several), none when the other end is
+       not in the cycle; label: the thread's */
+    void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                const uint64_t *flows, size_t nflows, const char *label);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -4020,6 +4283,10 @@ typedef struct prof__walker {           /* the walk's own memory */
     size_t ngdur;
     prof__klaunch *kl;                  /*   and kernel capture's launches */
     size_t nkl;
+    uint64_t *kf;                       /* kernel capture: correlation << 32 | index, sorted */
+    size_t nkf;
+    uint64_t *fl;                       /* a call's flows' keys */
+    size_t flcap;
 } prof__walker;
 
 /* Slices need BEGIN and END in time order; records come in post-order (a
@@ -4121,6 +4388,49 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
 
 static void prof__walk_free(prof__walker *w) {
     free(w->pend); free(w->mpend); free(w->stk); free(w->u); free(w->nx); free(w->gdur); free(w->kl);
+    free(w->kf); free(w->fl);
+}
+
+/* Flows of kernel capture, one to one: each kernel, copy or fill has its
+   own, from the call that launched it, though a graph launch's share one
+   correlation. Its key: the correlation for the first of that correlation
+   (so the usual one-kernel launch keeps the id it always had), else 2^32 +
+   its index in the cycle. Writers make ids of keys. Into *flows (w->fl for
+   a call); their number, or (size_t)-1 when out of memory. */
+static uint64_t prof__flow_key(const uint64_t *kf, size_t at) {
+    uint64_t c = kf[at] >> 32;
+    return at && kf[at - 1] >> 32 == c ? ((uint64_t)1 << 32) + (kf[at] & 0xffffffffu) : c;
+}
+
+static size_t prof__walk_flows(prof__walker *w, const prof__cycle *cy, size_t j, const uint64_t **flows) {
+    const prof__gact *g = &cy->act[j];
+    uint64_t c = g->a.correlation;
+    size_t lo = 0, hi = w->nkf, n = 0;
+    if (j >= cy->nact_api) {            /* what was launched: one flow, if its call is here */
+        if (!prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation)) return 0;
+        uint64_t v = c << 32 | j;
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (w->kf[m] < v) lo = m + 1;
+            else hi = m;
+        }
+        w->fl[0] = prof__flow_key(w->kf, lo);
+        *flows = w->fl;
+        return 1;
+    }
+    while (lo < hi) {                   /* a call: one flow per thing it launched */
+        size_t m = lo + (hi - lo) / 2;
+        if (w->kf[m] >> 32 < c) lo = m + 1;
+        else hi = m;
+    }
+    for (size_t i = lo; i < w->nkf && w->kf[i] >> 32 == c; i++) {
+        uint64_t *nf = (uint64_t *)prof__grow(w->fl, &w->flcap, n + 1, sizeof *nf);
+        if (!nf) return (size_t)-1;
+        w->fl = nf;
+        w->fl[n++] = prof__flow_key(w->kf, i);
+    }
+    *flows = w->fl;
+    return n;
 }
 
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
@@ -4203,6 +4513,15 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
     }
     if (k->gpu) k->gpu(s, cy, NULL, 0, 0);  /* the GPU regions are done */
+    if (k->act && cy->nact > cy->nact_api) {
+        w.nkf = cy->nact - cy->nact_api;
+        if (!(w.kf = (uint64_t *)malloc(w.nkf * sizeof *w.kf)) ||
+            !(w.fl = (uint64_t *)prof__grow(NULL, &w.flcap, 1, sizeof *w.fl)))
+            goto fail;
+        for (size_t j = cy->nact_api; j < cy->nact; j++)
+            w.kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
+        qsort(w.kf, w.nkf, sizeof *w.kf, prof__u64first_cmp);
+    }
     for (size_t j = 0; k->act && j < cy->nact; j++) {
         const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
         int api = j < cy->nact_api, new_track, new_dev = 0;
@@ -4213,9 +4532,10 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
             new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
             new_track = new_dev || q->a.stream != g->a.stream;
         }
-        int linked = api ? prof__gpu_find(cy->kcorr[1], cy->nkcorr[1], g->a.correlation)
-                         : prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation);
-        k->act(s, cy, g, new_track, new_dev, linked, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
+        const uint64_t *flows = NULL;
+        size_t nflows = w.nkf ? prof__walk_flows(&w, cy, j, &flows) : 0;
+        if (nflows == (size_t)-1) goto fail;
+        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
     }
     prof__walk_free(&w);
     return 1;
@@ -5130,10 +5450,11 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
 }
 
 /* A device's numbers as the traces name them: deviceProperties' as Kineto
-   writes them (the first PROF__DEV_PROPS), then how well its clock sits on
-   the CPU's. Into f[PROF__DEV_FIELDS]. */
-#define PROF__DEV_PROPS  12
-#define PROF__DEV_FIELDS 14
+   writes them, and the bound on its GPU times' alignment to the CPU clock,
+   as measured (prof__gdev_bound; the first PROF__DEV_PROPS), then the
+   anchors' figures. Into f[PROF__DEV_FIELDS]. */
+#define PROF__DEV_PROPS  13
+#define PROF__DEV_FIELDS 15
 typedef struct prof__kv { const char *key; int64_t v; } prof__kv;
 
 static void prof__dev_fields(const struct prof__gdev_info *d, prof__kv *f) {
@@ -5145,6 +5466,7 @@ static void prof__dev_fields(const struct prof__gdev_info *d, prof__kv *f) {
         { "regsPerMultiprocessor", p->regs_per_sm }, { "warpSize", p->warp_size },
         { "sharedMemPerBlock", p->smem_per_block }, { "sharedMemPerMultiprocessor", p->smem_per_sm },
         { "numSms", p->sms }, { "sharedMemPerBlockOptin", p->smem_per_block_optin },
+        { "prof_alignment_bound_ns", prof__gdev_bound(d) },
         { "anchor_uncertainty_ns", d->unc_ns }, { "drift_corrected_ns", d->drift_ns },
     };
     memcpy(f, all, sizeof all);
@@ -5201,16 +5523,17 @@ static void prof__w_gpu_track(prof__tw *t, int dev, long long stream, int new_de
     }
 }
 
-/* Kernel capture's flows: ids apart from the GPU regions' correlations. */
+/* Kernel capture's flows: ids apart from the GPU regions' correlations,
+   one per key (prof__walk_flows). */
 #define PROF__ACT_FLOW ((int64_t)1 << 32)
 
-static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g) {
+static void prof__w_act_flow(prof__tw *t, const char *lit, size_t len, const prof__gact *g, uint64_t key) {
     prof__ev_open(t, lit, len);
-    prof__w_i64(&t->w, PROF__ACT_FLOW + g->a.correlation);
+    prof__w_i64(&t->w, PROF__ACT_FLOW + (int64_t)key);
     prof__ev_where(t, g->t0);
     PROF__W_LIT(&t->w, "}");
 }
-#define PROF__W_ACT_FLOW(t, lit, g) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g))
+#define PROF__W_ACT_FLOW(t, lit, g, key) prof__w_act_flow((t), "" lit, sizeof(lit) - 1, (g), (key))
 
 
 static void prof__w_ints(prof__w *w, const int *v, int n) {
@@ -5324,6 +5647,8 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
             prof__w_i64(w, cy->gdev[i].unc_ns);
             PROF__W_LIT(w, ", \"drift_corrected_ns\": ");
             prof__w_i64(w, cy->gdev[i].drift_ns);
+            PROF__W_LIT(w, ", \"bound_ns\": ");
+            prof__w_i64(w, prof__gdev_bound(&cy->gdev[i]));
             PROF__W_LIT(w, "}");
         }
         PROF__W_LIT(w, "]");
@@ -5435,8 +5760,8 @@ static void prof__js_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 /* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
    threads (cuda_runtime), kernels, copies and fills on the device's stream
    tracks, an ac2g flow from each launch to what it launched. */
-static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__tw *t = (prof__tw *)s;
     prof__w *w = &t->w;
     (void)cy;
@@ -5452,7 +5777,8 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         PROF__W_LIT(w, ",\"correlation\":");
         prof__w_i64(w, g->a.correlation);
         PROF__W_LIT(w, "}}");
-        if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+        for (size_t i = 0; i < nflows; i++)
+            PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[i]);
         return;
     }
     prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_track);
@@ -5485,8 +5811,15 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         o = prof__w_room(w, 40);
         w->n += (size_t)snprintf(o, 40, "%.6g", ns > 0 ? (double)g->a.bytes / (double)ns : 0.0);
     }
+    if (g->a.graph) {                   /* launched by a CUDA graph: which, and which node */
+        PROF__W_LIT(w, ",\"graph id\":");
+        prof__w_i64(w, g->a.graph);
+        PROF__W_LIT(w, ",\"graph node id\":");
+        prof__w_i64(w, (int64_t)g->a.graph_node);
+    }
     PROF__W_LIT(w, "}}");
-    if (linked) PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g);
+    if (nflows)
+        PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[0]);
 }
 
 static const prof__sink prof__json_sink = {
@@ -6143,12 +6476,13 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
 
 /* Kernel capture: each stream's kernels, copies and fills on a track of
    their own beside its GPU regions ("stream 13 kernels", under the device),
-   each thread's runtime calls on one of that thread's ("CUDA runtime"), a
-   flow from each call to what it launched. Each track is a sequence, and
-   what one holds follows in time (a stream runs one at a time, a thread
-   makes one call at a time): a start before the last end is moved to it. */
-static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+   each thread's runtime calls on one of that thread's ("CUDA runtime", "HIP
+   runtime"), a flow from each call to what it launched. Each track is a
+   sequence, and what one holds follows in time (a stream runs one at a
+   time, a thread makes one call at a time): a start before the last end is
+   moved to it. */
+static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__pw *p = (prof__pw *)s;
     uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
     int api = g->a.kind == PROF_GPU_RUNTIME;
@@ -6160,7 +6494,8 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
             prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
             prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
             prof__pb_str(&p->d2, 5, label);
-            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, "CUDA runtime", 4);
+            snprintf(name, sizeof name, "%s runtime", prof__gpu.api ? prof__gpu.api->name : "CUDA");
+            prof__pf_track(p, uuid, p->uuid0 + PROF__PF_PROCESS, name, 4);
         } else {
             if (new_dev) {              /* its device first */
                 snprintf(name, sizeof name, "GPU %d", g->a.device);
@@ -6175,7 +6510,7 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
     uint64_t t0 = g->t0 < p->act_end ? p->act_end : g->t0, t1 = g->t1 < t0 ? t0 : g->t1;
     p->act_end = t1;
     prof__pb_uint(&p->ev, PROF__TE_NAME_IID, prof__pf_intern(p, &p->names, 2, g->a.name));
-    if (linked) prof__pb_fixed64(&p->ev, api ? PROF__TE_FLOW : PROF__TE_FLOW_END, flow0 | g->a.correlation);
+    for (size_t i = 0; i < nflows; i++) prof__pb_fixed64(&p->ev, api ? PROF__TE_FLOW : PROF__TE_FLOW_END, flow0 + flows[i]);
     if (api) {
         prof__pf_arg(p, "cbid", g->a.cbid, NULL);
     } else {
@@ -6193,6 +6528,10 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         prof__pf_arg(p, "shared memory", g->a.smem, NULL);
     } else if (!api) {
         prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
+    }
+    if (g->a.graph) {
+        prof__pf_arg(p, "graph id", g->a.graph, NULL);
+        prof__pf_arg(p, "graph node id", (int64_t)g->a.graph_node, NULL);
     }
     prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
     prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
@@ -6787,13 +7126,14 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 /* Kernel capture: a row per kernel, copy and fill name, with its GPU time
    as its self and total (torch's rows for kernels). */
-static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev, int linked,
-                         const char *label) {
+static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
+                         const uint64_t *flows, size_t nflows, const char *label) {
     prof__tsink *x = (prof__tsink *)s;
     (void)c;
     (void)new_track;
     (void)new_dev;
-    (void)linked;
+    (void)flows;
+    (void)nflows;
     (void)label;
     if (!x->ok || g->a.kind == PROF_GPU_RUNTIME) return;
     prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
@@ -6830,6 +7170,11 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         out->by_thread = x.t.by_thread;
         out->has_pct = x.pcts;
         prof__table_peaks(c, out);
+        for (size_t d = 0; d < c->ngdev; d++) {
+            int64_t b = prof__gdev_bound(&c->gdev[d]);
+            out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
+            out->gpu_one_clock = (d == 0 || out->gpu_one_clock) && c->gdev[d].marked_ns > 0;
+        }
     }
     free(x.seen);
     free(x.pct);
@@ -7018,6 +7363,11 @@ void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     if (t->has_gpu) {
         prof__fmt_time(tot, sizeof tot, (double)t->self_gpu_sum_ns);
         fprintf(f, "Self GPU time total: %s\n", tot);
+        if (t->gpu_bound_ns > 0) {
+            prof__fmt_time(tot, sizeof tot, (double)t->gpu_bound_ns);
+            fprintf(f, "GPU times are within %s of their place on the CPU clock (as measured%s).\n", tot,
+                    t->gpu_one_clock ? "; kernels and GPU regions on one clock" : "");
+        }
     }
     /* torch's key_averages() sums over threads too, and says nothing */
     if (t->threads > 1 && !t->by_thread)
@@ -8236,8 +8586,9 @@ static void prof__resolve_config(const prof_config *cfg) {
             prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
         }
     }
-    int cupti = cfg->cupti != 0;
+    int cupti = cfg->cupti != 0 || cfg->kernels != 0;
     prof__env_bool("PROF_CUPTI", &cupti);
+    prof__env_bool("PROF_KERNELS", &cupti);   /* the general spelling: it decides */
     prof__g.conf.cupti = cupti;
     prof__g.conf.ready_at_step = cfg->trace_ready_at_step != 0;
     int sigs = cfg->keep_signals == 0;
@@ -8422,10 +8773,13 @@ typedef struct prof__job {
     uint64_t t0, now;                   /* its start; the step's time (HANG: the dump's) */
     uint64_t from;                      /* the recording window's start */
     int64_t act_ns;                     /* flight: kernel capture's clock at the step */
+    int64_t slow;                       /* flight: a slow step, judged at the step (-1: none), */
+    uint64_t slow_dur;                  /*   its length (ticks) */
+    double median;                      /*   and the median it was judged against */
     prof__ev *open;                     /* regions open at a save, or (HANG) at the dump */
     size_t nopen;
-    uint64_t merged;                    /* flight: steps joined into this one (queue full) */
-    prof__cycle gpu;                    /* its GPU side, resolved at the step */
+    prof__cycle cy;                     /* the cycle as the step began it: its GPU side,
+                                           resolved there; a save collects into it */
 } prof__job;
 
 static void prof__job_run(prof__job *j);
@@ -8447,33 +8801,40 @@ static struct {
    caller runs j itself, after letting prof__lock go. */
 static int prof__wk_submit_locked(prof__job *j) {
     if (!__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED)) return 0;
-    if (prof__wk.n == PROF__JOBS || prof__wk.stop) {   /* stop: shutdown has begun; its own
-                                                          collection takes what is left */
+    if (prof__wk.n == PROF__JOBS || prof__wk.stop) {
         prof__job *last = &prof__wk.q[(prof__wk.head + prof__wk.n - 1) % PROF__JOBS];
         int joins = prof__wk.n > (unsigned)prof__wk.busy &&   /* never the one running */
                     last->kind == PROF__JOB_STEP && j->kind == PROF__JOB_STEP &&
-                    !j->fired && !last->fired && last->prev == j->prev && last->next == j->next &&
-                    (prof__g.conf.flight || j->prev == PROF__RECORD);
+                    (prof__g.conf.flight || (last->prev == PROF__RECORD && j->prev == PROF__RECORD &&
+                                             last->next == PROF__RECORD && j->next == PROF__RECORD));
         if (joins) {                    /* a flight step or a streamed part: the last one reaches further */
-            last->merged += 1 + j->merged;
             last->now = j->now;
             last->step = j->step;
             last->act_ns = j->act_ns;
-            if (j->gpu.ngpu) {          /* flight: the GPU regions placed at this step too */
-                prof__gev *v = (prof__gev *)realloc(last->gpu.gpu, (last->gpu.ngpu + j->gpu.ngpu) * sizeof *v);
+            if (j->fired) {             /* a trigger, and a slow step, stay what they were */
+                last->fired = 1;
+                last->at = j->at;
+            }
+            if (j->slow >= 0) {
+                last->slow = j->slow;
+                last->slow_dur = j->slow_dur;
+                last->median = j->median;
+            }
+            if (j->cy.ngpu) {          /* flight: the GPU regions placed at this step too */
+                prof__gev *v = (prof__gev *)realloc(last->cy.gpu, (last->cy.ngpu + j->cy.ngpu) * sizeof *v);
                 if (v) {
-                    memcpy(v + last->gpu.ngpu, j->gpu.gpu, j->gpu.ngpu * sizeof *v);
-                    last->gpu.gpu = v;
-                    last->gpu.ngpu += j->gpu.ngpu;
+                    memcpy(v + last->cy.ngpu, j->cy.gpu, j->cy.ngpu * sizeof *v);
+                    last->cy.gpu = v;
+                    last->cy.ngpu += j->cy.ngpu;
                 } else {
-                    __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
+                    __atomic_fetch_add(&prof__gpu.dropped, j->cy.ngpu, __ATOMIC_RELAXED);
                 }
             }
         } else {                        /* its events: counted at the next cycle's collection */
-            __atomic_fetch_add(&prof__gpu.dropped, j->gpu.ngpu, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&prof__act.lost, j->gpu.nact, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&prof__gpu.dropped, j->cy.ngpu, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&prof__act.lost, j->cy.nact, __ATOMIC_RELAXED);
         }
-        prof__cycle_free(&j->gpu);
+        prof__cycle_free(&j->cy);
         free(j->open);
         return 1;
     }
@@ -8483,10 +8844,14 @@ static int prof__wk_submit_locked(prof__job *j) {
     return 1;
 }
 
+static __thread int prof__in_job;       /* this thread runs a job (a handler may call exit()) */
+
 /* j, on the calling thread, in turn with the profiler's thread's jobs. */
 static void prof__job_run_here(prof__job *j) {
     pthread_mutex_lock(&prof__wk_lock);
+    prof__in_job = 1;
     prof__job_run(j);
+    prof__in_job = 0;
     pthread_mutex_unlock(&prof__wk_lock);
 }
 
@@ -8709,8 +9074,9 @@ static void prof__fl_segment(int64_t step, uint64_t t0, uint64_t now, prof__cycl
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
-   before it; then it joins them. Under prof__wk_lock. */
-static int prof__fl_slow(uint64_t dur, double *median_out) {
+   before it; then it joins them. At the step, under prof__lock: a few
+   dozen compares, a sort only for a step longer than the least of them. */
+static int prof__fl_slow_locked(uint64_t dur, double *median_out) {
     int slow = 0;
     uint64_t least = (uint64_t)-1;      /* the median is at least the least: most steps stop here */
     for (int i = 0; i < prof__fl.ndur; i++) least = prof__fl.dur[i] < least ? prof__fl.dur[i] : least;
@@ -8887,6 +9253,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     prof__job j;                        /* flight mode: the dump, the profiler's thread's job */
     memset(&j, 0, sizeof j);
     j.kind = PROF__JOB_HANG;
+    j.slow = -1;
     int queued = 0;
     if (!m) return;
     pthread_mutex_lock(&prof__lock);
@@ -8928,7 +9295,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         j.step = step;
         j.t0 = prof__g.run.step_t0;
         j.now = now;
-        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);
+        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);
         j.act_ns = prof__act_now_locked();
         queued = prof__wk_submit_locked(&j);
     }
@@ -9055,32 +9422,17 @@ static void prof__opens_join(prof__cycle *cy, prof__job *j) {
     }
 }
 
-/* The GPU side that the step resolved (>>gpu) joins the cycle. */
-static void prof__take_gpu(prof__cycle *cy, prof__cycle *g) {
-    cy->gpu = g->gpu;
-    cy->ngpu = g->ngpu;
-    cy->gdev = g->gdev;
-    cy->ngdev = g->ngdev;
-    cy->gpu_dropped = g->gpu_dropped;
-    cy->act = g->act;
-    cy->nact = g->nact;
-    cy->nact_api = g->nact_api;
-    cy->act_lost = g->act_lost;
-    g->gpu = NULL;
-    g->gdev = NULL;
-    g->act = NULL;
-}
-
-/* The window that ended at the job's step as a cycle to save: its records
-   from every thread, step 0 stretched over what came before it, its GPU
-   side, the analysis every sink reads. */
-static void prof__cycle_make(prof__cycle *cy, prof__job *j) {
+/* The window that ended at the job's step as a cycle to save, made in the
+   job's cycle, which holds the GPU side the step resolved (>>gpu): its
+   records from every thread, step 0 stretched over what came before it,
+   the analysis every sink reads. */
+static void prof__cycle_make(prof__job *j) {
+    prof__cycle *cy = &j->cy;
     cy->index = ++prof__g.run.cycle;
     cy->until = j->now;
     prof__collect(cy, j->from, j->now);
     prof__opens_join(cy, j);
     prof__step0_covers(cy);
-    prof__take_gpu(cy, &j->gpu);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
     prof__g.run.saved_to = j->now;
 }
@@ -9105,65 +9457,63 @@ static size_t prof__held(const prof__cycle *cy) {
 /* One job, on the profiler's thread (or the stepping thread, with no such
    thread), under prof__wk_lock: what the step at its end leaves to do. */
 static void prof__job_run(prof__job *j) {
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
+    prof__cycle dump, *cy = &dump;      /* what is written: a flight dump, a part, or the job's cycle */
+    memset(&dump, 0, sizeof dump);
     int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
-    double median = 0;
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     const char *hang = NULL;
     if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
-        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
-        save = prof__fl_dump(&cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
+        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
+        save = prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
         hang = "";
     } else if (prof__g.conf.flight) {
-        prof__fl_segment(j->step, j->t0, j->now, &j->gpu, j->act_ns);
-        int slow = j->t0 && !j->merged && prof__fl_slow(j->now - j->t0, &median);
+        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
         if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
         int64_t upto = prof__fl.want - 1;
         if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
             prof__fl.want = 0;
             if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
-                save = prof__fl_dump(&cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
+                save = prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
             else
                 gone = upto;
-        } else if (slow) {
-            save = prof__fl_dump(&cy, "slow_step", j->step, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
+        } else if (j->slow >= 0) {
+            save = prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
         }
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
-        prof__cycle_make(&cy, j);
+        prof__cycle_make(j);
+        cy = &j->cy;
         save = 1;
     } else if (j->prev == PROF__RECORD) {
-        prof__part_make(&cy, j);       /* the window goes on: what it recorded so far */
+        prof__part_make(cy, j);       /* the window goes on: what it recorded so far */
         save = 2;
     } else {
         prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
     }
-    size_t held = prof__held(&cy);
+    size_t held = prof__held(cy);
     __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__say_lost();
-    if (save == 2 && prof__stream_part(&cy, 0)) prof__part_done(&cy);
+    if (save == 2 && prof__stream_part(cy, 0)) prof__part_done(cy);
     if (save == 3 && hang) {
-        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy.first_step,
+        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
                   (long long)j->step);
     } else if (save == 3) {
         prof__calibrate();              /* ticks to ns: before the first save, not yet */
-        double ns = (double)(prof__tick_ns(j->now) - prof__tick_ns(j->t0));
-        if (!strcmp(cy.reason, "slow_step"))
+        double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
+        if (!strcmp(cy->reason, "slow_step"))
             prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
-                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->step, ns / 1e6,
-                      ns / (median * prof__ns_per_tick()), median * prof__ns_per_tick() / 1e6,
-                      (long long)cy.first_step, (long long)j->step);
+                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
+                      median / 1e6, (long long)cy->first_step, (long long)j->step);
         else
             prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
-                      (long long)cy.first_step, (long long)cy.reason_step);
+                      (long long)cy->first_step, (long long)cy->reason_step);
     }
     if (gone >= 0)
         prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
                   "nothing dumped", (long long)gone);
-    if (save == 1 || save == 3) prof__save_cycle(&cy);
-    prof__cycle_free(&cy);
+    if (save == 1 || save == 3) prof__save_cycle(cy);
+    prof__cycle_free(&dump);
     __atomic_fetch_sub(&prof__g.rec.held, held, __ATOMIC_RELAXED);
-    prof__cycle_free(&j->gpu);
+    prof__cycle_free(&j->cy);
     free(j->open);
 }
 
@@ -9211,14 +9561,19 @@ void prof_step(void) {
             __atomic_store(&prof__g.clk.fb_ns_per_tsc, &rate, __ATOMIC_RELAXED);
         }
     }
+    j.slow = -1;
     if (prof__g.conf.flight && !prof__g.disabled) {
-        prof__fl_gpu_locked(&j.gpu.gpu, &j.gpu.ngpu);   /* what finished by now, placed */
+        if (step_t0 && prof__fl_slow_locked(now - step_t0, &j.median)) {   /* judged here: exact */
+            j.slow = step;
+            j.slow_dur = now - step_t0;
+        }
+        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);   /* what finished by now, placed */
         j.act_ns = prof__act_now_locked();
         prof__gpu_step_locked();
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.gpu, j.from, now);
+        prof__gpu_cycle_locked(&j.cy, j.from, now);
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
         work = 1;
@@ -9239,6 +9594,11 @@ void prof_step(void) {
 }
 
 void prof_shutdown(void) {
+    if (prof__in_job) {                 /* a trace-ready handler calls exit(): its cycle is the last */
+        prof__msg("PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not "
+                  "written");
+        return;
+    }
     prof__wd_stop(0);
     prof__signals_stop(0);
     prof__reserve_stop();
@@ -9264,28 +9624,26 @@ void prof_shutdown(void) {
     j.from = prof__g.run.win_t0;
     if (save) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.gpu, j.from, j.now);
+        prof__gpu_cycle_locked(&j.cy, j.from, j.now);
     }
     prof__gpu_release_locked();
     pthread_mutex_unlock(&prof__lock);
 
-    prof__cycle cy;
-    memset(&cy, 0, sizeof cy);
+    prof__cycle *cy = &j.cy;
     uint64_t suppressed = prof__fl.suppressed;
     if (prof__g.conf.flight) prof__fl_free();
     size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
     if (save) {
-        prof__cycle_make(&cy, &j);
+        prof__cycle_make(&j);
         size_t k = 0;
-        while (k < cy.n && cy.ev[k].kind != PROF__K_STEP) k++;
-        if (k == cy.n && cy.index > 1) {
-            tail = cy.n;
+        while (k < cy->n && cy->ev[k].kind != PROF__K_STEP) k++;
+        if (k == cy->n && cy->index > 1) {
+            tail = cy->n;
             save = 0;
         }
     } else {
         prof__collect(NULL, 0, 0);
     }
-    prof__cycle_free(&j.gpu);
     free(j.open);
     free(prof__g.rec.spill);
     prof__g.rec.spill = NULL;
@@ -9307,12 +9665,12 @@ void prof_shutdown(void) {
     pthread_mutex_unlock(&prof__pool_lock);
     if (tail)                           /* the frees after the training loop, say: no trace of its own */
         prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
-                  "steps)", tail, tail == 1 ? "" : "s", cy.index - 1);
+                  "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
     if (suppressed)
         prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
-    if (save) prof__save_cycle(&cy);
-    prof__cycle_free(&cy);
+    if (save) prof__save_cycle(cy);
+    prof__cycle_free(cy);
     pthread_mutex_unlock(&prof__wk_lock);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }

@@ -22,8 +22,8 @@ field() { sed -E "s/.*$1 ([0-9.]+).*/\1/"; }
 # same command under callgrind
 step_instr() {
   rm -f cg.out*
-  run "${@:1:$#-3}" valgrind --tool=callgrind --toggle-collect=prof_step --separate-threads=yes \
-    --callgrind-out-file=cg.out "${@: -3}" >/dev/null 2>&1
+  run "${@:1:$#-4}" valgrind --tool=callgrind --toggle-collect=prof_step --separate-threads=yes \
+    --callgrind-out-file=cg.out "${@: -4}" >/dev/null 2>&1
   awk '/^totals:/ { printf "%.0f", $2 / 60 }' cg.out-01
 }
 

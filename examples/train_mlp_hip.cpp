@@ -13,6 +13,10 @@
    It writes train_mlp_hip_trace.1.json (steps 4-6) and prints the summary
    table; open the trace in https://ui.perfetto.dev. PROF_* environment
    variables override the schedule and the output, as for train_mlp.
+   PROF_KERNELS=1 ./train_mlp_hip adds every kernel and copy, with the HIP
+   calls that launched them (rocprofiler-sdk, ROCm 6.2 or later; linking with
+   -Wl,--export-dynamic-symbol=rocprofiler_configure lets ROCm's HIP find
+   prof.h's tracer when it starts, as CMake's build does).
 */
 #include <cstdio>
 

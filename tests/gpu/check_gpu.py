@@ -3,10 +3,10 @@
 
     check_gpu.py BACKEND CASE PROGRAM
 
-BACKEND is cuda or hip. PROGRAM (tests/gpu/gpu_test.c or real_runtime.c)
-is run as `PROGRAM CASE run` in the current directory, with its stderr
-captured; it writes traces and truth.jsonl (what it knows: true device
-times, the test double's counters). Traces are read back with Python's json.
+BACKEND is cuda or hip. PROGRAM (tests/gpu/gpu_test.c, real_runtime.c,
+cupti_test.c or rocprof_test.c) is run as `PROGRAM CASE run` in the current
+directory, with its stderr captured; it writes traces and truth.jsonl (what
+it knows: true device times, the test double's counters). Traces are read back with Python's json.
 Each check states the exact behaviour expected of prof.h."""
 import collections
 import json
@@ -137,13 +137,14 @@ def check_placement(d, truth, backend):
     pid = device and tid = stream. Returns the worst errors in ns."""
     steps = recorded_steps(d)
     shift = clock_shift(d, truth, steps)
-    unc = {a["device"]: a["anchor_uncertainty_ns"] for a in d["prof_gpu_alignment"]}
+    bound = {p["id"]: p["prof_alignment_bound_ns"] for p in d["deviceProperties"]}
     want = sorted((r for r in truth["region"] if r["step"] in steps), key=lambda r: r["seq"])
     links = check_links(d)
     got = [links[c][1] for c in sorted(links)]           # correlations follow the begins
     check(len(got) == len(want), f"{len(got)} GPU regions in the trace, {len(want)} recorded")
     hip_ids = {0: 0}
     worst_ts = worst_dur = 0
+    errs = []
     for g, r in zip(got, want):
         check(g["name"] == r["region"], f"GPU region {g['name']} where {r['region']} ran")
         check(g["pid"] == r["dev"], f"{g['name']} on pid {g['pid']}, ran on device {r['dev']}")
@@ -154,12 +155,13 @@ def check_placement(d, truth, backend):
             check(g["tid"] == tid, f"{g['name']} on tid {g['tid']}, expected stream number {tid}")
         err_ts = ns(g["ts"]) - (r["host0"] + shift)
         err_dur = ns(g["dur"]) - (r["host1"] - r["host0"])
-        tol = unc[r["dev"]] + SLACK_NS
+        tol = bound[r["dev"]] + SLACK_NS
         check(abs(err_ts) <= tol, f"{g['name']} at {g['ts']} us is {err_ts:.0f} ns from its true start (tolerance {tol})")
         check(abs(err_dur) <= SLACK_NS, f"{g['name']} lasts {g['dur']} us, {err_dur:.0f} ns off its true length")
         worst_ts = max(worst_ts, abs(err_ts))
         worst_dur = max(worst_dur, abs(err_dur))
-    return worst_ts, worst_dur
+        errs.append(err_ts)
+    return worst_ts, worst_dur, errs
 
 
 def expected_props(backend, dev):
@@ -173,13 +175,18 @@ def expected_props(backend, dev):
     return p
 
 
-def case_placement(backend, program, min_anchors=4):
-    truth, st = run_quiet(program, "placement" if min_anchors == 4 else "placement_small")
+def without_bound(props):
+    """deviceProperties less the measured alignment bound (checked apart)."""
+    return [{k: v for k, v in p.items() if k != "prof_alignment_bound_ns"} for p in props]
+
+
+def case_placement(backend, program, min_anchors=4, case=None):
+    truth, st = run_quiet(program, case or ("placement" if min_anchors == 4 else "placement_small"))
     conf = truth["config"][0]["config"]
     d = load("placement.json")
     steps = recorded_steps(d)
     check(steps == list(range(2, 2 + conf["active"])), f"recorded steps {steps}")
-    worst_ts, worst_dur = check_placement(d, truth, backend)
+    worst_ts, worst_dur, errs = check_placement(d, truth, backend)
 
     gpu = gpu_xs(d)
     names = collections.Counter(e["name"] for e in gpu)
@@ -193,14 +200,19 @@ def case_placement(backend, program, min_anchors=4):
     check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
 
     props = d["deviceProperties"]
-    check(props == [expected_props(backend, 0), expected_props(backend, 1)], f"deviceProperties {props}")
+    check(without_bound(props) == [expected_props(backend, 0), expected_props(backend, 1)], f"deviceProperties {props}")
+    for p in props:                     # without kernel capture, the anchors' own
+        check(p["prof_alignment_bound_ns"] == align_of(d, p["id"])["anchor_uncertainty_ns"], f"bound {p}")
 
     # Clock drift is taken out between anchors (at first use, every 0.5 s at
     # steps, and at the save): what prof.h reports as corrected is the drift
     # of the double's clocks over one anchor interval.
     anchors = st["private_records"] // 3
     check(anchors >= min_anchors, f"{anchors} anchors taken, expected re-anchoring to give {min_anchors}")
-    window = conf["active"] * conf["step_ns"]
+    # the window as it ran (a loaded machine's steps outlast their sleeps),
+    # from its first step's start to its last one's end
+    prof_steps = [e for e in xs(d) if e["name"].startswith("ProfilerStep#")]
+    window = ns(max(e["ts"] + e["dur"] for e in prof_steps) - min(e["ts"] for e in prof_steps))
     longest = min(window, 600e6)
     align = {a["device"]: a for a in d["prof_gpu_alignment"]}
     check(sorted(align) == [0, 1], f"prof_gpu_alignment {d['prof_gpu_alignment']}")
@@ -233,7 +245,8 @@ def case_placement(backend, program, min_anchors=4):
     check(tab["has_gpu"] == 1 and tab["self_gpu_sum_ns"] == top, f"table {tab}, expected self GPU sum {top}")
     with open("table.txt") as f:
         text = f.read()
-    for col in ("Self GPU", "Self GPU %", "GPU total", "GPU time avg", "Self GPU time total:"):
+    for col in ("Self GPU", "Self GPU %", "GPU total", "GPU time avg", "Self GPU time total:",
+                "of their place on the CPU clock (as measured)"):
         check(col in text, f"printed table lacks {col!r}:\n{text}")
 
     # The handler's view of the same cycle: what the trace says, to the ns.
@@ -262,21 +275,42 @@ def case_placement(backend, program, min_anchors=4):
         for dev in (0, 1):
             got = {k.split(".", 1)[1]: v for k, v in p.attributes.items() if k.startswith(f"gpu{dev}.")}
             want = dict(expected_props(backend, dev), anchor_uncertainty_ns=align[dev]["anchor_uncertainty_ns"],
-                        drift_corrected_ns=align[dev]["drift_corrected_ns"])
+                        drift_corrected_ns=align[dev]["drift_corrected_ns"],
+                        prof_alignment_bound_ns=align[dev]["bound_ns"])
             del want["id"]
             check(got == want, f"device {dev}'s attributes {got}, expected {want}")
-    print(f"placement: {len(gpu)} GPU regions; worst start error {worst_ts:.0f} ns, worst length error "
-          f"{worst_dur:.0f} ns; anchors {anchors}; alignment {d['prof_gpu_alignment']}")
+    errs.sort()
+    print(f"placement: launch latency {conf['latency_ns'] / 1000:.0f} us; {len(gpu)} GPU regions; start error "
+          f"median {errs[len(errs) // 2]:.0f} ns, worst {worst_ts:.0f} ns; worst length error {worst_dur:.0f} ns; "
+          f"anchors {anchors}; alignment {d['prof_gpu_alignment']}")
+
+
+def align_of(d, dev):
+    return next(a for a in d["prof_gpu_alignment"] if a["device"] == dev)
 
 
 def case_placement_small(backend, program):
     case_placement(backend, program, min_anchors=3)
 
 
+def case_placement_latency_2(backend, program):
+    """placement_small on devices whose work arrives 2 us after it is
+    submitted: each region within the bound stated in deviceProperties."""
+    case_placement(backend, program, min_anchors=3, case="placement_latency_2")
+
+
+def case_placement_latency_20(backend, program):
+    case_placement(backend, program, min_anchors=3, case="placement_latency_20")
+
+
+def case_placement_latency_50(backend, program):
+    case_placement(backend, program, min_anchors=3, case="placement_latency_50")
+
+
 def case_async(backend, program):
     truth, st = run_quiet(program, "async")
     d = load("async.1.json")
-    worst_ts, worst_dur = check_placement(d, truth, backend)
+    worst_ts, worst_dur, errs = check_placement(d, truth, backend)
     names = sorted(e["name"] for e in gpu_xs(d))
     check(names == ["last", "long", "short"], f"GPU regions {names}")
     print(f"async: resolved at the save; {st['not_ready']} queries not ready, {st['engine_syncs']} waits at the "
@@ -404,46 +438,211 @@ def case_real(backend, program, case="real"):
 
 # ---- kernel capture (cupti_test.c, the CUPTI double fake_cupti.c) ---------
 
-def case_cupti_kernels(backend, program):
+def case_cupti_kernels(backend, program, case="cupti_kernels", marks=True, **env):
     """Steps 2-4 recorded, each: a GPU region "layer" around a copy, two
-    kernels and a fill, then a kernel outside it. Every one is in the trace
-    once, with its launch and flow, on the stream track of CUPTI's id for
-    the engine's stream (13 + 100), as is the region around them, though
-    the window's first reading of CUPTI's clock was slow."""
-    from check_cupti import check_trace
-    p = run(program, "cupti_kernels")
-    check_quiet(p)
-    t = read_truth()["per_step"][0]
-    d = load("cupti.1.json")
-    gpu, rt, ann, starts, _ = check_trace(d, launches=t["per_step"] * t["recorded_steps"])
-    mangled = {"_Z6matmulPfS_i": "matmul(float*, float*, int)", "_Z4reluPfi": "relu(float*, int)",
-               "_Z4lossPf": "loss(float*)"}
-    want = {(v if t["demangled"] else k): 3 for k, v in mangled.items()}
-    want.update({"Memcpy HtoD (Pageable -> Device)": 3, "Memset (Device)": 3})
-    got = collections.Counter(e["name"] for e in gpu)
-    check(got == want, f"kernels, copies and fills {dict(got)}, not {want}")
-    calls = collections.Counter(e["name"] for e in rt)
-    check(calls == {"cudaLaunchKernel": 9, "cudaMemcpyAsync": 3, "cudaMemsetAsync": 3}, f"runtime calls {dict(calls)}")
-    check({e["tid"] for e in gpu} == {113} and {e["tid"] for e in ann} == {113},
-          f"streams: kernels on {sorted({e['tid'] for e in gpu})}, GPU regions on {sorted({e['tid'] for e in ann})}")
-    main = [e for e in d["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == "layer"]
-    check({e["tid"] for e in rt} == {main[0]["tid"]}, "runtime calls not on the engine's thread")
-    check(len(starts) == 3, f"{len(starts)} GPU regions hold kernels, not 3")
+    kernels and a fill, then a kernel outside it, on a device with a launch
+    latency (2 us; cupti_latency_*: 20, 50 us) and a clock offset and drift.
+    Every one is in the trace once, with its launch and flow, on the stream
+    track of CUPTI's id for the engine's stream (13 + 100), as is the region
+    around them, though the window's first reading of CUPTI's clock was
+    slow. One clock: every kernel lies inside its region to the ns; the
+    region's edges are its events' device times (marks: True), or without
+    those times (an older CUPTI: cupti_nomarks, marks False) its first
+    kernel's start and last kernel's end, of those launched between its
+    event records; with no marks at all (marks None) of those whose launch
+    call's time lies in it."""
+    p = run(program, case, **env)
+    if "CUPTI_FAR" in env:
+        lines = stderr_lines(p)
+        check(len(lines) == 1 and lines[0].startswith("prof: 3 GPU regions: the tracer's event times lie over 10 ms "
+                                                      "from the anchors'"), f"stderr {p.stderr}")
+    else:
+        check_quiet(p)
+    truth = read_truth()
+    t = truth["per_step"][0]
+    k = check_kernels_case("cupti", {"Memcpy HtoD (Pageable -> Device)": 3, "Memset (Device)": 3},
+                           {"cudaLaunchKernel": 9, "cudaMemcpyAsync": 3, "cudaMemsetAsync": 3}, 113, 15,
+                           records="cudaEventRecord")
+    d, gpu, ann, starts, ends = k["trace"], k["gpu"], k["regions"], k["starts"], k["ends"]
     kernel = next(e for e in gpu if e["cat"] == "kernel")
     check(kernel["args"]["grid"] in ([128, 1, 1], [64, 1, 1], [1, 1, 1]) and kernel["args"]["shared memory"] == 1536
           and kernel["args"]["registers per thread"] == 32, f"kernel args {kernel['args']}")
-    check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
     check(truth_enabled(0), "CUPTI's activity kinds still enabled after shutdown")
+    lat = t["latency_ns"]
+    bound = d["deviceProperties"][0]["prof_alignment_bound_ns"]
+    if marks:
+        # each region spans its two events' true device times: to a few ns
+        # of rounding, and the scale of the map from CUPTI's clock to the
+        # CPU's, which the bound's readings set (at most twice the bound
+        # over a span shorter than the window)
+        steps = recorded_steps(d)
+        true = sorted((e["event"] for e in truth["event"] if e["step"] in steps))
+        want_durs = sorted(true[i + 1] - true[i] for i in range(0, len(true), 2))
+        durs = sorted(ns(r["dur"]) for r in ann)
+        check(len(durs) == len(want_durs) and all(abs(a - b) <= 5 + 2 * bound for a, b in zip(durs, want_durs)),
+              f"GPU regions last {durs} ns; their events {want_durs}; bound {bound} ns")
+        check(all(s >= 0 for s in starts), f"kernels before their region {starts}")
+        check(bound < 1000000, f"alignment bound {bound} ns")
+    elif marks is False:
+        check(starts == [0.0] * 3 and ends == [0.0] * 3,
+              f"without marks a region spans its kernels: first starts {starts}, last ends {ends} us from its edges")
+    else:                               # by launch times: a launch just after it may seem inside
+        check(starts == [0.0] * 3, f"a region spans its kernels: first starts {starts} us after it")
+    table = d.get("prof_gpu_alignment")
+    print(f"{case}: launch latency {lat / 1000:.0f} us; {'timed marks' if marks else 'named marks' if marks is False else 'no marks'}; first kernel "
+          f"{min(starts):.3f}-{max(starts):.3f} us after its region's start, last ends {min(ends):.3f}-{max(ends):.3f}"
+          f" us before its end; alignment bound {bound} ns ({table})")
+
+
+def check_kernels_case(name, copies, calls, stream, launches, records=None):
+    """What the kernel-capture cases share (cupti_kernels, roc_kernels):
+    <name>.1.json holds steps 2-4, each a GPU region "layer" around the
+    copies and kernels matmul and relu, each inside it, then the kernel
+    loss: each 3 times (demangled where the C++ runtime is), with `copies`
+    (name: count) and the runtime calls `calls` (name: count) on the
+    engine's thread (besides prof.h's own event records, named `records`:
+    2 per region, 3 per anchor), kernels and GPU regions on the track of
+    stream `stream`, 3 GPU regions holding kernels; <name>.1.pftrace says
+    the same, with `launches` + 3 flows. Returns the JSON (trace), its
+    kernels and copies (gpu), its GPU regions (regions), how far after its
+    region's start each first kernel starts and before its end each last one
+    ends (starts, ends, us), the names wanted (want), and the .pftrace's file
+    (pftrace: None without the perfetto package)."""
+    from check_cupti import check_trace
+    t = read_truth()["per_step"][0]
+    d = load(name + ".1.json")
+    mangled = {"_Z6matmulPfS_i": "matmul(float*, float*, int)", "_Z4reluPfi": "relu(float*, int)",
+               "_Z4lossPf": "loss(float*)"}
+    inside = set(copies) | {(mangled[k] if t["demangled"] else k) for k in ("_Z6matmulPfS_i", "_Z4reluPfi")}
+    gpu, rt, ann, starts, ends = check_trace(d, launches=t["per_step"] * t["recorded_steps"], inside_names=inside)
+    want = {(v if t["demangled"] else k): 3 for k, v in mangled.items()}
+    want.update(copies)
+    got = collections.Counter(e["name"] for e in gpu)
+    check(got == want, f"kernels, copies and fills {dict(got)}, not {want}")
+    got = collections.Counter(e["name"] for e in rt if e["name"] != records)
+    check(got == calls, f"runtime calls {dict(got)}, not {calls}")
+    if records:
+        n = sum(1 for e in rt if e["name"] == records)
+        check(n >= 6 and (n - 6) % 3 == 0, f"{n} {records} calls")
+    check({e["tid"] for e in gpu} == {stream} and {e["tid"] for e in ann} == {stream},
+          f"streams: kernels on {sorted({e['tid'] for e in gpu})}, GPU regions on {sorted({e['tid'] for e in ann})}")
+    main = [e for e in d["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == "layer"]
+    check({e["tid"] for e in rt if e["name"] != records} == {main[0]["tid"]}, "runtime calls not on the engine's thread")
+    check(len(starts) == 3, f"{len(starts)} GPU regions hold kernels, not 3")
+    check(d["prof_gpu_dropped_activities"] == 0, "activities dropped")
+    out = {"trace": d, "gpu": gpu, "regions": ann, "starts": starts, "ends": ends, "want": want, "pftrace": None}
     # the same cycle as a .pftrace: every kernel, call, region and flow alike
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import pftrace
     if pftrace.pb is None:
-        print("cupti_kernels: the .pftrace not checked (the perfetto package is not installed)")
-        return
-    j, pf = pftrace.load_json("cupti.1.json"), pftrace.decode_pftrace("cupti.1.pftrace")
+        print(f"{name}: the .pftrace not checked (the perfetto package is not installed)")
+        return out
+    j, pf = pftrace.load_json(name + ".1.json"), pftrace.decode_pftrace(name + ".1.pftrace")
     diff = j.diff(pf)
     check(not diff, "the .pftrace and the JSON differ:\n" + "\n".join(diff))
-    check(sum(pf.flows.values()) == 15 + 3, f"{sum(pf.flows.values())} flows, not 15 launches + 3 GPU regions")
+    check(sum(pf.flows.values()) == launches + 3,
+          f"{sum(pf.flows.values())} flows, not {launches} launches + 3 GPU regions")
+    out["pftrace"] = name + ".1.pftrace"
+    return out
+
+
+def case_cupti_latency_20(backend, program):
+    case_cupti_kernels(backend, program, "cupti_latency_20")
+
+
+def case_cupti_latency_50(backend, program):
+    case_cupti_kernels(backend, program, "cupti_latency_50")
+
+
+def case_cupti_nomarks(backend, program):
+    case_cupti_kernels(backend, program, "cupti_nomarks", marks=False, FAKE_CUPTI_NO_EVENT_TS="1")
+
+
+def case_cupti_unnamed(backend, program):
+    """No marks at all (no external correlation either, as a tracer without
+    mark): a region spans what its launch calls' times put inside it."""
+    case_cupti_kernels(backend, program, "cupti_unnamed", marks=None, FAKE_CUPTI_NO_EVENT_TS="1",
+                       FAKE_CUPTI_NO_EXTERNAL="1")
+
+
+def case_cupti_far(backend, program):
+    """Event times on another clock than the kernels' (the device's raw
+    clock, 5 s off): prof.h says so once and spans each region over what
+    was launched between its records instead."""
+    case_cupti_kernels(backend, program, "cupti_far", marks=False, CUPTI_FAR="1")
+
+
+def case_cupti_loaded(backend, program):
+    """cupti_kernels while every core is busy (twice over): the same exact
+    answers, since nothing in them hangs on the machine's speed."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    try:
+        case_cupti_kernels(backend, program, "cupti_loaded")
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+def check_graph(d, steps, regions=None):
+    """A decode loop's trace: per step a GPU region "decode" around one
+    cudaGraphLaunch of graph 7 (4 kernels and a copy, nodes 1-5). Returns
+    the kernels, copies and the region's GPU time in ns."""
+    from check_cupti import check_trace
+    ran = {"embed(float*)", "attention(float*)", "mlp(float*)", "lmhead(float*)", "Memcpy DtoH (Device -> Pinned)"}
+    ran |= {"_Z5embedPf", "_Z9attentionPf", "_Z3mlpPf", "_Z6lmheadPf"}
+    gpu, rt, ann, starts, _ = check_trace(d, launches=5 * steps, inside_names=ran)
+    check(collections.Counter(e["name"] for e in rt if e["name"] != "cudaEventRecord") == {"cudaGraphLaunch": steps},
+          f"runtime calls {collections.Counter(e['name'] for e in rt)}")
+    regions = steps if regions is None else regions
+    check(len(starts) == regions, f"{len(starts)} GPU regions with kernels, not {regions}; {len(ann)} in all")
+    for e in gpu:
+        a = e["args"]
+        check(a.get("graph id") == 7 and a.get("graph node id") in range(1, 6), f"{e['name']}: graph args {a}")
+    nodes = collections.Counter(e["args"]["graph node id"] for e in gpu)
+    check(nodes == {n: steps for n in range(1, 6)}, f"graph nodes {dict(nodes)}")
+    flows = [e for e in d["traceEvents"] if e.get("cat") == "ac2g" and e["ph"] == "s" and e["id"] >= 1 << 32]
+    check(len(flows) == 5 * steps and len({f["id"] for f in flows}) == len(flows),
+          f"{len(flows)} flows for {5 * steps} graph nodes")
+    check(len({e["args"]["correlation"] for e in gpu}) == steps, "a graph launch's kernels share its correlation")
+    return gpu
+
+
+def case_cupti_graph(backend, program):
+    """10 steps of a CUDA graph launched inside a GPU region: its 40 kernels
+    and 10 copies are in the trace with their graph and node ids, one flow
+    each from their cudaGraphLaunch, inside the region; the table counts
+    them in the region's GPU time and in each kernel's row; the .pftrace
+    says the same."""
+    p = run(program, "cupti_graph")
+    check_quiet(p)
+    d = load("graph.json")
+    gpu = check_graph(d, 10)
+    rows = {r["row"]: r for r in read_truth()["row"]}
+    total = sum(ns(e["dur"]) for e in gpu)
+    check(rows["decode"]["gpu_total_ns"] == total and rows["decode"]["calls"] == 10,
+          f"table row decode {rows['decode']}, expected GPU total {total}")
+    for e in gpu:
+        check(rows[e["name"]]["calls"] == 10, f"table row {e['name']}: {rows[e['name']]}")
+    import pftrace
+    if pftrace.pb is not None:
+        j, pf = pftrace.load_json("graph.json"), pftrace.decode_pftrace("graph.pftrace")
+        diff = j.diff(pf)
+        check(not diff, "graph.pftrace and graph.json differ:\n" + "\n".join(diff))
+    print(f"cupti_graph: {len(gpu)} graph nodes run, each in its region with its graph and node ids")
+
+
+def case_cupti_graph_flight(backend, program):
+    """The same loop under the flight recorder (PROF_FLIGHT=3: the last step
+    and 3 before it), dumped on a trigger at the last step: those 4 steps'
+    graph nodes, attributed alike, inside their regions. (A step's GPU
+    region joins the ring at the next step, each done by its step's end
+    here: the dump holds steps 6-8's, not step 9's.)"""
+    p = run(program, "cupti_graph_flight")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "dumping steps 6 to 9" in lines[0], f"stderr {p.stderr}")
+    gpu = check_graph(load("graph.on_demand-9.json"), 4, regions=3)
+    print(f"cupti_graph_flight: {len(gpu)} graph nodes in the dump")
 
 
 def truth_enabled(want):
@@ -460,21 +659,28 @@ def case_cupti_drops(backend, program):
     # back at a flush and reused, never allocated again
     allocated = read_truth()["records"][0]["buffers_allocated"]
     check(allocated == 2, f"{allocated} activity buffers allocated, not 2")
-    d = load("drops.json")
+    written, dropped = check_drops(p, load("drops.json"), records, "CUPTI")
+    check(dropped > 0 and written > 0, f"written {written}, dropped {dropped}: the buffers never ran out")
+    print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
+
+
+def check_drops(p, d, records, tracer):
+    """Every one of `records` is in trace d or counted in
+    prof_gpu_dropped_activities, which one line says; the one record that
+    ended before it began is drawn with no length, and said. Returns
+    (written, dropped)."""
     ev = d["traceEvents"]
     written = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "cuda_runtime"))
     dropped = d["prof_gpu_dropped_activities"]
-    check(dropped > 0 and written > 0, f"written {written}, dropped {dropped}: the buffers never ran out")
     check(written + dropped == records, f"{written} written + {dropped} dropped != {records} records")
     lost = [line for line in stderr_lines(p) if "prof_gpu_dropped_activities" in line]
     check(len(lost) == 1 and str(dropped) in lost[0], f"expected one line counting {dropped} lost: {p.stderr}")
-    # the kernel that ends before it starts is written with no length, and said
     back = [line for line in stderr_lines(p) if "ended before" in line]
-    check(back == ["prof: 1 kernel, copy, fill or runtime call record ended before it began (CUPTI's timestamps); "
-                   "drawn with no length"], f"stderr {p.stderr}")
+    check(back == [f"prof: 1 kernel, copy, fill or runtime call record ended before it began ({tracer}'s "
+                   "timestamps); drawn with no length"], f"stderr {p.stderr}")
     zero = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel" and e["dur"] == 0]
     check(len(zero) == 1, f"{len(zero)} kernels of no length")
-    print(f"cupti_drops: {written} written, {dropped} dropped of {records}")
+    return written, dropped
 
 
 def case_cupti_flight(backend, program):
@@ -492,11 +698,17 @@ def case_cupti_flight(backend, program):
     check(2 <= truth["buffers_allocated"] <= 4, f"{truth['buffers_allocated']} activity buffers allocated")
     lines = stderr_lines(p)
     check(len(lines) == 1 and "dumping steps 99997 to 99999" in lines[0], f"stderr {p.stderr}")
-    d = load("flight.on_demand-99999.json")
+    check_flight_dump("flight.on_demand-99999.json", "cudaLaunchKernel")
+
+
+def check_flight_dump(path, launch):
+    """A flight dump of 3 steps of one kernel each: 3 kernels and their 3
+    launches (runtime calls named `launch`), linked; nothing dropped."""
+    d = load(path)
     ev = d["traceEvents"]
     kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
-    calls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"]
-    check(len(kernels) == 3 and len(calls) == 3, f"{len(kernels)} kernels, {len(calls)} runtime calls")
+    calls = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime" and e["name"] == launch]
+    check(len(kernels) == 3 and len(calls) == 3, f"{len(kernels)} kernels, {len(calls)} launches")
     check(sorted(e["args"]["correlation"] for e in kernels) == sorted(e["args"]["correlation"] for e in calls),
           "kernels and their launches")
     check(d["prof_gpu_dropped_activities"] == 0, f"dropped {d['prof_gpu_dropped_activities']}")
@@ -516,17 +728,38 @@ def case_cupti_late(backend, program):
     check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
 
 
-def cupti_unusable(program, case, says, **env):
-    p = run(program, "cupti_unusable", **env)
-    lines = [line for line in stderr_lines(p) if "CUPTI" in line]
+def case_roc_late_start(backend, program):
+    """Capture started by the first GPU region (no PROF_INIT), after HIP's
+    first calls: one line says the SDK may miss them; the double does not."""
+    from check_cupti import check_trace
+    p = run(program, "roc_late_start")
+    roc_at_exit()
+    lines = [line for line in stderr_lines(p) if "rocprofiler-sdk" in line]
+    check(len(lines) == 1 and "configured after HIP started" in lines[0] and "call PROF_INIT before" in lines[0],
+          f"stderr {p.stderr}")
+    gpu, _, _, _, _ = check_trace(load("late_start.json"), launches=2)
+    check(all("loss" in e["name"] for e in gpu), f"kernels {[e['name'] for e in gpu]}")
+
+
+def check_unusable(program, case, tracer, says, **env):
+    """Kernel capture asked for, the tracer unusable: one line naming it
+    says `says` and that GPU regions go on; unusable.json holds the 3 GPU
+    regions with their stream, and nothing captured. Returns the line."""
+    p = run(program, case, **env)
+    lines = [line for line in stderr_lines(p) if tracer in line]
     check(len(lines) == 1 and says in lines[0] and "GPU regions are still timed by events" in lines[0],
           f"expected one line saying {says!r}: {p.stderr}")
     d = load("unusable.json")
     check(collections.Counter(e["name"] for e in gpu_xs(d)) == {"layer": 3}, f"GPU regions {gpu_xs(d)}")
     check(all("stream" in e["args"] for e in gpu_xs(d)), "GPU regions lost their stream")
-    check(not [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "cuda_runtime")], "activities without CUPTI")
+    check(not [e for e in d["traceEvents"] if e.get("cat") in ("kernel", "cuda_runtime")], f"activities without {tracer}")
+    return lines[0]
+
+
+def cupti_unusable(program, case, says, **env):
+    line = check_unusable(program, "cupti_unusable", "CUPTI", says, **env)
     check(read_truth()["enabled_after"][0]["enabled_after"] == 0, "activity kinds left enabled")
-    print(f"{case}: {lines[0]}")
+    print(f"{case}: {line}")
 
 
 def case_cupti_unusable_missing(backend, program):
@@ -541,6 +774,151 @@ def case_cupti_unusable_noapi(backend, program):
 def case_cupti_unusable_enable(backend, program):
     cupti_unusable(program, "enable", "cuptiActivityEnable failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
                    FAKE_CUPTI_FAIL_ENABLE="2")
+
+
+# ---- kernel capture on HIP (rocprof_test.c, the rocprofiler-sdk double
+# ---- fake_rocprofiler.c) ---------------------------------------------------
+
+def roc_at_exit(configures=1):
+    """The double's counters at exit: prof.h configured once (exported and
+    forced alike), made no SDK call after its finalize, and left no context
+    active; what the SDK dropped."""
+    t = read_truth()["at_exit"][-1]
+    check(t["configures"] == configures, f"rocprofiler_configure called {t['configures']} times, not {configures}")
+    check(t["after_finalize"] == 0, f"{t['after_finalize']} SDK calls after its finalize")
+    check(t["active"] == 0, f"{t['active']} contexts active at exit")
+    return t
+
+
+def case_roc_kernels(backend, program):
+    """Steps 2-4 recorded, each: a GPU region "layer" around a copy and two
+    kernels, then a kernel outside it and a synchronisation; hipGetDevice
+    before each, left out. Every kernel and copy is in the trace once, with
+    its hipLaunchKernel / hipMemcpyAsync, flow and correlation, its grid in
+    blocks, on the region's stream track; HTA's kernel breakdown lists the
+    kernels; the .pftrace says the same as the JSON."""
+    p = run(program, "roc_kernels")
+    check_quiet(p)
+    roc_at_exit()
+    k = check_kernels_case("roc", {"Memcpy HtoD (Host -> Device)": 3},
+                           {"hipLaunchKernel": 9, "hipMemcpyAsync": 3, "hipStreamSynchronize": 3}, 1, 12)
+    gpu, want, pf = k["gpu"], k["want"], k["pftrace"]
+    dims = {"matmul": ([128, 1, 1], [256, 1, 1]), "relu": ([64, 1, 1], [256, 1, 1]), "loss": ([1, 1, 1], [64, 1, 1])}
+    for e in gpu:
+        if e["cat"] == "kernel":
+            want_dims = next(v for k, v in dims.items() if k in e["name"])
+            check((e["args"]["grid"], e["args"]["block"]) == want_dims, f"grid and block of {e['name']}: {e['args']}")
+    copies = [e for e in gpu if e["cat"] == "gpu_memcpy"]
+    check(all(e["args"]["bytes"] == 1 << 20 for e in copies), f"copies' bytes {[e['args'] for e in copies]}")
+    # the table: a row per kernel and copy name, 3 calls each, with GPU time
+    rows = {r["row"]: r for r in read_truth()["row"]}
+    for name in want:
+        check(name in rows and rows[name]["calls"] == 3 and rows[name]["self_gpu_ns"] > 0,
+              f"table row of {name}: {rows.get(name)}")
+    try:
+        import hta  # noqa: F401
+    except ImportError:
+        print("roc_kernels: HTA not checked (the readers' venv is not in use)")
+    else:
+        os.makedirs("hta", exist_ok=True)
+        with open("roc.1.json") as src, open(os.path.join("hta", "roc.1.json"), "w") as dst:
+            dst.write(src.read())
+        readers = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "readers")
+        named = ",".join(sorted(k for k in want if "," not in k))  # the option's list is comma-separated
+        r = subprocess.run([sys.executable, os.path.join(readers, "check_hta.py"), "hta", "--include-last-step",
+                            "--expect-kernels", named], capture_output=True, text=True, timeout=600)
+        print(r.stdout.strip())
+        check(r.returncode == 0, f"check_hta.py failed:\n{r.stdout}\n{r.stderr}")
+    if not pf:
+        return
+    import pftrace
+    t = pftrace.pb.Trace()
+    with open(pf, "rb") as f:
+        t.ParseFromString(f.read())
+    tracks = {pk.track_descriptor.name for pk in t.packet if pk.HasField("track_descriptor")}
+    check("HIP runtime" in tracks and "CUDA runtime" not in tracks, f"runtime calls' tracks: {sorted(tracks)}")
+
+
+def case_roc_drops(backend, program):
+    """More records than the SDK's buffer holds before a flush: every one is
+    in the trace or counted in prof_gpu_dropped_activities, said once; the
+    one without a timestamp is counted, the one that ends before it starts
+    drawn with no length and said."""
+    p = run(program, "roc_drops")
+    sdk = roc_at_exit()
+    records = read_truth()["records"][0]["records"]
+    written, dropped = check_drops(p, load("drops.json"), records, "rocprofiler-sdk")
+    check(sdk["sdk_dropped"] > 0 and dropped == sdk["sdk_dropped"] + 1,
+          f"dropped {dropped}: the SDK's {sdk['sdk_dropped']} and the untimed record")
+    print(f"roc_drops: {written} written, {dropped} dropped of {records}")
+
+
+def case_roc_late(backend, program):
+    """A kernel whose record reaches the buffer after its cycle was saved:
+    one line says so; the trace holds the rest."""
+    from check_cupti import check_trace
+    p = run(program, "roc_late")
+    roc_at_exit()
+    d = load("late.1.json")
+    gpu, rt, _, _, _ = check_trace(d)
+    check(len(gpu) == 2, f"kernels {[e['name'] for e in gpu]}")
+    check(len(rt) == 5, f"{len(rt)} runtime calls, not 5 (2 launches, 2 syncs, step 1's late launch)")
+    late = [line for line in stderr_lines(p) if "finished after it was saved" in line]
+    check(len(late) == 1 and late[0].startswith("prof: 1 kernels"), f"expected one line counting 1 late: {p.stderr}")
+
+
+def case_roc_flight(backend, program):
+    """Flight mode with kernel capture on HIP: the on-demand dump at the last
+    step holds the ring's 3 steps' launches and kernels, linked."""
+    p = run(program, "roc_flight")
+    roc_at_exit()
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "dumping steps 17 to 19" in lines[0], f"stderr {p.stderr}")
+    check_flight_dump("flight.on_demand-19.json", "hipLaunchKernel")
+
+
+def case_roc_rocm_path(backend, program):
+    """PROF_KERNELS=1 (no config) and the SDK found under $ROCM_PATH/lib."""
+    from check_cupti import check_trace
+    p = run(program, "roc_rocm_path")
+    check_quiet(p)
+    roc_at_exit()
+    check_trace(load("rocm_path.json"), launches=2)
+
+
+def case_roc_discovered(backend, program):
+    """The SDK started by HIP before PROF_INIT (PROF_KERNELS=1) configured
+    prof.h through its exported rocprofiler_configure, once, and handed it
+    the kernel symbols of the code object loaded then: the kernels have
+    their names. On device 1 of 2: the kernels' agent is that device."""
+    from check_cupti import check_trace
+    p = run(program, "roc_discovered")
+    check_quiet(p)
+    roc_at_exit()
+    gpu, _, ann, _, _ = check_trace(load("discovered.json"), launches=2)
+    check(all("relu" in e["name"] for e in gpu), f"kernels {[e['name'] for e in gpu]}")
+    check({e["pid"] for e in gpu} == {1} and {e["pid"] for e in ann} == {1},
+          f"devices: kernels on {sorted({e['pid'] for e in gpu})}, GPU regions on {sorted({e['pid'] for e in ann})}")
+
+
+def roc_unusable(program, says, configures=None, **env):
+    line = check_unusable(program, "roc_unusable", "rocprofiler-sdk", says, **env)
+    if configures is not None:          # the double was loaded: it was left as found
+        roc_at_exit(configures)
+    print(f"roc_unusable: {line}")
+
+
+def case_roc_unusable_absent(backend, program):
+    roc_unusable(program, "cannot load /nonexistent/librocprofiler-sdk.so",
+                 PROF_ROCPROFILER_SDK="/nonexistent/librocprofiler-sdk.so")
+
+
+def case_roc_unusable_taken(backend, program):
+    roc_unusable(program, "already configured by another tool", configures=0, FAKE_ROC_TAKEN="1")
+
+
+def case_roc_unusable_old(backend, program):
+    roc_unusable(program, "version 0.3.0 is older than 0.4.0 (ROCm 6.2)", configures=1, FAKE_ROC_VERSION="300")
 
 
 def main():

@@ -3,8 +3,14 @@
    load libcupti.so). The engine here launches "kernels" on the simulated
    device (fake_gpu_launch_at) and, as CUPTI would, each launch becomes a
    runtime-call record and a kernel record in the toolkit's struct layouts,
-   with CUPTI's clock and CUPTI's stream ids. check_gpu.py's cupti_* cases
-   check the trace (tests/gpu/check_cupti.py) against truth.jsonl.
+   with CUPTI's clock and CUPTI's stream ids; each cudaEventRecord (prof.h's
+   own) becomes a runtime-call record, a CUDA_EVENT record with its device
+   time, and an EXTERNAL_CORRELATION record under an id prof.h pushed, as
+   CUPTI 12.8+ gives them. The device's launch latency is the case's. A
+   graph launch (cudaGraphLaunch) is one runtime call whose kernels and copy
+   share its correlation and carry graph and node ids. check_gpu.py's
+   cupti_* cases check the trace (tests/gpu/check_cupti.py) against
+   truth.jsonl.
    FAKE_CUPTI_LIB: the double's path (CMake gives it). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L         /* setenv */
@@ -47,6 +53,8 @@ static fake_cupti_emit_fn *emit;
 static fake_cupti_now_fn *cupti_now;
 static fake_cupti_enabled_fn *cupti_enabled;
 static fake_cupti_slow_reads_fn *slow_reads;
+static fake_cupti_api_fn *cupti_api;
+static fake_cupti_event_fn *cupti_event;
 static uint32_t corr;                   /* CUPTI's correlation ids */
 static long launched;                   /* records emitted */
 
@@ -56,7 +64,8 @@ static void bind_cupti(void) {
     void *e = lib ? dlsym(lib, "fake_cupti_emit") : NULL, *n = lib ? dlsym(lib, "fake_cupti_now") : NULL;
     void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
     void *sr = lib ? dlsym(lib, "fake_cupti_slow_reads") : NULL;
-    if (!e || !n || !b || !en || !sr) {
+    void *ap = lib ? dlsym(lib, "fake_cupti_api") : NULL, *ev = lib ? dlsym(lib, "fake_cupti_event") : NULL;
+    if (!e || !n || !b || !en || !sr || !ap || !ev) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
@@ -64,6 +73,8 @@ static void bind_cupti(void) {
     memcpy(&cupti_now, &n, sizeof n);
     memcpy(&cupti_enabled, &en, sizeof en);
     memcpy(&slow_reads, &sr, sizeof sr);
+    memcpy(&cupti_api, &ap, sizeof ap);
+    memcpy(&cupti_event, &ev, sizeof ev);
     fake_cupti_bind_fn *bind;
     memcpy(&bind, &b, sizeof b);
     bind(fake_stream_info);
@@ -95,6 +106,24 @@ static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
     a.correlationId = c;
     emit(&a, sizeof a);
     launched++;
+}
+
+/* cudaEventRecord, as CUPTI sees it (fake_gpu_on_record calls it on the
+   recording thread): the call, the name prof.h gave it (if it pushed one),
+   and when the event reached the device. */
+static void *engine_stream;             /* its events' true times go to truth.jsonl */
+static int cur_step;
+
+static void event_recorded(void *stream, int dev, int64_t dev_ns) {
+    uint32_t c = ++corr;
+    if (stream == engine_stream)
+        truth("{\"event\": %.1f, \"step\": %d}", fake_gpu_host_ns(dev, dev_ns), cur_step);
+    int64_t t = cupti_now();
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t, t);
+    cupti_api(c);
+    /* cupti_far: a CUPTI whose event times are the device's raw clock,
+       not the kernels' (5 s off here): prof.h must not believe them */
+    cupti_event(c, (uint32_t)dev, stream_id(stream), getenv("CUPTI_FAR") ? (uint64_t)dev_ns : cupti_ts(dev, dev_ns));
 }
 
 static int untimed_next;                /* the next kernel's record has no time */
@@ -180,6 +209,16 @@ static prof_config capture(const char *out) {
     return cfg;
 }
 
+/* One device whose clock is offset and drifts, with the case's launch
+   latency; CUPTI sees every event record. */
+static void device(int64_t latency_ns) {
+    fake_gpu_setup(1);
+    fake_gpu_clock(0, 1.0001, 5000000000);
+    fake_gpu_latency(latency_ns);
+    fake_gpu_on_record(event_recorded);
+    bind_cupti();
+}
+
 /* Each saved cycle in both formats, cupti.<n>.json and .pftrace, so that
    check_gpu.py can require them to say the same. */
 static void both_formats(const prof_cycle *c, void *user) {
@@ -193,10 +232,11 @@ static void both_formats(const prof_cycle *c, void *user) {
 }
 
 /* Six steps, steps 2-4 recorded: in each a GPU region around two kernels,
-   a copy and a fill, and one kernel outside any region. The window's first
-   reading of CUPTI's clock against prof.h's takes 2 ms (as one preempted
-   on a loaded machine does): the kernels still sit in their regions. */
-static int case_kernels(void) {
+   a copy and a fill, and one kernel outside any region, on a device with
+   latency_ns of launch latency. The window's first reading of CUPTI's
+   clock against prof.h's takes 2 ms (as one preempted on a loaded machine
+   does): the kernels still sit in their regions. */
+static int case_kernels(int64_t latency_ns) {
     static int cycles;
     prof_config cfg = capture("cupti.json");
     cfg.on_trace_ready = both_formats;
@@ -205,12 +245,11 @@ static int case_kernels(void) {
     cfg.schedule.warmup = 1;
     cfg.schedule.active = 3;
     cfg.schedule.repeat = 1;
-    fake_gpu_setup(1);
-    fake_gpu_clock(0, 1.0001, 5000000000);
-    bind_cupti();
-    void *s = fake_gpu_stream(0, 13);
+    device(latency_ns);
+    void *s = engine_stream = fake_gpu_stream(0, 13);
     PROF_INIT(&cfg);
     for (int step = 0; step < 6; step++) {
+        cur_step = step;
         {
             PROF_GPU_SCOPE("layer", s);
             transfer(0, s, 1 << 20, 40000);
@@ -226,8 +265,8 @@ static int case_kernels(void) {
     /* names are demangled where the C++ runtime is: this C++ program's, or
        libstdc++ loaded for it into the C one */
     void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-    truth("{\"per_step\": 5, \"recorded_steps\": 3, \"demangled\": %d, \"enabled_after\": %d}", cxx != NULL,
-          cupti_enabled());
+    truth("{\"per_step\": 5, \"recorded_steps\": 3, \"demangled\": %d, \"enabled_after\": %d, \"latency_ns\": %lld}",
+          cxx != NULL, cupti_enabled(), (long long)latency_ns);
     if (cxx) dlclose(cxx);
     return 0;
 }
@@ -334,10 +373,116 @@ static int case_flight(void) {
     return 0;
 }
 
+/* cudaGraphLaunch of a captured graph (graph 7: four kernels and a copy,
+   nodes 1-5) on stream: one runtime call, and what it ran, each with its
+   graph and node ids and the launch's correlation. */
+static void graph_launch(void *stream) {
+    static const char *const kernels[4] = { "_Z5embedPf", "_Z9attentionPf", "_Z3mlpPf", "_Z6lmheadPf" };
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    int dev;
+    int64_t start[5], ns[5] = { 8000, 30000, 20000, 12000, 4000 };
+    for (int i = 0; i < 5; i++) start[i] = fake_gpu_launch_at(stream, ns[i], &dev);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, c, t0, cupti_now());
+    for (int i = 0; i < 4; i++) {
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.registersPerThread = 64;
+        k.start = cupti_ts(dev, start[i]);
+        k.end = cupti_ts(dev, start[i] + ns[i]);
+        k.deviceId = (uint32_t)dev;
+        k.streamId = stream_id(stream);
+        k.gridX = k.gridY = k.gridZ = 1;
+        k.blockX = 256, k.blockY = k.blockZ = 1;
+        k.correlationId = c;
+        k.graphId = 7;
+        k.graphNodeId = (uint64_t)i + 1;
+        k.name = kernels[i];
+        emit(&k, sizeof k);
+        launched++;
+    }
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+    m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    m.bytes = 65536;
+    m.start = cupti_ts(dev, start[4]);
+    m.end = cupti_ts(dev, start[4] + ns[4]);
+    m.deviceId = (uint32_t)dev;
+    m.streamId = stream_id(stream);
+    m.correlationId = c;
+    m.graphId = 7;
+    m.graphNodeId = 5;
+    emit(&m, sizeof m);
+    launched++;
+}
+
+/* The cycle's table, one truth line per row (GPU columns in ns). */
+static void graph_ready(const prof_cycle *c, void *user) {
+    (void)user;
+    prof_cycle_write_trace(c, "graph.json");
+    prof_cycle_write_trace(c, "graph.pftrace");
+    prof_table t;
+    if (!prof_cycle_table(c, PROF_SORT_NAME, 0, &t)) return;
+    for (size_t i = 0; i < t.n; i++)
+        truth("{\"row\": \"%s\", \"calls\": %llu, \"self_gpu_ns\": %lld, \"gpu_total_ns\": %lld}", t.rows[i].name,
+              (unsigned long long)t.rows[i].calls, (long long)t.rows[i].self_gpu_ns, (long long)t.rows[i].gpu_total_ns);
+    FILE *f = fopen("graph.table.txt", "w");
+    if (f) {
+        prof_table_print(&t, f, 0);
+        fclose(f);
+    }
+    prof_table_free(&t);
+}
+
+/* An inference engine's decode loop: 10 steps, each a GPU region "decode"
+   around one launch of the captured graph, at 20 us of launch latency.
+   flight: the flight recorder keeps 3 steps and dumps them on a trigger at
+   the last; else the 10 steps are one cycle. */
+static int case_graph(int flight) {
+    prof_config cfg = capture("graph.json");
+    if (flight) {
+        cfg.flight_steps = 3;
+        cfg.flight_slow = -1;
+        setenv("PROF_TRIGGER", "file:dump-now", 1);
+    } else {
+        cfg.schedule.active = 10;
+        cfg.schedule.repeat = 1;
+        cfg.on_trace_ready = graph_ready;
+    }
+    device(20000);
+    void *s = fake_gpu_stream(0, 21);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 10; step++) {
+        {
+            PROF_GPU_SCOPE("decode", s);
+            graph_launch(s);
+        }
+        if (flight) fake_gpu_sleep(1000000);    /* the step's GPU work done by its end: drained there */
+        if (flight && step == 9) {      /* the trigger, seen at a step a second after the last look */
+            fclose(fopen("dump-now", "w"));
+            fake_gpu_sleep(1100000000);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"graph\": {\"steps\": 10, \"nodes\": 5}}");
+    return 0;
+}
+
 static int run(const char *name) {
     if (!strcmp(name, "cupti_flight")) return case_flight();
     if (!strcmp(name, "cupti_late")) return case_late();
-    if (!strcmp(name, "cupti_kernels")) return case_kernels();
+    if (!strcmp(name, "cupti_kernels") || !strcmp(name, "cupti_nomarks") || !strcmp(name, "cupti_unnamed") ||
+        !strcmp(name, "cupti_far") || !strcmp(name, "cupti_loaded"))
+        return case_kernels(2000);
+    if (!strcmp(name, "cupti_latency_20")) return case_kernels(20000);
+    if (!strcmp(name, "cupti_latency_50")) return case_kernels(50000);
+    if (!strcmp(name, "cupti_graph")) return case_graph(0);
+    if (!strcmp(name, "cupti_graph_flight")) return case_graph(1);
     if (!strcmp(name, "cupti_drops")) return case_drops();
     if (!strncmp(name, "cupti_unusable", 14)) return case_unusable();
     return 2;

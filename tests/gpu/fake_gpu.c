@@ -35,6 +35,8 @@ static struct {
     double rate[FAKE_GPU_MAX_DEVICES];
     int64_t offset[FAKE_GPU_MAX_DEVICES];
     int64_t origin;                     /* host ns at setup */
+    int64_t latency;                    /* ns from a submission to the device */
+    fake_gpu_record_fn *on_record;
     fake_stream dflt[FAKE_GPU_MAX_DEVICES];
     fake_obj *streams, *events;
     unsigned long long next_id;         /* ids of prof.h's streams */
@@ -86,6 +88,22 @@ void fake_gpu_clock(int device, double rate, int64_t offset_ns) {
 
 static int64_t dev_now(int d) {
     return S.offset[d] + (int64_t)((double)(fake_gpu_now() - S.origin) * S.rate[d]);
+}
+
+/* When work submitted now reaches device d, on its clock. */
+static int64_t dev_arrival(int d) { return dev_now(d) + (int64_t)((double)S.latency * S.rate[d]); }
+
+void fake_gpu_latency(int64_t ns) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    S.latency = ns;
+    pthread_mutex_unlock(&lock);
+}
+
+void fake_gpu_on_record(fake_gpu_record_fn *fn) {
+    pthread_mutex_lock(&lock);
+    S.on_record = fn;
+    pthread_mutex_unlock(&lock);
 }
 
 double fake_gpu_host_ns(int device, int64_t dev_ns) {
@@ -165,7 +183,7 @@ int64_t fake_gpu_launch_at(void *stream, int64_t ns, int *device) {
     pthread_mutex_lock(&lock);
     setup_once();
     fake_stream *s = stream_of(stream);
-    int64_t now = dev_now(s->o.dev), start = s->busy > now ? s->busy : now;
+    int64_t now = dev_arrival(s->o.dev), start = s->busy > now ? s->busy : now;
     s->busy = start + ns;
     if (device) *device = s->o.dev;
     pthread_mutex_unlock(&lock);
@@ -283,7 +301,8 @@ static int use_event(fake_call c, const fake_event *e) {
     return !err && !e->o.live ? misuse() : err;
 }
 
-/* The event completes when the stream's queued work has: at once if idle. */
+/* The event completes when the stream's queued work has: once it reaches
+   the device if idle. */
 int fake_event_record(void *ev, void *stream) {
     pthread_mutex_lock(&lock);
     fake_event *e = (fake_event *)ev;
@@ -291,7 +310,7 @@ int fake_event_record(void *ev, void *stream) {
     int err = use_event(FAKE_EVENT_RECORD, e);
     if (!err && (!s->o.live || e->o.dev != s->o.dev)) err = misuse();
     if (!err) {
-        int64_t now = dev_now(s->o.dev);
+        int64_t now = dev_arrival(s->o.dev);
         e->done = s->busy > now ? s->busy : now;
         e->recorded = 1;
         e->o.engine = s->o.engine;
@@ -304,7 +323,11 @@ int fake_event_record(void *ev, void *stream) {
             S.st.private_records++;
         }
     }
+    fake_gpu_record_fn *hook = err ? NULL : S.on_record;
+    int dev = s->o.dev;
+    int64_t done = e->done;
     pthread_mutex_unlock(&lock);
+    if (hook) hook(stream, dev, done);
     return err;
 }
 

@@ -10,7 +10,8 @@
      CLOCK_MONOTONIC, so a test can check that prof.h takes both out;
    - work is queued per stream: a kernel (fake_gpu_launch) starts when the
      stream's earlier work ends, and an event completes when everything
-     queued before it on its stream has; on an idle stream at once;
+     queued before it on its stream has; on an idle stream once the launch
+     latency (fake_gpu_latency, default 0) has passed, as on a real device;
    - queries answer "not ready" until the device clock, read from the host
      clock, passes an event's completion; synchronising sleeps until then;
    - the true device time of every event is kept (fake_gpu_last), so a test
@@ -65,6 +66,17 @@ typedef struct fake_gpu_mark {
    device d's clock reading offset_ns + rate * (host ns since setup). */
 void fake_gpu_setup(int devices);
 void fake_gpu_clock(int device, double rate, int64_t offset_ns);
+
+/* Work and events reach the device ns after they are submitted (a real
+   GPU's launch latency: 2-5 us idle, tens of us on a loaded host). */
+void fake_gpu_latency(int64_t ns);
+
+/* Called after every successful event record (prof.h's and the engine's),
+   on the recording thread, outside the simulation's lock: the stream, its
+   device, and the device time at which the event completes. The CUPTI
+   double's tests turn it into CUPTI's records. */
+typedef void fake_gpu_record_fn(void *stream, int device, int64_t dev_ns);
+void fake_gpu_on_record(fake_gpu_record_fn *fn);
 
 /* A stream of the engine on `device`, with the id cudaStreamGetId gives.
    NULL as a stream is the current device's default stream (id 0). */

@@ -194,9 +194,11 @@ static void placement_step(int64_t cpu_ns) {
     PROF_STEP();
 }
 
-/* wait 1, warm up 1, `active` recorded steps, one more after the cycle. */
-static int placement(int active, int64_t step_ns) {
+/* wait 1, warm up 1, `active` recorded steps, one more after the cycle;
+   work reaches the devices latency_ns after it is submitted. */
+static int placement(int active, int64_t step_ns, int64_t latency_ns) {
     fake_gpu_setup(2);
+    fake_gpu_latency(latency_ns);
     fake_gpu_clock(0, 1.0 + 50e-6, 1000LL * 1000000000); /* 50 ppm fast, 1000 s ahead */
     fake_gpu_clock(1, 1.0 - 30e-6, 3LL * 1000000000);    /* 30 ppm slow */
     s_a = (gpu_stream)fake_gpu_stream(0, 7);
@@ -209,8 +211,8 @@ static int placement(int active, int64_t step_ns) {
     cfg.schedule.repeat = 1;
     cfg.on_trace_ready = placement_ready;
     PROF_INIT(&cfg);
-    truth("{\"config\": {\"active\": %d, \"step_ns\": %lld, \"rate\": [%.9f, %.9f]}}", active, (long long)step_ns,
-          1.0 + 50e-6, 1.0 - 30e-6);
+    truth("{\"config\": {\"active\": %d, \"step_ns\": %lld, \"rate\": [%.9f, %.9f], \"latency_ns\": %lld}}", active,
+          (long long)step_ns, 1.0 + 50e-6, 1.0 - 30e-6, (long long)latency_ns);
     for (step_no = 0; step_no < active + 3; step_no++) placement_step(step_ns);
     PROF_SHUTDOWN();
     truth_stats();
@@ -509,8 +511,9 @@ static int typed_malloc(void) {
 }
 
 static int run(const char *name) {
-    if (!strcmp(name, "placement")) return placement(16, 70 * MS);
-    if (!strcmp(name, "placement_small")) return placement(4, 20 * MS);
+    if (!strcmp(name, "placement")) return placement(16, 70 * MS, 0);
+    if (!strcmp(name, "placement_small")) return placement(4, 20 * MS, 0);
+    if (!strncmp(name, "placement_latency_", 18)) return placement(4, 20 * MS, atoi(name + 18) * US);
     if (!strcmp(name, "async")) return async_case();
     if (!strcmp(name, "pool")) return pool_case();
     if (!strcmp(name, "threads")) return threads_case();

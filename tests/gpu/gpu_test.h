@@ -42,6 +42,7 @@ static int gpu_test_main(int argc, char **argv, const char *backend, int (*run)(
     if (argc == 3 && !strcmp(argv[2], "run")) {
         int rc = run(argv[1]);
         if (gpu_truth) fclose(gpu_truth);
+        gpu_truth = NULL;
         return rc ? rc : gpu_failed;
     }
     if (argc != 2) {

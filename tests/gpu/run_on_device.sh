@@ -13,8 +13,10 @@
 #      its trace holds every region;
 #   3. runs the example with kernel capture (PROF_CUPTI=1) and checks its
 #      trace (tests/gpu/check_cupti.py: every kernel, copy and fill with its
-#      launch and flow, inside its GPU region), printing how far the GPU
-#      regions' event-pair times sit from CUPTI's for the same kernels;
+#      launch and flow, inside the GPU region that launched it to the ns, no
+#      partial overlap on a GPU track), printing where the kernels sit in
+#      their regions, and the alignment bound each device measured, with and
+#      without kernel capture (deviceProperties' prof_alignment_bound_ns);
 #   4. times the example's steps: the profiler compiled out, compiled in
 #      with the example's schedule (3 steps recorded), every step recorded,
 #      and every step recorded with kernel capture.
@@ -79,13 +81,23 @@ echo "== 3. kernel capture (PROF_CUPTI=1): the CUDA example's trace"
   { cat "$results/example_cupti_run.txt"; fail "train_mlp_cuda with PROF_CUPTI=1"; }
 grep "^prof:" "$results/example_cupti_run.txt"
 # 3 recorded steps of 19 kernels and 2 copies each, every one with its launch
-"$python" tests/gpu/check_cupti.py "$results/cupti.1.json" --figures --slack-us "${SLACK_US:-2}" --launches 63 \
+"$python" tests/gpu/check_cupti.py "$results/cupti.1.json" --figures --slack-us "${SLACK_US:-0}" --launches 63 \
   --kernels matmul_kernel,bias_act_kernel,softmax_xent_kernel,sgd_kernel || fail "the CUPTI trace"
 "$python" - "$results/cupti.1.json" <<'EOF'
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
 k = collections.Counter(e["name"] for e in d["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy"))
 print("kernels and copies of the 3 steps:", ", ".join(f"{n} x{c}" for n, c in sorted(k.items())))
+EOF
+(cd "$results" && PROF_OUTPUT=events.json "$build/examples/train_mlp_cuda" >example_events_run.txt 2>&1) ||
+  fail "train_mlp_cuda without kernel capture"
+"$python" - "$results/events.1.json" "$results/cupti.1.json" <<'EOF' || fail "the alignment bound"
+import json, sys
+for path, how in zip(sys.argv[1:], ("event pairs placed by polled anchors", "kernel capture, one clock")):
+    b = {p["id"]: p.get("prof_alignment_bound_ns") for p in json.load(open(path))["deviceProperties"]}
+    print(f"alignment bound, {how}: " + ", ".join(f"device {k}: {v} ns" for k, v in b.items()))
+    if not b or None in b.values():
+        sys.exit(f"{path}: no prof_alignment_bound_ns in deviceProperties")
 EOF
 echo "-- the host cost again, with kernel capture on"
 PROF_CUPTI=1 "$build/gpu_device" "$results/gpu_device_cupti.json" | tail -2 || fail "bench/gpu_device with PROF_CUPTI=1"

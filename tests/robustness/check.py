@@ -80,8 +80,24 @@ def case_behind(binary):
         written += n + steps
         told += d["prof_dropped_events"]
     check(written + dropped == 40020 and told == dropped, f"{written} written + {dropped} dropped ({told} in the files)")
-    check(f"prof: the profiler's thread fell behind the engine: {dropped} of those {dropped} were dropped" in p.stderr,
-          f"stderr: {p.stderr}")
+    # said at the end of each cycle that counted some (the first, if the cap
+    # filled before the profiler's thread began it; the second, for the rest)
+    said = [tuple(map(int, m)) for m in
+            re.findall(r"prof: the profiler's thread fell behind the engine: (\d+) of those (\d+) were dropped",
+                       p.stderr)]
+    check(said and all(a == b for a, b in said) and sum(a for a, _ in said) == dropped, f"stderr: {p.stderr}")
+
+
+def case_handler_exit(binary):
+    """exit(3) inside the trace-ready handler, on the profiler's thread and
+    on the stepping thread: the process ends with status 3 (it does not wait
+    on itself), and the exit-time shutdown says what is not written."""
+    for env in ({}, {"AT_STEP": "1"}):
+        p = run(binary, env)
+        check(p.returncode == 3, f"{env}: exit {p.returncode}: {p.stderr}")
+        check(p.stdout == "handler: cycle 1, exit(3)\n", f"{env}: stdout {p.stdout!r}")
+        check("prof: PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not written"
+              in p.stderr, f"{env}: stderr {p.stderr}")
 
 
 def case_huge_alloc(binary):

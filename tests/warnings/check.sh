@@ -29,7 +29,8 @@ gpu=()
 cuda_inc=${CUDA_HOME:-/usr/local/cuda}/include
 [[ -f $cuda_inc/cuda_runtime_api.h ]] && gpu+=("cuda:-isystem $cuda_inc")
 for d in /usr/include /opt/rocm/include; do
-  [[ -f $d/hip/hip_runtime_api.h ]] && { gpu+=("hip:-isystem $d -DWARN_HIP"); break; }
+  # and prof_hip.h's implementation (its rocprofiler-sdk tracer) in the file that defines PROF_IMPLEMENTATION
+  [[ -f $d/hip/hip_runtime_api.h ]] && { gpu+=("hip:-isystem $d -DWARN_HIP" "hip_impl:-isystem $d -DWARN_HIP -DPROF_IMPLEMENTATION"); break; }
 done
 echo "GPU headers checked: ${gpu[*]:-none}"
 
