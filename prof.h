@@ -2498,6 +2498,12 @@ typedef struct prof__cycle {
     struct prof__gact *act;             /* kernel capture: runtime calls by thread,
                                            then kernels, copies, fills by device, stream */
     size_t nact, nact_api;              /* ... the first nact_api are runtime calls */
+    struct prof__gmark *mark;           /* kernel capture's marks, taken with its records;
+                                           prof__analyse puts the GPU regions on their clock
+                                           once the CPU sides are in (>>gpu's one clock) */
+    size_t nmark;
+    int64_t mark_ns;                    /*   the tracer's readings' half-width */
+    int marks_due;
     uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
@@ -2835,6 +2841,7 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->th);
     free(cy->gpu);
     free(cy->act);
+    free(cy->mark);
     free(cy->gdev);
 }
 
@@ -3525,8 +3532,10 @@ static long prof__act_tid(uint64_t v) {
    what it launched belongs with it, wherever the GPU ran it (GPU work lags
    the CPU: a window's first kernels may be the last window's launches, its
    last ones run after the save). The tracer's marks (event records' device
-   times) are joined to the ids the core gave them and put the cycle's GPU
-   regions on the same clock (prof__gpu_one_clock). Under prof__lock. */
+   times) are joined to the ids the core gave them and kept in the cycle:
+   prof__analyse puts its GPU regions on the same clock with them
+   (prof__gpu_one_clock), once its CPU sides are in (a save collects those
+   on the profiler's thread, after this ran at the step). Under prof__lock. */
 typedef struct prof__gmark {           /* a mark: (2 * region + side) ... */
     uint64_t id, tick;                  /* ... and its event's device time, if timed */
     uint32_t corr;                      /* the tracer's correlation of its record call */
@@ -3630,8 +3639,12 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     size_t nm = next;
     if (nm) qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
     int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
-    prof__gpu_one_clock(cy, ext, nm, npt > 0 ? (int64_t)((double)half * npt + 0.5) : half);
-    free(evm);
+    if (evm && nm) memmove(evm, ext, nm * sizeof *evm);
+    free(cy->mark);                     /* for prof__analyse: a save's CPU sides are collected after this */
+    cy->mark = evm;
+    cy->nmark = nm;
+    cy->mark_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
+    cy->marks_due = 1;
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
@@ -3859,6 +3872,10 @@ static int prof__analyse(prof__cycle *cy) {
     int oom = 0;
     prof__analysis_free(cy);            /* a cycle analysed again (threads kept apart, say) */
     if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
+    if (cy->marks_due) {                /* its GPU regions on its kernels' clock: once, with the CPU sides */
+        cy->marks_due = 0;
+        prof__gpu_one_clock(cy, cy->mark, cy->nmark, cy->mark_ns);
+    }
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
         if (i && e->th != cy->ev[i - 1].th) nw = 0;    /* another thread: nothing is waiting */
