@@ -4349,34 +4349,49 @@ static void prof__gz_free(prof__gz *z) {
 
 /* A deflate stream (RFC 1951) in gzip's wrapper (RFC 1952), written as the
    JSON writer flushes its buffer: LZ77 over each flushed megabyte (a 32 KiB
-   window, a hash chain probed 8 deep, greedy matches) coded with deflate's
-   fixed Huffman codes. Traces repeat their keys and names event after
-   event, which the matches take; what the fixed codes leave (a few percent
-   against dynamic ones) is not worth their code here. Every reader of
+   window, a hash chain probed 8 deep, greedy matches), then one block coded
+   with Huffman codes made for it, or deflate's fixed codes where those come
+   out smaller (a block of a few bytes). Traces repeat their keys and names
+   event after event, which the matches take; a match's own positions are
+   not hashed when it is long (what follows it is found from where it
+   began, as zlib's fastest level does): most of the work, little of the
+   size, which the block's own codes more than win back. Every reader of
    traces reads it: Perfetto, HTA, the TensorBoard plugin. */
 #define PROF__GZ_HBITS  15
 #define PROF__GZ_WIN    32768
 #define PROF__GZ_PROBES 8
+#define PROF__GZ_INSERT 8               /* a match's positions hashed up to this length */
 
-/* Where deflate's length and distance codes begin (RFC 1951, 3.2.5). */
+/* Where deflate's length and distance codes begin (RFC 1951, 3.2.5), and
+   how many extra bits follow each. */
 static const uint16_t prof__gz_lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
                                              35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
 static const uint16_t prof__gz_dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385,
                                              513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385,
                                              24577 };
+static const uint8_t prof__gz_lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                           3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+static const uint8_t prof__gz_dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+                                           7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+
+typedef struct prof__gz_code {          /* one block's codes: bit-reversed for the stream */
+    uint16_t code[288];                 /* literals and lengths: [0, 288) */
+    uint8_t len[288];
+    uint16_t dcode[30];                 /* distances */
+    uint8_t dlen[30];
+} prof__gz_code;
 
 typedef struct prof__gz {
-    uint64_t bits;                      /* pending output bits, LSB first */
+    uint64_t bits;                      /* pending output bits, LSB first (fewer than 32) */
     unsigned nbits;
     uint32_t crc;
     uint32_t isize;                     /* input size mod 2^32 */
     int32_t *head;                      /* hash -> last position, -1 none */
     int32_t *prev;                      /* position -> previous with its hash */
+    uint32_t *syms;                     /* a block's parse: a literal, or dist << 16 | length */
     unsigned char *out;                 /* compressed bytes of one flush */
     size_t nout;
-    uint16_t sym[288];                  /* the fixed codes, bit-reversed for the stream */
-    uint8_t symn[288];
-    uint8_t dist[30];
+    prof__gz_code fixed, dyn;
     uint8_t lcode[259];                 /* match length 3..258 -> its length code */
     uint8_t dcode[512];                 /* distance -> its code: [d] up to 256, else [256 + (d - 1) / 128] */
     uint32_t crc_table[8][256];         /* per stream: writers of two cycles share nothing */
@@ -4408,14 +4423,25 @@ static uint32_t prof__crc32(const prof__gz *z, uint32_t crc, const unsigned char
     return ~crc;
 }
 
-static void prof__gz_bits(prof__gz *z, uint32_t v, unsigned n) {
-    z->bits |= (uint64_t)v << z->nbits;
+/* n (at most 32) bits of v into the stream; whole 32-bit words go out. */
+PROF__INLINE void prof__gz_bits(prof__gz *z, uint64_t v, unsigned n) {
+    z->bits |= v << z->nbits;
     z->nbits += n;
-    while (z->nbits >= 8) {
-        z->out[z->nout++] = (unsigned char)z->bits;
-        z->bits >>= 8;
-        z->nbits -= 8;
+    if (z->nbits >= 32) {
+        unsigned char *o = z->out + z->nout;
+        o[0] = (unsigned char)z->bits;
+        o[1] = (unsigned char)(z->bits >> 8);
+        o[2] = (unsigned char)(z->bits >> 16);
+        o[3] = (unsigned char)(z->bits >> 24);
+        z->nout += 4;
+        z->bits >>= 32;
+        z->nbits -= 32;
     }
+}
+
+/* The whole bytes of what is pending, out (a flush's end). */
+static void prof__gz_bytes(prof__gz *z) {
+    for (; z->nbits >= 8; z->nbits -= 8, z->bits >>= 8) z->out[z->nout++] = (unsigned char)z->bits;
 }
 
 /* Huffman codes go most significant bit first into an LSB-first stream. */
@@ -4425,15 +4451,68 @@ static uint32_t prof__gz_rev(uint32_t code, unsigned n) {
     return r;
 }
 
-/* The fixed code of every literal byte and length symbol (256..287), and
-   CRC-32's table. */
-static void prof__gz_tables(prof__gz *z) {
-    for (unsigned s = 0; s < 288; s++) {
-        unsigned code = s < 144 ? 0x30 + s : s < 256 ? 0x190 + s - 144 : s < 280 ? s - 256 : 0xC0 + s - 280;
-        z->symn[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
-        z->sym[s] = (uint16_t)prof__gz_rev(code, z->symn[s]);
+/* Canonical codes (RFC 1951, 3.2.2) of n symbols from their lengths. */
+static void prof__gz_canon(const uint8_t *len, uint16_t *code, unsigned n) {
+    unsigned count[16] = { 0 }, next[16];
+    for (unsigned s = 0; s < n; s++) count[len[s]]++;
+    count[0] = 0;
+    next[0] = 0;
+    for (unsigned b = 1, c = 0; b < 16; b++) next[b] = c = (c + count[b - 1]) << 1;
+    for (unsigned s = 0; s < n; s++) code[s] = len[s] ? (uint16_t)prof__gz_rev(next[len[s]]++, len[s]) : 0;
+}
+
+/* Huffman code lengths for n (at most 288) symbols' counts, none longer than
+   max: a tree built from the two least frequent (leaves sorted, inner nodes
+   queued as they are made); too deep, the counts are halved (kept above 0)
+   and it is built again. Symbols never seen get length 0; at least two
+   symbols get a code (a lone one is given a partner), which every inflater
+   takes. */
+static void prof__gz_lengths(const uint32_t *freq, unsigned n, unsigned max, uint8_t *len) {
+    uint32_t f[288], w[576];
+    uint16_t leaf[288], par[576];
+    unsigned m = 0;
+    for (unsigned s = 0; s < n; s++) f[s] = freq[s];
+    for (unsigned s = 0; s < n && m < 2; s++) m += f[s] != 0;
+    for (unsigned s = 0; m < 2 && s < n; s++) if (!f[s]) { f[s] = 1; m++; }
+    for (;;) {
+        m = 0;
+        for (unsigned s = 0; s < n; s++) {
+            len[s] = 0;
+            if (!f[s]) continue;
+            unsigned j = m++;           /* insertion sort by count: n is small */
+            for (; j && f[leaf[j - 1]] > f[s]; j--) leaf[j] = leaf[j - 1];
+            leaf[j] = (uint16_t)s;
+        }
+        /* nodes: [0, m) the leaves in order, [m, 2m - 1) inner ones as made */
+        for (unsigned j = 0; j < m; j++) w[j] = f[leaf[j]];
+        unsigned li = 0, ii = m, nn = m;
+        for (; nn < 2 * m - 1; nn++) {
+            unsigned pick[2];
+            for (int k = 0; k < 2; k++)
+                pick[k] = li < m && (ii >= nn || w[li] <= w[ii]) ? li++ : ii++;
+            w[nn] = w[pick[0]] + w[pick[1]];
+            par[pick[0]] = par[pick[1]] = (uint16_t)nn;
+        }
+        unsigned depth[576], deepest = 0;
+        depth[2 * m - 2] = 0;
+        for (unsigned j = 2 * m - 2; j-- > 0;) {
+            depth[j] = depth[par[j]] + 1;
+            if (depth[j] > deepest) deepest = depth[j];
+        }
+        if (deepest <= max) {
+            for (unsigned j = 0; j < m; j++) len[leaf[j]] = (uint8_t)depth[j];
+            return;
+        }
+        for (unsigned s = 0; s < n; s++) if (f[s]) f[s] = (f[s] >> 1) | 1;
     }
-    for (unsigned d = 0; d < 30; d++) z->dist[d] = (uint8_t)prof__gz_rev(d, 5);
+}
+
+/* The fixed codes (RFC 1951, 3.2.6), deflate's tables, and CRC-32's. */
+static void prof__gz_tables(prof__gz *z) {
+    for (unsigned s = 0; s < 288; s++) z->fixed.len[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
+    for (unsigned d = 0; d < 30; d++) z->fixed.dlen[d] = 5;
+    prof__gz_canon(z->fixed.len, z->fixed.code, 288);
+    prof__gz_canon(z->fixed.dlen, z->fixed.dcode, 30);
     for (unsigned len = 3, l = 0; len <= 258; len++) {
         while (l < 28 && prof__gz_lbase[l + 1] <= len) l++;
         z->lcode[len] = (uint8_t)l;
@@ -4452,18 +4531,8 @@ static void prof__gz_tables(prof__gz *z) {
             z->crc_table[k][i] = (z->crc_table[k - 1][i] >> 8) ^ z->crc_table[0][z->crc_table[k - 1][i] & 0xff];
 }
 
-static void prof__gz_sym(prof__gz *z, unsigned s) { prof__gz_bits(z, z->sym[s], z->symn[s]); }
-
-static void prof__gz_match(prof__gz *z, unsigned len, unsigned dist) {
-    static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-                                      3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-    static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
-                                      7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
-    unsigned l = z->lcode[len], d = z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)];
-    prof__gz_sym(z, 257 + l);
-    prof__gz_bits(z, len - prof__gz_lbase[l], lext[l]);
-    prof__gz_bits(z, z->dist[d], 5);
-    prof__gz_bits(z, dist - prof__gz_dbase[d], dext[d]);
+static unsigned prof__gz_dsym(const prof__gz *z, unsigned dist) {
+    return z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)];
 }
 
 /* The hash of the 3 bytes at p. Little-endian, a word's load: the 4th byte
@@ -4495,17 +4564,13 @@ static unsigned prof__gz_len(const unsigned char *a, const unsigned char *b, uns
     return len;
 }
 
-/* Compresses n bytes as one deflate block (not the last) into z->out:
-   room for n * 9 / 8 + 64 bytes. */
-static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
-    z->crc = prof__crc32(z, z->crc, in, n);
-    z->isize += (uint32_t)n;
-    z->nout = 0;
-    prof__gz_bits(z, 0, 1);             /* BFINAL 0 */
-    prof__gz_bits(z, 1, 2);             /* BTYPE 01: fixed codes */
-    int32_t *head = z->head, *prev = z->prev;     /* (the output's stores alias nothing here) */
-    for (size_t i = 0; i < (size_t)1 << PROF__GZ_HBITS; i++) head[i] = -1;
-    size_t i = 0;
+/* LZ77 over in[0, n): the parse into z->syms, its symbols counted into
+   lf[286] and df[30]. Returns the number of symbols. */
+static size_t prof__gz_parse(prof__gz *z, const unsigned char *in, size_t n, uint32_t *lf, uint32_t *df) {
+    int32_t *head = z->head, *prev = z->prev;
+    uint32_t *sy = z->syms;
+    size_t ns = 0, i = 0;
+    for (size_t k = 0; k < (size_t)1 << PROF__GZ_HBITS; k++) head[k] = -1;
     while (i < n) {
         unsigned best = 0, dist = 0;
         if (i + 3 <= n) {
@@ -4524,19 +4589,132 @@ static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
             head[h] = (int32_t)i;
         }
         if (best >= 3) {
-            prof__gz_match(z, best, dist);
-            size_t end = i + best < n - 2 ? i + best : n - 2;  /* the match's positions with 3 bytes, hashed */
-            for (size_t k = i + 1; k < end; k++) {
-                uint32_t h = prof__gz_hash(in + k);
-                prev[k] = head[h];
-                head[h] = (int32_t)k;
+            sy[ns++] = (uint32_t)dist << 16 | best;
+            lf[257 + z->lcode[best]]++;
+            df[prof__gz_dsym(z, dist)]++;
+            if (best <= PROF__GZ_INSERT) {
+                size_t end = i + best < n - 2 ? i + best : n - 2;  /* its positions with 3 bytes, hashed */
+                for (size_t k = i + 1; k < end; k++) {
+                    uint32_t h = prof__gz_hash(in + k);
+                    prev[k] = head[h];
+                    head[h] = (int32_t)k;
+                }
             }
             i += best;
         } else {
-            prof__gz_sym(z, in[i++]);
+            lf[in[i]]++;
+            sy[ns++] = in[i++];
         }
     }
-    prof__gz_sym(z, 256);               /* end of block */
+    lf[256] = 1;                        /* the end of the block */
+    return ns;
+}
+
+/* The bits the parse takes in codes c, extra bits included. */
+static uint64_t prof__gz_cost(const prof__gz_code *c, const uint32_t *lf, const uint32_t *df) {
+    uint64_t bits = 0;
+    for (unsigned s = 0; s < 286; s++) bits += (uint64_t)lf[s] * (c->len[s] + (s > 256 ? prof__gz_lext[s - 257] : 0));
+    for (unsigned d = 0; d < 30; d++) bits += (uint64_t)df[d] * (c->dlen[d] + prof__gz_dext[d]);
+    return bits;
+}
+
+/* The block's own codes into z->dyn, and their description (RFC 1951,
+   3.2.7) written into hdr (at most 320 entries: a code-length symbol | its
+   extra bits << 8), hcl the code-length code's lengths. Returns the header's
+   size in bits; *nh, *nlit, *ndist, *nhcl what it holds. */
+static const uint8_t prof__gz_clorder[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
+
+static uint64_t prof__gz_dynamic(prof__gz *z, const uint32_t *lf, const uint32_t *df, uint16_t *hdr, size_t *nh,
+                                 unsigned *nlit, unsigned *ndist, unsigned *nhcl, uint8_t *hcl, uint16_t *hcc) {
+    uint8_t all[286 + 30];
+    uint32_t cf[19] = { 0 };
+    prof__gz_lengths(lf, 286, 15, z->dyn.len);
+    prof__gz_lengths(df, 30, 15, z->dyn.dlen);
+    prof__gz_canon(z->dyn.len, z->dyn.code, 286);
+    prof__gz_canon(z->dyn.dlen, z->dyn.dcode, 30);
+    unsigned nl = 286, nd = 30;
+    while (nl > 257 && !z->dyn.len[nl - 1]) nl--;
+    while (nd > 1 && !z->dyn.dlen[nd - 1]) nd--;
+    memcpy(all, z->dyn.len, nl);
+    memcpy(all + nl, z->dyn.dlen, nd);
+    size_t h = 0, total = nl + nd;
+    for (size_t i = 0; i < total;) {   /* runs: 16 repeats the last, 17 and 18 zeros */
+        size_t r = 1;
+        while (i + r < total && all[i + r] == all[i]) r++;
+        if (all[i] == 0 && r >= 3) {
+            if (r > 138) r = 138;
+            hdr[h++] = r <= 10 ? (uint16_t)(17 | (r - 3) << 8) : (uint16_t)(18 | (r - 11) << 8);
+        } else if (i && all[i] == all[i - 1] && r >= 3) {
+            if (r > 6) r = 6;
+            hdr[h++] = (uint16_t)(16 | (r - 3) << 8);
+        } else {
+            r = 1;
+            hdr[h++] = all[i];
+        }
+        cf[hdr[h - 1] & 0xff]++;
+        i += r;
+    }
+    prof__gz_lengths(cf, 19, 7, hcl);
+    prof__gz_canon(hcl, hcc, 19);
+    unsigned nc = 19;
+    while (nc > 4 && !hcl[prof__gz_clorder[nc - 1]]) nc--;
+    uint64_t bits = 5 + 5 + 4 + 3 * nc;
+    for (size_t k = 0; k < h; k++) {
+        unsigned s = hdr[k] & 0xff;
+        bits += hcl[s] + (s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0);
+    }
+    *nh = h;
+    *nlit = nl;
+    *ndist = nd;
+    *nhcl = nc;
+    return bits;
+}
+
+/* Compresses n bytes as one deflate block (not the last) into z->out:
+   room for n * 9 / 8 + 64 bytes (a block's own codes are written only
+   where they come out smaller than the fixed ones). */
+static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
+    uint32_t lf[286] = { 0 }, df[30] = { 0 };
+    uint16_t hdr[320], hcc[19];
+    uint8_t hcl[19];
+    size_t nh;
+    unsigned nl, nd, nc;
+    z->crc = prof__crc32(z, z->crc, in, n);
+    z->isize += (uint32_t)n;
+    z->nout = 0;
+    size_t ns = prof__gz_parse(z, in, n, lf, df);
+    uint64_t dyn = prof__gz_dynamic(z, lf, df, hdr, &nh, &nl, &nd, &nc, hcl, hcc) + prof__gz_cost(&z->dyn, lf, df);
+    const prof__gz_code *c = &z->fixed;
+    if (dyn < prof__gz_cost(&z->fixed, lf, df)) {
+        c = &z->dyn;
+        prof__gz_bits(z, 0 | 2 << 1, 3);        /* BFINAL 0, BTYPE 10: codes of its own */
+        prof__gz_bits(z, nl - 257, 5);
+        prof__gz_bits(z, nd - 1, 5);
+        prof__gz_bits(z, nc - 4, 4);
+        for (unsigned k = 0; k < nc; k++) prof__gz_bits(z, hcl[prof__gz_clorder[k]], 3);
+        for (size_t k = 0; k < nh; k++) {
+            unsigned s = hdr[k] & 0xff, x = hdr[k] >> 8;
+            prof__gz_bits(z, hcc[s], hcl[s]);
+            if (s >= 16) prof__gz_bits(z, x, s == 16 ? 2 : s == 17 ? 3 : 7);
+        }
+    } else {
+        prof__gz_bits(z, 0 | 1 << 1, 3);        /* BFINAL 0, BTYPE 01: the fixed codes */
+    }
+    for (size_t k = 0; k < ns; k++) {
+        uint32_t v = z->syms[k];
+        if (v < 256) {
+            prof__gz_bits(z, c->code[v], c->len[v]);
+            continue;
+        }
+        unsigned len = v & 0xffff, dist = v >> 16, l = z->lcode[len], d = prof__gz_dsym(z, dist);
+        /* length code and extra bits (at most 15 + 5), then distance's (15 + 13) */
+        prof__gz_bits(z, c->code[257 + l] | (uint64_t)(len - prof__gz_lbase[l]) << c->len[257 + l],
+                      c->len[257 + l] + prof__gz_lext[l]);
+        prof__gz_bits(z, c->dcode[d] | (uint64_t)(dist - prof__gz_dbase[d]) << c->dlen[d],
+                      c->dlen[d] + prof__gz_dext[d]);
+    }
+    prof__gz_bits(z, c->code[256], c->len[256]);    /* end of block */
+    prof__gz_bytes(z);
 }
 
 /* The stream's start: gzip's header, then the state. 0: out of memory. */
@@ -4546,22 +4724,24 @@ static int prof__gz_start(prof__gz *z, FILE *f) {
     prof__gz_tables(z);
     z->head = (int32_t *)malloc(((size_t)1 << PROF__GZ_HBITS) * sizeof *z->head);
     z->prev = (int32_t *)malloc(PROF__WBUF * sizeof *z->prev);
+    z->syms = (uint32_t *)malloc(PROF__WBUF * sizeof *z->syms);
     z->out = (unsigned char *)malloc(PROF__WBUF + PROF__WBUF / 8 + 64);
-    return z->head && z->prev && z->out && fwrite(head, 1, sizeof head, f) == sizeof head;
+    return z->head && z->prev && z->syms && z->out && fwrite(head, 1, sizeof head, f) == sizeof head;
 }
 
 /* The last (empty) block, the bits left, CRC-32 and size: into z->out. */
 static void prof__gz_end(prof__gz *z) {
     z->nout = 0;
-    prof__gz_bits(z, 1, 1);             /* BFINAL */
-    prof__gz_bits(z, 1, 2);
-    prof__gz_sym(z, 256);
+    prof__gz_bits(z, 1 | 1 << 1, 3);    /* BFINAL, BTYPE 01 */
+    prof__gz_bits(z, z->fixed.code[256], z->fixed.len[256]);
+    prof__gz_bytes(z);
     if (z->nbits) prof__gz_bits(z, 0, 8 - z->nbits);
+    prof__gz_bytes(z);
     for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->crc >> (8 * i));
     for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->isize >> (8 * i));
 }
 
-static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->out); }
+static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->syms); free(z->out); }
 #endif /* PROF_ZLIB */
 
 /* ---- >>write  what the sinks share: buffer, whole files, escaping ------ */
