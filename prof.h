@@ -1092,6 +1092,7 @@ extern "C" {
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 prof__i128;  /* not ISO C: -Wpedantic would say so */
+__extension__ typedef unsigned __int128 prof__u128;
 #endif
 
 /* The kinds of record, declared once: each with what its fields hold and
@@ -1442,6 +1443,9 @@ static prof__tclock prof__tclock_now(int64_t shift) {
 static inline int64_t prof__tclock_ns(const prof__tclock *c, uint64_t tick) {
     int64_t d = (int64_t)(tick - c->tick0);
 #ifdef __SIZEOF_INT128__
+    /* a tick after tick0 (all but a clipped region's start): the same
+       product unsigned, one multiply where the signed one takes three */
+    if (PROF__LIKELY(d >= 0)) return c->off + (int64_t)(((prof__u128)(uint64_t)d * c->scale) >> 32);
     return c->off + (int64_t)(((prof__i128)d * (prof__i128)c->scale) >> 32);
 #else
     return c->off + (int64_t)((double)d * c->scale);
@@ -3887,6 +3891,9 @@ typedef struct prof__wreg {             /* one span (region or step), complete *
     size_t idx;
     const size_t *args;                 /* its arguments, indices into cy->ev */
     size_t nargs;
+    int plain;                          /* a region (not a step, clipped or open) without
+                                           arguments: known at compile time on the
+                                           plain walk's fast path */
     uint32_t begun;                     /* NEED_ORDER: what begin() returned for it */
     int leaf;                           /* NEED_ORDER: nothing begins where it does,
                                            and begin() was not called for it */
@@ -4029,6 +4036,23 @@ static void prof__walk_free(prof__walker *w) {
     free(w->pend); free(w->mpend); free(w->stk); free(w->u); free(w->nx); free(w->gdur); free(w->kl);
 }
 
+/* The word an event's kind and thread share (the bit fields after aux),
+   as bytes: a plain walk tests both with one compare. */
+PROF__INLINE uint32_t prof__ev_kt(const prof__ev *e) {
+    uint32_t v;
+    memcpy(&v, (const char *)e + offsetof(prof__ev, aux) + sizeof e->aux, sizeof v);
+    return v;
+}
+
+/* The same word of a region on thread th. */
+static uint32_t prof__region_kt(uint32_t th) {
+    prof__ev probe;
+    memset(&probe, 0, sizeof probe);
+    probe.kind = PROF__K_REGION;
+    probe.th = th;
+    return prof__ev_kt(&probe);
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -4040,6 +4064,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
     while (i < n) {                     /* a run of one thread's records */
         const uint32_t th = cy->ev[i].th;
         size_t b = n, np = 0, nm = 0, sp = 0;
+        const uint32_t plain = prof__region_kt(th);
         t.k = th;
         t.lead = cy->track[th];
         t.tid = cy->th[t.lead].tid;
@@ -4054,18 +4079,20 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
             const prof__ev *e = &cy->ev[i];
             const unsigned kind = e->kind;
             int leaf = 0;
-            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
-            if (!need && PROF__LIKELY(kind == PROF__K_REGION && !np)) {
-                prof__wreg r;           /* most records of a plain walk: a region, nothing waiting */
+            if (!need && PROF__LIKELY(prof__ev_kt(e) == plain && !np)) {
+                prof__wreg r;           /* most records of a plain walk: a region of the run's
+                                           thread, nothing waiting */
                 r.e = e;
                 r.idx = i;
                 r.args = w.pend;
                 r.nargs = 0;
+                r.plain = 1;
                 r.leaf = 0;
                 r.begun = 0;
                 k->span(s, cy, &t, &r);
                 continue;
             }
+            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
             if (need & PROF__NEED_ORDER) {
                 if (w.u[i] == i && w.nx[i] == PROF__NO_EVENT) {
                     leaf = 1;           /* only itself begins here: the sink begins it if it must */
@@ -4085,6 +4112,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 r.idx = i;
                 r.args = w.pend + first;
                 r.nargs = np - first;
+                r.plain = kind == PROF__K_REGION && !r.nargs;
                 r.leaf = leaf;
                 r.begun = (need & PROF__NEED_ORDER) && !leaf ? w.nx[i] : 0;
                 if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
@@ -4765,10 +4793,15 @@ static int prof__path_format(const char *path) {
 
 /* Names are pointers, and an engine has few distinct ones: what a sink
    derives from one (its escaped form, an interning id) is kept in a table
-   keyed by the pointer, open addressing, two values per slot. */
+   keyed by the pointer, open addressing, two values per slot (one line of
+   the table holds the key and both). */
+typedef struct prof__nslot {
+    const char *key;
+    uint32_t off, len;
+} prof__nslot;
+
 typedef struct prof__names {
-    const char **key;
-    uint32_t *off, *len;
+    prof__nslot *s;
     size_t slots, used;
 } prof__names;
 
@@ -4947,18 +4980,16 @@ static uint32_t prof__hash(const void *p) { return (uint32_t)(prof__hash_ptr(p) 
 
 static int prof__names_grow(prof__names *t) {
     size_t slots = t->slots ? t->slots * 2 : 1024;
-    const char **key = (const char **)calloc(slots, sizeof *key);
-    uint32_t *off = (uint32_t *)malloc(slots * sizeof *off);
-    uint32_t *len = (uint32_t *)malloc(slots * sizeof *len);
-    if (!key || !off || !len) { free(key); free(off); free(len); return 0; }
+    prof__nslot *ns = (prof__nslot *)calloc(slots, sizeof *ns);
+    if (!ns) return 0;
     for (size_t i = 0; i < t->slots; i++) {
-        if (!t->key[i]) continue;
-        size_t j = prof__hash(t->key[i]) & (slots - 1);
-        while (key[j]) j = (j + 1) & (slots - 1);
-        key[j] = t->key[i]; off[j] = t->off[i]; len[j] = t->len[i];
+        if (!t->s[i].key) continue;
+        size_t j = prof__hash(t->s[i].key) & (slots - 1);
+        while (ns[j].key) j = (j + 1) & (slots - 1);
+        ns[j] = t->s[i];
     }
-    free(t->key); free(t->off); free(t->len);
-    t->key = key; t->off = off; t->len = len;
+    free(t->s);
+    t->s = ns;
     t->slots = slots;
     return 1;
 }
@@ -4968,13 +4999,13 @@ static int prof__names_grow(prof__names *t) {
 static ptrdiff_t prof__names_slot(prof__names *t, const char *k, int *fresh) {
     if (t->used * 2 >= t->slots && !prof__names_grow(t)) return -1;
     size_t j = prof__hash(k) & (t->slots - 1);
-    while (t->key[j] && t->key[j] != k) j = (j + 1) & (t->slots - 1);
-    *fresh = !t->key[j];
-    if (*fresh) { t->key[j] = k; t->used++; }
+    while (t->s[j].key && t->s[j].key != k) j = (j + 1) & (t->slots - 1);
+    *fresh = !t->s[j].key;
+    if (*fresh) { t->s[j].key = k; t->used++; }
     return (ptrdiff_t)j;
 }
 
-static void prof__names_free(prof__names *t) { free(t->key); free(t->off); free(t->len); }
+static void prof__names_free(prof__names *t) { free(t->s); }
 
 /* The escaped form of the string at p, escaped the first time p is seen:
    names are pointers, and an engine has few distinct ones. */
@@ -4986,12 +5017,12 @@ static const char *prof__name_ref(prof__w *w, const char *p, uint32_t *len) {
     if (fresh) {
         size_t start = w->an;
         prof__escape(w, p);
-        w->nm.off[j] = (uint32_t)start;
-        w->nm.len[j] = (uint32_t)(w->an - start);
-        if (w->err) { w->nm.len[j] = 0; return NULL; }
+        w->nm.s[j].off = (uint32_t)start;
+        w->nm.s[j].len = (uint32_t)(w->an - start);
+        if (w->err) { w->nm.s[j].len = 0; return NULL; }
     }
-    *len = w->nm.len[j];
-    return w->arena + w->nm.off[j];
+    *len = w->nm.s[j].len;
+    return w->arena + w->nm.s[j].off;
 }
 
 static void prof__w_name(prof__w *w, const char *p) {
@@ -5026,11 +5057,15 @@ typedef struct prof__tw {               /* trace-writing context */
     char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
     size_t wlen;
     /* Timestamps of neighbouring events share their milliseconds: those
-       digits are formatted once, the rest come from a table of "000".."999". */
-    uint64_t ms;
+       digits are formatted once (ms_ns: where that millisecond begins), the
+       rest come from tables of 4 bytes per number below 1000: tab3 "ddd",
+       tabp "ddd.", tabs its digits without leading zeros and a '.' (tabn of
+       them), so a number is a load, a store and an add. */
+    uint64_t ms_ns;
     char ms_str[48];
     size_t ms_len;
-    char tab3[4 * 1000 + 4];
+    char tab3[4 * 1000 + 4], tabp[4 * 1000], tabs[4 * 1000];
+    uint8_t tabn[1000];
     long os_tid;                        /* the thread's own id when on another's track */
     int merged;                         /*   and so it is                               */
     long cpu_pid;                       /* the CPU's pid (pid is a GPU's on its tracks) */
@@ -5038,40 +5073,39 @@ typedef struct prof__tw {               /* trace-writing context */
 
 static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tclock_ns(&t->clk, tick); }
 
-/* v < 1000 without leading zeros; reads 4 bytes of the table. */
-PROF__INLINE char *prof__fmt_small(const prof__tw *t, char *o, uint32_t v) {
-    int skip = (v < 100) + (v < 10);
-    memcpy(o, t->tab3 + 4 * v + skip, 4);
-    return o + 3 - skip;
+/* ns < 1 ms as microseconds: "u.ddd", no leading zeros. */
+PROF__INLINE char *prof__fmt_sub_ms(const prof__tw *t, char *o, uint32_t ns) {
+    uint32_t us = ns / 1000;
+    memcpy(o, t->tabs + 4 * us, 4);
+    o += t->tabn[us];
+    memcpy(o, t->tab3 + 4 * (ns - us * 1000), 4);
+    return o + 3;
 }
 
-/* ".ddd" from the table */
-PROF__INLINE char *prof__fmt_frac(const prof__tw *t, char *o, uint32_t v) {
-    o[0] = '.';
-    memcpy(o + 1, t->tab3 + 4 * v, 4);
-    return o + 4;
+/* The milliseconds of ns (at or after its millisecond's start), formatted. */
+static void prof__fmt_ms(prof__tw *t, uint64_t ns) {
+    uint64_t ms = ns / 1000000;
+    t->ms_ns = ms * 1000000;
+    t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
 }
 
 /* A timestamp in microseconds with 3 decimals, as prof__fmt_us, faster. */
 PROF__INLINE char *prof__fmt_ts(prof__tw *t, char *o, int64_t ns) {
     if (ns < 0) return prof__fmt_us(o, ns);
-    uint64_t ms = (uint64_t)ns / 1000000;
-    uint32_t rem = (uint32_t)((uint64_t)ns - ms * 1000000);
-    if (ms != t->ms) {
-        t->ms = ms;
-        t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
-    }
+    if (PROF__UNLIKELY((uint64_t)ns - t->ms_ns >= 1000000)) prof__fmt_ms(t, (uint64_t)ns);
+    uint32_t rem = (uint32_t)((uint64_t)ns - t->ms_ns), us = rem / 1000;
+    if (PROF__UNLIKELY(!t->ms_len)) return prof__fmt_sub_ms(t, o, rem);
     memcpy(o, t->ms_str, 24);
     o += t->ms_len;
-    if (t->ms_len) { memcpy(o, t->tab3 + 4 * (rem / 1000), 4); o += 3; }
-    else o = prof__fmt_small(t, o, rem / 1000);
-    return prof__fmt_frac(t, o, rem % 1000);
+    memcpy(o, t->tabp + 4 * us, 4);
+    memcpy(o + 4, t->tab3 + 4 * (rem - us * 1000), 4);
+    return o + 7;
 }
 
 /* A duration: almost always under a millisecond. */
 PROF__INLINE char *prof__fmt_dur(const prof__tw *t, char *o, int64_t ns) {
     if (ns < 0 || ns >= 1000000) return prof__fmt_us(o, ns);
-    return prof__fmt_frac(t, prof__fmt_small(t, o, (uint32_t)ns / 1000), (uint32_t)ns % 1000);
+    return prof__fmt_sub_ms(t, o, (uint32_t)ns);
 }
 
 static void prof__tw_thread(prof__tw *t, long tid) {
@@ -5152,10 +5186,10 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     prof__w *w = &t->w;
     const char *name;
     uint32_t len;
-    size_t j = prof__hash(e->name) & (w->nm.slots - 1);
-    if (PROF__LIKELY(w->nm.key[j] == e->name && e->name)) {  /* seen before: most events */
-        name = w->arena + w->nm.off[j];
-        len = w->nm.len[j];
+    const prof__nslot *sl = &w->nm.s[prof__hash(e->name) & (w->nm.slots - 1)];
+    if (PROF__LIKELY(sl->key == e->name && e->name)) {  /* seen before: most events */
+        name = w->arena + sl->off;
+        len = sl->len;
     } else if (!(name = prof__name_ref(w, e->name, &len))) {
         return;
     }
@@ -5442,7 +5476,7 @@ PROF__INLINE void prof__js_span(void *s, const prof__cycle *cy, const prof__wthr
     const prof__ev *e = r->e;
     (void)th;
     /* a region, no argument, on its own thread's track: most events */
-    if (PROF__LIKELY(!((size_t)e->kind | r->nargs | (size_t)t->merged))) {
+    if (PROF__LIKELY(r->plain && !t->merged)) {
         prof__region_fast(t, e);
         return;
     }
@@ -5592,11 +5626,18 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
     t.pid = t.cpu_pid = (long)getpid();
-    t.ms = (uint64_t)-1;
+    t.ms_ns = (uint64_t)-1 - 1000000;   /* no millisecond formatted yet */
     for (int i = 0; i < 1000; i++) {
-        t.tab3[4 * i] = (char)('0' + i / 100);
-        t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
-        t.tab3[4 * i + 2] = (char)('0' + i % 10);
+        char *d = t.tab3 + 4 * i;
+        int skip = (i < 100) + (i < 10);
+        d[0] = (char)('0' + i / 100);
+        d[1] = (char)('0' + i / 10 % 10);
+        d[2] = (char)('0' + i % 10);
+        memcpy(t.tabp + 4 * i, d, 3);
+        t.tabp[4 * i + 3] = '.';
+        memcpy(t.tabs + 4 * i, d + skip, 3);
+        t.tabs[4 * i + 3 - skip] = '.';
+        t.tabn[i] = (uint8_t)(4 - skip);
     }
     t.clk = cy->clk;
     char tmp[PROF__PATH + 32];
@@ -5847,16 +5888,17 @@ static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field,
     int fresh;
     ptrdiff_t j = prof__names_slot(table, name ? name : null_key, &fresh);
     if (j < 0) { p->w.err = 1; return 0; }
-    if (fresh) { table->off[j] = ++p->iids; table->len[j] = 0; }
-    if (table->len[j] != p->seq) {
-        table->len[j] = p->seq;
-        prof__pb_uint(&p->d2, 1, table->off[j]);        /* EventName.iid */
+    prof__nslot *sl = &table->s[j];
+    if (fresh) { sl->off = ++p->iids; sl->len = 0; }
+    if (sl->len != p->seq) {
+        sl->len = p->seq;
+        prof__pb_uint(&p->d2, 1, sl->off);              /* EventName.iid */
         prof__pb_str(&p->d2, 2, name);                  /* EventName.name */
         prof__pb_sub(&p->d1, field, &p->d2);
         prof__pb_sub(&p->pk, PROF__TP_INTERNED, &p->d1);
         prof__pf_packet(p, &p->pk);
     }
-    return table->off[j];
+    return sl->off;
 }
 
 /* A TrackDescriptor packet: uuid, parent (0: none), name (NULL: none), and
@@ -5949,8 +5991,8 @@ PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_
 /* The interning id of a region's name: most are told the sequence already. */
 PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
     prof__names *t = &p->names;
-    size_t j = prof__hash(name) & (t->slots - 1);
-    if (PROF__LIKELY(t->key[j] == name && t->len[j] == p->seq && name)) return t->off[j];
+    const prof__nslot *sl = &t->s[prof__hash(name) & (t->slots - 1)];
+    if (PROF__LIKELY(sl->key == name && sl->len == p->seq && name)) return sl->off;
     return prof__pf_intern(p, t, 2, name);
 }
 
@@ -6087,9 +6129,9 @@ static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
             cn[p->nctr++] = text;             /* p->d2 empty: an empty CounterDescriptor */
             prof__pf_track(p, p->uuid0 + PROF__PF_COUNTER + k, p->uuid0 + PROF__PF_PROCESS, text, 8);
         }
-        p->ctr.off[j] = (uint32_t)k;
+        p->ctr.s[j].off = (uint32_t)k;
     }
-    return p->uuid0 + PROF__PF_COUNTER + p->ctr.off[j];
+    return p->uuid0 + PROF__PF_COUNTER + p->ctr.s[j].off;
 }
 
 /* A memory event as the JSON writes it: a "[memory]" instant with Kineto's
@@ -6144,7 +6186,7 @@ PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthr
     uint32_t begun = r->begun;
     (void)cy;
     if (r->leaf) {                      /* nothing inside it: BEGIN and END at once, if it can */
-        if (PROF__LIKELY(e->kind == PROF__K_REGION && !r->nargs && !th->os_tid) && prof__pf_leaf(p, e)) return;
+        if (PROF__LIKELY(r->plain && !th->os_tid) && prof__pf_leaf(p, e)) return;
         begun = prof__pf_begin(p, e, th->lead);
     }
     prof__pf_end(p, e, begun, th->lead, th->os_tid, r->args, r->nargs);
