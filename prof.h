@@ -3938,19 +3938,23 @@ typedef struct prof__walker {           /* the walk's own memory */
 /* Slices need BEGIN and END in time order; records come in post-order (a
    span when it ends), and a span's subtree is the run of records right
    before it (prof__analyse). So a span's BEGIN goes just before the first
-   record of that run. For records [a, b) of one thread this leaves in u[i]
-   the first of the spans that begin at record i, outermost first, each
-   leading to the next in nx[]. u[i] holds, until record i is passed, the
-   first record of i's subtree: one array, two uses that never meet. */
-static void prof__walk_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *u, uint32_t *nx) {
-    for (size_t i = a; i < b; i++) u[i] = PROF__NO_EVENT;
-    for (size_t i = a; i < b; i++) {
+   record of that run. For the run of records of one thread from a this
+   leaves in u[i] the first of the spans that begin at record i, outermost
+   first, each leading to the next in nx[], and returns where the run ends.
+   u[i] holds, until record i is passed, the first record of i's subtree:
+   one array, two uses that never meet. u[] is all PROF__NO_EVENT before
+   the first run (a record's parent is in its run). */
+static size_t prof__walk_order(const prof__cycle *cy, size_t a, uint32_t *u, uint32_t *nx) {
+    const uint32_t th = cy->ev[a].th;
+    size_t i = a;
+    for (; i < cy->n && cy->ev[i].th == th; i++) {
         uint32_t s = u[i], par = cy->parent[i];
         u[i] = PROF__NO_EVENT;
         if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
         if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
         if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
     }
+    return i;
 }
 
 /* A span's times and memory, from its children waiting on the stack; it
@@ -4018,9 +4022,12 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
     int oom = 0;
     memset(w, 0, sizeof *w);
     if (cy->n && (!cy->parent || !cy->track || !cy->label)) return 0;
-    if ((need & PROF__NEED_ORDER) && (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
-                                      !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx))))
-        return 0;
+    if (need & PROF__NEED_ORDER) {
+        if (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
+            !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx)))
+            return 0;
+        memset(w->u, 0xff, (cy->n + 1) * sizeof *w->u);    /* PROF__NO_EVENT */
+    }
     if (need & PROF__NEED_TIMES) {
         w->gdur = prof__gpu_durations(cy);
         w->ngdur = w->gdur ? cy->ngpu : 0;
@@ -4071,10 +4078,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         t.os_tid = t.lead != th ? cy->th[th].tid : 0;
         t.label = cy->label[th];
         if (k->thread) k->thread(s, cy, &t);
-        if (need & PROF__NEED_ORDER) {  /* the run's end, and where each span begins */
-            for (b = i + 1; b < n && cy->ev[b].th == th;) b++;
-            prof__walk_order(cy, i, b, w.u, w.nx);
-        }
+        if (need & PROF__NEED_ORDER) b = prof__walk_order(cy, i, w.u, w.nx);  /* the run's end, where spans begin */
         for (; i < b; i++) {
             const prof__ev *e = &cy->ev[i];
             const unsigned kind = e->kind;
@@ -4088,6 +4092,20 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 r.nargs = 0;
                 r.plain = 1;
                 r.leaf = 0;
+                r.begun = 0;
+                k->span(s, cy, &t, &r);
+                continue;
+            }
+            if (need == PROF__NEED_ORDER && PROF__LIKELY(prof__ev_kt(e) == plain && !np && w.u[i] == i &&
+                                                         w.nx[i] == PROF__NO_EVENT)) {
+                prof__wreg r;           /* most records of an ordered walk: a region that
+                                           nothing else begins with, nothing waiting */
+                r.e = e;
+                r.idx = i;
+                r.args = w.pend;
+                r.nargs = 0;
+                r.plain = 1;
+                r.leaf = 1;
                 r.begun = 0;
                 k->span(s, cy, &t, &r);
                 continue;
@@ -6005,9 +6023,46 @@ PROF__INLINE int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
                        e->t0 < p->part_t0))
         return 0;
     uint32_t iid = prof__pf_name(p, e->name);
-    prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
-    prof__pf_plain(p, t1, PROF__TE_END, 0);
     p->nev++;
+    if (PROF__UNLIKELY(iid >= 0x80 || !iid)) {
+        prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
+        prof__pf_plain(p, t1, PROF__TE_END, 0);
+        return 1;
+    }
+    /* both packets as prof__pf_plain writes them, at once: 0x0A, the
+       packet's length, the time's delta, the sequence, then the TrackEvent
+       (type BEGIN with the name's one-byte iid; type END) */
+    prof__w *w = &p->w;
+    unsigned char *o0 = (unsigned char *)prof__w_room(w, 64), *o1, *o;
+    const size_t sn = p->seqn;
+    unsigned char seq[sizeof p->seqb];
+    memcpy(seq, p->seqb, sizeof seq);
+    o = prof__pb_varint(o0 + 3, (uint64_t)(t0 - p->last));
+    memcpy(o, seq, sizeof seq);
+    o += sn;
+    o[0] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    o[1] = 4;
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    o[3] = PROF__TE_BEGIN;
+    o[4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
+    o[5] = (unsigned char)iid;
+    o1 = o + 6;
+    o0[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o0[1] = (unsigned char)(o1 - o0 - 2);
+    o0[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    o = prof__pb_varint(o1 + 3, (uint64_t)(t1 - t0));
+    memcpy(o, seq, sizeof seq);
+    o += sn;
+    o[0] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    o[1] = 2;
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    o[3] = PROF__TE_END;
+    o += 4;
+    o1[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o1[1] = (unsigned char)(o - o1 - 2);
+    o1[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    p->last = t1;
+    w->n = (size_t)(o - (unsigned char *)w->buf);
     return 1;
 }
 
