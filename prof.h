@@ -1135,6 +1135,7 @@ extern "C" {
 
 #ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 prof__i128;  /* not ISO C: -Wpedantic would say so */
+__extension__ typedef unsigned __int128 prof__u128;
 #endif
 
 /* The kinds of record, declared once: each with what its fields hold and
@@ -1492,6 +1493,9 @@ static prof__tclock prof__tclock_now(int64_t shift) {
 static inline int64_t prof__tclock_ns(const prof__tclock *c, uint64_t tick) {
     int64_t d = (int64_t)(tick - c->tick0);
 #ifdef __SIZEOF_INT128__
+    /* a tick after tick0 (all but a clipped region's start): the same
+       product unsigned, one multiply where the signed one takes three */
+    if (PROF__LIKELY(d >= 0)) return c->off + (int64_t)(((prof__u128)(uint64_t)d * c->scale) >> 32);
     return c->off + (int64_t)(((prof__i128)d * (prof__i128)c->scale) >> 32);
 #else
     return c->off + (int64_t)((double)d * c->scale);
@@ -4259,6 +4263,9 @@ typedef struct prof__wreg {             /* one span (region or step), complete *
     size_t idx;
     const size_t *args;                 /* its arguments, indices into cy->ev */
     size_t nargs;
+    int plain;                          /* a region (not a step, clipped or open) without
+                                           arguments: known at compile time on the
+                                           plain walk's fast path */
     uint32_t begun;                     /* NEED_ORDER: what begin() returned for it */
     int leaf;                           /* NEED_ORDER: nothing begins where it does,
                                            and begin() was not called for it */
@@ -4309,19 +4316,23 @@ typedef struct prof__walker {           /* the walk's own memory */
 /* Slices need BEGIN and END in time order; records come in post-order (a
    span when it ends), and a span's subtree is the run of records right
    before it (prof__analyse). So a span's BEGIN goes just before the first
-   record of that run. For records [a, b) of one thread this leaves in u[i]
-   the first of the spans that begin at record i, outermost first, each
-   leading to the next in nx[]. u[i] holds, until record i is passed, the
-   first record of i's subtree: one array, two uses that never meet. */
-static void prof__walk_order(const prof__cycle *cy, size_t a, size_t b, uint32_t *u, uint32_t *nx) {
-    for (size_t i = a; i < b; i++) u[i] = PROF__NO_EVENT;
-    for (size_t i = a; i < b; i++) {
+   record of that run. For the run of records of one thread from a this
+   leaves in u[i] the first of the spans that begin at record i, outermost
+   first, each leading to the next in nx[], and returns where the run ends.
+   u[i] holds, until record i is passed, the first record of i's subtree:
+   one array, two uses that never meet. u[] is all PROF__NO_EVENT before
+   the first run (a record's parent is in its run). */
+static size_t prof__walk_order(const prof__cycle *cy, size_t a, uint32_t *u, uint32_t *nx) {
+    const uint32_t th = cy->ev[a].th;
+    size_t i = a;
+    for (; i < cy->n && cy->ev[i].th == th; i++) {
         uint32_t s = u[i], par = cy->parent[i];
         u[i] = PROF__NO_EVENT;
         if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
         if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
         if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
     }
+    return i;
 }
 
 /* A span's times and memory, from its children waiting on the stack; it
@@ -4389,9 +4400,12 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
     int oom = 0;
     memset(w, 0, sizeof *w);
     if (cy->n && (!cy->parent || !cy->track || !cy->label)) return 0;
-    if ((need & PROF__NEED_ORDER) && (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
-                                      !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx))))
-        return 0;
+    if (need & PROF__NEED_ORDER) {
+        if (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
+            !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx)))
+            return 0;
+        memset(w->u, 0xff, (cy->n + 1) * sizeof *w->u);    /* PROF__NO_EVENT */
+    }
     if (need & PROF__NEED_TIMES) {
         w->gdur = prof__gpu_durations(cy);
         w->ngdur = w->gdur ? cy->ngpu : 0;
@@ -4450,6 +4464,23 @@ static size_t prof__walk_flows(prof__walker *w, const prof__cycle *cy, size_t j,
     return n;
 }
 
+/* The word an event's kind and thread share (the bit fields after aux),
+   as bytes: a plain walk tests both with one compare. */
+PROF__INLINE uint32_t prof__ev_kt(const prof__ev *e) {
+    uint32_t v;
+    memcpy(&v, (const char *)e + offsetof(prof__ev, aux) + sizeof e->aux, sizeof v);
+    return v;
+}
+
+/* The same word of a region on thread th. */
+static uint32_t prof__region_kt(uint32_t th) {
+    prof__ev probe;
+    memset(&probe, 0, sizeof probe);
+    probe.kind = PROF__K_REGION;
+    probe.th = th;
+    return prof__ev_kt(&probe);
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -4461,32 +4492,35 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
     while (i < n) {                     /* a run of one thread's records */
         const uint32_t th = cy->ev[i].th;
         size_t b = n, np = 0, nm = 0, sp = 0;
+        const uint32_t plain = prof__region_kt(th);
         t.k = th;
         t.lead = cy->track[th];
         t.tid = cy->th[t.lead].tid;
         t.os_tid = t.lead != th ? cy->th[th].tid : 0;
         t.label = cy->label[th];
         if (k->thread) k->thread(s, cy, &t);
-        if (need & PROF__NEED_ORDER) {  /* the run's end, and where each span begins */
-            for (b = i + 1; b < n && cy->ev[b].th == th;) b++;
-            prof__walk_order(cy, i, b, w.u, w.nx);
-        }
+        if (need & PROF__NEED_ORDER) b = prof__walk_order(cy, i, w.u, w.nx);  /* the run's end, where spans begin */
         for (; i < b; i++) {
             const prof__ev *e = &cy->ev[i];
             const unsigned kind = e->kind;
             int leaf = 0;
-            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
-            if (!need && PROF__LIKELY(kind == PROF__K_REGION && !np)) {
-                prof__wreg r;           /* most records of a plain walk: a region, nothing waiting */
+            /* most records: a region of the run's thread, nothing waiting
+               and, on an ordered walk, nothing else beginning where it does;
+               the sink sees plain and leaf as constants */
+            if (PROF__LIKELY(prof__ev_kt(e) == plain && !np) &&
+                (!need || (need == PROF__NEED_ORDER && w.u[i] == i && w.nx[i] == PROF__NO_EVENT))) {
+                prof__wreg r;
                 r.e = e;
                 r.idx = i;
                 r.args = w.pend;
                 r.nargs = 0;
-                r.leaf = 0;
+                r.plain = 1;
+                r.leaf = need == PROF__NEED_ORDER;
                 r.begun = 0;
                 k->span(s, cy, &t, &r);
                 continue;
             }
+            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
             if (need & PROF__NEED_ORDER) {
                 if (w.u[i] == i && w.nx[i] == PROF__NO_EVENT) {
                     leaf = 1;           /* only itself begins here: the sink begins it if it must */
@@ -4506,6 +4540,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 r.idx = i;
                 r.args = w.pend + first;
                 r.nargs = np - first;
+                r.plain = kind == PROF__K_REGION && !r.nargs;
                 r.leaf = leaf;
                 r.begun = (need & PROF__NEED_ORDER) && !leaf ? w.nx[i] : 0;
                 if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
@@ -4728,9 +4763,9 @@ void prof_cycle_free(prof_cycle *c) {
 /* ---- >>gzip  sink: gzip for .json.gz, no zlib -------------------------- */
 
 #ifdef PROF_ZLIB
-/* With -DPROF_ZLIB (and -lz) zlib writes the stream instead: dynamic
-   Huffman codes, about 8% smaller on real traces, at zlib's level 1
-   (PROF_ZLIB_LEVEL) to keep the writer's speed. The same four calls as
+/* With -DPROF_ZLIB (and -lz) zlib writes the stream instead, at level
+   PROF_ZLIB_LEVEL (1): on the suite's traces level 1 is 6% larger than the
+   deflate below, level 6 20% smaller and slower. The same four calls as
    below. */
 #include <zlib.h>
 #ifndef PROF_ZLIB_LEVEL
@@ -4780,34 +4815,49 @@ static void prof__gz_free(prof__gz *z) {
 
 /* A deflate stream (RFC 1951) in gzip's wrapper (RFC 1952), written as the
    JSON writer flushes its buffer: LZ77 over each flushed megabyte (a 32 KiB
-   window, a hash chain probed 8 deep, greedy matches) coded with deflate's
-   fixed Huffman codes. Traces repeat their keys and names event after
-   event, which the matches take; what the fixed codes leave (a few percent
-   against dynamic ones) is not worth their code here. Every reader of
+   window, a hash chain probed 8 deep, greedy matches), then one block coded
+   with Huffman codes made for it, or deflate's fixed codes where those come
+   out smaller (a block of a few bytes). Traces repeat their keys and names
+   event after event, which the matches take; a match's own positions are
+   not hashed when it is long (what follows it is found from where it
+   began, as zlib's fastest level does): most of the work, little of the
+   size, which the block's own codes more than win back. Every reader of
    traces reads it: Perfetto, HTA, the TensorBoard plugin. */
 #define PROF__GZ_HBITS  15
 #define PROF__GZ_WIN    32768
 #define PROF__GZ_PROBES 8
+#define PROF__GZ_INSERT 8               /* a match's positions hashed up to this length */
 
-/* Where deflate's length and distance codes begin (RFC 1951, 3.2.5). */
+/* Where deflate's length and distance codes begin (RFC 1951, 3.2.5), and
+   how many extra bits follow each. */
 static const uint16_t prof__gz_lbase[29] = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31,
                                              35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
 static const uint16_t prof__gz_dbase[30] = { 1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385,
                                              513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385,
                                              24577 };
+static const uint8_t prof__gz_lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+                                           3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
+static const uint8_t prof__gz_dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
+                                           7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+
+typedef struct prof__gz_code {          /* one block's codes: bit-reversed for the stream */
+    uint16_t code[288];                 /* literals and lengths: [0, 288) */
+    uint8_t len[288];
+    uint16_t dcode[30];                 /* distances */
+    uint8_t dlen[30];
+} prof__gz_code;
 
 typedef struct prof__gz {
-    uint64_t bits;                      /* pending output bits, LSB first */
+    uint64_t bits;                      /* pending output bits, LSB first (fewer than 32) */
     unsigned nbits;
     uint32_t crc;
     uint32_t isize;                     /* input size mod 2^32 */
     int32_t *head;                      /* hash -> last position, -1 none */
     int32_t *prev;                      /* position -> previous with its hash */
+    uint32_t *syms;                     /* a block's parse: a literal, or dist << 16 | length */
     unsigned char *out;                 /* compressed bytes of one flush */
     size_t nout;
-    uint16_t sym[288];                  /* the fixed codes, bit-reversed for the stream */
-    uint8_t symn[288];
-    uint8_t dist[30];
+    prof__gz_code fixed, dyn;
     uint8_t lcode[259];                 /* match length 3..258 -> its length code */
     uint8_t dcode[512];                 /* distance -> its code: [d] up to 256, else [256 + (d - 1) / 128] */
     uint32_t crc_table[8][256];         /* per stream: writers of two cycles share nothing */
@@ -4839,14 +4889,25 @@ static uint32_t prof__crc32(const prof__gz *z, uint32_t crc, const unsigned char
     return ~crc;
 }
 
-static void prof__gz_bits(prof__gz *z, uint32_t v, unsigned n) {
-    z->bits |= (uint64_t)v << z->nbits;
+/* n (at most 32) bits of v into the stream; whole 32-bit words go out. */
+PROF__INLINE void prof__gz_bits(prof__gz *z, uint64_t v, unsigned n) {
+    z->bits |= v << z->nbits;
     z->nbits += n;
-    while (z->nbits >= 8) {
-        z->out[z->nout++] = (unsigned char)z->bits;
-        z->bits >>= 8;
-        z->nbits -= 8;
+    if (z->nbits >= 32) {
+        unsigned char *o = z->out + z->nout;
+        o[0] = (unsigned char)z->bits;
+        o[1] = (unsigned char)(z->bits >> 8);
+        o[2] = (unsigned char)(z->bits >> 16);
+        o[3] = (unsigned char)(z->bits >> 24);
+        z->nout += 4;
+        z->bits >>= 32;
+        z->nbits -= 32;
     }
+}
+
+/* The whole bytes of what is pending, out (a flush's end). */
+static void prof__gz_bytes(prof__gz *z) {
+    for (; z->nbits >= 8; z->nbits -= 8, z->bits >>= 8) z->out[z->nout++] = (unsigned char)z->bits;
 }
 
 /* Huffman codes go most significant bit first into an LSB-first stream. */
@@ -4856,15 +4917,68 @@ static uint32_t prof__gz_rev(uint32_t code, unsigned n) {
     return r;
 }
 
-/* The fixed code of every literal byte and length symbol (256..287), and
-   CRC-32's table. */
-static void prof__gz_tables(prof__gz *z) {
-    for (unsigned s = 0; s < 288; s++) {
-        unsigned code = s < 144 ? 0x30 + s : s < 256 ? 0x190 + s - 144 : s < 280 ? s - 256 : 0xC0 + s - 280;
-        z->symn[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
-        z->sym[s] = (uint16_t)prof__gz_rev(code, z->symn[s]);
+/* Canonical codes (RFC 1951, 3.2.2) of n symbols from their lengths. */
+static void prof__gz_canon(const uint8_t *len, uint16_t *code, unsigned n) {
+    unsigned count[16] = { 0 }, next[16];
+    for (unsigned s = 0; s < n; s++) count[len[s]]++;
+    count[0] = 0;
+    next[0] = 0;
+    for (unsigned b = 1, c = 0; b < 16; b++) next[b] = c = (c + count[b - 1]) << 1;
+    for (unsigned s = 0; s < n; s++) code[s] = len[s] ? (uint16_t)prof__gz_rev(next[len[s]]++, len[s]) : 0;
+}
+
+/* Huffman code lengths for n (at most 288) symbols' counts, none longer than
+   max: a tree built from the two least frequent (leaves sorted, inner nodes
+   queued as they are made); too deep, the counts are halved (kept above 0)
+   and it is built again. Symbols never seen get length 0; at least two
+   symbols get a code (a lone one is given a partner), which every inflater
+   takes. */
+static void prof__gz_lengths(const uint32_t *freq, unsigned n, unsigned max, uint8_t *len) {
+    uint32_t f[288], w[576];
+    uint16_t leaf[288], par[576];
+    unsigned m = 0;
+    for (unsigned s = 0; s < n; s++) f[s] = freq[s];
+    for (unsigned s = 0; s < n && m < 2; s++) m += f[s] != 0;
+    for (unsigned s = 0; m < 2 && s < n; s++) if (!f[s]) { f[s] = 1; m++; }
+    for (;;) {
+        m = 0;
+        for (unsigned s = 0; s < n; s++) {
+            len[s] = 0;
+            if (!f[s]) continue;
+            unsigned j = m++;           /* insertion sort by count: n is small */
+            for (; j && f[leaf[j - 1]] > f[s]; j--) leaf[j] = leaf[j - 1];
+            leaf[j] = (uint16_t)s;
+        }
+        /* nodes: [0, m) the leaves in order, [m, 2m - 1) inner ones as made */
+        for (unsigned j = 0; j < m; j++) w[j] = f[leaf[j]];
+        unsigned li = 0, ii = m, nn = m;
+        for (; nn < 2 * m - 1; nn++) {
+            unsigned pick[2];
+            for (int k = 0; k < 2; k++)
+                pick[k] = li < m && (ii >= nn || w[li] <= w[ii]) ? li++ : ii++;
+            w[nn] = w[pick[0]] + w[pick[1]];
+            par[pick[0]] = par[pick[1]] = (uint16_t)nn;
+        }
+        unsigned depth[576], deepest = 0;
+        depth[2 * m - 2] = 0;
+        for (unsigned j = 2 * m - 2; j-- > 0;) {
+            depth[j] = depth[par[j]] + 1;
+            if (depth[j] > deepest) deepest = depth[j];
+        }
+        if (deepest <= max) {
+            for (unsigned j = 0; j < m; j++) len[leaf[j]] = (uint8_t)depth[j];
+            return;
+        }
+        for (unsigned s = 0; s < n; s++) if (f[s]) f[s] = (f[s] >> 1) | 1;
     }
-    for (unsigned d = 0; d < 30; d++) z->dist[d] = (uint8_t)prof__gz_rev(d, 5);
+}
+
+/* The fixed codes (RFC 1951, 3.2.6), deflate's tables, and CRC-32's. */
+static void prof__gz_tables(prof__gz *z) {
+    for (unsigned s = 0; s < 288; s++) z->fixed.len[s] = (uint8_t)(s < 144 ? 8 : s < 256 ? 9 : s < 280 ? 7 : 8);
+    for (unsigned d = 0; d < 30; d++) z->fixed.dlen[d] = 5;
+    prof__gz_canon(z->fixed.len, z->fixed.code, 288);
+    prof__gz_canon(z->fixed.dlen, z->fixed.dcode, 30);
     for (unsigned len = 3, l = 0; len <= 258; len++) {
         while (l < 28 && prof__gz_lbase[l + 1] <= len) l++;
         z->lcode[len] = (uint8_t)l;
@@ -4883,18 +4997,8 @@ static void prof__gz_tables(prof__gz *z) {
             z->crc_table[k][i] = (z->crc_table[k - 1][i] >> 8) ^ z->crc_table[0][z->crc_table[k - 1][i] & 0xff];
 }
 
-static void prof__gz_sym(prof__gz *z, unsigned s) { prof__gz_bits(z, z->sym[s], z->symn[s]); }
-
-static void prof__gz_match(prof__gz *z, unsigned len, unsigned dist) {
-    static const uint8_t lext[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
-                                      3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-    static const uint8_t dext[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6,
-                                      7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
-    unsigned l = z->lcode[len], d = z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)];
-    prof__gz_sym(z, 257 + l);
-    prof__gz_bits(z, len - prof__gz_lbase[l], lext[l]);
-    prof__gz_bits(z, z->dist[d], 5);
-    prof__gz_bits(z, dist - prof__gz_dbase[d], dext[d]);
+static unsigned prof__gz_dsym(const prof__gz *z, unsigned dist) {
+    return z->dcode[dist <= 256 ? dist : 256 + ((dist - 1) >> 7)];
 }
 
 /* The hash of the 3 bytes at p. Little-endian, a word's load: the 4th byte
@@ -4926,17 +5030,13 @@ static unsigned prof__gz_len(const unsigned char *a, const unsigned char *b, uns
     return len;
 }
 
-/* Compresses n bytes as one deflate block (not the last) into z->out:
-   room for n * 9 / 8 + 64 bytes. */
-static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
-    z->crc = prof__crc32(z, z->crc, in, n);
-    z->isize += (uint32_t)n;
-    z->nout = 0;
-    prof__gz_bits(z, 0, 1);             /* BFINAL 0 */
-    prof__gz_bits(z, 1, 2);             /* BTYPE 01: fixed codes */
-    int32_t *head = z->head, *prev = z->prev;     /* (the output's stores alias nothing here) */
-    for (size_t i = 0; i < (size_t)1 << PROF__GZ_HBITS; i++) head[i] = -1;
-    size_t i = 0;
+/* LZ77 over in[0, n): the parse into z->syms, its symbols counted into
+   lf[286] and df[30]. Returns the number of symbols. */
+static size_t prof__gz_parse(prof__gz *z, const unsigned char *in, size_t n, uint32_t *lf, uint32_t *df) {
+    int32_t *head = z->head, *prev = z->prev;
+    uint32_t *sy = z->syms;
+    size_t ns = 0, i = 0;
+    for (size_t k = 0; k < (size_t)1 << PROF__GZ_HBITS; k++) head[k] = -1;
     while (i < n) {
         unsigned best = 0, dist = 0;
         if (i + 3 <= n) {
@@ -4955,19 +5055,132 @@ static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
             head[h] = (int32_t)i;
         }
         if (best >= 3) {
-            prof__gz_match(z, best, dist);
-            size_t end = i + best < n - 2 ? i + best : n - 2;  /* the match's positions with 3 bytes, hashed */
-            for (size_t k = i + 1; k < end; k++) {
-                uint32_t h = prof__gz_hash(in + k);
-                prev[k] = head[h];
-                head[h] = (int32_t)k;
+            sy[ns++] = (uint32_t)dist << 16 | best;
+            lf[257 + z->lcode[best]]++;
+            df[prof__gz_dsym(z, dist)]++;
+            if (best <= PROF__GZ_INSERT) {
+                size_t end = i + best < n - 2 ? i + best : n - 2;  /* its positions with 3 bytes, hashed */
+                for (size_t k = i + 1; k < end; k++) {
+                    uint32_t h = prof__gz_hash(in + k);
+                    prev[k] = head[h];
+                    head[h] = (int32_t)k;
+                }
             }
             i += best;
         } else {
-            prof__gz_sym(z, in[i++]);
+            lf[in[i]]++;
+            sy[ns++] = in[i++];
         }
     }
-    prof__gz_sym(z, 256);               /* end of block */
+    lf[256] = 1;                        /* the end of the block */
+    return ns;
+}
+
+/* The bits the parse takes in codes c, extra bits included. */
+static uint64_t prof__gz_cost(const prof__gz_code *c, const uint32_t *lf, const uint32_t *df) {
+    uint64_t bits = 0;
+    for (unsigned s = 0; s < 286; s++) bits += (uint64_t)lf[s] * (c->len[s] + (s > 256 ? prof__gz_lext[s - 257] : 0));
+    for (unsigned d = 0; d < 30; d++) bits += (uint64_t)df[d] * (c->dlen[d] + prof__gz_dext[d]);
+    return bits;
+}
+
+/* The block's own codes into z->dyn, and their description (RFC 1951,
+   3.2.7) written into hdr (at most 320 entries: a code-length symbol | its
+   extra bits << 8), hcl the code-length code's lengths. Returns the header's
+   size in bits; *nh, *nlit, *ndist, *nhcl what it holds. */
+static const uint8_t prof__gz_clorder[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
+
+static uint64_t prof__gz_dynamic(prof__gz *z, const uint32_t *lf, const uint32_t *df, uint16_t *hdr, size_t *nh,
+                                 unsigned *nlit, unsigned *ndist, unsigned *nhcl, uint8_t *hcl, uint16_t *hcc) {
+    uint8_t all[286 + 30];
+    uint32_t cf[19] = { 0 };
+    prof__gz_lengths(lf, 286, 15, z->dyn.len);
+    prof__gz_lengths(df, 30, 15, z->dyn.dlen);
+    prof__gz_canon(z->dyn.len, z->dyn.code, 286);
+    prof__gz_canon(z->dyn.dlen, z->dyn.dcode, 30);
+    unsigned nl = 286, nd = 30;
+    while (nl > 257 && !z->dyn.len[nl - 1]) nl--;
+    while (nd > 1 && !z->dyn.dlen[nd - 1]) nd--;
+    memcpy(all, z->dyn.len, nl);
+    memcpy(all + nl, z->dyn.dlen, nd);
+    size_t h = 0, total = nl + nd;
+    for (size_t i = 0; i < total;) {   /* runs: 16 repeats the last, 17 and 18 zeros */
+        size_t r = 1;
+        while (i + r < total && all[i + r] == all[i]) r++;
+        if (all[i] == 0 && r >= 3) {
+            if (r > 138) r = 138;
+            hdr[h++] = r <= 10 ? (uint16_t)(17 | (r - 3) << 8) : (uint16_t)(18 | (r - 11) << 8);
+        } else if (i && all[i] == all[i - 1] && r >= 3) {
+            if (r > 6) r = 6;
+            hdr[h++] = (uint16_t)(16 | (r - 3) << 8);
+        } else {
+            r = 1;
+            hdr[h++] = all[i];
+        }
+        cf[hdr[h - 1] & 0xff]++;
+        i += r;
+    }
+    prof__gz_lengths(cf, 19, 7, hcl);
+    prof__gz_canon(hcl, hcc, 19);
+    unsigned nc = 19;
+    while (nc > 4 && !hcl[prof__gz_clorder[nc - 1]]) nc--;
+    uint64_t bits = 5 + 5 + 4 + 3 * nc;
+    for (size_t k = 0; k < h; k++) {
+        unsigned s = hdr[k] & 0xff;
+        bits += hcl[s] + (s == 16 ? 2 : s == 17 ? 3 : s == 18 ? 7 : 0);
+    }
+    *nh = h;
+    *nlit = nl;
+    *ndist = nd;
+    *nhcl = nc;
+    return bits;
+}
+
+/* Compresses n bytes as one deflate block (not the last) into z->out:
+   room for n * 9 / 8 + 64 bytes (a block's own codes are written only
+   where they come out smaller than the fixed ones). */
+static void prof__gz_block(prof__gz *z, const unsigned char *in, size_t n) {
+    uint32_t lf[286] = { 0 }, df[30] = { 0 };
+    uint16_t hdr[320], hcc[19];
+    uint8_t hcl[19];
+    size_t nh;
+    unsigned nl, nd, nc;
+    z->crc = prof__crc32(z, z->crc, in, n);
+    z->isize += (uint32_t)n;
+    z->nout = 0;
+    size_t ns = prof__gz_parse(z, in, n, lf, df);
+    uint64_t dyn = prof__gz_dynamic(z, lf, df, hdr, &nh, &nl, &nd, &nc, hcl, hcc) + prof__gz_cost(&z->dyn, lf, df);
+    const prof__gz_code *c = &z->fixed;
+    if (dyn < prof__gz_cost(&z->fixed, lf, df)) {
+        c = &z->dyn;
+        prof__gz_bits(z, 0 | 2 << 1, 3);        /* BFINAL 0, BTYPE 10: codes of its own */
+        prof__gz_bits(z, nl - 257, 5);
+        prof__gz_bits(z, nd - 1, 5);
+        prof__gz_bits(z, nc - 4, 4);
+        for (unsigned k = 0; k < nc; k++) prof__gz_bits(z, hcl[prof__gz_clorder[k]], 3);
+        for (size_t k = 0; k < nh; k++) {
+            unsigned s = hdr[k] & 0xff, x = hdr[k] >> 8;
+            prof__gz_bits(z, hcc[s], hcl[s]);
+            if (s >= 16) prof__gz_bits(z, x, s == 16 ? 2 : s == 17 ? 3 : 7);
+        }
+    } else {
+        prof__gz_bits(z, 0 | 1 << 1, 3);        /* BFINAL 0, BTYPE 01: the fixed codes */
+    }
+    for (size_t k = 0; k < ns; k++) {
+        uint32_t v = z->syms[k];
+        if (v < 256) {
+            prof__gz_bits(z, c->code[v], c->len[v]);
+            continue;
+        }
+        unsigned len = v & 0xffff, dist = v >> 16, l = z->lcode[len], d = prof__gz_dsym(z, dist);
+        /* length code and extra bits (at most 15 + 5), then distance's (15 + 13) */
+        prof__gz_bits(z, c->code[257 + l] | (uint64_t)(len - prof__gz_lbase[l]) << c->len[257 + l],
+                      c->len[257 + l] + prof__gz_lext[l]);
+        prof__gz_bits(z, c->dcode[d] | (uint64_t)(dist - prof__gz_dbase[d]) << c->dlen[d],
+                      c->dlen[d] + prof__gz_dext[d]);
+    }
+    prof__gz_bits(z, c->code[256], c->len[256]);    /* end of block */
+    prof__gz_bytes(z);
 }
 
 /* The stream's start: gzip's header, then the state. 0: out of memory. */
@@ -4977,22 +5190,24 @@ static int prof__gz_start(prof__gz *z, FILE *f) {
     prof__gz_tables(z);
     z->head = (int32_t *)malloc(((size_t)1 << PROF__GZ_HBITS) * sizeof *z->head);
     z->prev = (int32_t *)malloc(PROF__WBUF * sizeof *z->prev);
+    z->syms = (uint32_t *)malloc(PROF__WBUF * sizeof *z->syms);
     z->out = (unsigned char *)malloc(PROF__WBUF + PROF__WBUF / 8 + 64);
-    return z->head && z->prev && z->out && fwrite(head, 1, sizeof head, f) == sizeof head;
+    return z->head && z->prev && z->syms && z->out && fwrite(head, 1, sizeof head, f) == sizeof head;
 }
 
 /* The last (empty) block, the bits left, CRC-32 and size: into z->out. */
 static void prof__gz_end(prof__gz *z) {
     z->nout = 0;
-    prof__gz_bits(z, 1, 1);             /* BFINAL */
-    prof__gz_bits(z, 1, 2);
-    prof__gz_sym(z, 256);
+    prof__gz_bits(z, 1 | 1 << 1, 3);    /* BFINAL, BTYPE 01 */
+    prof__gz_bits(z, z->fixed.code[256], z->fixed.len[256]);
+    prof__gz_bytes(z);
     if (z->nbits) prof__gz_bits(z, 0, 8 - z->nbits);
+    prof__gz_bytes(z);
     for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->crc >> (8 * i));
     for (int i = 0; i < 4; i++) z->out[z->nout++] = (unsigned char)(z->isize >> (8 * i));
 }
 
-static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->out); }
+static void prof__gz_free(prof__gz *z) { free(z->head); free(z->prev); free(z->syms); free(z->out); }
 #endif /* PROF_ZLIB */
 
 /* ---- >>write  what the sinks share: buffer, whole files, escaping ------ */
@@ -5016,10 +5231,15 @@ static int prof__path_format(const char *path) {
 
 /* Names are pointers, and an engine has few distinct ones: what a sink
    derives from one (its escaped form, an interning id) is kept in a table
-   keyed by the pointer, open addressing, two values per slot. */
+   keyed by the pointer, open addressing, two values per slot (one line of
+   the table holds the key and both). */
+typedef struct prof__nslot {
+    const char *key;
+    uint32_t off, len;
+} prof__nslot;
+
 typedef struct prof__names {
-    const char **key;
-    uint32_t *off, *len;
+    prof__nslot *s;
     size_t slots, used;
 } prof__names;
 
@@ -5198,18 +5418,16 @@ static uint32_t prof__hash(const void *p) { return (uint32_t)(prof__hash_ptr(p) 
 
 static int prof__names_grow(prof__names *t) {
     size_t slots = t->slots ? t->slots * 2 : 1024;
-    const char **key = (const char **)calloc(slots, sizeof *key);
-    uint32_t *off = (uint32_t *)malloc(slots * sizeof *off);
-    uint32_t *len = (uint32_t *)malloc(slots * sizeof *len);
-    if (!key || !off || !len) { free(key); free(off); free(len); return 0; }
+    prof__nslot *ns = (prof__nslot *)calloc(slots, sizeof *ns);
+    if (!ns) return 0;
     for (size_t i = 0; i < t->slots; i++) {
-        if (!t->key[i]) continue;
-        size_t j = prof__hash(t->key[i]) & (slots - 1);
-        while (key[j]) j = (j + 1) & (slots - 1);
-        key[j] = t->key[i]; off[j] = t->off[i]; len[j] = t->len[i];
+        if (!t->s[i].key) continue;
+        size_t j = prof__hash(t->s[i].key) & (slots - 1);
+        while (ns[j].key) j = (j + 1) & (slots - 1);
+        ns[j] = t->s[i];
     }
-    free(t->key); free(t->off); free(t->len);
-    t->key = key; t->off = off; t->len = len;
+    free(t->s);
+    t->s = ns;
     t->slots = slots;
     return 1;
 }
@@ -5219,13 +5437,13 @@ static int prof__names_grow(prof__names *t) {
 static ptrdiff_t prof__names_slot(prof__names *t, const char *k, int *fresh) {
     if (t->used * 2 >= t->slots && !prof__names_grow(t)) return -1;
     size_t j = prof__hash(k) & (t->slots - 1);
-    while (t->key[j] && t->key[j] != k) j = (j + 1) & (t->slots - 1);
-    *fresh = !t->key[j];
-    if (*fresh) { t->key[j] = k; t->used++; }
+    while (t->s[j].key && t->s[j].key != k) j = (j + 1) & (t->slots - 1);
+    *fresh = !t->s[j].key;
+    if (*fresh) { t->s[j].key = k; t->used++; }
     return (ptrdiff_t)j;
 }
 
-static void prof__names_free(prof__names *t) { free(t->key); free(t->off); free(t->len); }
+static void prof__names_free(prof__names *t) { free(t->s); }
 
 /* The escaped form of the string at p, escaped the first time p is seen:
    names are pointers, and an engine has few distinct ones. */
@@ -5237,12 +5455,12 @@ static const char *prof__name_ref(prof__w *w, const char *p, uint32_t *len) {
     if (fresh) {
         size_t start = w->an;
         prof__escape(w, p);
-        w->nm.off[j] = (uint32_t)start;
-        w->nm.len[j] = (uint32_t)(w->an - start);
-        if (w->err) { w->nm.len[j] = 0; return NULL; }
+        w->nm.s[j].off = (uint32_t)start;
+        w->nm.s[j].len = (uint32_t)(w->an - start);
+        if (w->err) { w->nm.s[j].len = 0; return NULL; }
     }
-    *len = w->nm.len[j];
-    return w->arena + w->nm.off[j];
+    *len = w->nm.s[j].len;
+    return w->arena + w->nm.s[j].off;
 }
 
 static void prof__w_name(prof__w *w, const char *p) {
@@ -5277,11 +5495,15 @@ typedef struct prof__tw {               /* trace-writing context */
     char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
     size_t wlen;
     /* Timestamps of neighbouring events share their milliseconds: those
-       digits are formatted once, the rest come from a table of "000".."999". */
-    uint64_t ms;
+       digits are formatted once (ms_ns: where that millisecond begins), the
+       rest come from tables of 4 bytes per number below 1000: tab3 "ddd",
+       tabp "ddd.", tabs its digits without leading zeros and a '.' (tabn of
+       them), so a number is a load, a store and an add. */
+    uint64_t ms_ns;
     char ms_str[48];
     size_t ms_len;
-    char tab3[4 * 1000 + 4];
+    char tab3[4 * 1000 + 4], tabp[4 * 1000], tabs[4 * 1000];
+    uint8_t tabn[1000];
     long os_tid;                        /* the thread's own id when on another's track */
     int merged;                         /*   and so it is                               */
     long cpu_pid;                       /* the CPU's pid (pid is a GPU's on its tracks) */
@@ -5289,40 +5511,39 @@ typedef struct prof__tw {               /* trace-writing context */
 
 static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tclock_ns(&t->clk, tick); }
 
-/* v < 1000 without leading zeros; reads 4 bytes of the table. */
-PROF__INLINE char *prof__fmt_small(const prof__tw *t, char *o, uint32_t v) {
-    int skip = (v < 100) + (v < 10);
-    memcpy(o, t->tab3 + 4 * v + skip, 4);
-    return o + 3 - skip;
+/* ns < 1 ms as microseconds: "u.ddd", no leading zeros. */
+PROF__INLINE char *prof__fmt_sub_ms(const prof__tw *t, char *o, uint32_t ns) {
+    uint32_t us = ns / 1000;
+    memcpy(o, t->tabs + 4 * us, 4);
+    o += t->tabn[us];
+    memcpy(o, t->tab3 + 4 * (ns - us * 1000), 4);
+    return o + 3;
 }
 
-/* ".ddd" from the table */
-PROF__INLINE char *prof__fmt_frac(const prof__tw *t, char *o, uint32_t v) {
-    o[0] = '.';
-    memcpy(o + 1, t->tab3 + 4 * v, 4);
-    return o + 4;
+/* The milliseconds of ns (at or after its millisecond's start), formatted. */
+static void prof__fmt_ms(prof__tw *t, uint64_t ns) {
+    uint64_t ms = ns / 1000000;
+    t->ms_ns = ms * 1000000;
+    t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
 }
 
 /* A timestamp in microseconds with 3 decimals, as prof__fmt_us, faster. */
 PROF__INLINE char *prof__fmt_ts(prof__tw *t, char *o, int64_t ns) {
     if (ns < 0) return prof__fmt_us(o, ns);
-    uint64_t ms = (uint64_t)ns / 1000000;
-    uint32_t rem = (uint32_t)((uint64_t)ns - ms * 1000000);
-    if (ms != t->ms) {
-        t->ms = ms;
-        t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
-    }
+    if (PROF__UNLIKELY((uint64_t)ns - t->ms_ns >= 1000000)) prof__fmt_ms(t, (uint64_t)ns);
+    uint32_t rem = (uint32_t)((uint64_t)ns - t->ms_ns), us = rem / 1000;
+    if (PROF__UNLIKELY(!t->ms_len)) return prof__fmt_sub_ms(t, o, rem);
     memcpy(o, t->ms_str, 24);
     o += t->ms_len;
-    if (t->ms_len) { memcpy(o, t->tab3 + 4 * (rem / 1000), 4); o += 3; }
-    else o = prof__fmt_small(t, o, rem / 1000);
-    return prof__fmt_frac(t, o, rem % 1000);
+    memcpy(o, t->tabp + 4 * us, 4);
+    memcpy(o + 4, t->tab3 + 4 * (rem - us * 1000), 4);
+    return o + 7;
 }
 
 /* A duration: almost always under a millisecond. */
 PROF__INLINE char *prof__fmt_dur(const prof__tw *t, char *o, int64_t ns) {
     if (ns < 0 || ns >= 1000000) return prof__fmt_us(o, ns);
-    return prof__fmt_frac(t, prof__fmt_small(t, o, (uint32_t)ns / 1000), (uint32_t)ns % 1000);
+    return prof__fmt_sub_ms(t, o, (uint32_t)ns);
 }
 
 static void prof__tw_thread(prof__tw *t, long tid) {
@@ -5403,10 +5624,10 @@ PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
     prof__w *w = &t->w;
     const char *name;
     uint32_t len;
-    size_t j = prof__hash(e->name) & (w->nm.slots - 1);
-    if (PROF__LIKELY(w->nm.key[j] == e->name && e->name)) {  /* seen before: most events */
-        name = w->arena + w->nm.off[j];
-        len = w->nm.len[j];
+    const prof__nslot *sl = &w->nm.s[prof__hash(e->name) & (w->nm.slots - 1)];
+    if (PROF__LIKELY(sl->key == e->name && e->name)) {  /* seen before: most events */
+        name = w->arena + sl->off;
+        len = sl->len;
     } else if (!(name = prof__name_ref(w, e->name, &len))) {
         return;
     }
@@ -5698,7 +5919,7 @@ PROF__INLINE void prof__js_span(void *s, const prof__cycle *cy, const prof__wthr
     const prof__ev *e = r->e;
     (void)th;
     /* a region, no argument, on its own thread's track: most events */
-    if (PROF__LIKELY(!((size_t)e->kind | r->nargs | (size_t)t->merged))) {
+    if (PROF__LIKELY(r->plain && !t->merged)) {
         prof__region_fast(t, e);
         return;
     }
@@ -5856,11 +6077,18 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
     t.pid = t.cpu_pid = (long)getpid();
-    t.ms = (uint64_t)-1;
+    t.ms_ns = (uint64_t)-1 - 1000000;   /* no millisecond formatted yet */
     for (int i = 0; i < 1000; i++) {
-        t.tab3[4 * i] = (char)('0' + i / 100);
-        t.tab3[4 * i + 1] = (char)('0' + i / 10 % 10);
-        t.tab3[4 * i + 2] = (char)('0' + i % 10);
+        char *d = t.tab3 + 4 * i;
+        int skip = (i < 100) + (i < 10);
+        d[0] = (char)('0' + i / 100);
+        d[1] = (char)('0' + i / 10 % 10);
+        d[2] = (char)('0' + i % 10);
+        memcpy(t.tabp + 4 * i, d, 3);
+        t.tabp[4 * i + 3] = '.';
+        memcpy(t.tabs + 4 * i, d + skip, 3);
+        t.tabs[4 * i + 3 - skip] = '.';
+        t.tabn[i] = (uint8_t)(4 - skip);
     }
     t.clk = cy->clk;
     char tmp[PROF__PATH + 32];
@@ -6111,16 +6339,17 @@ static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field,
     int fresh;
     ptrdiff_t j = prof__names_slot(table, name ? name : null_key, &fresh);
     if (j < 0) { p->w.err = 1; return 0; }
-    if (fresh) { table->off[j] = ++p->iids; table->len[j] = 0; }
-    if (table->len[j] != p->seq) {
-        table->len[j] = p->seq;
-        prof__pb_uint(&p->d2, 1, table->off[j]);        /* EventName.iid */
+    prof__nslot *sl = &table->s[j];
+    if (fresh) { sl->off = ++p->iids; sl->len = 0; }
+    if (sl->len != p->seq) {
+        sl->len = p->seq;
+        prof__pb_uint(&p->d2, 1, sl->off);              /* EventName.iid */
         prof__pb_str(&p->d2, 2, name);                  /* EventName.name */
         prof__pb_sub(&p->d1, field, &p->d2);
         prof__pb_sub(&p->pk, PROF__TP_INTERNED, &p->d1);
         prof__pf_packet(p, &p->pk);
     }
-    return table->off[j];
+    return sl->off;
 }
 
 /* A TrackDescriptor packet: uuid, parent (0: none), name (NULL: none), and
@@ -6213,9 +6442,32 @@ PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_
 /* The interning id of a region's name: most are told the sequence already. */
 PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
     prof__names *t = &p->names;
-    size_t j = prof__hash(name) & (t->slots - 1);
-    if (PROF__LIKELY(t->key[j] == name && t->len[j] == p->seq && name)) return t->off[j];
+    const prof__nslot *sl = &t->s[prof__hash(name) & (t->slots - 1)];
+    if (PROF__LIKELY(sl->key == name && sl->len == p->seq && name)) return sl->off;
     return prof__pf_intern(p, t, 2, name);
+}
+
+/* A packet as prof__pf_plain writes it, at o, for a leaf (a one-byte name
+   iid, or none; a time's delta; seq the sequence's field, sn bytes of it):
+   0x0A, the packet's length, the delta, the sequence, the TrackEvent's
+   type and name. Returns its end. */
+PROF__INLINE unsigned char *prof__pf_quick(unsigned char *o, uint64_t delta, const unsigned char *seq, size_t sn,
+                                           uint32_t type, uint32_t iid) {
+    unsigned char *p0 = o;
+    o = prof__pb_varint(o + 3, delta);
+    memcpy(o, seq, 8);
+    o += sn;
+    o[0] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    o[1] = iid ? 4 : 2;
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    o[3] = (unsigned char)type;
+    o[4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
+    o[5] = (unsigned char)iid;          /* stored either way, kept with an iid */
+    o += iid ? 6 : 4;
+    p0[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    p0[1] = (unsigned char)(o - p0 - 2);
+    p0[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    return o;
 }
 
 /* A region with nothing inside it, nothing attached, on its own thread's
@@ -6227,9 +6479,22 @@ PROF__INLINE int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
                        e->t0 < p->part_t0))
         return 0;
     uint32_t iid = prof__pf_name(p, e->name);
-    prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
-    prof__pf_plain(p, t1, PROF__TE_END, 0);
     p->nev++;
+    if (PROF__UNLIKELY(iid >= 0x80 || !iid)) {
+        prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
+        prof__pf_plain(p, t1, PROF__TE_END, 0);
+        return 1;
+    }
+    /* both packets at once, the sequence's field read once */
+    prof__w *w = &p->w;
+    unsigned char *o = (unsigned char *)prof__w_room(w, 64), seq[sizeof p->seqb];
+    const size_t sn = p->seqn;
+    const int64_t last = p->last;
+    memcpy(seq, p->seqb, sizeof seq);
+    o = prof__pf_quick(o, (uint64_t)(t0 - last), seq, sn, PROF__TE_BEGIN, iid);
+    o = prof__pf_quick(o, (uint64_t)(t1 - t0), seq, sn, PROF__TE_END, 0);
+    p->last = t1;
+    w->n = (size_t)(o - (unsigned char *)w->buf);
     return 1;
 }
 
@@ -6351,9 +6616,9 @@ static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
             cn[p->nctr++] = text;             /* p->d2 empty: an empty CounterDescriptor */
             prof__pf_track(p, p->uuid0 + PROF__PF_COUNTER + k, p->uuid0 + PROF__PF_PROCESS, text, 8);
         }
-        p->ctr.off[j] = (uint32_t)k;
+        p->ctr.s[j].off = (uint32_t)k;
     }
-    return p->uuid0 + PROF__PF_COUNTER + p->ctr.off[j];
+    return p->uuid0 + PROF__PF_COUNTER + p->ctr.s[j].off;
 }
 
 /* A memory event as the JSON writes it: a "[memory]" instant with Kineto's
@@ -6408,7 +6673,7 @@ PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthr
     uint32_t begun = r->begun;
     (void)cy;
     if (r->leaf) {                      /* nothing inside it: BEGIN and END at once, if it can */
-        if (PROF__LIKELY(e->kind == PROF__K_REGION && !r->nargs && !th->os_tid) && prof__pf_leaf(p, e)) return;
+        if (PROF__LIKELY(r->plain && !th->os_tid) && prof__pf_leaf(p, e)) return;
         begun = prof__pf_begin(p, e, th->lead);
     }
     prof__pf_end(p, e, begun, th->lead, th->os_tid, r->args, r->nargs);
