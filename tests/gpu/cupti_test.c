@@ -219,17 +219,8 @@ static void device(int64_t latency_ns) {
     bind_cupti();
 }
 
-/* Each saved cycle in both formats, cupti.<n>.json and .pftrace, so that
-   check_gpu.py can require them to say the same. */
-static void both_formats(const prof_cycle *c, void *user) {
-    int *n = (int *)user;
-    char path[64];
-    ++*n;
-    snprintf(path, sizeof path, "cupti.%d.json", *n);
-    prof_cycle_write_trace(c, path);
-    snprintf(path, sizeof path, "cupti.%d.pftrace", *n);
-    prof_cycle_write_trace(c, path);
-}
+/* Each saved cycle in both formats, cupti.<n>.json and .pftrace. */
+static void both_formats(const prof_cycle *c, void *user) { gpu_write_both(c, "cupti", (int *)user); }
 
 /* Six steps, steps 2-4 recorded: in each a GPU region around two kernels,
    a copy and a fill, and one kernel outside any region, on a device with

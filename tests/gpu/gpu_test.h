@@ -31,6 +31,17 @@ __attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...) {
     fflush(gpu_truth);
 }
 
+/* A saved cycle in both formats, <stem>.<n>.json and .pftrace, n counting
+   the cycles (*n): check_gpu.py requires the two to say the same. */
+__attribute__((unused)) static void gpu_write_both(const prof_cycle *c, const char *stem, int *n) {
+    char path[256];
+    ++*n;
+    snprintf(path, sizeof path, "%s.%d.json", stem, *n);
+    prof_cycle_write_trace(c, path);
+    snprintf(path, sizeof path, "%s.%d.pftrace", stem, *n);
+    prof_cycle_write_trace(c, path);
+}
+
 /* A check made inside the program; reported on stdout, the run fails. */
 __attribute__((unused)) static void expect(int ok, const char *what) {
     if (ok) return;

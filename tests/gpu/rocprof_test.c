@@ -160,13 +160,7 @@ static void work(void *s, uint64_t kernel) {
 
 /* Each saved cycle in both formats, roc.<n>.json and .pftrace. */
 static void both_formats(const prof_cycle *c, void *user) {
-    int *n = (int *)user;
-    char path[64];
-    ++*n;
-    snprintf(path, sizeof path, "roc.%d.json", *n);
-    prof_cycle_write_trace(c, path);
-    snprintf(path, sizeof path, "roc.%d.pftrace", *n);
-    prof_cycle_write_trace(c, path);
+    gpu_write_both(c, "roc", (int *)user);
     prof_table t;                       /* and the table's rows: the kernels' among them */
     if (prof_cycle_table(c, PROF_SORT_NAME, 0, &t)) {
         for (size_t i = 0; i < t.n; i++)
