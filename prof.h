@@ -325,7 +325,8 @@ PROF__FN void prof_step(void) PROF__OFF()
 /* Waits until the profiler's thread has done what the steps so far handed
    it: the traces of the cycles saved by then are written (and their
    trace-ready handlers have returned). The steps themselves never wait.
-   1 when done; 0 if it did not finish within a minute (said on stderr). */
+   1 when done; 0 if it did not finish within a minute, or at once inside
+   a trace-ready handler, whose own cycle is being written (said on stderr). */
 PROF__FN int prof_flush(void) PROF__OFF(return 1;)
 PROF__FN void prof_instant(const char *name) PROF__OFF()
 PROF__FN void prof_counter(const char *name, double value) PROF__OFF()
@@ -9183,6 +9184,11 @@ static struct timespec prof__wk_deadline(void) {
 }
 
 int prof_flush(void) {
+    if (prof__in_job) {                 /* a trace-ready handler: the job that would be waited for is its own */
+        prof__msg("prof_flush inside a trace-ready handler: not waited for (the handler's own cycle is being "
+                  "written)");
+        return 0;
+    }
     struct timespec until = prof__wk_deadline();
     pthread_mutex_lock(&prof__lock);
     unsigned left = prof__wk_wait_locked(&until);

@@ -89,15 +89,17 @@ def case_behind(binary):
 
 
 def case_handler_exit(binary):
-    """exit(3) inside the trace-ready handler, on the profiler's thread and
-    on the stepping thread: the process ends with status 3 (it does not wait
-    on itself), and the exit-time shutdown says what is not written."""
+    """prof_flush() and exit(3) inside the trace-ready handler, on the
+    profiler's thread and on the stepping thread: prof_flush returns 0 at
+    once, saying why, the process ends with status 3 (nothing waits on
+    itself), and the exit-time shutdown says what is not written."""
     for env in ({}, {"AT_STEP": "1"}):
         p = run(binary, env)
         check(p.returncode == 3, f"{env}: exit {p.returncode}: {p.stderr}")
-        check(p.stdout == "handler: cycle 1, exit(3)\n", f"{env}: stdout {p.stdout!r}")
+        check(p.stdout == "handler: cycle 1, prof_flush 0, exit(3)\n", f"{env}: stdout {p.stdout!r}")
         check("prof: PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not written"
-              in p.stderr, f"{env}: stderr {p.stderr}")
+              in p.stderr and "prof: prof_flush inside a trace-ready handler: not waited for" in p.stderr,
+              f"{env}: stderr {p.stderr}")
 
 
 def case_huge_alloc(binary):

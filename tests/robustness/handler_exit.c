@@ -1,8 +1,9 @@
-/* A trace-ready handler that ends the process (exit(3) from the handler of
-   the first cycle), on the profiler's thread or, with AT_STEP set, on the
-   stepping thread inside PROF_STEP: the process ends with that status, the
-   profiler's exit-time shutdown saying the cycles after it are not written,
-   and nothing waits on itself. */
+/* A trace-ready handler that waits for the writer (prof_flush) and ends
+   the process (exit(3) from the handler of the first cycle), on the
+   profiler's thread or, with AT_STEP set, on the stepping thread inside
+   PROF_STEP: prof_flush says it cannot wait there, the process ends with
+   that status, the profiler's exit-time shutdown saying the cycles after it
+   are not written, and nothing waits on itself. */
 /* the implementation is impl.c, compiled once for every case */
 #include "prof.h"
 
@@ -11,7 +12,7 @@
 
 static void quit(const prof_cycle *c, void *user) {
     (void)user;
-    printf("handler: cycle %d, exit(3)\n", prof_cycle_index(c));
+    printf("handler: cycle %d, prof_flush %d, exit(3)\n", prof_cycle_index(c), prof_flush());
     fflush(stdout);
     exit(3);
 }
