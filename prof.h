@@ -8257,7 +8257,7 @@ static void prof__fork_child(void) {
     pthread_mutex_init(&prof__pool_lock, NULL);
     if (prof__g.inited) {
         prof__g.proc.mute = 1;
-        prof__g.shut = 1;               /* PROF_INIT and exit() find nothing to do */
+        __atomic_store_n(&prof__g.shut, 1, __ATOMIC_RELAXED);  /* PROF_INIT and exit() find nothing to do */
         prof__g.disabled = 1;
         __atomic_store_n(&prof__on, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&prof__mem.on, 0, __ATOMIC_RELAXED);
@@ -8880,8 +8880,10 @@ static void prof__resolve_config(const prof_config *cfg) {
     int merge = cfg->separate_threads == 0;
     prof__env_bool("PROF_MERGE_THREADS", &merge);
     prof__g.conf.separate_threads = !merge;
-    prof__g.rec.chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
-    if (!prof__g.rec.chunks_max) prof__g.rec.chunks_max = 1;
+    size_t chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
+    pthread_mutex_lock(&prof__pool_lock);   /* the reserve helper may be running (PROF_INIT after a lazy start) */
+    prof__g.rec.chunks_max = chunks_max ? chunks_max : 1;
+    pthread_mutex_unlock(&prof__pool_lock);
     prof__g.conf.user_disabled = disabled;
     prof__update_disabled();
     /* PROF_TRIGGER: signal or file:<path>, PROF_TRIGGER_STEPS steps each */
@@ -8992,7 +8994,7 @@ static void prof__init_locked(const prof_config *cfg) {
     if (!prof__g.inited) prof__start_clock();
     prof__trigger_start();              /* a triggered run: nothing recorded until asked */
     __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
-    prof__g.shut = 0;
+    __atomic_store_n(&prof__g.shut, 0, __ATOMIC_RELAXED);     /* read without the lock (>>buffers) */
     prof__g.run.step = 0;
     prof__g.run.lazy = 0;
     prof__g.run.step_t0 = prof__now();
@@ -9341,7 +9343,9 @@ static void prof__fl_segment(int64_t step, uint64_t t0, uint64_t now, prof__cycl
     const prof__fseg *last = prof__fl.n ? &prof__fl.seg[(prof__fl.head + prof__fl.n - 1) % prof__fl.cap] : NULL;
     if (last && last->t0 == t0) ns0 = last->ns0;
     prof__fl.ns_next = act_ns;
+    pthread_mutex_lock(&prof__pool_lock);  /* the cap, which a PROF_INIT after a lazy start sets again */
     size_t max_ev = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__ev);
+    pthread_mutex_unlock(&prof__pool_lock);
     while (prof__fl.n && (prof__fl.n == prof__fl.cap || prof__fl.nev + prof__fl.ngpu + c.n + g->ngpu > max_ev))
         prof__fl_drop_oldest();
     prof__fseg *sg = &prof__fl.seg[(prof__fl.head + prof__fl.n++) % prof__fl.cap];

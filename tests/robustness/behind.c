@@ -49,11 +49,11 @@ int main(void) {
         PROF_STEP();
     }
     pthread_mutex_lock(&lock);
+    printf("engine: %d steps made\n", STEPS);     /* said before the sink can be released */
+    fflush(stdout);
     engine_done = 1;
     pthread_cond_signal(&cv);
     pthread_mutex_unlock(&lock);
-    printf("engine: %d steps made\n", STEPS);
-    fflush(stdout);
     PROF_SHUTDOWN();                    /* waits for the sink to write the rest */
     prof_stats st;
     prof_get_stats(&st);
