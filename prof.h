@@ -2686,6 +2686,42 @@ static int prof__by_thread(prof__cycle *cy) {
    (one that exits meanwhile is marked dead and left to the next collection,
    not freed under it), and whether it had exited before. The collector's
    own: under prof__wk_lock. */
+/* A save's collection also finds, past each thread's end, the regions that
+   began by the save and ended after it: open at the save. The frames read at
+   the step miss one that ended between the step's reading of its time and
+   theirs (a thread does not wait for the lock to end a region); its record
+   draws it instead. The collector's own, on when prof__found.on. */
+static struct {
+    int on;
+    prof__ev *ev;
+    size_t n, cap;
+} prof__found;
+
+/* From a thread's first record after t_to (c, pos) to its last published,
+   read and left in place: the regions among them that began by t_to and
+   ended after it, as open rows (begun at t_from at the earliest) into
+   prof__found. */
+static void prof__find_open(const prof__chunk *c, uint32_t pos, uint32_t idx, uint64_t t_from, uint64_t t_to) {
+    for (; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE), pos = 0)
+        for (; pos < PROF__CHUNK_RECS; pos++) {
+            const prof__rec *r = &c->recs[pos];
+            uint64_t t0 = __atomic_load_n(&r->t0, __ATOMIC_ACQUIRE);
+            if (!t0) return;
+            uint32_t kind = r->kind & 15u;
+            if ((kind != PROF__K_REGION && kind != PROF__K_GPU_REGION) || t0 > t_to || r->t1 <= t_to) continue;
+            prof__ev *v = (prof__ev *)prof__grow(prof__found.ev, &prof__found.cap, prof__found.n + 1, sizeof *v);
+            if (!v) return;             /* out of memory: it is counted lost when it is collected */
+            prof__found.ev = v;
+            prof__ev *e = &v[prof__found.n++];
+            memset(e, 0, sizeof *e);
+            e->name = r->name;
+            e->t0 = t0 < t_from ? t_from : t0;
+            e->t1 = t_to;
+            e->kind = PROF__K_OPEN;
+            e->th = idx & 0xFFFFFFFu;
+        }
+}
+
 static struct prof__snap {
     prof__thread *th;
     int dead;
@@ -2751,7 +2787,10 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
                 e.th = idx & 0xFFFFFFFu;
                 int later = e.t0 > t_to || (e.t1 > t_to && prof__role[e.kind] == PROF__R_SPAN);
                 if (PROF__LIKELY(into && e.t0 >= t_from && !later)) into->ev[into->n++] = e;
-                else if (later && !th->retired && !prof__snap[k].dead) goto drained;   /* the rest are too */
+                else if (later && !th->retired && !prof__snap[k].dead) {    /* the rest are too */
+                    if (prof__found.on) prof__find_open(c, pos, idx, t_from, t_to);
+                    goto drained;
+                }
                 else prof__take(into, &e, t_from, t_to, &spill, &nspill, &spillcap, &oom);
             }
             prof__chunk *next = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE);
@@ -9714,6 +9753,14 @@ static void prof__opens_join(prof__cycle *cy, prof__job *j) {
     }
 }
 
+/* Open rows by thread, each thread's innermost (latest begun) first: they
+   all end at the save. */
+static int prof__open_cmp(const void *x, const void *y) {
+    const prof__ev *a = (const prof__ev *)x, *b = (const prof__ev *)y;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    return (a->t0 < b->t0) - (a->t0 > b->t0);
+}
+
 /* The window that ended at the job's step as a cycle to save, made in the
    job's cycle, which holds the GPU side the step resolved (>>gpu): its
    records from every thread, step 0 stretched over what came before it,
@@ -9722,7 +9769,22 @@ static void prof__cycle_make(prof__job *j) {
     prof__cycle *cy = &j->cy;
     cy->index = ++prof__g.run.cycle;
     cy->until = j->now;
+    prof__found.on = j->from <= j->now;
+    prof__found.n = 0;
     prof__collect(cy, j->from, j->now);
+    prof__found.on = 0;
+    size_t read = j->nopen;
+    for (size_t i = 0; i < prof__found.n; i++) {    /* open at the save, not read in the frames */
+        const prof__ev *f = &prof__found.ev[i];
+        size_t k = 0;
+        while (k < j->nopen && !(j->open[k].th == f->th && j->open[k].name == f->name && j->open[k].t0 == f->t0)) k++;
+        if (k < j->nopen) continue;
+        prof__ev *v = (prof__ev *)realloc(j->open, (j->nopen + 1) * sizeof *v);
+        if (!v) break;                  /* out of memory: it is counted lost when it is collected */
+        j->open = v;
+        j->open[j->nopen++] = *f;
+    }
+    if (j->nopen > read) qsort(j->open, j->nopen, sizeof *j->open, prof__open_cmp);  /* innermost first */
     prof__opens_join(cy, j);
     prof__step0_covers(cy);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
@@ -9943,6 +10005,9 @@ void prof_shutdown(void) {
     free(prof__g.rec.opened);
     prof__g.rec.opened = NULL;
     prof__g.rec.nopened = 0;
+    free(prof__found.ev);
+    prof__found.ev = NULL;
+    prof__found.cap = 0;
     prof__say_lost();
     /* Live threads keep their current chunk: a region open right now may still
        close into it. Everything else goes back. */
