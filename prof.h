@@ -2822,11 +2822,15 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     if (cy) {
         if (oom) cy->oom = 1;
         prof__cycle_clock(cy);
-        /* cy->behind so far: events of a window whose start was never handed over */
-        uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED);
+        /* cy->behind so far: events of a window whose start was never handed
+           over. The writer's drops are counted twice (a thread's, then the
+           writer's), not at once: a drop read in one and not yet in the other
+           is told with the next cycle, never as more than were dropped. */
+        uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
         cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
-        cy->behind += behind - prof__g.rec.behind_reported;
-        prof__g.rec.behind_reported = behind;
+        if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
+        cy->behind += behind;
+        prof__g.rec.behind_reported += behind;
         cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
         if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
         cy->nth = cy->th ? prof__g.rec.ntinfo : 0;

@@ -81,11 +81,14 @@ def case_behind(binary):
         told += d["prof_dropped_events"]
     check(written + dropped == 40020 and told == dropped, f"{written} written + {dropped} dropped ({told} in the files)")
     # said at the end of each cycle that counted some (the first, if the cap
-    # filled before the profiler's thread began it; the second, for the rest)
+    # filled before the profiler's thread began it; the second, for the
+    # rest: a drop being counted as a collection reads the counters may be
+    # told as the writer's with the next), every one of them the writer's
     said = [tuple(map(int, m)) for m in
             re.findall(r"prof: the profiler's thread fell behind the engine: (\d+) of those (\d+) were dropped",
                        p.stderr)]
-    check(said and all(a == b for a, b in said) and sum(a for a, _ in said) == dropped, f"stderr: {p.stderr}")
+    check(said and all(a <= b for a, b in said) and sum(a for a, _ in said) == sum(b for _, b in said) == dropped,
+          f"stderr: {p.stderr}")
 
 
 def case_handler_exit(binary):
