@@ -2511,6 +2511,7 @@ typedef struct prof__cycle {
     int marks_due;
     uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
+    uint32_t *first;                    /*   and where its subtree begins */
     uint32_t *track;                    /* per thread: whose track it is on (prof__tracks) */
     const char **label;                 /* per thread: its name, or "thread <tid>" */
     uint32_t *gcorr, *kcorr[2];         /* correlations, sorted: of the GPU regions; of
@@ -2527,6 +2528,9 @@ typedef struct prof__cycle {
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
+#define PROF__FIRST_CHILD 0x80000000u   /* prof__cycle.first: its parent begins where it does */
+#define PROF__FIRST_MAX   0x7fffffffu   /*   the rest: the record its subtree begins at, */
+#define PROF__LONE        PROF__FIRST_MAX /* or: a plain region alone (prof__analyse) */
 
 /* The cycle's clock: the recorder's calibration now. Set when it is
    collected, and again when it is saved, after the calibration's last
@@ -2874,12 +2878,13 @@ static void prof__step0_covers(prof__cycle *cy) {
 /* What prof__analyse left in the cycle. */
 static void prof__analysis_free(prof__cycle *cy) {
     free(cy->parent);
+    free(cy->first);
     free(cy->track);
     free(cy->label);
     free(cy->gcorr);
     free(cy->kcorr[0]);
     free(cy->kcorr[1]);
-    cy->parent = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
+    cy->parent = cy->first = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
     cy->label = NULL;
 }
 
@@ -3897,6 +3902,14 @@ static void prof__gpu_release_locked(void) {
               when it ends), so a span adopts every waiting event of its
               thread that began no earlier than it. An argument's or memory
               event's region, a region's children and self time follow.
+     first    per event, the record its subtree begins at: its first child's
+              first, or itself for one with no children. A first child is
+              marked (PROF__FIRST_CHILD): its parent begins where it does. A
+              region with neither, not its thread's last record, is
+              PROF__LONE: nothing but itself begins where it does, and the
+              record after it is its thread's. A walk puts BEGINs in time
+              order from this without sorting, and a run of the usual
+              records is a loop on one compare.
      track    per thread, the thread whose track it is drawn on (prof__tracks)
      label    per thread, its name, or "thread <tid>" for one never named
      gcorr    the GPU regions' correlations, sorted: a CPU region whose GPU
@@ -3919,21 +3932,40 @@ static int prof__analyse(prof__cycle *cy) {
     size_t nw = 0;
     int oom = 0;
     prof__analysis_free(cy);            /* a cycle analysed again (threads kept apart, say) */
-    if (!par || !wait || cy->n >= PROF__NO_EVENT) { free(par); free(wait); cy->oom = 1; return 0; }
+    uint32_t *first = (uint32_t *)malloc((cy->n + 1) * sizeof *first);
+    if (!par || !wait || !first || cy->n >= PROF__LONE) {
+        free(par); free(wait); free(first);
+        cy->oom = 1;
+        return 0;
+    }
     if (cy->marks_due) {                /* its GPU regions on its kernels' clock: once, with the CPU sides */
         cy->marks_due = 0;
         prof__gpu_one_clock(cy, cy->mark, cy->nmark, cy->mark_ns);
     }
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
-        if (i && e->th != cy->ev[i - 1].th) nw = 0;    /* another thread: nothing is waiting */
+        uint32_t f = e->kind == PROF__K_REGION ? PROF__LONE : (uint32_t)i;
+        if (i && e->th != cy->ev[i - 1].th) {           /* another thread: nothing is waiting */
+            nw = 0;
+            if (first[i - 1] == PROF__LONE) first[i - 1] = (uint32_t)(i - 1);
+        }
         par[i] = PROF__NO_EVENT;
-        if (prof__spans(e->kind))
-            while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0) par[wait[--nw]] = (uint32_t)i;
+        if (prof__spans(e->kind) && nw && cy->ev[wait[nw - 1]].t0 >= e->t0) {
+            uint32_t c;
+            do {
+                c = wait[--nw];
+                par[c] = (uint32_t)i;
+            } while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0);
+            f = first[c] == PROF__LONE ? c : first[c] & PROF__FIRST_MAX;
+            first[c] = f | PROF__FIRST_CHILD;           /* c, the last adopted, is the first */
+        }
+        first[i] = f;
         wait[nw++] = (uint32_t)i;
     }
+    if (cy->n && first[cy->n - 1] == PROF__LONE) first[cy->n - 1] = (uint32_t)(cy->n - 1);
     free(wait);
     cy->parent = par;
+    cy->first = first;
     cy->gcorr = prof__corrs(cy, 0, &cy->ngcorr, &oom);
     cy->kcorr[0] = prof__corrs(cy, 1, &cy->nkcorr[0], &oom);
     cy->kcorr[1] = prof__corrs(cy, 2, &cy->nkcorr[1], &oom);
@@ -4297,6 +4329,7 @@ enum {
 
 typedef struct prof__wthread {          /* a run of one thread's records */
     uint32_t k, lead;                   /* its index; the thread whose track it is on */
+    uint32_t plain;                     /* prof__ev_kt of a region of this thread */
     long tid;                           /* the track's thread id (the lead's) */
     long os_tid;                        /* its own id when on another's track, else 0 */
     const char *label;                  /* its name, or "thread <tid>" */
@@ -4311,8 +4344,8 @@ typedef struct prof__wreg {             /* one span (region or step), complete *
                                            arguments: known at compile time on the
                                            plain walk's fast path */
     uint32_t begun;                     /* NEED_ORDER: what begin() returned for it */
-    int leaf;                           /* NEED_ORDER: nothing begins where it does,
-                                           and begin() was not called for it */
+    int leaf;                           /* NEED_ORDER: nothing else begins where it
+                                           does, and begin() was not called for it */
     int64_t self_ns, total_ns;          /* NEED_TIMES: total minus the children's */
     int64_t self_gpu_ns, gpu_total_ns;  /*   see prof_row */
     int64_t self_cpu_mem, self_gpu_mem; /* NEED_MEM: bytes allocated minus freed */
@@ -4337,6 +4370,12 @@ typedef struct prof__sink {
        not in the cycle; label: the thread's */
     void (*act)(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                 const uint64_t *flows, size_t nflows, const char *label);
+    /* optional, for a sink that needs neither times nor memory: the run of
+       plain regions from record i on (prof__wplain says which), taken in
+       one loop of the sink's own, its state in locals rather than reloaded
+       behind every byte it stores; each as span() would have it. Returns
+       the first record it did not take: i to leave record i to span(). */
+    size_t (*plains)(void *s, const prof__cycle *cy, const prof__wthread *t, size_t i);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -4346,7 +4385,11 @@ typedef struct prof__walker {           /* the walk's own memory */
     size_t *mpend, mcap;                /* memory events waiting for theirs */
     prof__wspan *stk;                   /* finished spans waiting for their parent */
     size_t scap;
-    uint32_t *u, *nx;                   /* NEED_ORDER: see prof__walk_order */
+    uint32_t *begun;                    /* NEED_ORDER: what begin() returned, for the spans
+                                           begun and not yet ended, innermost last */
+    size_t nbegun, bcap;
+    uint32_t *chain;                    /*   the spans that begin at one record */
+    size_t ccap;
     prof__gdur *gdur;                   /* NEED_TIMES: GPU time by correlation */
     size_t ngdur;
     prof__klaunch *kl;                  /*   and kernel capture's launches */
@@ -4359,24 +4402,33 @@ typedef struct prof__walker {           /* the walk's own memory */
 
 /* Slices need BEGIN and END in time order; records come in post-order (a
    span when it ends), and a span's subtree is the run of records right
-   before it (prof__analyse). So a span's BEGIN goes just before the first
-   record of that run. For the run of records of one thread from a this
-   leaves in u[i] the first of the spans that begin at record i, outermost
-   first, each leading to the next in nx[], and returns where the run ends.
-   u[i] holds, until record i is passed, the first record of i's subtree:
-   one array, two uses that never meet. u[] is all PROF__NO_EVENT before
-   the first run (a record's parent is in its run). */
-static size_t prof__walk_order(const prof__cycle *cy, size_t a, uint32_t *u, uint32_t *nx) {
-    const uint32_t th = cy->ev[a].th;
-    size_t i = a;
-    for (; i < cy->n && cy->ev[i].th == th; i++) {
-        uint32_t s = u[i], par = cy->parent[i];
-        u[i] = PROF__NO_EVENT;
-        if (s == PROF__NO_EVENT) s = (uint32_t)i;       /* no children: it begins its run */
-        if (par != PROF__NO_EVENT && u[par] == PROF__NO_EVENT) u[par] = s;
-        if (prof__spans(cy->ev[i].kind)) { nx[i] = u[s]; u[s] = (uint32_t)i; }
+   before it, from cy->first (prof__analyse). The spans that begin at record
+   i: none if i has children (its subtree began earlier); else i itself if
+   it is a span, then its parent if i is the first child, that one's parent
+   if it is the first, and so on out. A span that begins alone is the
+   sink's to begin (prof__wreg.leaf); the others are begun outermost first,
+   and what begin() returns waits on a stack for the span's end: spans end
+   innermost first. 0 when out of memory. */
+static int prof__walk_begin(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s,
+                            const prof__wthread *t, size_t i) {
+    size_t n = 0;
+    if (cy->first[i] != ((uint32_t)i | PROF__FIRST_CHILD)) return 1;   /* itself alone, or nothing */
+    for (uint32_t c = (uint32_t)i;; c = cy->parent[c]) {
+        if (c != i || prof__spans(cy->ev[i].kind)) {
+            uint32_t *ch = (uint32_t *)prof__grow(w->chain, &w->ccap, n + 1, sizeof *ch);
+            if (!ch) return 0;
+            w->chain = ch;
+            ch[n++] = c;
+        }
+        if (!(cy->first[c] & PROF__FIRST_CHILD)) break;
     }
-    return i;
+    while (n--) {
+        uint32_t *b = (uint32_t *)prof__grow(w->begun, &w->bcap, w->nbegun + 1, sizeof *b);
+        if (!b) return 0;
+        w->begun = b;
+        b[w->nbegun++] = k->begin(s, cy, t, w->chain[n]);
+    }
+    return 1;
 }
 
 /* A span's times and memory, from its children waiting on the stack; it
@@ -4444,12 +4496,7 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
     int oom = 0;
     memset(w, 0, sizeof *w);
     if (cy->n && (!cy->parent || !cy->track || !cy->label)) return 0;
-    if (need & PROF__NEED_ORDER) {
-        if (!(w->u = (uint32_t *)malloc((cy->n + 1) * sizeof *w->u)) ||
-            !(w->nx = (uint32_t *)malloc((cy->n + 1) * sizeof *w->nx)))
-            return 0;
-        memset(w->u, 0xff, (cy->n + 1) * sizeof *w->u);    /* PROF__NO_EVENT */
-    }
+    if (cy->n && !cy->first) return 0;
     if (need & PROF__NEED_TIMES) {
         w->gdur = prof__gpu_durations(cy);
         w->ngdur = w->gdur ? cy->ngpu : 0;
@@ -4462,7 +4509,7 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
 }
 
 static void prof__walk_free(prof__walker *w) {
-    free(w->pend); free(w->mpend); free(w->stk); free(w->u); free(w->nx); free(w->gdur); free(w->kl);
+    free(w->pend); free(w->mpend); free(w->stk); free(w->begun); free(w->chain); free(w->gdur); free(w->kl);
     free(w->kf); free(w->fl);
 }
 
@@ -4525,6 +4572,16 @@ static uint32_t prof__region_kt(uint32_t th) {
     return prof__ev_kt(&probe);
 }
 
+/* Record e is a plain region of the run whose prof__wthread.plain is kt: a
+   region of the run's thread without arguments (the walk calls plains()
+   with none waiting), or given f (its cy->first, on an ordered walk), one
+   with nothing else beginning where it does (PROF__LONE says all that,
+   and that the next record is the run's too). A sink's plains() loops on
+   this with the walk's arrays in locals. */
+PROF__INLINE int prof__wplain(const prof__ev *e, uint32_t kt, const uint32_t *f) {
+    return f ? *f == PROF__LONE : prof__ev_kt(e) == kt;
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -4535,25 +4592,32 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
     if (!prof__walk_setup(&w, cy, need)) goto fail;
     while (i < n) {                     /* a run of one thread's records */
         const uint32_t th = cy->ev[i].th;
-        size_t b = n, np = 0, nm = 0, sp = 0;
-        const uint32_t plain = prof__region_kt(th);
+        const uint32_t *first = need == PROF__NEED_ORDER ? cy->first : NULL;
+        size_t np = 0, nm = 0, sp = 0;
         t.k = th;
         t.lead = cy->track[th];
         t.tid = cy->th[t.lead].tid;
         t.os_tid = t.lead != th ? cy->th[th].tid : 0;
         t.label = cy->label[th];
+        t.plain = prof__region_kt(th);
+        w.nbegun = 0;
         if (k->thread) k->thread(s, cy, &t);
-        if (need & PROF__NEED_ORDER) b = prof__walk_order(cy, i, w.u, w.nx);  /* the run's end, where spans begin */
-        for (; i < b; i++) {
+        for (; i < n; i++) {
             const prof__ev *e = &cy->ev[i];
             const unsigned kind = e->kind;
-            int leaf = 0;
-            /* most records: a region of the run's thread, nothing waiting
-               and, on an ordered walk, nothing else beginning where it does;
-               the sink sees plain and leaf as constants */
-            if (PROF__LIKELY(prof__ev_kt(e) == plain && !np) &&
-                (!need || (need == PROF__NEED_ORDER && w.u[i] == i && w.nx[i] == PROF__NO_EVENT))) {
+            /* most records: a plain region, nothing waiting (a lone one
+               may begin the next thread's run); the sink sees plain and
+               leaf as constants */
+            if (PROF__LIKELY(!np && (!need || first) && prof__wplain(e, t.plain, first ? first + i : NULL) &&
+                             e->th == th)) {
                 prof__wreg r;
+                if (k->plains) {
+                    size_t j = k->plains(s, cy, &t, i);
+                    if (j > i) {
+                        i = j - 1;
+                        continue;
+                    }
+                }
                 r.e = e;
                 r.idx = i;
                 r.args = w.pend;
@@ -4564,33 +4628,24 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 k->span(s, cy, &t, &r);
                 continue;
             }
-            if (!(need & PROF__NEED_ORDER) && e->th != th) break;
-            if (need & PROF__NEED_ORDER) {
-                if (w.u[i] == i && w.nx[i] == PROF__NO_EVENT) {
-                    leaf = 1;           /* only itself begins here: the sink begins it if it must */
-                } else {
-                    for (uint32_t f = w.u[i]; f != PROF__NO_EVENT;) {
-                        uint32_t next = w.nx[f];
-                        w.nx[f] = k->begin(s, cy, &t, f);       /* from here on: what it returned */
-                        f = next;
-                    }
-                }
-            }
+            if (e->th != th) break;
+            if ((need & PROF__NEED_ORDER) && !prof__walk_begin(&w, cy, k, s, &t, i)) goto fail;
             if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
                 prof__wreg r;
-                size_t first = np;      /* the arguments it owns: pend[first, np) */
-                while (first && prof__owner(cy, w.pend[first - 1]) == i) first--;
+                size_t first_arg = np;  /* the arguments it owns: pend[first_arg, np) */
+                while (first_arg && prof__owner(cy, w.pend[first_arg - 1]) == i) first_arg--;
                 r.e = e;
                 r.idx = i;
-                r.args = w.pend + first;
-                r.nargs = np - first;
+                r.args = w.pend + first_arg;
+                r.nargs = np - first_arg;
                 r.plain = kind == PROF__K_REGION && !r.nargs;
-                r.leaf = leaf;
-                r.begun = (need & PROF__NEED_ORDER) && !leaf ? w.nx[i] : 0;
+                /* only itself began here: the sink begins it if it must */
+                r.leaf = (need & PROF__NEED_ORDER) && (cy->first[i] == PROF__LONE || cy->first[i] == i);
+                r.begun = (need & PROF__NEED_ORDER) && !r.leaf && w.nbegun ? w.begun[--w.nbegun] : 0;
                 if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
                     goto fail;
                 k->span(s, cy, &t, &r);
-                np = first;
+                np = first_arg;
             } else if (prof__role[kind] == PROF__R_ARG) {
                 if (!prof__walk_wait(&w.pend, &w.pcap, &np, i)) goto fail;
             } else if (prof__role[kind] == PROF__R_POINT) {
@@ -4907,11 +4962,12 @@ typedef struct prof__gz {
     uint32_t crc_table[8][256];         /* per stream: writers of two cycles share nothing */
 } prof__gz;
 
-/* Loads in the machine's order: little-endian ones take words at a time. */
+/* Loads and stores in the machine's order: little-endian ones take words
+   at a time (>>gzip, >>perfetto). */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define PROF__GZ_LE 1
+#define PROF__LE 1
 #else
-#define PROF__GZ_LE 0
+#define PROF__LE 0
 #endif
 
 /* CRC-32, eight bytes a step where the machine is little-endian (each of
@@ -4919,7 +4975,7 @@ typedef struct prof__gz {
 static uint32_t prof__crc32(const prof__gz *z, uint32_t crc, const unsigned char *p, size_t n) {
     const uint32_t (*t)[256] = z->crc_table;
     crc = ~crc;
-#if PROF__GZ_LE
+#if PROF__LE
     for (; n >= 8; p += 8, n -= 8) {
         uint32_t a, b;
         memcpy(&a, p, 4);
@@ -5048,7 +5104,7 @@ static unsigned prof__gz_dsym(const prof__gz *z, unsigned dist) {
 /* The hash of the 3 bytes at p. Little-endian, a word's load: the 4th byte
    (within the writer's buffer and its slack, whatever it holds) is masked. */
 static uint32_t prof__gz_hash(const unsigned char *p) {
-#if PROF__GZ_LE
+#if PROF__LE
     uint32_t v;
     memcpy(&v, p, 4);
     v &= 0xFFFFFFu;
@@ -5062,7 +5118,7 @@ static uint32_t prof__gz_hash(const unsigned char *p) {
    words load little-endian (the first differing byte is the lowest set). */
 static unsigned prof__gz_len(const unsigned char *a, const unsigned char *b, unsigned max) {
     unsigned len = 0;
-#if PROF__GZ_LE
+#if PROF__LE
     for (; len + 8 <= max; len += 8) {
         uint64_t x, y;
         memcpy(&x, a + len, 8);
@@ -5360,9 +5416,11 @@ static void prof__w_put(prof__w *w, const char *s, size_t n) {
 
 #define PROF__W_LIT(w, s) prof__w_put((w), "" s, sizeof(s) - 1) /* "" s: literals only */
 
-/* Copies n bytes in 16-byte words; both sides have slack behind them. */
+/* Copies n bytes in 16-byte words, the first always (most names are
+   shorter); both sides have 16 bytes of slack behind them. */
 static char *prof__copy16(char *o, const char *s, size_t n) {
-    for (size_t i = 0; i < n; i += 16) memcpy(o + i, s + i, 16);
+    memcpy(o, s, 16);
+    for (size_t i = 16; i < n; i += 16) memcpy(o + i, s + i, 16);
     return o + n;
 }
 
@@ -5528,24 +5586,31 @@ static void prof__w_free(prof__w *w) {
 
 /* ---- >>json  sink: Kineto-shaped JSON ---------------------------------- */
 
+/* What an X event's writing reads as numbers and moves: the writer's own
+   (prof__tw.x), or a run's copy in locals (prof__js_plains), which the
+   compiler keeps in registers because no byte stored can touch it. */
+typedef struct prof__jx {
+    prof__tclock clk;                   /* ticks -> ns since baseTimeNanoseconds */
+    uint64_t ms_ns;                     /* where the millisecond in ms_str begins */
+    size_t ms_len;                      /* its digits (never 0: the first ms is not kept) */
+    size_t wlen;                        /* where's bytes */
+} prof__jx;
+
 typedef struct prof__tw {               /* trace-writing context */
     prof__w w;
     const prof__cycle *cy;
-    prof__tclock clk;                   /* ticks -> ns since baseTimeNanoseconds */
+    prof__jx x;
     long pid;
     size_t nev;                         /* events written: the "wrote" line's count */
     const char *xhead;                  /* PROF__X_HEAD or PROF__X_HEAD_OP */
     size_t xlen;
     char where[48];                     /* ',"pid":P,"tid":T,"ts":' of the current thread */
-    size_t wlen;
     /* Timestamps of neighbouring events share their milliseconds: those
-       digits are formatted once (ms_ns: where that millisecond begins), the
-       rest come from tables of 4 bytes per number below 1000: tab3 "ddd",
-       tabp "ddd.", tabs its digits without leading zeros and a '.' (tabn of
-       them), so a number is a load, a store and an add. */
-    uint64_t ms_ns;
+       digits are formatted once (x.ms_ns: where that millisecond begins),
+       the rest come from tables of 4 bytes per number below 1000: tab3
+       "ddd", tabp "ddd.", tabs its digits without leading zeros and a '.'
+       (tabn of them), so a number is a load, a store and an add. */
     char ms_str[48];
-    size_t ms_len;
     char tab3[4 * 1000 + 4], tabp[4 * 1000], tabs[4 * 1000];
     uint8_t tabn[1000];
     long os_tid;                        /* the thread's own id when on another's track */
@@ -5553,7 +5618,7 @@ typedef struct prof__tw {               /* trace-writing context */
     long cpu_pid;                       /* the CPU's pid (pid is a GPU's on its tracks) */
 } prof__tw;
 
-static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tclock_ns(&t->clk, tick); }
+static int64_t prof__ts(const prof__tw *t, uint64_t tick) { return prof__tclock_ns(&t->x.clk, tick); }
 
 /* ns < 1 ms as microseconds: "u.ddd", no leading zeros. */
 PROF__INLINE char *prof__fmt_sub_ms(const prof__tw *t, char *o, uint32_t ns) {
@@ -5564,21 +5629,22 @@ PROF__INLINE char *prof__fmt_sub_ms(const prof__tw *t, char *o, uint32_t ns) {
     return o + 3;
 }
 
-/* The milliseconds of ns (at or after its millisecond's start), formatted. */
-static void prof__fmt_ms(prof__tw *t, uint64_t ns) {
-    uint64_t ms = ns / 1000000;
-    t->ms_ns = ms * 1000000;
-    t->ms_len = ms ? (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str) : 0;
+/* The millisecond ms (not 0) formatted into ms_str; its digits' count. */
+static size_t prof__fmt_ms(prof__tw *t, uint64_t ms) {
+    return (size_t)(prof__fmt_u64(t->ms_str, ms) - t->ms_str);
 }
 
 /* A timestamp in microseconds with 3 decimals, as prof__fmt_us, faster. */
-PROF__INLINE char *prof__fmt_ts(prof__tw *t, char *o, int64_t ns) {
-    if (ns < 0) return prof__fmt_us(o, ns);
-    if (PROF__UNLIKELY((uint64_t)ns - t->ms_ns >= 1000000)) prof__fmt_ms(t, (uint64_t)ns);
-    uint32_t rem = (uint32_t)((uint64_t)ns - t->ms_ns), us = rem / 1000;
-    if (PROF__UNLIKELY(!t->ms_len)) return prof__fmt_sub_ms(t, o, rem);
+PROF__INLINE char *prof__fmt_ts(prof__tw *t, prof__jx *x, char *o, int64_t ns) {
+    if (PROF__UNLIKELY((uint64_t)ns - x->ms_ns >= 1000000)) {
+        if (ns < 0) return prof__fmt_us(o, ns);
+        if (ns < 1000000) return prof__fmt_sub_ms(t, o, (uint32_t)ns);   /* ms_str stays a later one's */
+        x->ms_ns = (uint64_t)ns / 1000000 * 1000000;
+        x->ms_len = prof__fmt_ms(t, (uint64_t)ns / 1000000);
+    }
+    uint32_t rem = (uint32_t)((uint64_t)ns - x->ms_ns), us = rem / 1000;
     memcpy(o, t->ms_str, 24);
-    o += t->ms_len;
+    o += x->ms_len;
     memcpy(o, t->tabp + 4 * us, 4);
     memcpy(o + 4, t->tab3 + 4 * (rem - us * 1000), 4);
     return o + 7;
@@ -5586,7 +5652,7 @@ PROF__INLINE char *prof__fmt_ts(prof__tw *t, char *o, int64_t ns) {
 
 /* A duration: almost always under a millisecond. */
 PROF__INLINE char *prof__fmt_dur(const prof__tw *t, char *o, int64_t ns) {
-    if (ns < 0 || ns >= 1000000) return prof__fmt_us(o, ns);
+    if ((uint64_t)ns >= 1000000) return prof__fmt_us(o, ns);
     return prof__fmt_sub_ms(t, o, (uint32_t)ns);
 }
 
@@ -5597,7 +5663,7 @@ static void prof__tw_thread(prof__tw *t, long tid) {
     memcpy(o, ",\"tid\":", 7);
     o = prof__fmt_i64(o + 7, tid);
     memcpy(o, ",\"ts\":", 6);
-    t->wlen = (size_t)(o + 6 - t->where);
+    t->x.wlen = (size_t)(o + 6 - t->where);
 }
 
 /* Opens one event: separator and the literal up to the name. */
@@ -5611,7 +5677,7 @@ static void prof__ev_open(prof__tw *t, const char *lit, size_t n) {
 static void prof__ev_where(prof__tw *t, uint64_t tick) {
     char *o = prof__w_room(&t->w, sizeof t->where + 32);
     memcpy(o, t->where, sizeof t->where);
-    t->w.n = (size_t)(prof__fmt_us(o + t->wlen, prof__ts(t, tick)) - t->w.buf);
+    t->w.n = (size_t)(prof__fmt_us(o + t->x.wlen, prof__ts(t, tick)) - t->w.buf);
 }
 
 static void prof__meta(prof__tw *t, const char *what, long tid, const char *key, const char *sval, int64_t ival) {
@@ -5633,49 +5699,101 @@ static void prof__meta(prof__tw *t, const char *what, long tid, const char *key,
    cycle files regions under that category (steps stay user_annotation). */
 #define PROF__X_HEAD_OP "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"
 
-/* The one serializer of X events (regions and steps): head (the literal up
-   to the name, padded to sizeof PROF__X_HEAD), the name escaped with its
-   quotes (16 bytes of slack behind it), where, ts and dur (trim ns shorter).
-   One space check and word copies; a name too long for that (a hostile or
-   generated one of megabytes) goes through the buffer in pieces. */
-PROF__INLINE void prof__x_event(prof__tw *t, const char *head, size_t hlen, const char *name, uint32_t len,
-                                uint64_t tick0, uint64_t tick1, int64_t trim) {
-    prof__w *w = &t->w;
-    char *o;
-    if (PROF__LIKELY(len < PROF__WBUF / 4)) {
-        o = prof__w_room(w, len + sizeof PROF__X_HEAD + sizeof t->where + 80);
-        *o++ = ',';                     /* never the first: the head's metadata events are */
-        t->nev++;
-        memcpy(o, head, sizeof PROF__X_HEAD);
-        o = prof__copy16(o + hlen, name, len);
-    } else {
-        prof__ev_open(t, head, hlen);
-        prof__w_put(w, name, len);
-        o = prof__w_room(w, sizeof t->where + 80);
-    }
+/* The one serializer of X events (regions and steps), at o, in two halves:
+   the head (the literal up to the name, padded to sizeof PROF__X_HEAD) and
+   the name escaped with its quotes (16 bytes of slack behind it); then
+   where, ts and dur (trim ns shorter). Word copies; the room made by the
+   caller. Each returns its end. */
+PROF__INLINE char *prof__x_put(char *o, const char *head, size_t hlen, const char *name, uint32_t len) {
+    *o++ = ',';                         /* never the first: the head's metadata events are */
+    memcpy(o, head, sizeof PROF__X_HEAD);
+    return prof__copy16(o + hlen, name, len);
+}
+
+PROF__INLINE char *prof__x_times(prof__tw *t, prof__jx *x, char *o, uint64_t tick0, uint64_t tick1, int64_t trim) {
+    const int64_t t0 = prof__tclock_ns(&x->clk, tick0), t1 = prof__tclock_ns(&x->clk, tick1);
     memcpy(o, t->where, sizeof t->where);
-    int64_t t0 = prof__ts(t, tick0), t1 = prof__ts(t, tick1);
-    o = prof__fmt_ts(t, o + t->wlen, t0);
+    o = prof__fmt_ts(t, x, o + x->wlen, t0);
     memcpy(o, ",\"dur\":", 8);
     o = prof__fmt_dur(t, o + 7, t1 - t0 - trim);
     *o++ = '}';
-    w->n = (size_t)(o - w->buf);
+    return o;
 }
 
-/* A region: its name escaped once per distinct pointer. Both ends are
-   converted, so children end inside their parents exactly. */
-PROF__INLINE void prof__region_fast(prof__tw *t, const prof__ev *e) {
+/* The room an X event needs at most for a name of len bytes. */
+#define PROF__X_ROOM(len) ((len) + sizeof PROF__X_HEAD + sizeof ((prof__tw *)0)->where + 80)
+
+/* An X event through the writer's buffer: a name too long for one space
+   check (a hostile or generated one of megabytes) goes through in pieces. */
+static void prof__x_event(prof__tw *t, const char *head, size_t hlen, const char *name, uint32_t len, uint64_t tick0,
+                          uint64_t tick1, int64_t trim) {
     prof__w *w = &t->w;
-    const char *name;
-    uint32_t len;
-    const prof__nslot *sl = &w->nm.s[prof__hash(e->name) & (w->nm.slots - 1)];
-    if (PROF__LIKELY(sl->key == e->name && e->name)) {  /* seen before: most events */
-        name = w->arena + sl->off;
-        len = sl->len;
-    } else if (!(name = prof__name_ref(w, e->name, &len))) {
-        return;
+    char *o;
+    t->nev++;
+    if (PROF__LIKELY(len < PROF__WBUF / 4)) {
+        o = prof__x_put(prof__w_room(w, PROF__X_ROOM(len)), head, hlen, name, len);
+    } else {
+        PROF__W_LIT(w, ",");
+        prof__w_put(w, head, hlen);
+        prof__w_put(w, name, len);
+        o = prof__w_room(w, PROF__X_ROOM(0));
     }
-    prof__x_event(t, t->xhead, t->xlen, name, len, e->t0, e->t1, 0);
+    w->n = (size_t)(prof__x_times(t, &t->x, o, tick0, tick1, trim) - w->buf);
+}
+
+/* The name of a region, escaped with its quotes, once per distinct pointer:
+   from the slot it hashes to, else its slot found or made. NULL if none
+   could be (no memory). */
+PROF__INLINE const char *prof__js_name(prof__w *w, const prof__nslot *slots, size_t mask, const char *arena,
+                                       const char *key, uint32_t *len) {
+    const prof__nslot *sl = &slots[prof__hash(key) & mask];
+    if (PROF__LIKELY(sl->key == key && key)) {      /* seen before: most events */
+        *len = sl->len;
+        return arena + sl->off;
+    }
+    return prof__name_ref(w, key, len);
+}
+
+/* A region: both ends are converted, so children end inside their parents
+   exactly. */
+static void prof__region_fast(prof__tw *t, const prof__ev *e) {
+    prof__w *w = &t->w;
+    uint32_t len;
+    const char *name = prof__js_name(w, w->nm.s, w->nm.slots - 1, w->arena, e->name, &len);
+    if (name) prof__x_event(t, t->xhead, t->xlen, name, len, e->t0, e->t1, 0);
+}
+
+/* The walk's plains(): a run of regions, each as prof__region_fast writes
+   it, in a loop with the writer's numbers in locals. */
+__attribute__((noinline)) static size_t prof__js_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    if (t->merged) return i;
+    const prof__ev *const ev = cy->ev;
+    const size_t n_ev = cy->n, i0 = i;
+    const uint32_t kt = th->plain;
+    const char *const head = t->xhead, *const arena = w->arena;
+    const size_t hlen = t->xlen, mask = w->nm.slots - 1;
+    const prof__nslot *const slot = w->nm.s;
+    prof__jx x = t->x;
+    char *const buf = w->buf, *const lim = buf + PROF__WBUF;
+    char *o = buf + w->n;
+    for (; i < n_ev && prof__wplain(ev + i, kt, NULL); i++) {
+        const prof__ev *e = ev + i;
+        const prof__nslot *sl = &slot[prof__hash(e->name) & mask];
+        if (PROF__UNLIKELY(sl->key != e->name || !e->name)) break;
+        if (PROF__UNLIKELY(o + PROF__X_ROOM(sl->len) > lim)) {
+            if (PROF__X_ROOM(sl->len) > PROF__WBUF / 2) break;     /* a name to write in pieces */
+            w->n = (size_t)(o - buf);
+            prof__w_flush(w);
+            o = buf + w->n;
+        }
+        o = prof__x_times(t, &x, prof__x_put(o, head, hlen, arena + sl->off, sl->len), e->t0, e->t1, 0);
+    }
+    w->n = (size_t)(o - buf);
+    t->x = x;
+    t->nev += i - i0;
+    return i;
 }
 
 /* A region with what the fast path leaves out (arguments, its GPU side's
@@ -6105,7 +6223,7 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 }
 
 static const prof__sink prof__json_sink = {
-    0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act,
+    0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act, prof__js_plains,
 };
 
 
@@ -6121,7 +6239,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
     t.pid = t.cpu_pid = (long)getpid();
-    t.ms_ns = (uint64_t)-1 - 1000000;   /* no millisecond formatted yet */
+    t.x.ms_ns = (uint64_t)-1 - 1000000; /* no millisecond formatted yet */
     for (int i = 0; i < 1000; i++) {
         char *d = t.tab3 + 4 * i;
         int skip = (i < 100) + (i < 10);
@@ -6134,7 +6252,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
         t.tabs[4 * i + 3 - skip] = '.';
         t.tabn[i] = (uint8_t)(4 - skip);
     }
-    t.clk = cy->clk;
+    t.x.clk = cy->clk;
     char tmp[PROF__PATH + 32];
     prof__gz gzs;
     if (!(t.w.f = prof__out_open(path, tmp, sizeof tmp, "trace"))) return 0;
@@ -6491,55 +6609,159 @@ PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
     return prof__pf_intern(p, t, 2, name);
 }
 
-/* A packet as prof__pf_plain writes it, at o, for a leaf (a one-byte name
-   iid, or none; a time's delta; seq the sequence's field, sn bytes of it):
-   0x0A, the packet's length, the delta, the sequence, the TrackEvent's
-   type and name. Returns its end. */
-PROF__INLINE unsigned char *prof__pf_quick(unsigned char *o, uint64_t delta, const unsigned char *seq, size_t sn,
-                                           uint32_t type, uint32_t iid) {
-    unsigned char *p0 = o;
-    o = prof__pb_varint(o + 3, delta);
-    memcpy(o, seq, 8);
-    o += sn;
-    o[0] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
-    o[1] = iid ? 4 : 2;
-    o[2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
-    o[3] = (unsigned char)type;
-    o[4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
-    o[5] = (unsigned char)iid;          /* stored either way, kept with an iid */
-    o += iid ? 6 : 4;
-    p0[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
-    p0[1] = (unsigned char)(o - p0 - 2);
-    p0[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+/* The bytes of v at o, the lowest first: 8 stored, however many count. */
+PROF__INLINE void prof__put_le64(unsigned char *o, uint64_t v) {
+#if PROF__LE
+    memcpy(o, &v, 8);
+#else
+    for (int k = 0; k < 8; k++) o[k] = (unsigned char)(v >> 8 * k);
+#endif
+}
+
+/* The head of a packet at o whose timestamp's delta d is under 2^14: the
+   packet's tag and length (for tn bytes after the delta), the timestamp's
+   tag and d, as one word. Returns where the rest goes. */
+PROF__INLINE unsigned char *prof__pf_word(unsigned char *o, uint32_t d, size_t tn) {
+    const uint64_t head = (uint64_t)PROF__PB_TAG(1, PROF__PB_LEN) |
+                          (uint64_t)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT) << 16;
+    if (d < 0x80) {
+        prof__put_le64(o, head | (uint64_t)(2 + tn) << 8 | (uint64_t)d << 24);
+        return o + 4;
+    }
+    prof__put_le64(o, head | (uint64_t)(3 + tn) << 8 | (uint64_t)((d & 0x7f) | 0x80) << 24 | (uint64_t)(d >> 7) << 32);
+    return o + 5;
+}
+
+/* A leaf's BEGIN and END, any deltas, any name id (prof__pf_word's
+   fast case aside): tb and te from prof__pf_templates, sn the sequence's
+   field's length. At most 64 bytes stored. Returns the end. */
+static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, uint32_t iid,
+                                    const unsigned char *tb, const unsigned char *te, size_t sn) {
+    unsigned char *o0 = o, *t;
+    o[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    t = prof__pb_varint(o + 3, d0);
+    memcpy(t, tb, 16);
+    o = prof__pb_varint(t + sn + 5, iid);
+    t[sn + 1] = (unsigned char)(o - t - sn - 2);        /* the TrackEvent's length */
+    o0[1] = (unsigned char)(o - o0 - 2);
+    o0 = o;
+    o[0] = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);
+    o[2] = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
+    t = prof__pb_varint(o + 3, d1);
+    memcpy(t, te, 16);
+    o = t + sn + 4;
+    o0[1] = (unsigned char)(o - o0 - 2);
     return o;
+}
+
+/* What follows a leaf's packets' timestamps, into tb (BEGIN) and te (END),
+   16 bytes each: the sequence's field (sn bytes), then the TrackEvent's
+   tag, length, type and (BEGIN) the name's tag. */
+PROF__INLINE void prof__pf_templates(const prof__pw *p, unsigned char *tb, unsigned char *te, size_t sn) {
+    memset(tb, 0, 16);
+    memset(te, 0, 16);
+    memcpy(tb, p->seqb, sn);
+    memcpy(te, p->seqb, sn);
+    tb[sn] = te[sn] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    tb[sn + 1] = 4;
+    te[sn + 1] = 2;
+    tb[sn + 2] = te[sn + 2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    tb[sn + 3] = PROF__TE_BEGIN;
+    te[sn + 3] = PROF__TE_END;
+    tb[sn + 4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
 }
 
 /* A region with nothing inside it, nothing attached, on its own thread's
    track: its BEGIN and END at once, 0 if it must go the long way (it
-   overlaps what is open). Most regions of most traces. */
-PROF__INLINE int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
+   overlaps what is open). Most regions of most traces (prof__ps_run takes
+   runs of them). */
+static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
     int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
     if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]) ||
                        e->t0 < p->part_t0))
         return 0;
     uint32_t iid = prof__pf_name(p, e->name);
     p->nev++;
-    if (PROF__UNLIKELY(iid >= 0x80 || !iid)) {
-        prof__pf_plain(p, t0, PROF__TE_BEGIN, iid);
+    if (PROF__UNLIKELY(!iid)) {         /* no memory for its name */
+        prof__pf_plain(p, t0, PROF__TE_BEGIN, 0);
         prof__pf_plain(p, t1, PROF__TE_END, 0);
         return 1;
     }
-    /* both packets at once, the sequence's field read once */
+    unsigned char tb[16], te[16];
+    prof__pf_templates(p, tb, te, p->seqn);
     prof__w *w = &p->w;
-    unsigned char *o = (unsigned char *)prof__w_room(w, 64), seq[sizeof p->seqb];
-    const size_t sn = p->seqn;
-    const int64_t last = p->last;
-    memcpy(seq, p->seqb, sizeof seq);
-    o = prof__pf_quick(o, (uint64_t)(t0 - last), seq, sn, PROF__TE_BEGIN, iid);
-    o = prof__pf_quick(o, (uint64_t)(t1 - t0), seq, sn, PROF__TE_END, 0);
-    p->last = t1;
+    unsigned char *o = (unsigned char *)prof__w_room(w, 64);
+    o = prof__pf_pair(o, (uint64_t)(t0 - p->last), (uint64_t)(t1 - t0), iid, tb, te, p->seqn);
     w->n = (size_t)(o - (unsigned char *)w->buf);
+    p->last = t1;
     return 1;
+}
+
+/* The walk's plains(): a run of leaf regions, each written as prof__pf_leaf
+   writes it, in a loop with the writer's state in locals and the packets'
+   constant bytes stored from templates; deltas under 2^14 and name ids
+   under 128 (most) in words. It takes the usual case and leaves the rest to span(): a
+   region that must go the long way, and one whose name this sequence was
+   not told yet or is not in its first slot. At most 64 bytes an event: the
+   room for a batch is made once. */
+PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
+    const prof__ev *const ev = cy->ev;
+    const uint32_t *const first = cy->first;
+    const uint32_t seq = p->seq;
+    const size_t n_ev = cy->n, i0 = i, mask = p->names.slots - 1;
+    const prof__tclock clk = p->clk;
+    const prof__nslot *const slot = p->names.s;
+    /* where a leaf must end, in ticks: by the end of what holds it (ticks
+       are under 2^63: the difference's sign tells) */
+    const uint64_t top = p->nopen ? p->open[p->nopen - 1] : (uint64_t)INT64_MAX;
+    int64_t last = p->last;
+    unsigned char tb[16], te[16];
+    prof__pf_templates(p, tb, te, sn);
+    for (;;) {
+        unsigned char *const buf = (unsigned char *)p->w.buf, *o = buf + p->w.n;
+        const size_t room = (PROF__WBUF - p->w.n) / 64, stop = n_ev - i < room ? n_ev : i + room;
+        const prof__ev *e = ev + i, *const estop = ev + stop;
+        const uint32_t *f = first + i;
+        for (; e < estop && prof__wplain(e, 0, f); e++, f++) {     /* with f, kt is not read */
+            const int64_t t0 = prof__tclock_ns(&clk, e->t0), t1 = prof__tclock_ns(&clk, e->t1);
+            const int64_t d0 = t0 - last, d1 = t1 - t0;
+            /* a slot told this sequence (len == seq, never 0) holds a name and its iid */
+            const prof__nslot *sl = &slot[prof__hash(e->name) & mask];
+            if (PROF__UNLIKELY((d0 | d1 | (int64_t)(top - e->t1)) < 0 || e->t0 < from || sl->key != e->name ||
+                               sl->len != seq))
+                break;
+            const uint32_t iid = sl->off;
+            if (PROF__LIKELY((uint64_t)(d0 | d1) < 0x4000 && iid < 0x80)) {
+                unsigned char *t = prof__pf_word(o, (uint32_t)d0, sn + 6);
+                memcpy(t, tb, 16);
+                t[sn + 5] = (unsigned char)iid;
+                o = prof__pf_word(t + sn + 6, (uint32_t)d1, sn + 4);
+                memcpy(o, te, 16);
+                o += sn + 4;
+            } else {
+                o = prof__pf_pair(o, (uint64_t)d0, (uint64_t)d1, iid, tb, te, sn);
+            }
+            last = t1;
+        }
+        i = (size_t)(e - ev);
+        p->w.n = (size_t)(o - buf);
+        if (i < stop || i == n_ev) break;
+        prof__w_flush(&p->w);
+    }
+    p->last = last;
+    p->nev += i - i0;
+    return i;
+}
+
+/* The usual case made constants: the sequence's field is 2 bytes for the
+   first 127 sequences (most traces' all), and only a streamed part has a
+   start that a region may begin before. */
+static size_t prof__ps_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+    prof__pw *p = (prof__pw *)s;
+    if (th->os_tid || !cy->first) return i;
+    if (p->seqn == 2 && !p->part_t0) return prof__ps_run(p, cy, i, 2, 0);
+    return prof__ps_run(p, cy, i, p->seqn, p->part_t0);
 }
 
 /* The name of a step, "ProfilerStep#N", into buf[48]. */
@@ -6867,10 +7089,11 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 /* A part of a streamed trace has only its CPU side; the last, everything. */
 static const prof__sink prof__perfetto_cpu_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
+    prof__ps_plains,
 };
 static const prof__sink prof__perfetto_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
-    prof__ps_act,
+    prof__ps_act, prof__ps_plains,
 };
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
@@ -7472,7 +7695,7 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
 }
 
 static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act,
+    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL,
 };
 
 int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -7733,7 +7956,7 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
     ((int64_t *)s)[r->idx] = r->self_ns;
 }
 
-static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL };
+static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL };
 
 int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
