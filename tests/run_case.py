@@ -389,11 +389,13 @@ def case_flight(binary, tmp):
     def steps_of(d):
         return sorted(int(e["name"].split("#")[1]) for e in xs(d) if e["name"].startswith("ProfilerStep#"))
 
-    # steps of 2 ms, the slow one 2 s, slow above 100x the median: another
-    # step must stall 200 ms to be taken for slow, and the slow one is slow
-    # while the median stays under 20 ms, however loaded the machine (which
-    # once made a slow step of 80 ms against 4 ms ones look ordinary)
-    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "100",
+    # steps of 2 ms (spins on the clock: at least that, however loaded the
+    # machine), the slow one 2 s, slow above 400x the median: another step
+    # must lose its core for 800 ms to be taken for slow, and the slow one
+    # is slow while the median stays under 5 ms (a load that once made a slow
+    # step of 80 ms against 4 ms ones look ordinary, and a 200 ms stall look
+    # slow, cannot)
+    r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "400",
                                "FLIGHT_STEP_US": "2000", "FLIGHT_SLOW_X": "1000"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("f."))
     check(files == ["f.slow_step-500.json"], f"slow step: files {files}; stderr: {r.stderr}")
