@@ -360,7 +360,8 @@ static int gzip(void) {
 }
 
 /* ---- Perfetto's format ----------------------------------------------------
-   Every kind of event the CPU side writes, each cycle saved twice, as
+   Every kind of event the CPU side writes, and trees of regions, each cycle
+   saved twice, as
    p<N>.json and p<N>.pftrace: run_case.py decodes both and finds them the
    same, event for event. */
 static two_files json_and_perfetto = { "p", { ".json", ".pftrace" } };
@@ -373,8 +374,21 @@ static void *pf_worker(void *arg) {
     return NULL;
 }
 
+/* A tree of regions drawn from *rs: up to 3 children a level, 5 levels, an
+   argument now and then first in its region; deep chains of first children
+   (each begins where its parent does, in the protobuf's BEGIN order). */
+static void pf_tree(uint32_t *rs, int depth) {
+    static const char *names[] = { "t0", "t1", "t2", "t3" };
+    *rs = *rs * 1103515245u + 12345u;
+    uint32_t r = *rs >> 16;
+    PROF_SCOPE(names[r % 4]);
+    if (r % 5 == 0) PROF_ARG_INT("depth", depth);
+    for (uint32_t k = 0; depth < 5 && k < (r >> 4) % 4; k++) pf_tree(rs, depth + 1);
+}
+
 static int perfetto(void) {
     static const char *names[] = { "forward", "backward", "matmul", "attention \"q\"\n\x01", "bad\xc0\xaf utf8" };
+    uint32_t rs = 7;
     static char buf[4][256];
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -403,6 +417,7 @@ static int perfetto(void) {
             }
             { PROF_SCOPE("leaf"); }
         }
+        for (int k = 0; k < 20; k++) pf_tree(&rs, 0);
         if (s == 2) {
             pthread_t t;
             for (size_t k = 0; k < 3; k++) {
