@@ -8613,7 +8613,15 @@ static void prof__crash_report(int sig) {
                     self ? __atomic_load_n(&self->name, __ATOMIC_RELAXED) : NULL, row, k, more);
     prof__as_str(m, &n, sizeof m, "\n");
     if (write(2, m, n) < 0) {}
-    if (pthread_mutex_trylock(&prof__lock) == 0) {  /* the registry stays still while held */
+    /* The registry stays still while prof__lock is held. A profiler's
+       thread holds it for moments (starting, taking a job): wait up to 100
+       ms for it, never longer, as the crashing thread may hold it itself. */
+    int locked = 0;
+    for (int i = 0; i < 100 && !(locked = pthread_mutex_trylock(&prof__lock) == 0); i++) {
+        struct timespec ms = { 0, 1000000 };
+        syscall(SYS_nanosleep, &ms, NULL);      /* nanosleep() is POSIX: hidden by -std=c11 */
+    }
+    if (locked) {
         for (const prof__thread *th = prof__g.rec.threads; th; th = th->next) {
             if (th == self || !(k = prof__open_of(th, tk, now, rate, 1, row, &more))) continue;
             n = 0;

@@ -294,7 +294,8 @@ def case_signals(binary):
 
 def case_crash(binary):
     """A fault inside nested regions: the crashing thread's regions, then the
-    other thread's, then what is lost; then the previous handler (here the
+    other thread's (also while another thread holds the profiler's lock for
+    a moment), then what is lost; then the previous handler (here the
     default action: death by SIGSEGV, or the engine's own, with the fault's
     address)."""
     def crashed(mode):
@@ -309,14 +310,17 @@ def case_crash(binary):
     secs = r"\([0-9]+\.[0-9]{3} s\)"
     lost = ("prof: SIGSEGV: the process is crashing; up to [0-9]+ events recorded since the last trace are lost "
             r"\(a schedule writes one per cycle\)")
-    p, lines = crashed("nested")
-    check(p.returncode == -signal.SIGSEGV, f"nested: exit {p.returncode}: {p.stderr}")
-    check(len(lines) == 3, f"nested: stderr {p.stderr}")
-    inside = " > ".join(f"{n} {secs}" for n in ("train_step", "forward", "layer_3", "matmul"))
-    check(re.fullmatch(f"prof: SIGSEGV: thread [0-9]+ \\(main\\) is inside {inside}", lines[0]), f"nested: {lines[0]}")
-    inside = " > ".join(f"{n} {secs}" for n in ("load_batch", "read_file"))
-    check(re.fullmatch(f"prof:   and thread [0-9]+ \\(loader\\) is inside {inside}", lines[1]), f"nested: {lines[1]}")
-    check(re.fullmatch(lost, lines[2]), f"nested: {lines[2]}")
+    # and the same while another thread holds the profiler's lock for a moment
+    for mode in ("nested", "busy"):
+        p, lines = crashed(mode)
+        check(p.returncode == -signal.SIGSEGV, f"{mode}: exit {p.returncode}: {p.stderr}")
+        check(len(lines) == 3, f"{mode}: stderr {p.stderr}")
+        inside = " > ".join(f"{n} {secs}" for n in ("train_step", "forward", "layer_3", "matmul"))
+        check(re.fullmatch(f"prof: SIGSEGV: thread [0-9]+ \\(main\\) is inside {inside}", lines[0]), f"{mode}: {lines[0]}")
+        inside = " > ".join(f"{n} {secs}" for n in ("load_batch", "read_file"))
+        check(re.fullmatch(f"prof:   and thread [0-9]+ \\(loader\\) is inside {inside}", lines[1]),
+              f"{mode}: {lines[1]}")
+        check(re.fullmatch(lost, lines[2]), f"{mode}: {lines[2]}")
     # 100 deep: the outermost 64 frames, and that there are more
     p, lines = crashed("deep")
     check(p.returncode == -signal.SIGSEGV and len(lines) == 2, f"deep: exit {p.returncode}: {p.stderr}")

@@ -12,6 +12,9 @@
    crash chained   as nested, but the engine set a SIGSEGV handler before
                    init: it prints "engine handler: fault at 0x10" and
                    exits with 42
+   crash busy      as nested, while another thread holds the profiler's
+                   lock for 10 ms from before the fault (as the profiler's
+                   own threads do for moments): the report waits for it
    Prints "sanitized" and exits where a sanitizer owns SIGSEGV. */
 #define _POSIX_C_SOURCE 200809L
 #define PROF_IMPLEMENTATION
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -38,6 +42,21 @@ static void *loader(void *arg) {
     loader_inside = 1;
     pthread_cond_signal(&cv);
     for (;;) pthread_cond_wait(&cv, &lock);     /* until the process dies */
+    return NULL;
+}
+
+static int holding;
+
+static void *holder(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&prof__lock);
+    pthread_mutex_lock(&lock);
+    holding = 1;
+    pthread_cond_broadcast(&cv);        /* the loader waits on it too: it waits again */
+    pthread_mutex_unlock(&lock);
+    struct timespec ms10 = { 0, 10000000 };    /* the report waits up to 100 ms */
+    nanosleep(&ms10, NULL);
+    pthread_mutex_unlock(&prof__lock);
     return NULL;
 }
 
@@ -82,6 +101,12 @@ int main(int argc, char **argv) {
     pthread_mutex_lock(&lock);
     while (!loader_inside) pthread_cond_wait(&cv, &lock);
     pthread_mutex_unlock(&lock);
+    if (!strcmp(mode, "busy")) {
+        pthread_create(&t, NULL, holder, NULL);
+        pthread_mutex_lock(&lock);
+        while (!holding) pthread_cond_wait(&cv, &lock);
+        pthread_mutex_unlock(&lock);
+    }
     PROF_SCOPE("train_step");
     PROF_SCOPE("forward");
     char layer[16];
