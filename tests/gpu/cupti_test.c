@@ -230,12 +230,7 @@ static void both_formats(const prof_cycle *c, void *user) { gpu_write_both(c, "c
 static int case_kernels(int64_t latency_ns) {
     static int cycles;
     prof_config cfg = capture("cupti.json");
-    cfg.on_trace_ready = both_formats;
-    cfg.user_data = &cycles;
-    cfg.schedule.wait = 1;
-    cfg.schedule.warmup = 1;
-    cfg.schedule.active = 3;
-    cfg.schedule.repeat = 1;
+    gpu_kernels_schedule(&cfg, both_formats, &cycles);
     device(latency_ns);
     void *s = engine_stream = fake_gpu_stream(0, 13);
     PROF_INIT(&cfg);
@@ -339,9 +334,7 @@ static int case_late(void) {
 static int case_flight(void) {
     prof_config cfg = capture("flight.json");
     cfg.buffer_mb = 16;
-    cfg.flight_steps = 2;
-    cfg.flight_slow = -1;
-    setenv("PROF_TRIGGER", "file:dump-now", 1);
+    gpu_flight_on_trigger(&cfg, 2);
     fake_gpu_setup(1);
     bind_cupti();
     void *s = fake_gpu_stream(0, 4);
@@ -353,10 +346,7 @@ static int case_flight(void) {
             launch("_Z4stepv", s, 100, 1, 32);
         }
         if (step % 200 == 199) prof_flush();    /* the time a step's real work gives the profiler's thread */
-        if (step == 99999) {            /* the trigger, seen at a step a second after the last look */
-            fclose(fopen("dump-now", "w"));
-            fake_gpu_sleep(1100000000);
-        }
+        if (step == 99999) gpu_trigger_now();
         PROF_STEP();
     }
     PROF_SHUTDOWN();
@@ -436,9 +426,7 @@ static void graph_ready(const prof_cycle *c, void *user) {
 static int case_graph(int flight) {
     prof_config cfg = capture("graph.json");
     if (flight) {
-        cfg.flight_steps = 3;
-        cfg.flight_slow = -1;
-        setenv("PROF_TRIGGER", "file:dump-now", 1);
+        gpu_flight_on_trigger(&cfg, 3);
     } else {
         cfg.schedule.active = 10;
         cfg.schedule.repeat = 1;
@@ -453,10 +441,7 @@ static int case_graph(int flight) {
             graph_launch(s);
         }
         if (flight) fake_gpu_sleep(1000000);    /* the step's GPU work done by its end: drained there */
-        if (flight && step == 9) {      /* the trigger, seen at a step a second after the last look */
-            fclose(fopen("dump-now", "w"));
-            fake_gpu_sleep(1100000000);
-        }
+        if (flight && step == 9) gpu_trigger_now();
         PROF_STEP();
     }
     PROF_SHUTDOWN();

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_gpu.h"
+
 static FILE *gpu_truth;
 static int gpu_failed;
 
@@ -41,6 +43,36 @@ __attribute__((unused)) static void gpu_write_both(const prof_cycle *c, const ch
     snprintf(path, sizeof path, "%s.%d.pftrace", stem, *n);
     prof_cycle_write_trace(c, path);
 }
+
+/* The kernel capture cases' schedule: six steps, steps 2-4 recorded (wait
+   1, warm-up 1, active 3, once), each saved cycle handed to ready with
+   cycles (its count) as user data. */
+__attribute__((unused)) static void gpu_kernels_schedule(prof_config *cfg,
+                                                         void (*ready)(const prof_cycle *, void *), int *cycles) {
+    cfg->on_trace_ready = ready;
+    cfg->user_data = cycles;
+    cfg->schedule.wait = 1;
+    cfg->schedule.warmup = 1;
+    cfg->schedule.active = 3;
+    cfg->schedule.repeat = 1;
+}
+
+#ifdef _POSIX_C_SOURCE                  /* setenv: the kernel capture tests */
+/* Flight mode keeping the last `steps` steps, dumped on a trigger file
+   (gpu_trigger_now) and never for a slow step. */
+__attribute__((unused)) static void gpu_flight_on_trigger(prof_config *cfg, int steps) {
+    cfg->flight_steps = steps;
+    cfg->flight_slow = -1;
+    setenv("PROF_TRIGGER", "file:dump-now", 1);
+}
+
+/* The trigger file made, and the simulated clock a second on: the next step
+   is a second after the last look for it, looks, and dumps. */
+__attribute__((unused)) static void gpu_trigger_now(void) {
+    fclose(fopen("dump-now", "w"));
+    fake_gpu_sleep(1100000000);
+}
+#endif
 
 /* A check made inside the program; reported on stdout, the run fails. */
 __attribute__((unused)) static void expect(int ok, const char *what) {

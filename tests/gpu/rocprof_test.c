@@ -177,12 +177,7 @@ static void both_formats(const prof_cycle *c, void *user) {
 static int case_kernels(void) {
     static int cycles;
     prof_config cfg = capture("roc.json");
-    cfg.on_trace_ready = both_formats;
-    cfg.user_data = &cycles;
-    cfg.schedule.wait = 1;
-    cfg.schedule.warmup = 1;
-    cfg.schedule.active = 3;
-    cfg.schedule.repeat = 1;
+    gpu_kernels_schedule(&cfg, both_formats, &cycles);
     void *s = start_sdk(13);
     fake_gpu_clock(0, 1.0001, 5000000000);
     roc_latency(200000);
@@ -263,18 +258,13 @@ static int case_late(void) {
    the last step dumps them, kernels with their launches. */
 static int case_flight(void) {
     prof_config cfg = capture("flight.json");
-    cfg.flight_steps = 2;
-    cfg.flight_slow = -1;
-    setenv("PROF_TRIGGER", "file:dump-now", 1);
+    gpu_flight_on_trigger(&cfg, 2);
     void *s = start_sdk(4);
     PROF_INIT(&cfg);
     load_code_object();
     for (int step = 0; step < 20; step++) {
         work(s, K_TINY);
-        if (step == 19) {               /* the trigger, seen at a step a second after the last look */
-            fclose(fopen("dump-now", "w"));
-            fake_gpu_sleep(1100000000);
-        }
+        if (step == 19) gpu_trigger_now();
         PROF_STEP();
     }
     PROF_SHUTDOWN();
