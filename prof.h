@@ -6427,6 +6427,8 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     uint64_t mem_told;                  /* memory tracks described: bit device + 1 */
     uint32_t seq, seqs;                 /* the current sequence; sequences so far */
     unsigned char seqb[8];              /* its field, as every packet holds it */
+    unsigned char tb[16], te[16];       /* what follows a leaf's BEGIN's and END's
+                                           timestamps (prof__pf_seq) */
     size_t seqn;
     int64_t last;                       /* the last timestamp on the sequence's clock */
     uint64_t *open;                     /* ends (ticks) of the slices open on the track */
@@ -6461,11 +6463,25 @@ static void prof__pf_packet(prof__pw *p, prof__pb *m) {
     m->err = 0;
 }
 
-/* Makes seq the current sequence (the field every packet starts with). */
+/* Makes seq the current sequence: the field every packet starts with, and
+   what follows a leaf's packets' timestamps (16 bytes each: that field,
+   then the TrackEvent's tag, length, type and, BEGIN's, the name's tag). */
 static void prof__pf_seq(prof__pw *p, uint32_t seq) {
+    unsigned char *tb = p->tb, *te = p->te;
     p->seq = seq;
     unsigned char *o = prof__pb_varint(p->seqb, PROF__PB_TAG(PROF__TP_SEQ_ID, PROF__PB_VARINT));
-    p->seqn = (size_t)(prof__pb_varint(o, seq) - p->seqb);
+    const size_t sn = p->seqn = (size_t)(prof__pb_varint(o, seq) - p->seqb);
+    memset(tb, 0, sizeof p->tb);
+    memset(te, 0, sizeof p->te);
+    memcpy(tb, p->seqb, sn);
+    memcpy(te, p->seqb, sn);
+    tb[sn] = te[sn] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
+    tb[sn + 1] = 4;
+    te[sn + 1] = 2;
+    tb[sn + 2] = te[sn + 2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
+    tb[sn + 3] = PROF__TE_BEGIN;
+    te[sn + 3] = PROF__TE_END;
+    tb[sn + 4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
 }
 
 /* Starts a new sequence: its incremental state cleared, its default track,
@@ -6633,7 +6649,7 @@ PROF__INLINE unsigned char *prof__pf_word(unsigned char *o, uint32_t d, size_t t
 }
 
 /* A leaf's BEGIN and END, any deltas, any name id (prof__pf_word's
-   fast case aside): tb and te from prof__pf_templates, sn the sequence's
+   fast case aside): tb and te as prof__pf_seq makes them, sn the sequence's
    field's length. At most 64 bytes stored. Returns the end. */
 static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, uint32_t iid,
                                     const unsigned char *tb, const unsigned char *te, size_t sn) {
@@ -6655,23 +6671,6 @@ static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, 
     return o;
 }
 
-/* What follows a leaf's packets' timestamps, into tb (BEGIN) and te (END),
-   16 bytes each: the sequence's field (sn bytes), then the TrackEvent's
-   tag, length, type and (BEGIN) the name's tag. */
-PROF__INLINE void prof__pf_templates(const prof__pw *p, unsigned char *tb, unsigned char *te, size_t sn) {
-    memset(tb, 0, 16);
-    memset(te, 0, 16);
-    memcpy(tb, p->seqb, sn);
-    memcpy(te, p->seqb, sn);
-    tb[sn] = te[sn] = (unsigned char)PROF__PB_TAG(PROF__TP_TRACK_EVENT, PROF__PB_LEN);
-    tb[sn + 1] = 4;
-    te[sn + 1] = 2;
-    tb[sn + 2] = te[sn + 2] = (unsigned char)PROF__PB_TAG(PROF__TE_TYPE, PROF__PB_VARINT);
-    tb[sn + 3] = PROF__TE_BEGIN;
-    te[sn + 3] = PROF__TE_END;
-    tb[sn + 4] = (unsigned char)PROF__PB_TAG(PROF__TE_NAME_IID, PROF__PB_VARINT);
-}
-
 /* A region with nothing inside it, nothing attached, on its own thread's
    track: its BEGIN and END at once, 0 if it must go the long way (it
    overlaps what is open). Most regions of most traces (prof__ps_run takes
@@ -6688,11 +6687,9 @@ static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
         prof__pf_plain(p, t1, PROF__TE_END, 0);
         return 1;
     }
-    unsigned char tb[16], te[16];
-    prof__pf_templates(p, tb, te, p->seqn);
     prof__w *w = &p->w;
     unsigned char *o = (unsigned char *)prof__w_room(w, 64);
-    o = prof__pf_pair(o, (uint64_t)(t0 - p->last), (uint64_t)(t1 - t0), iid, tb, te, p->seqn);
+    o = prof__pf_pair(o, (uint64_t)(t0 - p->last), (uint64_t)(t1 - t0), iid, p->tb, p->te, p->seqn);
     w->n = (size_t)(o - (unsigned char *)w->buf);
     p->last = t1;
     return 1;
@@ -6716,8 +6713,9 @@ PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, c
        are under 2^63: the difference's sign tells) */
     const uint64_t top = p->nopen ? p->open[p->nopen - 1] : (uint64_t)INT64_MAX;
     int64_t last = p->last;
-    unsigned char tb[16], te[16];
-    prof__pf_templates(p, tb, te, sn);
+    unsigned char tb[16], te[16];       /* in locals: no byte stored changes them */
+    memcpy(tb, p->tb, sizeof tb);
+    memcpy(te, p->te, sizeof te);
     for (;;) {
         unsigned char *const buf = (unsigned char *)p->w.buf, *o = buf + p->w.n;
         const size_t room = (PROF__WBUF - p->w.n) / 64, stop = n_ev - i < room ? n_ev : i + room;
