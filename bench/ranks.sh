@@ -6,12 +6,9 @@
 # traces of SIZE_MB each (default 10: 10 GB on disk under the build dir).
 #   bench/ranks.sh [build-dir] [SIZE_MB]   prints a Markdown table for bench/README.md
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/build-bench}
+source "$(dirname "$0")/common.sh"
 size=${2:-10}
-mkdir -p "$out"
-cc=${CC:-cc}
-$cc -std=c11 -O2 -I"$root" -o "$out/prof" "$root"/tools/prof/[a-z]*.c -lpthread
+build_prof
 $cc -std=c11 -O2 -DPROF_ENABLE -I"$root" -o "$out/ranks_sim" "$root/tests/ranks_sim.c" -lpthread -lm
 cd "$out"
 rm -rf ranks8 ranks1000 ranks-table
@@ -39,7 +36,7 @@ measure() {     # label, command...: one table row
   echo "| $label | $wall s | $(echo "$user + $sys" | bc) s | $((rss / 1024)) MiB |"
 }
 
-echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $($cc --version | head -1); -O2."
+machine
 echo "1,000 traces of $(du -m ranks1000/rank0.json | cut -f1) MB (JSON, $((layers * 20 + 100)) regions each): $total MB."
 echo
 echo "| what | wall | CPU | peak RSS |"

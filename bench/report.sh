@@ -8,12 +8,9 @@
 # of 8 layers of nested regions, 1,011 regions a step, 46 names), written
 # here as prof.h lays out a JSON trace.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/build-bench}
-mkdir -p "$out"
-cc=${CC:-cc}
-$cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -I"$root" "$root/bench/bench.c" -o "$out/bench" -lpthread
-(cd "$root" && $cc -std=c11 -O2 -I. -o "$out/prof" tools/prof/[a-z]*.c -lpthread -lm)
+source "$(dirname "$0")/common.sh"
+build_bench
+build_prof
 cd "$out"
 
 env -u PROF_SCHEDULE -u PROF_FLIGHT -u PROF_OUTPUT ./bench run 1000000 report_flat.json >/dev/null
@@ -50,7 +47,7 @@ with open("report_model.json", "w") as f:
     f.write("\n]}\n")
 PY
 
-echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $($cc --version | head -1); -O2."
+machine
 echo
 echo "| trace | regions | trace size | prof table (CPU) | prof report (CPU) | its wall time | its peak RSS | page size | Chromium loads and draws it |"
 echo "|---|---|---|---|---|---|---|---|---|"

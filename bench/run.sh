@@ -3,11 +3,8 @@
 # instruction counts from callgrind (exact, unaffected by other load).
 #   bench/run.sh [build-dir]     prints a Markdown table for bench/README.md
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/build-bench}
-mkdir -p "$out"
-cc=${CC:-cc}
-$cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -I"$root" "$root/bench/bench.c" -o "$out/bench" -lpthread
+source "$(dirname "$0")/common.sh"
+build_bench
 # the same with -DPROF_NVTX (NVTX3 from the CUDA toolkit), no tool attached
 nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
 have_nvtx=0
@@ -96,10 +93,9 @@ gz_ir=$(ir prof__write_trace_as write 200000 bench_trace.json.gz | awk '{printf 
 pf_ir=$(ir prof__write_perfetto write 200000 bench_trace.pftrace | awk '{printf "%.0f", $1}')
 collect_ir=$(ir prof__collect write 200000 | awk '{printf "%.0f", $1}')
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 ratio=$(awk -v a="$region_ns" -v b="$floor_ns" 'BEGIN{printf "%.2f", a/b}')
+machine
 cat <<TABLE
-Machine: $cpu, $(nproc) cores; $($cc --version | head -1); -O2.
 
 | what | instructions | time |
 |---|---|---|

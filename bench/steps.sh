@@ -8,11 +8,8 @@
 # and steps, against a run that writes once at exit.
 #   bench/steps.sh [build-dir]     prints a Markdown table for bench/README.md
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$root/build-bench}
-mkdir -p "$out"
-cc=${CC:-cc}
-$cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -I"$root" "$root/bench/bench.c" -o "$out/bench" -lpthread
+source "$(dirname "$0")/common.sh"
+build_bench
 cd "$out"
 
 # run [VAR=VALUE...] ./bench steps R PATH: one line of the bench
@@ -27,7 +24,7 @@ step_instr() {
   awk '/^totals:/ { printf "%.0f", $2 / 60 }' cg.out-01
 }
 
-echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $($cc --version | head -1); -O2."
+machine
 echo
 echo "| mode | regions a step | step call p50 | step call max | instructions a step call | engine ns per region | against writing at exit |"
 echo "|---|---|---|---|---|---|---|"
