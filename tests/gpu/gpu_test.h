@@ -9,6 +9,7 @@
 #ifndef GPU_TEST_H
 #define GPU_TEST_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,13 @@
 static FILE *gpu_truth;
 static int gpu_failed;
 
-/* One line of truth.jsonl. */
+/* One line of truth.jsonl, whole: a trace-ready handler writes lines on
+   the profiler's thread while the program writes its own (stdio locks each
+   call, not the line's text and its newline together). */
 __attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     va_list ap;
+    pthread_mutex_lock(&lock);
     if (!gpu_truth && !(gpu_truth = fopen("truth.jsonl", "w"))) {
         fprintf(stderr, "cannot write truth.jsonl\n");
         exit(2);
@@ -31,6 +36,7 @@ __attribute__((format(printf, 1, 2))) static void truth(const char *fmt, ...) {
     va_end(ap);
     fputc('\n', gpu_truth);
     fflush(gpu_truth);
+    pthread_mutex_unlock(&lock);
 }
 
 /* A saved cycle in both formats, <stem>.<n>.json and .pftrace, n counting
