@@ -603,8 +603,14 @@ typedef struct prof_gpu_activity {
     uint64_t    external;     /* PROF_GPU_EXTERNAL: the id mark() was given  */
     uint64_t    graph_node;   /* launched by a graph: its node's id ...      */
     uint32_t    graph;        /* ... and the graph's (0: not by a graph)     */
+    int         driver;       /* runtime call: one of the driver API's
+                                 (cuLaunchKernel: cuBLAS, cuDNN, NCCL) */
 } prof_gpu_activity;
 
+/* Capture follows the schedule: start loads the tracer with capture on,
+   and the core turns it off (capture(0)) between recording windows, where
+   a launch then pays the profiler nothing, and on again (capture(1)) at the
+   next window's warm-up. A tracer without capture stays on. */
 typedef struct prof_gpu_tracer {
     const char *name;                           /* "CUPTI"                     */
     int  (*start)(size_t buffer_bytes);         /* 1: capturing; 0: said why   */
@@ -612,6 +618,7 @@ typedef struct prof_gpu_tracer {
     void (*stop)(void);
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
     void (*mark)(uint64_t id);                  /* NULL, or see "One clock"    */
+    void (*capture)(int on);                    /* NULL: always on while started */
 } prof_gpu_tracer;
 
 /* From the tracer's callbacks, on any thread; copies a. */
@@ -1511,6 +1518,7 @@ static uint64_t prof__now(void) {
 /* ---- >>buffers  per-thread chunks of records, registration, the cap ----- */
 
 static void prof__init_locked(const prof_config *cfg);
+static void prof__gpu_autostart_due(void);
 
 static prof__thread *prof__register(void) {
     prof__thread *th = (prof__thread *)calloc(1, sizeof *th);
@@ -1539,6 +1547,7 @@ static prof__thread *prof__register(void) {
     pthread_mutex_unlock(&prof__lock);
     pthread_setspecific(prof__g.rec.key, th);
     prof__self = th;
+    prof__gpu_autostart_due();          /* a lazy start: kernel capture with it */
     return th;
 }
 
@@ -3018,6 +3027,7 @@ static void prof__gpu_fail(const prof_gpu_api *api, const char *call, int err) {
 static void prof__ensure_init(void);
 static void prof__atexit(void);
 static void prof__act_start_locked(const prof_gpu_api *api);
+static void prof__act_follow_locked(int want, int window_starts);
 static void prof__act_window_locked(void);
 static void prof__act_stop_locked(void);
 
@@ -3480,6 +3490,8 @@ static struct {
     uint64_t half[2];                   /* ... each within this many ticks */
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
+    int capturing;                      /* the tracer's capture is on (>>api-gpu: it follows the schedule) */
+    int said_start;                     /* a window without warm-up paid capture's start: said once */
 } prof__act;
 
 /* The tracer's clock now; 0 when nothing is captured. Under prof__lock. */
@@ -3545,8 +3557,26 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
+    prof__act.capturing = 1;
     if (api->tracer->mark) __atomic_store_n(&prof__act_marks, api->tracer, __ATOMIC_RELEASE);
     prof__act_reading(0);
+    prof__act_follow_locked(__atomic_load_n(&prof__on, __ATOMIC_RELAXED), 0);
+}
+
+/* Capture follows the schedule (>>api-gpu): on while a window records or
+   warms up (prof__on), off between windows, as Kineto enables CUPTI at the
+   warm-up step and disables it after the active steps. The warm-up step
+   absorbs capture's start; a window without one begins with it, and its
+   first step pays it (said once). In flight mode every step records: on.
+   Under prof__lock, after a save has taken the window's records. */
+static void prof__act_follow_locked(int want, int window_starts) {
+    const prof_gpu_tracer *tr = prof__act.tracer;
+    if (!tr || !tr->capture || !want == !prof__act.capturing) return;
+    tr->capture(want);
+    prof__act.capturing = want;
+    if (want && window_starts && !prof__act.said_start++)
+        prof__msg("%s: kernel capture starts with the recording window, which has no warm-up step: the window's "
+                  "first step pays the start (a warm-up step, warmup=1, would)", tr->name);
 }
 
 /* A window begins: what came before it goes. Under prof__lock. */
@@ -3620,18 +3650,35 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
        both by the runtime call's correlation */
     prof__gmark *evm = n ? (prof__gmark *)malloc(2 * n * sizeof *evm) : NULL, *ext = evm ? evm + n : NULL;
     size_t nevm = 0, next = 0;
-    if (n && (!cy->act || !all || !evm)) {
+    /* the correlations of what was launched and of the runtime's calls: a
+       driver call is kept when it launched something the runtime did not
+       (cuBLAS's cuLaunchKernel), not when it launched nothing or is the
+       runtime's own (cudaLaunchKernel's cuLaunchKernel, if the tracer
+       names it under the same correlation) */
+    uint32_t *launched = n ? (uint32_t *)malloc(2 * n * sizeof *launched) : NULL, *rt = launched ? launched + n : NULL;
+    size_t nlaunched = 0, nrt = 0;
+    if (n && (!cy->act || !all || !evm || !launched)) {
         __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED);
         cy->oom = 1;
         free(cy->act);
         cy->act = NULL;
         n = 0;
     }
+    for (size_t i = 0; i < n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->kind < PROF_GPU_RUNTIME) launched[nlaunched++] = a->correlation;
+        else if (a->kind == PROF_GPU_RUNTIME && !a->driver) rt[nrt++] = a->correlation;
+    }
+    qsort(launched, nlaunched, sizeof *launched, prof__u32_cmp);
+    qsort(rt, nrt, sizeof *rt, prof__u32_cmp);
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
             int api = a->kind == PROF_GPU_RUNTIME, mark = a->kind > PROF_GPU_RUNTIME;
             if (pass != !(api || mark)) continue;  /* runtime calls and marks first, then what they launched */
+            if (api && a->driver && (!prof__gpu_find(launched, nlaunched, a->correlation) ||
+                                     prof__gpu_find(rt, nrt, a->correlation)))
+                continue;
             if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
@@ -3675,6 +3722,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     if (nin) prof__act.saved_lo = in[0], prof__act.saved_hi = in[nin - 1];
     pthread_mutex_unlock(&prof__act_lock);
     free(all);
+    free(launched);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
     /* each mark by the id the core gave it, with its record call's
        correlation and, when the tracer timed it, its event's device time */
@@ -3756,6 +3804,26 @@ void prof_gpu_say(const char *line) { prof__msg("%s", line); }
 
 void prof_gpu_attach(const prof_gpu_api *api) {
     if (prof__g.conf.cupti) prof__gpu_start(api);
+}
+
+/* Kernel capture starts with the profiler, whatever starts it (PROF_INIT,
+   or lazily the first macro of any kind): the file with PROF_IMPLEMENTATION
+   that includes prof_cuda.h or prof_hip.h defines prof__gpu_autostart,
+   which attaches its runtime. Without it (that file includes prof.h alone)
+   capture waits for a GPU region or a PROF_INIT where a binding is
+   included, which one line says. Run after a lazy init, or at the first
+   event after prof_init (PROF_INIT of prof_cuda.h or prof_hip.h attaches
+   at once, and HIP's before HIP starts), outside prof__lock. */
+PROF_API void prof__gpu_autostart(void) __attribute__((weak));
+static int prof__gpu_auto;              /* atomic: init asked for it, not yet done */
+
+static void prof__gpu_autostart_due(void) {
+    if (!__atomic_load_n(&prof__gpu_auto, __ATOMIC_ACQUIRE) || !__atomic_exchange_n(&prof__gpu_auto, 0, __ATOMIC_ACQ_REL))
+        return;
+    if (prof__gpu_autostart) prof__gpu_autostart();
+    else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0)
+        prof__msg("kernel capture (PROF_CUPTI / PROF_KERNELS) starts at the first GPU region or PROF_INIT in a file "
+                  "that includes prof_cuda.h or prof_hip.h: the file with PROF_IMPLEMENTATION includes neither");
 }
 
 /* The drained pairs (prof__gpu.res) placed on the CPU clock through the
@@ -6169,7 +6237,8 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
     if (g->a.kind == PROF_GPU_RUNTIME) {
         t->pid = t->cpu_pid;
         if (new_track) prof__tw_thread(t, g->tid);
-        PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
+        if (g->a.driver) PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_driver\",\"name\":");
+        else PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":");
         prof__w_name(w, g->a.name);
         prof__w_span(t, g->t0, g->t1);
         PROF__W_LIT(w, ",\"args\":{\"cbid\":");
@@ -9017,8 +9086,9 @@ void prof_set_rank(int rank, int world_size) {
     prof__g.who.rank_set = 1;
     if (prof__g.inited && !prof__g.shut) {
         prof__update_disabled();
-        __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && prof__cur_action() != PROF__NONE),
-                         __ATOMIC_RELAXED);
+        int on = !prof__g.disabled && prof__cur_action() != PROF__NONE;
+        __atomic_store_n(&prof__on, (unsigned char)on, __ATOMIC_RELAXED);
+        prof__act_follow_locked(on, 0);
     }
     pthread_mutex_unlock(&prof__lock);
 }
@@ -9263,6 +9333,7 @@ static void prof__init_locked(const prof_config *cfg) {
     static prof_config none;            /* all defaults */
     if (prof__g.proc.mute) return;      /* a fork's child: the parent's run, not its own */
     prof__resolve_config(cfg ? cfg : &none);
+    if (prof__g.conf.cupti && !prof__g.disabled) __atomic_store_n(&prof__gpu_auto, 1, __ATOMIC_RELEASE);
     if (!prof__g.inited) prof__start_clock();
     prof__trigger_start();              /* a triggered run: nothing recorded until asked */
     __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
@@ -9293,6 +9364,7 @@ static void prof__ensure_init(void) {
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited) prof__init_locked(NULL);
     pthread_mutex_unlock(&prof__lock);
+    prof__gpu_autostart_due();
 }
 
 /* ---- >>worker  the hand-off: what a step leaves to the profiler's thread ---
@@ -10175,6 +10247,7 @@ void prof_step(void) {
         prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
+    prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);
     if (work && !queued) prof__job_run_here(&j);

@@ -80,7 +80,8 @@ static struct {
     CUptiResult (*event_ts)(uint8_t);   /* cuptiActivityEnableCudaEventDeviceTimestamps */
     CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
     CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
-    int on;                             /* atomic: capturing */
+    int on;                             /* atomic: capturing (between windows: loaded, not capturing) */
+    int loaded;                         /* atomic: started, until stopped */
     int marks;                          /* atomic: 1 prof.h's event records named, 2 and timed */
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
     size_t bufs, bufs_max;              /* buffers out (atomic), and the most */
@@ -88,13 +89,16 @@ static struct {
     int nspare, spare_lock;             /* under spare_lock (a spin: callbacks, not hot) */
     int keep;                           /* atomic: spares are kept (capture starting or on) */
     struct { const char *raw, *name; } kn[PROF__CUPTI_NAMES];   /* while parsing */
-    const char *api[PROF__CUPTI_CBIDS]; /* runtime call names; "" left out */
+    const char *api[2][PROF__CUPTI_CBIDS];  /* runtime [0] and driver [1] call names; "" left out */
 } prof__cupti;
 static int prof__cupti_parsing;         /* atomic: a completed buffer is being read */
 
-static const CUpti_ActivityKind prof__cupti_kinds[4] = {
+/* What is launched, and the calls that launch it: the runtime's, and the
+   driver API's, through which libraries launch theirs (cuBLAS and cuBLASLt
+   ask cudaGetDriverEntryPointByVersion for cuLaunchKernel*). */
+static const CUpti_ActivityKind prof__cupti_kinds[5] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
 /* The ids prof.h gives its event records (marks), apart from others'. */
@@ -170,26 +174,31 @@ static const char *prof__cupti_kernel_name(const char *raw) {
     return name;
 }
 
-/* A runtime call's name without its version ("cudaLaunchKernel"), or ""
-   for the calls left out: prof.h's own queries and what engines call
-   between every launch (as Kineto leaves them out). While parsing. */
-static const char *prof__cupti_api_name(CUpti_CallbackId cbid) {
+/* A runtime or driver call's name without its version ("cudaLaunchKernel",
+   "cuMemcpyHtoDAsync"), or "" for the runtime calls left out: prof.h's own
+   queries and what engines call between every launch (as Kineto leaves
+   them out). The driver's calls that launched nothing are left out by
+   prof.h's core. While parsing. */
+static const char *prof__cupti_api_name(CUpti_CallbackId cbid, int driver) {
     static const char *const skip[] = { "cudaGetDevice", "cudaSetDevice", "cudaGetLastError", "cudaPeekAtLastError",
                                         "cudaEventQuery", "cudaStreamGetId", "cudaStreamGetDevice",
                                         "cudaStreamIsCapturing", "cudaGetDeviceCount", "cudaDeviceGetAttribute" };
-    if (cbid >= PROF__CUPTI_CBIDS) return "(runtime call)";
-    if (prof__cupti.api[cbid]) return prof__cupti.api[cbid];
+    const char *unknown = driver ? "(driver call)" : "(runtime call)";
+    if (cbid >= PROF__CUPTI_CBIDS) return unknown;
+    if (prof__cupti.api[driver][cbid]) return prof__cupti.api[driver][cbid];
     const char *raw = PROF__NULLPTR;
-    if (!prof__cupti.cb_name || prof__cupti.cb_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &raw) != CUPTI_SUCCESS || !raw)
-        raw = "(runtime call)";
+    if (!prof__cupti.cb_name ||
+        prof__cupti.cb_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &raw) != CUPTI_SUCCESS ||
+        !raw)
+        raw = unknown;
     size_t n = strlen(raw);
     const char *v = strstr(raw, "_v");
     if (v && v > raw && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
         n = PROF__SCAST(size_t, v - raw);
     const char *name = prof_intern(raw, n);
-    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+    for (size_t i = 0; !driver && i < sizeof skip / sizeof skip[0]; i++)
         if (strlen(skip[i]) == n && !strncmp(skip[i], raw, n)) name = "";
-    return prof__cupti.api[cbid] = name;
+    return prof__cupti.api[driver][cbid] = name;
 }
 
 static const char *prof__cupti_copy_name(unsigned copy, unsigned src, unsigned dst) {
@@ -243,10 +252,11 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
             a.name = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE ? "Memset (Device)" : "Memset";
             a.bytes = m->bytes;
             PROF__CUPTI_GRAPH(&a, m);
-        } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_RUNTIME || r->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
             const CUpti_ActivityAPI *c = PROF__RCAST(const CUpti_ActivityAPI *, r);
             a.kind = PROF_GPU_RUNTIME;
-            a.name = prof__cupti_api_name(c->cbid);
+            a.driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+            a.name = prof__cupti_api_name(c->cbid, a.driver);
             if (!*a.name) continue;
             a.device = -1;
             a.correlation = c->correlationId;
@@ -328,6 +338,43 @@ static void prof__cupti_mark(uint64_t id) {
     else prof__cupti.pop(PROF__CUPTI_MARK, &last);
 }
 
+/* The activity kinds (and marks) on: capture records. 0: an enable was
+   refused, and what it enabled is off again. */
+static int prof__cupti_on(void) {
+    CUptiResult r;
+    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+        if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
+            while (i--) prof__cupti.disable(prof__cupti_kinds[i]);
+            prof__cupti_say("cuptiActivityEnable", r);
+            return 0;
+        }
+    prof__cupti_marks_on();
+    __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+/* ... and off: launches pay CUPTI nothing. What was recorded still comes
+   at the next flush. */
+static void prof__cupti_off_all(void) {
+    __atomic_store_n(&prof__cupti.on, 0, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+        prof__cupti.disable(prof__cupti_kinds[i]);
+    int marks = __atomic_exchange_n(&prof__cupti.marks, 0, __ATOMIC_ACQ_REL);
+    if (marks) prof__cupti.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    if (marks == 2) {
+        prof__cupti.disable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
+        prof__cupti.event_ts(0);
+    }
+}
+
+/* Between windows (prof.h's core decides): off, then on again. An enable
+   refused then says why, and capture stays off. */
+static void prof__cupti_capture(int on) {
+    if (!__atomic_load_n(&prof__cupti.loaded, __ATOMIC_ACQUIRE)) return;
+    if (!on) prof__cupti_off_all();
+    else if (!__atomic_load_n(&prof__cupti.on, __ATOMIC_ACQUIRE)) prof__cupti_on();
+}
+
 static int prof__cupti_start(size_t buffer_bytes) {
     static const char *const libs[] = { "libcupti.so", "libcupti.so.13", "libcupti.so.12",
                                         "/usr/local/cuda/lib64/libcupti.so",
@@ -384,31 +431,20 @@ static int prof__cupti_start(size_t buffer_bytes) {
         prof__cupti_spares_free();
         return 0;
     }
-    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
-        if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
-            while (i--) prof__cupti.disable(prof__cupti_kinds[i]);
-            prof__cupti_say("cuptiActivityEnable", r);
-            prof__cupti_spares_free();
-            return 0;
-        }
-    prof__cupti_marks_on();
-    __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
+    if (!prof__cupti_on()) {
+        prof__cupti_spares_free();
+        return 0;
+    }
+    __atomic_store_n(&prof__cupti.loaded, 1, __ATOMIC_RELEASE);
     return 1;
 }
 
 static void prof__cupti_flush(void) { prof__cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
 static void prof__cupti_stop(void) {
-    __atomic_store_n(&prof__cupti.on, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&prof__cupti.loaded, 0, __ATOMIC_RELEASE);
+    prof__cupti_off_all();
     prof__cupti_flush();
-    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
-        prof__cupti.disable(prof__cupti_kinds[i]);
-    int marks = __atomic_exchange_n(&prof__cupti.marks, 0, __ATOMIC_ACQ_REL);
-    if (marks) prof__cupti.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    if (marks == 2) {
-        prof__cupti.disable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
-        prof__cupti.event_ts(0);
-    }
     prof__cupti_spares_free();
 }
 
@@ -419,7 +455,7 @@ static int64_t prof__cupti_now(void) {
 }
 
 static const prof_gpu_tracer prof__cupti_tracer = { "CUPTI", prof__cupti_start, prof__cupti_flush, prof__cupti_stop,
-                                                    prof__cupti_now, prof__cupti_mark };
+                                                    prof__cupti_now, prof__cupti_mark, prof__cupti_capture };
 #define PROF__CUDA_TRACER (&prof__cupti_tracer)
 #else
 #define PROF__CUDA_TRACER PROF__NULLPTR          /* no CUPTI headers: PROF_CUPTI says so */
@@ -454,7 +490,7 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
     /* Kernels carry CUPTI's stream ids, which are not the runtime's: while
        capturing, GPU regions take CUPTI's, so both share a track. */
     uint32_t cid;
-    if (e == cudaSuccess && __atomic_load_n(&prof__cupti.on, __ATOMIC_ACQUIRE) && prof__cupti.stream_id &&
+    if (e == cudaSuccess && __atomic_load_n(&prof__cupti.loaded, __ATOMIC_ACQUIRE) && prof__cupti.stream_id &&
         prof__cupti.stream_id(PROF__NULLPTR, PROF__SCAST(CUstream, s), 0, &cid) == CUPTI_SUCCESS)
         *id = cid;
 #endif
@@ -474,6 +510,13 @@ PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t, PROF__CU
    first kernel rather than at the first GPU region. */
 #undef PROF_INIT
 #define PROF_INIT(cfg) (prof_init(cfg), prof_gpu_attach(&prof__cuda_api))
+
+/* In the implementation's file, capture starts with the profiler however it
+   starts: lazily, at the first macro of any kind, too (prof.h's
+   prof__gpu_autostart). */
+#ifdef PROF_IMPLEMENTATION
+void prof__gpu_autostart(void) { prof_gpu_attach(&prof__cuda_api); }
+#endif
 
 #else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */
 

@@ -685,7 +685,7 @@ static int prof__roc_start(size_t buffer_bytes) {
         int first = !__atomic_load_n(&prof__roc.tried, __ATOMIC_ACQUIRE);
         if (!prof__roc_force()) return 0;
         if (first)
-            prof_gpu_say("rocprofiler-sdk: configured after HIP started (the first GPU region came before "
+            prof_gpu_say("rocprofiler-sdk: configured after HIP started (the profiler started without "
                          "PROF_INIT): HIP's calls and kernels may not reach it; call PROF_INIT before the first "
                          "HIP call, or export rocprofiler_configure (see prof_hip.h)");
     }
@@ -709,11 +709,31 @@ static void prof__roc_stop(void) {
     prof__roc.flush_buffer(prof__roc.buf);
 }
 
+/* Between windows (prof.h's core decides) the main context stops: HIP's
+   calls and dispatches pay the SDK nothing; the code objects' context stays
+   on, since kernel symbols reach only contexts active when they load. */
+static void prof__roc_capture(int on) {
+    if (__atomic_load_n(&prof__roc.finalized, __ATOMIC_ACQUIRE)) return;
+    if (!on) {
+        __atomic_store_n(&prof__roc.on, 0, __ATOMIC_RELEASE);
+        prof__roc.stop_context(prof__roc.ctx);
+    } else if (!__atomic_load_n(&prof__roc.on, __ATOMIC_ACQUIRE)) {
+        prof__roc_status st = prof__roc.start_context(prof__roc.ctx);
+        if (st) prof__roc_fail("rocprofiler_start_context", st);
+        else __atomic_store_n(&prof__roc.on, 1, __ATOMIC_RELEASE);
+    }
+}
+
 /* No marks: a GPU region spans what was launched inside its CPU side (>>gpu's
    one clock, the rule for a tracer without them). */
 const prof_gpu_tracer prof__roc_tracer = { "rocprofiler-sdk", prof__roc_start, prof__roc_flush, prof__roc_stop,
-                                           prof__roc_now, PROF__NULLPTR };
+                                           prof__roc_now, PROF__NULLPTR, prof__roc_capture };
 long long prof__roc_stream_id(void *s) { return prof__roc_stream_number(s); }
+/* Capture starts with the profiler however it starts (prof.h's
+   prof__gpu_autostart): lazily, at the first macro of any kind, too. Only
+   PROF_INIT knows that HIP has not started yet (prof__roc_early); a lazy
+   start configures the SDK late, and says so. */
+void prof__gpu_autostart(void) { prof_gpu_attach(&prof__hip_api); }
 #endif /* PROF_IMPLEMENTATION */
 
 #else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */

@@ -8,7 +8,8 @@ way Kineto writes it, and prints what it measured.
     (pid = device, tid = stream) with Kineto's args (device, stream,
     correlation; kernels: grid, block, registers per thread, shared memory;
     copies and fills: bytes, memory bandwidth (GB/s));
-  - every one of them has the cuda_runtime call that launched it, on a CPU
+  - every one of them has the cuda_runtime (or cuda_driver: a library's
+    cuLaunchKernel) call that launched it, on a CPU
     thread of the process, tied by an ac2g flow (s at the call, f at the GPU
     event, the same id) and by the same correlation; the call begins before
     what it launched;
@@ -52,7 +53,7 @@ def check_trace(d, launches=None, kernels=(), slack_us=0.0, inside_names=None):
     call on its thread."""
     ev = d["traceEvents"]
     gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
-    rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"]
+    rt = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")]
     ann = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation"]
     flows = {}
     for e in ev:
@@ -72,6 +73,8 @@ def check_trace(d, launches=None, kernels=(), slack_us=0.0, inside_names=None):
         check(isinstance(args.get("cbid"), int) and isinstance(args.get("correlation"), int),
               f"runtime call without cbid/correlation: {e}")
         check(e["pid"] in cpu_pids, f"runtime call {e['name']} not on the process's CPU tracks (pid {e['pid']})")
+        check(args["correlation"] not in by_corr, f"two calls with correlation {args['correlation']}: {e['name']} and "
+              f"{by_corr.get(args['correlation'], {}).get('name')} (a runtime call's own driver call written too?)")
         by_corr[args["correlation"]] = e
     f_at_all = {}
     for f in flows.values():

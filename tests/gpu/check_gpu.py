@@ -645,6 +645,70 @@ def case_cupti_graph_flight(backend, program):
     print(f"cupti_graph_flight: {len(gpu)} graph nodes in the dump")
 
 
+def case_cupti_driver(backend, program):
+    """A library's kernels launched through the driver API (cuLaunchKernelEx,
+    as cuBLAS launches its GEMMs) have their call in the trace as Kineto
+    writes it (cuda_driver), with its flow, inside the region that made it;
+    a runtime launch's own driver call (same correlation) is not written
+    twice, and a driver call that launched nothing is left out."""
+    from check_cupti import check_trace
+    p = run(program, "cupti_driver")
+    check_quiet(p)
+    t = read_truth()["driver"][0]["driver"]
+    d = load("driver.1.json")
+    per_step = t["library_kernels"] + t["runtime_kernels"]
+    gpu, calls, _, _, _ = check_trace(d, launches=t["steps"] * per_step)
+    ev = d["traceEvents"]
+    got = collections.Counter((e["cat"], e["name"]) for e in calls)
+    want = {("cuda_driver", "cuLaunchKernelEx"): t["steps"] * t["library_kernels"],
+            ("cuda_runtime", "cudaLaunchKernel"): t["steps"] * t["runtime_kernels"]}
+    check(got == want, f"launch calls {dict(got)}, not {want}")
+    by_corr = {e["args"]["correlation"]: e for e in calls}
+    regions = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+               and not e["name"].startswith("ProfilerStep#")]
+    for k in gpu:
+        call = by_corr[k["args"]["correlation"]]
+        want_region = "gemm" if "cutlass" in k["name"] else "relu"
+        want_cat = "cuda_driver" if "cutlass" in k["name"] else "cuda_runtime"
+        check(call["cat"] == want_cat, f"{k['name']} launched by {call['cat']} {call['name']}")
+        around = [r for r in regions if r["tid"] == call["tid"] and r["ts"] <= call["ts"]
+                  and call["ts"] + call["dur"] <= r["ts"] + r["dur"]]
+        check([r["name"] for r in around] == [want_region],
+              f"{call['name']} inside {[r['name'] for r in around]}, not [{want_region}]")
+    print(f"cupti_driver: {len(gpu)} kernels, each with its call: {dict(got)}")
+
+
+def check_windows(program, case, warmup):
+    """11 steps of 1,000 launches, the window steps 9-10 (warmup: step 8
+    warms up): CUPTI traced the launches of the warm-up and recorded steps
+    alone, and the trace holds the recorded steps' 2,000 kernels, each with
+    its launch; no PROF_INIT: capture started with the profiler, lazily."""
+    from check_cupti import check_trace
+    p = run(program, case)
+    lines = [line for line in stderr_lines(p) if not line.startswith("prof: wrote windows.1.json")]
+    check(len(lines) == (0 if warmup else 1), f"stderr {p.stderr}")
+    check(warmup or "CUPTI: kernel capture starts with the recording window, which has no warm-up step" in lines[0],
+          f"stderr {p.stderr}")
+    t = read_truth()["windows"][0]["windows"]
+    steps = 3 if warmup else 2
+    check(t["traced_calls"] == steps * 1000 and t["traced_kernels"] == steps * 1000,
+          f"CUPTI traced {t['traced_calls']} runtime calls and {t['traced_kernels']} kernels of {t['launches']}; "
+          f"capture on for {steps} steps would trace {steps * 1000}")
+    check(t["enabled_after"] == 0, "CUPTI's activity kinds still enabled after shutdown")
+    d = load("windows.1.json")
+    check_trace(d, launches=2000)
+    check(sorted(recorded_steps(d)) == [9, 10], f"recorded steps {sorted(recorded_steps(d))}")
+    print(f"{case}: CUPTI traced {t['traced_calls']} of {t['launches']} launches; 2000 kernels in the trace")
+
+
+def case_cupti_windows(backend, program):
+    check_windows(program, "cupti_windows", True)
+
+
+def case_cupti_windows_nowarmup(backend, program):
+    check_windows(program, "cupti_windows_nowarmup", False)
+
+
 def truth_enabled(want):
     return read_truth()["per_step"][0].get("enabled_after", want) == want
 

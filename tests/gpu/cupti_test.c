@@ -21,6 +21,7 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
 #include <cupti_activity.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #pragma GCC diagnostic pop
 #include <dlfcn.h>
@@ -50,6 +51,8 @@ void *__wrap_aligned_alloc(size_t align, size_t size) {
 }
 
 static fake_cupti_emit_fn *emit;
+static fake_cupti_deliver_fn *deliver;
+static fake_cupti_taken_fn *taken;
 static fake_cupti_now_fn *cupti_now;
 static fake_cupti_enabled_fn *cupti_enabled;
 static fake_cupti_slow_reads_fn *slow_reads;
@@ -65,7 +68,8 @@ static void bind_cupti(void) {
     void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
     void *sr = lib ? dlsym(lib, "fake_cupti_slow_reads") : NULL;
     void *ap = lib ? dlsym(lib, "fake_cupti_api") : NULL, *ev = lib ? dlsym(lib, "fake_cupti_event") : NULL;
-    if (!e || !n || !b || !en || !sr || !ap || !ev) {
+    void *dl = lib ? dlsym(lib, "fake_cupti_deliver") : NULL, *tk = lib ? dlsym(lib, "fake_cupti_taken") : NULL;
+    if (!e || !n || !b || !en || !sr || !ap || !ev || !dl || !tk) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
@@ -75,6 +79,8 @@ static void bind_cupti(void) {
     memcpy(&slow_reads, &sr, sizeof sr);
     memcpy(&cupti_api, &ap, sizeof ap);
     memcpy(&cupti_event, &ev, sizeof ev);
+    memcpy(&deliver, &dl, sizeof dl);
+    memcpy(&taken, &tk, sizeof tk);
     fake_cupti_bind_fn *bind;
     memcpy(&bind, &b, sizeof b);
     bind(fake_stream_info);
@@ -93,11 +99,11 @@ static uint32_t stream_id(void *stream) {
     return (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
 }
 
-/* The runtime call's record: what the engine's thread did. */
-static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
+/* A runtime (or driver) call's record: what the engine's thread did. */
+static void api_call(CUpti_ActivityKind kind, uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.kind = kind;
     a.cbid = cbid;
     a.start = (uint64_t)t0;
     a.end = (uint64_t)t1;
@@ -106,6 +112,10 @@ static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
     a.correlationId = c;
     emit(&a, sizeof a);
     launched++;
+}
+
+static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
+    api_call(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, c, t0, t1);
 }
 
 /* cudaEventRecord, as CUPTI sees it (fake_gpu_on_record calls it on the
@@ -127,6 +137,9 @@ static void event_recorded(void *stream, int dev, int64_t dev_ns) {
 }
 
 static int untimed_next;                /* the next kernel's record has no time */
+static int driver_next;                 /* the next kernel is a library's, launched by the driver
+                                           API (cuBLAS's cuLaunchKernelEx): no runtime call */
+static int nested_driver;               /* a runtime launch's record has its driver call inside it */
 static int backwards_next;              /* ... ends before it starts */
 static int hold_next;                   /* keep the next kernel's record back ... */
 static CUpti_ActivityKernel10 held;     /* ... here, as CUPTI gives it only once it ran */
@@ -137,7 +150,15 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     int64_t t0 = cupti_now();
     int dev;
     int64_t start = fake_gpu_launch_at(stream, ns, &dev);
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c, t0, cupti_now());
+    if (driver_next) {
+        api_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, c, t0, cupti_now());
+        driver_next = 0;
+    } else {
+        int64_t t1 = cupti_now();
+        runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c, t0, t1);
+        if (nested_driver)      /* the runtime's own driver call inside it, under its correlation */
+            api_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, c, t0, t1);
+    }
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof k);
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -316,7 +337,7 @@ static int case_late(void) {
         }
         PROF_STEP();                    /* step 1's saves the cycle */
         if (step == 1) {
-            emit(&held, sizeof held);   /* now it has run */
+            deliver(&held, sizeof held);    /* now it has run: launched while capture was on */
             launched++;
         }
     }
@@ -449,7 +470,71 @@ static int case_graph(int flight) {
     return 0;
 }
 
+/* A library that launches through the driver API, as cuBLAS does: in
+   each of 2 recorded steps, a region "gemm" around two of its kernels
+   (cuLaunchKernelEx, no runtime call), a region "relu" around a runtime
+   launch (whose own cuLaunchKernel shares its correlation), and a driver
+   call that launches nothing (cuCtxGetCurrent). */
+static int case_driver(void) {
+    prof_config cfg = capture("driver.json");
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 1;
+    device(2000);
+    nested_driver = 1;
+    void *s = fake_gpu_stream(0, 6);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 2; step++) {
+        {
+            PROF_SCOPE("gemm");
+            for (int i = 0; i < 2; i++) {
+                driver_next = 1;
+                launch("_Z14cutlass_sgemmv", s, 30000, 132, 128);
+            }
+        }
+        {
+            PROF_SCOPE("relu");
+            launch("_Z4reluPfi", s, 5000, 64, 256);
+        }
+        int64_t t = cupti_now();
+        api_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, ++corr, t, t);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"driver\": {\"steps\": 2, \"library_kernels\": 2, \"runtime_kernels\": 1}}");
+    return 0;
+}
+
+/* Capture follows the schedule: 11 steps of 1,000 launches each, one
+   window of 2 steps with 1 step of warm-up before it (warmup 1), or none
+   (warmup 0, the window's first step pays capture's start). CUPTI takes
+   the runtime calls of the warm-up and recorded steps only: outside them
+   a launch pays it nothing. No PROF_INIT: capture starts with the
+   profiler, at the first region. */
+static int case_windows(int warmup) {
+    setenv("PROF_CUPTI", "1", 1);
+    setenv("PROF_OUTPUT", "windows.json", 1);
+    setenv("PROF_SCHEDULE", warmup ? "wait=8,warmup=1,active=2,repeat=1" : "wait=9,warmup=0,active=2,repeat=1", 1);
+    fake_gpu_setup(1);
+    bind_cupti();
+    void *s = fake_gpu_stream(0, 8);
+    for (int step = 0; step < 11; step++) {
+        {
+            PROF_SCOPE("forward");
+            for (int i = 0; i < 1000; i++) launch("_Z4stepv", s, 100, 1, 32);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"windows\": {\"launches\": 11000, \"traced_calls\": %ld, \"traced_kernels\": %ld, "
+          "\"enabled_after\": %d}}",
+          taken(CUPTI_ACTIVITY_KIND_RUNTIME), taken(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), cupti_enabled());
+    return 0;
+}
+
 static int run(const char *name) {
+    if (!strcmp(name, "cupti_driver")) return case_driver();
+    if (!strcmp(name, "cupti_windows")) return case_windows(1);
+    if (!strcmp(name, "cupti_windows_nowarmup")) return case_windows(0);
     if (!strcmp(name, "cupti_flight")) return case_flight();
     if (!strcmp(name, "cupti_late")) return case_late();
     if (!strcmp(name, "cupti_kernels") || !strcmp(name, "cupti_nomarks") || !strcmp(name, "cupti_unnamed") ||

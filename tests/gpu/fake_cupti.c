@@ -32,6 +32,7 @@
 #pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
 #include <cupti_activity.h>
 #include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #pragma GCC diagnostic pop
 #include <pthread.h>
@@ -51,6 +52,7 @@ static struct {
     CUpti_BuffersCallbackCompleteFunc complete;
     int enabled[64];
     int enables;                        /* cuptiActivityEnable calls so far */
+    long taken[64];                     /* records taken, by kind: made while it was enabled */
     uint8_t *buf;                       /* the buffer being filled */
     size_t size, used;
     uint8_t *held[MAX_HELD];            /* full buffers not yet handed back */
@@ -60,7 +62,7 @@ static struct {
     int (*stream_info)(void *stream, int *dev, unsigned long long *id);
     pthread_t workers[1024];
     int nworkers;
-} F = { PTHREAD_MUTEX_INITIALIZER, 0, 0, { 0 }, 0, 0, 0, 0, { 0 }, { 0 }, 0, 0, 0, { 0 }, 0 };
+} F = { PTHREAD_MUTEX_INITIALIZER, 0, 0, { 0 }, 0, { 0 }, 0, 0, 0, { 0 }, { 0 }, 0, 0, 0, { 0 }, 0 };
 
 int64_t fake_cupti_now(void) {
     struct timespec t;
@@ -110,14 +112,18 @@ static void retire_locked(int now) {
     F.size = F.used = 0;
 }
 
-void fake_cupti_emit(const void *record, size_t size) {
+/* A record into the buffers: only if its kind is enabled now (emit), or
+   whatever is enabled now (deliver: work launched while it was, which ran
+   on). Counted by kind once taken. */
+static void put(const void *record, size_t size, int check_enabled) {
     CUpti_ActivityKind kind = ((const CUpti_Activity *)record)->kind;
     if (size != record_size(kind)) abort();     /* a test's mistake */
     pthread_mutex_lock(&F.lock);
-    if (!F.enabled[kind == CUPTI_ACTIVITY_KIND_KERNEL ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : kind]) {
+    if (check_enabled && !F.enabled[kind == CUPTI_ACTIVITY_KIND_KERNEL ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL : kind]) {
         pthread_mutex_unlock(&F.lock);
         return;
     }
+    F.taken[kind]++;
     size_t at = (F.used + 7) & ~(size_t)7;
     if (F.buf && at + size > F.size) {
         retire_locked(0);
@@ -138,6 +144,16 @@ void fake_cupti_emit(const void *record, size_t size) {
     memcpy(F.buf + at, record, size);
     F.used = at + size;
     pthread_mutex_unlock(&F.lock);
+}
+
+void fake_cupti_emit(const void *record, size_t size) { put(record, size, 1); }
+void fake_cupti_deliver(const void *record, size_t size) { put(record, size, 0); }
+
+long fake_cupti_taken(int kind) {
+    pthread_mutex_lock(&F.lock);
+    long n = kind >= 0 && kind < 64 ? F.taken[kind] : 0;
+    pthread_mutex_unlock(&F.lock);
+    return n;
 }
 
 static int event_ts;                    /* atomic: device timestamps enabled */
@@ -283,6 +299,15 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str) 
 }
 
 CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name) {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        switch (cbid) {
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: *name = "cuLaunchKernel"; break;
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: *name = "cuLaunchKernelEx"; break;
+        case CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent: *name = "cuCtxGetCurrent"; break;
+        default: return CUPTI_ERROR_INVALID_PARAMETER;
+        }
+        return CUPTI_SUCCESS;
+    }
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_INVALID_PARAMETER;
     switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000: *name = "cudaLaunchKernel_v7000"; break;

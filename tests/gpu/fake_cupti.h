@@ -9,8 +9,15 @@
 #define FAKE_CUPTI_OFFSET_NS   ((int64_t)777 * 1000000000)  /* its clock, against CLOCK_MONOTONIC */
 #define FAKE_CUPTI_STREAM_SHIFT 100u                        /* its stream ids, against the runtime's */
 
-/* One activity record, in the toolkit's struct layout, into the buffers. */
+/* One activity record, in the toolkit's struct layout, into the buffers,
+   if its kind is enabled now (CUPTI records only what it traces). */
 typedef void fake_cupti_emit_fn(const void *record, size_t size);
+/* The same for work launched while its kind was enabled, which ran on past
+   a disable: CUPTI still hands its record over. */
+typedef void fake_cupti_deliver_fn(const void *record, size_t size);
+/* How many records of a kind (CUpti_ActivityKind) it took: the runtime
+   calls (and kernels) CUPTI traced, which cost their launches. */
+typedef long fake_cupti_taken_fn(int kind);
 /* The simulated runtime's stream ids, for cuptiGetStreamIdEx. */
 typedef void fake_cupti_bind_fn(int (*stream_info)(void *stream, int *dev, unsigned long long *id));
 /* Its clock, as cuptiGetTimestamp reads it. */
@@ -35,6 +42,8 @@ typedef void fake_cupti_event_fn(uint32_t correlation, uint32_t device, uint32_t
 fake_cupti_api_fn fake_cupti_api;
 fake_cupti_event_fn fake_cupti_event;
 fake_cupti_emit_fn fake_cupti_emit;
+fake_cupti_deliver_fn fake_cupti_deliver;
+fake_cupti_taken_fn fake_cupti_taken;
 fake_cupti_bind_fn fake_cupti_bind;
 fake_cupti_now_fn fake_cupti_now;
 fake_cupti_enabled_fn fake_cupti_enabled;

@@ -245,7 +245,7 @@ static void extra_event(trace *t, const event *ev, void *ctx) {
         return;
     }
     if (!is_str(ph, "X") || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0) return;
-    if (is_str(cat, "cuda_runtime") || is_str(cat, "hip_runtime")) {
+    if (is_str(cat, "cuda_runtime") || is_str(cat, "cuda_driver") || is_str(cat, "hip_runtime")) {
         add_rt(x, (rt_call){ (long)tid, ts, ts + dur, arg_int(t, ev, "\"correlation\"") });
         return;
     }
