@@ -153,7 +153,7 @@ def ops_match_table(tool, tmp, trace, dom, data):
     for spec, rows in (("sort=self_cpu,percentiles", None), ("sort=self_cpu,group=thread,percentiles", data["ops_thread"]["rows"])):
         text = run([tool, "table", trace, spec], tmp).stdout
         want = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()[3:]
-                if line and not line.startswith(("-", "Self CPU time", "Rows sum"))]
+                if line and not line.startswith(("-", "Self CPU time", "Self GPU time", "Rows sum"))]
         heads = re.split(r"\s{2,}", text.splitlines()[1].strip())
         if rows is None:
             got_heads = dom.tables["ops-table"][0]["cells"]
