@@ -631,6 +631,20 @@ PROF__FN void prof_gpu_attach(const prof_gpu_api *api) PROF__OFF()
 /* One line, as prof.h says things (PROF_LOG, "prof: " before it). */
 PROF__FN void prof_gpu_say(const char *line) PROF__OFF()
 
+/* >>api-model's GPU side: a saved trace's GPU records into a model, which
+   the table then reads as it reads the recorder's (GPU columns, a row per
+   kernel name). Times are the model's ns. prof_model_gpu_region: a GPU
+   region's CPU side, a region (arguments may follow) whose GPU side has
+   this correlation; prof_model_gpu: a GPU region's GPU side (g's name,
+   device, stream, correlation, ts_ns, dur_ns); prof_model_activity: kernel
+   capture's record, a runtime call (kind PROF_GPU_RUNTIME; a->thread: the
+   tid of its thread in the model) or a kernel, copy or fill (a->device,
+   a->stream), a->t0_ns to a->t1_ns, with a->correlation. */
+PROF__FN int prof_model_gpu_region(prof_cycle *c, int thread, const char *name, uint32_t correlation, int64_t t0_ns,
+                                   int64_t t1_ns) PROF__OFF(return 0;)
+PROF__FN int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) PROF__OFF(return 0;)
+PROF__FN int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) PROF__OFF(return 0;)
+
 #if !PROF__ENABLED
 #pragma GCC diagnostic pop
 #endif
@@ -4784,6 +4798,7 @@ typedef struct prof__model {
     prof__cycle cy;                     /* first: the cycle is the model */
     prof__munit *unit;
     size_t nunit, ucap, thcap;
+    size_t gcap, acap;                  /* of cy.gpu, cy.act (prof_model_gpu, _activity) */
     int open;                           /* a unit takes arguments */
     int done;                           /* finished: nothing more is added */
 } prof__model;
@@ -4870,6 +4885,51 @@ int prof_model_region(prof_cycle *c, int thread, const char *name, int64_t t0_ns
     return prof__model_span(c, thread, PROF__K_REGION, name, 0, t0_ns, t1_ns);
 }
 
+int prof_model_gpu_region(prof_cycle *c, int thread, const char *name, uint32_t correlation, int64_t t0_ns,
+                          int64_t t1_ns) {
+    return prof__model_span(c, thread, PROF__K_GPU_REGION, name, correlation, t0_ns, t1_ns);
+}
+
+int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) {
+    prof__model *m = prof__model_of(c);
+    if (m) m->open = 0;
+    if (!m || !g || g->ts_ns < 0 || g->dur_ns < 0) return 0;
+    prof__gev *v = (prof__gev *)prof__grow(c->gpu, &m->gcap, c->ngpu + 1, sizeof *v);
+    if (!v) {
+        c->oom = 1;
+        return 0;
+    }
+    c->gpu = v;
+    v += c->ngpu++;
+    v->name = g->name;
+    v->t0 = g->ts_ns + 1;               /* ticks, as the regions' */
+    v->t1 = g->ts_ns + g->dur_ns + 1;
+    v->corr = g->correlation;
+    v->dev = g->device;
+    v->stream = g->stream;
+    return 1;
+}
+
+int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) {
+    prof__model *m = prof__model_of(c);
+    if (m) m->open = 0;
+    if (!m || !a || a->kind < PROF_GPU_KERNEL || a->kind > PROF_GPU_RUNTIME || a->t0_ns < 0 || a->t1_ns < a->t0_ns)
+        return 0;
+    prof__gact *v = (prof__gact *)prof__grow(c->act, &m->acap, c->nact + 1, sizeof *v);
+    if (!v) {
+        c->oom = 1;
+        return 0;
+    }
+    c->act = v;
+    v += c->nact++;
+    v->a = *a;
+    v->t0 = (uint64_t)a->t0_ns + 1;
+    v->t1 = (uint64_t)a->t1_ns + 1;
+    v->tid = a->kind == PROF_GPU_RUNTIME ? (long)a->thread : 0;
+    c->nact_api += a->kind == PROF_GPU_RUNTIME;
+    return 1;
+}
+
 int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t t0_ns, int64_t t1_ns) {
     return number >= 0 && number <= UINT32_MAX &&
            prof__model_span(c, thread, PROF__K_STEP, NULL, (uint32_t)number, t0_ns, t1_ns);
@@ -4919,6 +4979,10 @@ int prof_model_finish(prof_cycle *c) {
     c->ev = sorted;
     c->n = c->cap = o;
     m->nunit = 0;
+    /* GPU records in the recorder's order: regions by device, stream, start;
+       runtime calls by thread, then the rest by device and stream */
+    if (c->ngpu) qsort(c->gpu, c->ngpu, sizeof *c->gpu, prof__gev_cmp);
+    if (c->nact) qsort(c->act, c->nact, sizeof *c->act, prof__gact_cmp);
     return prof__analyse(c);
 }
 

@@ -25,6 +25,9 @@ flight   a flight recorder's dump of a slow step (scenarios.c, flight), as
          page.
 diff     prof report --diff on synthetic runs: the rows and the U test's p as
          prof diff prints them.
+outlier  step #0 800x the median: the step charts keep the other steps'
+         columns their height (the axis ends at the tallest step within 4x
+         the median), #0 cut at the top with its true time and a note.
 
 Exit 77 (skipped) where Chromium is not installed (Debian: apt-get install
 chromium; run_tests.sh installs it)."""
@@ -153,7 +156,7 @@ def ops_match_table(tool, tmp, trace, dom, data):
     for spec, rows in (("sort=self_cpu,percentiles", None), ("sort=self_cpu,group=thread,percentiles", data["ops_thread"]["rows"])):
         text = run([tool, "table", trace, spec], tmp).stdout
         want = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()[3:]
-                if line and not line.startswith(("-", "Self CPU time", "Rows sum"))]
+                if line and not line.startswith(("-", "Self CPU time", "Self GPU time", "Rows sum"))]
         heads = re.split(r"\s{2,}", text.splitlines()[1].strip())
         if rows is None:
             got_heads = dom.tables["ops-table"][0]["cells"]
@@ -230,6 +233,64 @@ def case_cpu(tool, _scen, _cupti, tmp):
                         "prof report: no/such/dir.html: cannot write: No such file or directory")):
         p = run([tool] + args, tmp, rc=2)
         check(p.stderr.count("\n") == 1 and p.stderr.startswith(said), f"{args}: {p.stderr!r}")
+
+
+def outlier_trace(path, durs):
+    """One thread's steps of durs ns, each holding fwd (half of it) and a
+    kernel launched in fwd that runs for half the step (a runtime call, its
+    kernel on device 0 stream 7)."""
+    ev = ['{"ph":"M","name":"thread_name","pid":1,"tid":7,"ts":0.000,"args":{"name":"main"}}']
+    t = 1_000_000
+    for n, d in enumerate(durs):
+        ev.append(f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":1,"tid":7,"ts":{us(t)},"dur":{us(d - 1)}}}')
+        ev.append(f'{{"ph":"X","cat":"user_annotation","name":"fwd","pid":1,"tid":7,"ts":{us(t)},"dur":{us(d // 2)}}}')
+        ev.append(f'{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":7,"ts":{us(t + 10)},'
+                  f'"dur":{us(1000)},"args":{{"cbid":211,"correlation":{n + 1}}}}}')
+        ev.append(f'{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{us(t + 2000)},"dur":{us(d // 2)},'
+                  f'"args":{{"device":0,"stream":7,"correlation":{n + 1}}}}}')
+        t += d
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "baseTimeNanoseconds": 1700000000000000000, "traceEvents": [\n' +
+                ",\n".join(ev) + "\n]}\n")
+
+
+def chart_columns(text, chart):
+    """The columns of the chart in div#chart: {x: (drawn height, data-clipped or None)}."""
+    m = re.search(rf'<div id="{chart}">(.*?)</div>', text, re.S)
+    check(m, f"no {chart}")
+    cols = {}
+    for attrs, body in re.findall(r'<g ([^>]*class="col"[^>]*)>(.*?)</g>', m.group(1), re.S):
+        a = dict(re.findall(r'([\w-]+)="([^"]*)"', attrs))
+        h = sum(float(v) for v in re.findall(r'<rect [^>]*height="([\d.e+-]+)"', body))
+        cols[a["data-x"]] = (h, int(a["data-clipped"]) if "data-clipped" in a else None)
+    return cols
+
+
+def case_outlier(tool, _scen, _cupti, tmp):
+    """Step #0 800x the median: both step charts keep the other steps
+    readable, #0 cut at the top with its true time, said on the page."""
+    durs = [80_000_000, 100_000, 110_000, 90_000, 105_000, 95_000, 100_000, 120_000]
+    outlier_trace(os.path.join(tmp, "outlier.json"), durs)
+    page = report(tool, tmp, "outlier.json")
+    dom = render(page, tmp)
+    top = max(durs[1:])                 # the axis ends at the tallest step within 4x the median (100 us)
+    for chart, ih in (("step-chart", 240 - 28 - 24), ("gpu-step-chart", 200 - 28 - 24)):
+        cols = chart_columns(dom.text, chart)
+        check(sorted(cols) == sorted(f"#{n}" for n in range(len(durs))), f"{chart}: columns {sorted(cols)}")
+        h0, cut0 = cols["#0"]
+        check(cut0 == durs[0] and abs(h0 - ih) < 1e-6, f"{chart}: #0 {cols['#0']}, not cut at {ih} px")
+        for n, d in enumerate(durs[1:], 1):
+            h, cut = cols[f"#{n}"]
+            check(cut is None and abs(h - ih * d / top) < 1e-6 and h > ih / 2,
+                  f"{chart}: #{n} drawn {h} px high, not {ih * d / top} (cut {cut})")
+        m = re.search(rf'<p class="note" id="{chart}-cut">([^<]*)</p>', dom.text)
+        check(m and "#0 80.000ms (800\u00d7 the median)" in html.unescape(m.group(1)), f"{chart}: note {m and m.group(1)}")
+    # without an outlier nothing is cut (cpu's 900 us step is 2x the median)
+    cpu_trace(os.path.join(tmp, "cpu.json"))
+    dom = render(report(tool, tmp, "cpu.json"), tmp, shot=False)
+    cols = chart_columns(dom.text, "step-chart")
+    check(all(c is None for _, c in cols.values()) and "step-chart-cut" not in dom.ids, f"cpu: cut {cols}")
+    check(abs(cols["#2"][0] - (240 - 28 - 24)) < 1e-6, f"cpu: the tallest step {cols['#2']}, not to the top")
 
 
 def case_formats(tool, scen, _cupti, tmp):

@@ -666,28 +666,70 @@ const char *json_text(span s) {
     return text;
 }
 
+/* An integer argument k (quoted) of ev; dflt if it has none. */
+static int64_t arg_or(const trace *t, const event *ev, const char *k, int64_t dflt) {
+    int64_t v;
+    return span_int(obj_find(&t->d, ev->f[F_ARGS], k), &v) ? v : dflt;
+}
+
+/* Its GPU records (Kineto's categories) into the model: runtime and driver
+   calls on the CPU threads, kernels, copies and fills, GPU regions' GPU
+   sides (on pid = device, tid = stream where args say nothing). 0: not one. */
+static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int64_t ts, int64_t dur) {
+    span cat = ev->f[F_CAT];
+    int runtime = is_str(cat, "cuda_runtime") || is_str(cat, "cuda_driver") || is_str(cat, "hip_runtime");
+    if (!runtime && !is_gpu_cat(cat)) return 0;
+    int64_t corr = arg_or(t, ev, "\"correlation\"", -1), pid;
+    if (corr < 0 || corr > UINT32_MAX) return 1;    /* nothing to tie it to its launch */
+    if (!span_int(ev->f[F_PID], &pid)) pid = 0;
+    const char *name = json_text(ev->f[F_NAME]);
+    if (is_str(cat, "gpu_user_annotation")) {
+        prof_gpu_event g = { name, (int)arg_or(t, ev, "\"device\"", pid), arg_or(t, ev, "\"stream\"", tid),
+                             (uint32_t)corr, ts, dur };
+        prof_model_gpu(c, &g);
+        return 1;
+    }
+    prof_gpu_activity a;
+    memset(&a, 0, sizeof a);
+    a.kind = runtime ? PROF_GPU_RUNTIME : is_str(cat, "kernel") ? PROF_GPU_KERNEL
+           : is_str(cat, "gpu_memcpy") ? PROF_GPU_MEMCPY : PROF_GPU_MEMSET;
+    a.name = name;
+    a.device = runtime ? -1 : (int)arg_or(t, ev, "\"device\"", pid);
+    a.stream = runtime ? 0 : arg_or(t, ev, "\"stream\"", tid);
+    a.correlation = (uint32_t)corr;
+    a.t0_ns = ts;
+    a.t1_ns = ts + dur;
+    a.thread = (uint64_t)tid;
+    prof_model_activity(c, &a);
+    return 1;
+}
+
 /* Its CPU regions (X events off the GPUs) are the model's regions, per
-   thread, with their arguments (prof.h's own keys left out); a step
-   (ProfilerStep#N) is a step; thread_name events name the threads. */
+   thread, with their arguments (prof.h's own keys left out); a region with
+   a correlation is a GPU region's CPU side; a step (ProfilerStep#N) is a
+   step; thread_name events name the threads; GPU records go to model_gpu. */
 static void model_event(trace *t, const event *ev, void *ctx) {
     prof_cycle *c = ctx;
     int64_t tid, ts, dur;
     if (!span_int(ev->f[F_TID], &tid)) return;
-    span name = ev->f[F_NAME], cat = ev->f[F_CAT];
+    span name = ev->f[F_NAME];
     if (is_meta(ev)) {
         span nm = obj_find(&t->d, ev->f[F_ARGS], "\"name\"");
         if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') prof_model_thread(c, (long)tid, json_text(nm));
         return;
     }
-    if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"' || is_gpu_cat(cat)) return;
+    if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"') return;
     if (!event_time(t, ev->f[F_TS], ev->at, &ts) || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0 || ts < 0) return;
+    if (model_gpu(t, ev, c, tid, ts, dur)) return;
     int th = prof_model_thread(c, (long)tid, NULL);
     const char *text = json_text(name);
     if (!strncmp(text, "ProfilerStep#", 13)) {  /* prof.h's JSON ends a step 1 ns early */
         prof_model_step(c, th, (int64_t)strtoul(text + 13, NULL, 10), ts, ts + dur + 1);
         return;
     }
-    prof_model_region(c, th, text, ts, ts + dur);
+    int64_t corr = arg_or(t, ev, "\"correlation\"", 0);
+    if (corr > 0 && corr <= UINT32_MAX) prof_model_gpu_region(c, th, text, (uint32_t)corr, ts, ts + dur);
+    else prof_model_region(c, th, text, ts, ts + dur);
     if (!ev->f[F_ARGS].n || ev->f[F_ARGS].p[0] != '{') return;
     cursor cur;
     span k, v;

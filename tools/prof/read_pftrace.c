@@ -474,6 +474,49 @@ static int prof_key(const char *key) {         /* prof.h's own keys are not a re
     return !strcmp(key, "correlation") || !strcmp(key, "os_tid") || !strcmp(key, "clipped");
 }
 
+/* A slice's integer argument k; dflt if it has none. */
+static int64_t pf_int(const pf_slice *sl, const char *k, int64_t dflt) {
+    for (size_t i = 0; i < sl->nargs; i++)
+        if (!sl->args[i].is_str && !strcmp(sl->args[i].key, k)) return sl->args[i].v;
+    return dflt;
+}
+
+static int pf_has_arg(const pf_slice *sl, const char *k) {
+    for (size_t i = 0; i < sl->nargs; i++)
+        if (!strcmp(sl->args[i].key, k)) return 1;
+    return 0;
+}
+
+/* A slice's GPU record, as prof.h writes them, into the model: a runtime
+   call (a "cbid") on a thread's track; off the threads' tracks a kernel (a
+   "grid"), fill ("Memset ..."), copy ("bytes") or GPU region's GPU side
+   (only a "correlation"). 0: not one. */
+static int pfm_gpu(prof_cycle *c, const pf_slice *sl) {
+    int64_t corr = pf_int(sl, "correlation", -1);
+    int runtime = sl->has_tid && pf_has_arg(sl, "cbid");
+    if (sl->has_tid && !runtime) return 0;
+    if (corr < 0 || corr > UINT32_MAX) return 1;
+    if (!runtime && !pf_has_arg(sl, "grid") && strncmp(sl->name, "Memset", 6) && !pf_has_arg(sl, "bytes")) {
+        prof_gpu_event g = { sl->name, (int)pf_int(sl, "device", 0), pf_int(sl, "stream", 0), (uint32_t)corr,
+                             sl->t0, sl->t1 - sl->t0 };
+        prof_model_gpu(c, &g);
+        return 1;
+    }
+    prof_gpu_activity a;
+    memset(&a, 0, sizeof a);
+    a.kind = runtime ? PROF_GPU_RUNTIME : pf_has_arg(sl, "grid") ? PROF_GPU_KERNEL
+           : !strncmp(sl->name, "Memset", 6) ? PROF_GPU_MEMSET : PROF_GPU_MEMCPY;
+    a.name = sl->name;
+    a.device = runtime ? -1 : (int)pf_int(sl, "device", 0);
+    a.stream = runtime ? 0 : pf_int(sl, "stream", 0);
+    a.correlation = (uint32_t)corr;
+    a.t0_ns = sl->t0;
+    a.t1_ns = sl->t1;
+    a.thread = (uint64_t)sl->tid;
+    prof_model_activity(c, &a);
+    return 1;
+}
+
 /* One TrackEvent of sequence s at time ts (ns since the trace's earliest);
    c NULL: to also only. */
 static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
@@ -513,7 +556,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
             g_pfm.open = xrealloc(g_pfm.open, g_pfm.opencap * sizeof *g_pfm.open);
         }
         size_t a0 = g_pfm.nargs;
-        if (g_pfm.also && nargs) {              /* kept for the END, which has none */
+        if ((g_pfm.also || c) && nargs) {              /* kept for the END, which has none */
             if (g_pfm.nargs + nargs > g_pfm.argcap) {
                 g_pfm.argcap = 2 * (g_pfm.nargs + nargs);
                 g_pfm.args = xrealloc(g_pfm.args, g_pfm.argcap * sizeof *g_pfm.args);
@@ -533,19 +576,20 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     g_pfm.nopen--;
     int64_t tid;
     int has_tid = pfm_tid(track, &tid);
-    if (g_pfm.also) {
-        pf_slice sl = { o.name, (int64_t)o.t0, (int64_t)ts, 0, has_tid, has_tid ? tid : 0, nargs, args };
-        if (!nargs && o.na) sl.nargs = o.na, sl.args = g_pfm.args + o.a0;
-        g_pfm.also(g_pfm.t, &sl, g_pfm.ctx);
-        if (!g_pfm.nopen) g_pfm.nargs = 0;     /* none open: the pool starts again */
-    }
-    if (!has_tid || !c) return;                 /* not a thread's (GPU, counters), or no model */
+    pf_slice sl = { o.name, (int64_t)o.t0, (int64_t)ts, 0, has_tid, has_tid ? tid : 0, nargs, args };
+    if (!nargs && o.na) sl.nargs = o.na, sl.args = g_pfm.args + o.a0;
+    if (g_pfm.also) g_pfm.also(g_pfm.t, &sl, g_pfm.ctx);
+    int gpu = c && pfm_gpu(c, &sl);
+    if (!g_pfm.nopen) g_pfm.nargs = 0;         /* none open: the pool starts again */
+    if (!has_tid || !c || gpu) return;          /* not a thread's (GPU, counters), or no model */
     int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
         prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
         return;
     }
-    prof_model_region(c, th, o.name, (int64_t)o.t0, (int64_t)ts);
+    int64_t corr = pf_int(&sl, "correlation", 0);
+    if (corr > 0 && corr <= UINT32_MAX) prof_model_gpu_region(c, th, o.name, (uint32_t)corr, (int64_t)o.t0, (int64_t)ts);
+    else prof_model_region(c, th, o.name, (int64_t)o.t0, (int64_t)ts);
     for (size_t k = 0; k < nargs; k++) {
         if (prof_key(args[k].key)) continue;
         if (args[k].is_str) prof_model_arg_str(c, args[k].key, args[k].str);

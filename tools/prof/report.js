@@ -125,12 +125,24 @@ function barChart(items, width) {
   return s;
 }
 
+/* The top of a chart's y axis: the largest total within OUTLIER x the
+   median, so that one outlier (step #0 with the start-up, hundreds of
+   times the rest) does not flatten the others; columns above it are cut. */
+const OUTLIER = 4;
+function chartTop(totals) {
+  const bound = OUTLIER * median(totals);
+  const within = totals.filter(v => v <= bound);
+  return Math.max(1, ...(within.length ? within : totals));
+}
+
 /* Stacked columns, one per x: series [name, color, values[]]; marks: x
-   indexes drawn with a red triangle. Returns the svg. */
+   indexes drawn with a red triangle. A column over chartTop is cut at the
+   top, drawn with a break and its true total above it. Each column is a
+   <g class="col"> (data-x; data-clipped when cut). Returns the svg. */
 function stackedColumns(xs, series, marks, width, height, yFmt) {
-  const padL = 60, padB = 28, padT = 10, n = xs.length;
+  const padL = 60, padB = 28, padT = 24, n = xs.length;
   const totals = xs.map((_, i) => series.reduce((a, s) => a + s[2][i], 0));
-  const max = Math.max(1, ...totals);
+  const max = chartTop(totals);
   const cw = (width - padL - 10) / Math.max(1, n), bw = Math.max(1, cw * 0.8);
   const ih = height - padB - padT;
   const s = svg("svg", { width, height, class: "stacked" });
@@ -142,19 +154,37 @@ function stackedColumns(xs, series, marks, width, height, yFmt) {
   const every = Math.ceil(n / Math.max(1, Math.floor((width - padL) / 50)));
   xs.forEach((x, i) => {
     let y = padT + ih;
-    const x0 = padL + i * cw + (cw - bw) / 2;
+    const x0 = padL + i * cw + (cw - bw) / 2, cut = totals[i] > max;
+    const scale = cut ? max / totals[i] : 1;    /* a cut column: its parts in proportion, to the top */
+    const g = svg("g", cut ? { class: "col", "data-x": x, "data-clipped": totals[i] } : { class: "col", "data-x": x });
     for (const [name, color, vals] of series) {
-      const h = ih * vals[i] / max;
-      if (h > 0) s.append(svg("rect", { x: x0, y: y - h, width: bw, height: h, fill: color },
+      const h = ih * vals[i] * scale / max;
+      if (h > 0) g.append(svg("rect", { x: x0, y: y - h, width: bw, height: h, fill: color },
                               svg("title", {}, `${x}: ${name} ${yFmt(vals[i])}`)));
       y -= h;
     }
-    if (marks.has(i)) s.append(svg("path", { d: `M${x0 + bw / 2 - 5},${y - 9}h10l-5,7z`, fill: "#cf222e" },
-                                   svg("title", {}, `slow: ${x}`)));
+    if (cut) {                          /* the break, and the true total */
+      g.append(svg("path", { d: `M${x0 - 2},${padT + 8}l${bw + 4},-5v5l${-bw - 4},5z`, fill: "#fff", class: "cut" }));
+      g.append(svg("text", { x: x0 + bw / 2, y: padT - 4, "text-anchor": "middle", class: "cut-label" },
+                   yFmt(totals[i])));
+    }
+    s.append(g);
+    if (marks.has(i) && !cut) s.append(svg("path", { d: `M${x0 + bw / 2 - 5},${y - 9}h10l-5,7z`, fill: "#cf222e" },
+                                           svg("title", {}, `slow: ${x}`)));
     if (i % every === 0) s.append(svg("text", { x: x0 + bw / 2, y: height - 10, "text-anchor": "middle",
                                                 class: "muted" }, String(x)));
   });
   return s;
+}
+
+/* What a chart's cut columns were, for the note under it; "" if none. */
+function cutNote(xs, totals, med) {
+  const top = chartTop(totals), cut = xs.map((x, i) => [x, totals[i]]).filter(c => c[1] > top);
+  if (!cut.length) return "";
+  return `The y axis ends at the tallest step within ${OUTLIER}\u00D7 the median, so that the other steps stay ` +
+    "readable; a column cut at the top (a white break across it) carries its true time above it: " +
+    cut.map(c => `${c[0]} ${fmtNs(c[1])}` + (med ? ` (${(c[1] / med).toFixed(0)}\u00D7 the median)` : "")).join(", ") +
+    ". Step #0 often holds the start-up (allocation, warm-up, compilation).";
 }
 
 function section(id, title, kids) {
@@ -218,12 +248,16 @@ function viewOverview() {
   const width = Math.min(1300, Math.max(600, document.getElementById("main").clientWidth - 60));
   kids.push(el("h3", {}, "Time per step, by top-level region"));
   kids.push(legend(series.map(s => [s[0], s[1]])));
-  kids.push(el("div", { id: "step-chart" }, stackedColumns(rows.map(r => "#" + r.n), series, slow, width, 240, fmtShort)));
+  const xs = rows.map(r => "#" + r.n), note = cutNote(xs, durs, med);
+  kids.push(el("div", { id: "step-chart" }, stackedColumns(xs, series, slow, width, 240, fmtShort)));
+  if (note) kids.push(el("p", { class: "note", id: "step-chart-cut" }, note));
   if (rows.some(r => r.gpu)) {
     kids.push(el("h3", {}, "GPU time per step: kernels, copies and fills, idle (as HTA's temporal breakdown)"));
     const g = ["kernels", "copies and fills", "GPU idle"].map((n, k) => [n, GPU_COLORS[n], rows.map(r => r.gpu ? r.gpu[k] : 0)]);
     kids.push(legend(g.map(s => [s[0], s[1]])));
-    kids.push(el("div", { id: "gpu-step-chart" }, stackedColumns(rows.map(r => "#" + r.n), g, slow, width, 200, fmtShort)));
+    kids.push(el("div", { id: "gpu-step-chart" }, stackedColumns(xs, g, slow, width, 200, fmtShort)));
+    const gt = rows.map(r => r.gpu ? r.gpu.reduce((a, b) => a + b, 0) : 0), gnote = cutNote(xs, gt, median(gt));
+    if (gnote) kids.push(el("p", { class: "note", id: "gpu-step-chart-cut" }, gnote));
   }
   if (slow.size) kids.push(el("p", { class: "note" }, "Slowest steps (\u25BC): " +
     [...slow].map(i => `#${rows[i].n} ${fmtNs(rows[i].dur)} (${(rows[i].dur / med).toFixed(2)}\u00D7 the median)`).join(", ")));

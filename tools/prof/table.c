@@ -4,8 +4,15 @@
    thread tracks), their arguments and its steps (ProfilerStep#N) become the
    model (prof.h's public model, >>api-model: its records again, as the
    recorder would have kept them), and prof.h's own table code reads it: the rows, self times
-   and arguments of PROF_TABLE's table. Memory and GPU columns are not
-   rebuilt. prof diff (diff.c) reads its two traces the same way. */
+   and arguments of PROF_TABLE's table. Its GPU records go into the model
+   too (prof_model_gpu_region, _gpu, _activity): runtime and driver calls,
+   kernels, copies, fills and GPU regions, so the GPU columns are the run's
+   own: with kernels, a region's GPU total is the time of those launched
+   inside it on its thread and its self GPU those launched in no child
+   (torch's key_averages()), a row per kernel name; without, its GPU
+   region's time. Runtime calls are not rows, as in the run's table. Memory
+   columns are not rebuilt. prof diff (diff.c) reads its two traces the
+   same way. */
 #include "tool.h"
 
 /* The cycles of the run (prof diff's two): global, so that die() leaves
