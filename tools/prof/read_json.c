@@ -694,6 +694,7 @@ static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int6
     a.kind = runtime ? PROF_GPU_RUNTIME : is_str(cat, "kernel") ? PROF_GPU_KERNEL
            : is_str(cat, "gpu_memcpy") ? PROF_GPU_MEMCPY : PROF_GPU_MEMSET;
     a.name = name;
+    a.driver = is_str(cat, "cuda_driver");
     a.device = runtime ? -1 : (int)arg_or(t, ev, "\"device\"", pid);
     a.stream = runtime ? 0 : arg_or(t, ev, "\"stream\"", tid);
     a.correlation = (uint32_t)corr;
