@@ -573,20 +573,12 @@ PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_eve
    saw, handed to the core, which places it on the CPU clock and writes it
    as Kineto does. Times are on the tracer's clock, in ns; the core maps it
    to its own by pairs of readings of both (now_ns).
-   One clock: a tracer that times event records on its own clock (CUPTI's
-   CUDA_EVENT records with device timestamps) has a `mark`: the core calls
-   mark(id) before recording a GPU region's event and mark(0) after, and
-   the tracer hands over, in any order, a PROF_GPU_EXTERNAL activity (the
-   runtime call `correlation` was made under mark `external`) and a
-   PROF_GPU_EVENT activity (the event that call recorded reached the device
-   at t0_ns). The region is then placed by those two times, on the clock of
-   its kernels: a kernel launched inside it on its stream lies inside it
-   exactly. Without the times (a tracer that names calls but cannot time
-   event records, a record lost) the region spans the kernels launched on
-   its thread between its two named records on its stream; without mark at
-   all, those whose launch call lies in its CPU side (Kineto's rule either
-   way), so containment holds for every tracer. */
-enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME, PROF_GPU_EVENT, PROF_GPU_EXTERNAL };
+   One clock: while a tracer is started, a GPU region records no event; its
+   GPU side spans the kernels, copies and fills whose launch call lies in
+   its CPU side, on its thread, onto its stream (Kineto's
+   gpu_user_annotation rule), on the tracer's clock: it holds them by
+   construction, and one that launched nothing there has no GPU side. */
+enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME };
 
 typedef struct prof_gpu_activity {
     int         kind;         /* PROF_GPU_*                                  */
@@ -600,7 +592,6 @@ typedef struct prof_gpu_activity {
     int         grid[3], block[3], regs;  /* kernel                          */
     int64_t     smem;         /* kernel: static + dynamic shared memory      */
     uint64_t    bytes;        /* copy or fill                                */
-    uint64_t    external;     /* PROF_GPU_EXTERNAL: the id mark() was given  */
     uint64_t    graph_node;   /* launched by a graph: its node's id ...      */
     uint32_t    graph;        /* ... and the graph's (0: not by a graph)     */
     int         driver;       /* runtime call: one of the driver API's
@@ -617,7 +608,6 @@ typedef struct prof_gpu_tracer {
     void (*flush)(void);                        /* hands over what is complete */
     void (*stop)(void);
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
-    void (*mark)(uint64_t id);                  /* NULL, or see "One clock"    */
     void (*capture)(int on);                    /* NULL: always on while started */
 } prof_gpu_tracer;
 
@@ -2536,12 +2526,10 @@ typedef struct prof__cycle {
     struct prof__gact *act;             /* kernel capture: runtime calls by thread,
                                            then kernels, copies, fills by device, stream */
     size_t nact, nact_api;              /* ... the first nact_api are runtime calls */
-    struct prof__gmark *mark;           /* kernel capture's marks, taken with its records;
-                                           prof__analyse puts the GPU regions on their clock
-                                           once the CPU sides are in (>>gpu's one clock) */
-    size_t nmark;
-    int64_t mark_ns;                    /*   the tracer's readings' half-width */
-    int marks_due;
+    int64_t spans_ns;                   /* kernel capture's readings' half-width: prof__analyse
+                                           spans the GPU regions over their kernels once the
+                                           CPU sides are in (>>gpu's one clock), with this bound */
+    int spans_due;
     uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *first;                    /*   and where its subtree begins */
@@ -2927,7 +2915,6 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->th);
     free(cy->gpu);
     free(cy->act);
-    free(cy->mark);
     free(cy->gdev);
 }
 
@@ -2959,9 +2946,10 @@ typedef struct prof__gpair {            /* one GPU region in flight */
     uint32_t gen;                       /* the window it was recorded in */
     uint32_t corr;                      /* 0: abandoned, a call failed */
     int ready;                          /* atomic: ev1 recorded, resolver may look */
+    int span;                           /* no events: kernel capture spans it over its kernels */
     const char *name;
     long long stream;
-    uint64_t t0;                        /* CPU tick at its begin */
+    uint64_t t0, t1;                    /* CPU ticks at its begin, and (span) its end */
 } prof__gpair;
 
 typedef struct prof__gring {            /* one thread's pairs */
@@ -2991,9 +2979,9 @@ typedef struct prof__anchor { void *ev; uint64_t tick, unc; int64_t mono; } prof
 
 typedef struct prof__gres {             /* a resolved pair, still in GPU time */
     const char *name;
-    uint64_t t0;
+    uint64_t t0, t1;                    /* t1: span's CPU end */
     uint32_t corr;
-    int dev, anchor;
+    int dev, anchor, span;
     long long stream;
     double off_ns, dur_ns;              /* from its anchor; its length */
 } prof__gres;
@@ -3004,16 +2992,19 @@ typedef struct prof__gev {              /* a saved GPU region, CPU clock in ns *
     uint32_t corr;
     int dev;
     long long stream;
+    int span;                           /* its CPU side for now: its kernels' span to come */
 } prof__gev;
 
-/* marked_ns: set (> 0) when kernel capture's marks placed every GPU region
-   of the device, to the half-width of the readings of the tracer's clock;
-   prof__gdev_bound says which bound holds */
+/* marked_ns: set (> 0) when kernel capture spanned every GPU region of
+   the device over its kernels (>>gpu's one clock), to the half-width of
+   the readings of the tracer's clock; prof__gdev_bound says which bound
+   holds */
 struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns, marked_ns; };
 
 /* How far a device's GPU times may sit from their true place on the CPU
    clock, as measured: the anchors' half-bracket, or the tracer's readings'
-   when marks placed them (kernels and regions then share that error). */
+   when kernel capture spanned them (kernels and regions then share that
+   error). */
 static int64_t prof__gdev_bound(const struct prof__gdev_info *d) { return d->marked_ns > 0 ? d->marked_ns : d->unc_ns; }
 
 typedef struct prof__gdev {
@@ -3288,17 +3279,13 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
     return 1;
 }
 
-/* A GPU region's event recorded; while a tracer that times event records
-   captures, under its mark: id is 2 * correlation, + 1 for the end. */
-static const prof_gpu_tracer *prof__act_marks;  /* atomic: the capturing tracer, if it has marks */
-static inline int prof__gpu_record(const prof_gpu_api *api, void *ev, void *stream, uint64_t id) {
-    const prof_gpu_tracer *tr = __atomic_load_n(&prof__act_marks, __ATOMIC_ACQUIRE);
-    if (PROF__LIKELY(!tr)) return api->event_record(ev, stream);
-    tr->mark(id);
-    int err = api->event_record(ev, stream);
-    tr->mark(0);
-    return err;
-}
+/* Under kernel capture a GPU region records no event: its GPU side is the
+   span of the kernels, copies and fills launched inside its CPU side onto
+   its stream (Kineto's gpu_user_annotation rule), found at the save
+   (prof__gpu_one_clock), so it nests by construction, costs what its CPU
+   region costs, and one that launched nothing there has none. 1 while a
+   tracer is started (atomic). */
+static int prof__gpu_spans;
 
 void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     prof__range_push(name);
@@ -3333,16 +3320,22 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
         return;
     }
     prof__gpair *p = &r->slot[h & (r->cap - 1)];
-    int dev = g->stream_dev;
-    if (PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
+    int dev = g->stream_dev, a = -1;
     /* gen before anchor: a window's start clears anchors, then bumps gen */
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
-    int a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
-    if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
+    int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
+    if (!span) {
+        if (PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
+        a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
+        if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
+    }
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
-    int err = prof__gpu_record(api, p->ev0, stream, 2 * (uint64_t)corr);
-    if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
+    if (!span) {
+        int err = api->event_record(p->ev0, stream);
+        if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
+    }
+    p->span = span;
     p->name = name;
     p->stream = g->stream_id;
     p->dev = dev;
@@ -3369,12 +3362,13 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
         prof__gpair *p = &r->slot[f->slot & (r->cap - 1)];
-        int err = prof__gpu_record(prof__gpu.api, p->ev1, stream, 2 * (uint64_t)p->corr + 1);
+        int err = p->span ? 0 : prof__gpu.api->event_record(p->ev1, stream);
         if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
         }
         corr = p->corr;
+        p->t1 = prof__now();
         __atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
     }
     uint64_t t1 = prof__now();
@@ -3402,11 +3396,11 @@ static void prof__gpu_poll_locked(int wait) {
             prof__gpair *p = &r->slot[t & (r->cap - 1)];
             if (!__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) break;
             if (p->corr && p->gen == gen && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
-                int err = wait ? api->event_sync(p->ev1) : api->event_query(p->ev1);
+                int err = p->span ? 0 : wait ? api->event_sync(p->ev1) : api->event_query(p->ev1);
                 if (err == api->not_ready && !wait) break;
                 const char *call = wait ? "event synchronize" : "event query";
                 float off = 0.0f, dur = 0.0f;
-                if (!err) {
+                if (!err && !p->span) {
                     call = "event elapsed time";
                     err = api->elapsed_ms(&off, prof__gpu.dev[p->dev].a[p->anchor].ev, p->ev0);
                     if (!err) err = api->elapsed_ms(&dur, p->ev0, p->ev1);
@@ -3425,6 +3419,8 @@ static void prof__gpu_poll_locked(int wait) {
                     prof__gres *o = &prof__gpu.res[prof__gpu.nres++];
                     o->name = p->name;
                     o->t0 = p->t0;
+                    o->t1 = p->t1;
+                    o->span = p->span;
                     o->corr = p->corr;
                     o->dev = p->dev;
                     o->anchor = p->anchor;
@@ -3582,7 +3578,7 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
     prof__act.capturing = 1;
-    if (api->tracer->mark) __atomic_store_n(&prof__act_marks, api->tracer, __ATOMIC_RELEASE);
+    __atomic_store_n(&prof__gpu_spans, 1, __ATOMIC_RELEASE);
     prof__act_reading(0);
     prof__act_follow_locked(__atomic_load_n(&prof__on, __ATOMIC_RELAXED), 0);
 }
@@ -3638,23 +3634,11 @@ static long prof__act_tid(uint64_t v) {
    tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
    what it launched belongs with it, wherever the GPU ran it (GPU work lags
    the CPU: a window's first kernels may be the last window's launches, its
-   last ones run after the save). The tracer's marks (event records' device
-   times) are joined to the ids the core gave them and kept in the cycle:
-   prof__analyse puts its GPU regions on the same clock with them
-   (prof__gpu_one_clock), once its CPU sides are in (a save collects those
-   on the profiler's thread, after this ran at the step). Under prof__lock. */
-typedef struct prof__gmark {           /* a mark: (2 * region + side) ... */
-    uint64_t id, tick;                  /* ... and its event's device time, if timed */
-    uint32_t corr;                      /* the tracer's correlation of its record call */
-    int timed;
-} prof__gmark;
-
-static int prof__gmark_cmp(const void *x, const void *y) {
-    uint64_t a = ((const prof__gmark *)x)->id, b = ((const prof__gmark *)y)->id;
-    return (a > b) - (a < b);
-}
-
-static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns);
+   last ones run after the save). prof__analyse spans the cycle's GPU
+   regions over what they launched (prof__gpu_one_clock), once its CPU
+   sides are in (a save collects those on the profiler's thread, after
+   this ran at the step). Under prof__lock. */
+static void prof__gpu_one_clock(prof__cycle *cy, int64_t tracer_ns);
 
 static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_ns) {
     if (!prof__act.tracer) return;
@@ -3670,10 +3654,6 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
     /* the correlations of runtime calls: all of them, and those in the window */
     uint32_t *all = n ? (uint32_t *)malloc(2 * n * sizeof *all) : NULL, *in = all ? all + n : NULL;
-    /* marks: event records' device times, and the ids the core gave them,
-       both by the runtime call's correlation */
-    prof__gmark *evm = n ? (prof__gmark *)malloc(2 * n * sizeof *evm) : NULL, *ext = evm ? evm + n : NULL;
-    size_t nevm = 0, next = 0;
     /* the correlations of what was launched and of the runtime's calls: a
        driver call is kept when it launched something the runtime did not
        (cuBLAS's cuLaunchKernel), not when it launched nothing or is the
@@ -3681,7 +3661,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
        names it under the same correlation) */
     uint32_t *launched = n ? (uint32_t *)malloc(2 * n * sizeof *launched) : NULL, *rt = launched ? launched + n : NULL;
     size_t nlaunched = 0, nrt = 0;
-    if (n && (!cy->act || !all || !evm || !launched)) {
+    if (n && (!cy->act || !all || !launched)) {
         __atomic_fetch_add(&prof__act.lost, n, __ATOMIC_RELAXED);
         cy->oom = 1;
         free(cy->act);
@@ -3698,8 +3678,8 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
-            int api = a->kind == PROF_GPU_RUNTIME, mark = a->kind > PROF_GPU_RUNTIME;
-            if (pass != !(api || mark)) continue;  /* runtime calls and marks first, then what they launched */
+            int api = a->kind == PROF_GPU_RUNTIME;
+            if (pass != !api) continue;     /* runtime calls first, then what they launched */
             if (api && a->driver && (!prof__gpu_find(launched, nlaunched, a->correlation) ||
                                      prof__gpu_find(rt, nrt, a->correlation)))
                 continue;
@@ -3707,16 +3687,9 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            /* both ends by one monotonic map: back-to-back kernels stay so,
-               and a region's marks and its kernels keep their order */
+            /* both ends by one monotonic map: back-to-back kernels stay so */
             uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
             uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
-            if (mark) {                     /* keyed by the record call's correlation for now */
-                prof__gmark *m = a->kind == PROF_GPU_EVENT ? &evm[nevm++] : &ext[next++];
-                m->id = a->correlation;
-                m->tick = a->kind == PROF_GPU_EVENT ? t0 : a->external;
-                continue;
-            }
             if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
                 t1 = t0;
                 backwards++;
@@ -3748,28 +3721,9 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     free(all);
     free(launched);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
-    /* each mark by the id the core gave it, with its record call's
-       correlation and, when the tracer timed it, its event's device time */
-    if (nevm) qsort(evm, nevm, sizeof *evm, prof__gmark_cmp);
-    for (size_t i = 0; i < next; i++) {
-        prof__gmark key, *m = &ext[i];
-        memset(&key, 0, sizeof key);
-        key.id = m->id;
-        const prof__gmark *e = nevm ? (const prof__gmark *)bsearch(&key, evm, nevm, sizeof key, prof__gmark_cmp) : NULL;
-        m->corr = (uint32_t)m->id;
-        m->id = m->tick;
-        m->tick = e ? e->tick : 0;
-        m->timed = e != NULL;
-    }
-    size_t nm = next;
-    if (nm) qsort(ext, nm, sizeof *ext, prof__gmark_cmp);
     int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
-    if (evm && nm) memmove(evm, ext, nm * sizeof *evm);
-    free(cy->mark);                     /* for prof__analyse: a save's CPU sides are collected after this */
-    cy->mark = evm;
-    cy->nmark = nm;
-    cy->mark_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
-    cy->marks_due = 1;
+    cy->spans_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
+    cy->spans_due = 1;              /* for prof__analyse: a save's CPU sides are collected after this */
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
@@ -3813,7 +3767,7 @@ static void prof__act_trim_locked(int64_t from_ns) {
 /* Shutdown: capture stops. Under prof__lock. */
 static void prof__act_stop_locked(void) {
     if (!prof__act.tracer) return;
-    __atomic_store_n(&prof__act_marks, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&prof__gpu_spans, 0, __ATOMIC_RELEASE);
     prof__act.tracer->stop();
     prof__act.tracer = NULL;
     pthread_mutex_lock(&prof__act_lock);
@@ -3867,10 +3821,11 @@ static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct pro
     /* per device: scale[k] in ticks per GPU ns between anchors k, k+1 */
     double *scale[PROF__GPU_DEVS] = { 0 };
     struct prof__gdev_info info[PROF__GPU_DEVS];
-    int ninfo = 0;
+    int ninfo = 0, spans[PROF__GPU_DEVS] = { 0 };   /* devices with regions kernel capture spans */
+    for (size_t i = 0; i < prof__gpu.nres; i++) spans[prof__gpu.res[i].dev] |= prof__gpu.res[i].span;
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         prof__gdev *g = &prof__gpu.dev[d];
-        if (g->n < 1 || !(scale[d] = (double *)calloc((size_t)g->n, sizeof(double)))) continue;
+        if (g->n < 1 ? !spans[d] : !(scale[d] = (double *)calloc((size_t)g->n, sizeof(double)))) continue;
         struct prof__gdev_info *in = &info[ninfo++];
         memset(in, 0, sizeof *in);
         in->dev = d;
@@ -3903,13 +3858,19 @@ static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct pro
         *ninfo_out = (size_t)ninfo;
         for (size_t i = 0; i < prof__gpu.nres; i++) {
             const prof__gres *r = &prof__gpu.res[i];
-            if (r->t0 < t_from || r->t0 > t_to || !scale[r->dev]) { lost++; continue; }
-            double k = scale[r->dev][r->anchor];
+            if (r->t0 < t_from || r->t0 > t_to || (!r->span && !scale[r->dev])) { lost++; continue; }
             prof__gev *o = &gv[(*nout)++];
             o->name = r->name;
             o->corr = r->corr;
             o->dev = r->dev;
             o->stream = r->stream;
+            o->span = r->span;
+            if (r->span) {              /* its CPU side, until its kernels span it */
+                o->t0 = (int64_t)r->t0;
+                o->t1 = (int64_t)r->t1;
+                continue;
+            }
+            double k = scale[r->dev][r->anchor];
             o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + 0.5);
             o->t1 = o->t0 + (int64_t)(r->dur_ns * k + 0.5);
         }
@@ -3933,7 +3894,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
     }
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres)
         lost += prof__gpu_place_locked(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
-    /* after the regions: their marks put them on the kernels' clock */
+    /* after the regions: prof__analyse spans them over their kernels */
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
         prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
     cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
@@ -4030,9 +3991,9 @@ static int prof__analyse(prof__cycle *cy) {
         cy->oom = 1;
         return 0;
     }
-    if (cy->marks_due) {                /* its GPU regions on its kernels' clock: once, with the CPU sides */
-        cy->marks_due = 0;
-        prof__gpu_one_clock(cy, cy->mark, cy->nmark, cy->mark_ns);
+    if (cy->spans_due) {                /* its GPU regions over their kernels: once, with the CPU sides */
+        cy->spans_due = 0;
+        prof__gpu_one_clock(cy, cy->spans_ns);
     }
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
@@ -4274,125 +4235,82 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
     return k;
 }
 
-/* One clock (>>api-gpu's "One clock"): the cycle's GPU regions placed on
-   the clock of its kernels, once kernel capture's records are in it. The
-   anchors put a region within a microsecond or so of its true place on the
-   CPU clock; kernels are placed by the tracer's own clock; nothing ties the
-   two, so a kernel could end after its region (and Perfetto's UI does not
-   draw an X event that overlaps its parent partially). So, per region:
-   - both its events' device times came as marks: they are its edges. An
-     event completes when the stream's work before it has, and work after it
-     cannot begin earlier: a kernel launched inside the region on its stream
-     lies inside it, exactly, on one clock, one map. Chosen first because its
-     edges are the region's own (its idle time, its copies, nested regions
-     without kernels all keep their place), as Kineto's rule cannot give;
-   - else (CUPTI before device timestamps, a tracer without them, a record
-     lost): it spans from the first start to the last end of the kernels,
-     copies and fills launched inside it on its stream (Kineto's
-     gpu_user_annotation rule), which contains them by construction; a
-     region that launched none there keeps its anchors' place. Inside it:
-     launched on its thread between its two event records, by the tracer's
-     correlations, when its marks name those (exact); else (a tracer without
-     marks) with the launch call's time within its CPU side, as good as the
-     readings of the tracer's clock.
-   tracer_ns: the half-width of the tracer's clock readings, the bound of a
-   device whose regions all came from marks. */
-static int prof__u64pair_cmp(const void *x, const void *y) {
-    const uint64_t *a = (const uint64_t *)x, *b = (const uint64_t *)y;
-    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
-}
-
+/* One clock (>>api-gpu's "One clock"): under kernel capture a GPU region
+   records no event, and its GPU side is found here, once kernel capture's
+   records and the CPU sides are in the cycle: it spans from the first start
+   to the last end of the kernels, copies and fills whose launch call lies
+   in its CPU side on its thread, onto its stream (Kineto's
+   gpu_user_annotation rule), so it contains them by construction, on the
+   one clock they share; one that launched nothing there has no GPU side and
+   leaves the cycle (its CPU side is written as a plain region). A launch
+   call's place on the CPU clock is as good as the readings of the tracer's
+   clock: tracer_ns, their half-width, is then the device's bound. */
 static int prof__u64first_cmp(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
 }
 
-static const prof__gmark *prof__gmark_find(const prof__gmark *mk, size_t nm, uint64_t id) {
-    prof__gmark key;
-    memset(&key, 0, sizeof key);
-    key.id = id;
-    return nm ? (const prof__gmark *)bsearch(&key, mk, nm, sizeof key, prof__gmark_cmp) : NULL;
-}
-
-#define PROF__GPU_MARK_FAR 1e7          /* ns: marks this far from the anchors are not believed */
-
-static void prof__gpu_one_clock(prof__cycle *cy, const prof__gmark *mk, size_t nm, int64_t tracer_ns) {
-    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, nl = 0, nr = 0;
-    if (!cy->ngpu || (!nm && !ng)) return;
-    /* launches (thread, call tick, index of what it launched), sorted; and
-       the regions' CPU sides (correlation, index into ev) */
+static void prof__gpu_one_clock(prof__cycle *cy, int64_t tracer_ns) {
+    size_t ng = cy->nact - cy->nact_api, na = cy->nact_api, nl = 0, nr = 0, spans = 0, kept = 0;
+    for (size_t j = 0; j < cy->ngpu; j++) spans += (size_t)cy->gpu[j].span;
+    if (!spans) return;
+    /* launches (thread, call tick, index of what it launched), sorted by
+       thread and time; and the regions' CPU sides (correlation, index) */
     uint64_t *api = (uint64_t *)malloc((2 * na + 1) * sizeof *api);
-    prof__klaunch *kl = (prof__klaunch *)malloc(2 * (ng + 1) * sizeof *kl), *kc = kl ? kl + ng + 1 : NULL;
+    prof__klaunch *kl = (prof__klaunch *)malloc((ng + 1) * sizeof *kl);
     uint64_t *cpu = (uint64_t *)malloc((2 * cy->n + 2) * sizeof *cpu);
-    int unmarked[PROF__GPU_DEVS] = { 0 }, marked[PROF__GPU_DEVS] = { 0 };
-    size_t far = 0;
-    double npt = prof__ns_per_tick();
-    static int said_far;
-    if (!api || !kl || !cpu) goto done;
+    int spanned[PROF__GPU_DEVS] = { 0 }, timed[PROF__GPU_DEVS] = { 0 };
+    if (!api || !kl || !cpu) {          /* out of memory: drawn at their CPU sides */
+        cy->oom = 1;
+        goto done;
+    }
     for (size_t i = 0; i < na; i++) api[2 * i] = cy->act[i].a.correlation, api[2 * i + 1] = i;
-    qsort(api, na, 2 * sizeof *api, prof__u64pair_cmp);
+    qsort(api, na, 2 * sizeof *api, prof__u64first_cmp);    /* by correlation: unique among calls */
     for (size_t i = na; i < cy->nact; i++) {
-        uint64_t key[2] = { cy->act[i].a.correlation, 0 };
-        size_t lo = 0, hi = na;         /* the first call with that correlation */
-        while (lo < hi) {
-            size_t m = lo + (hi - lo) / 2;
-            if (prof__u64pair_cmp(&api[2 * m], key) < 0) lo = m + 1;
-            else hi = m;
-        }
-        if (lo == na || api[2 * lo] != key[0]) continue;
-        const prof__gact *call = &cy->act[api[2 * lo + 1]];
-        kl[nl].tid = kc[nl].tid = call->tid;
-        kl[nl].t = call->t0;            /* by time ... */
-        kc[nl].t = call->a.correlation; /* ... and by correlation */
-        kl[nl].cum = kc[nl].cum = (int64_t)i;
+        uint64_t key = cy->act[i].a.correlation;
+        const uint64_t *c = na ? (const uint64_t *)bsearch(&key, api, na, 2 * sizeof *api, prof__u64first_cmp) : NULL;
+        if (!c) continue;
+        const prof__gact *call = &cy->act[c[1]];
+        kl[nl].tid = call->tid;
+        kl[nl].t = call->t0;
+        kl[nl].cum = (int64_t)i;
         nl++;
     }
     qsort(kl, nl, sizeof *kl, prof__klaunch_cmp);
-    qsort(kc, nl, sizeof *kc, prof__klaunch_cmp);
-    kl[nl].tid = kc[nl].tid = LONG_MAX;
+    kl[nl].tid = LONG_MAX;
     for (size_t i = 0; i < cy->n; i++)
         if (cy->ev[i].kind == PROF__K_GPU_REGION) cpu[2 * nr] = cy->ev[i].aux, cpu[2 * nr++ + 1] = i;
-    qsort(cpu, nr, 2 * sizeof *cpu, prof__u64pair_cmp);
+    qsort(cpu, nr, 2 * sizeof *cpu, prof__u64first_cmp);
     for (size_t j = 0; j < cy->ngpu; j++) {
         prof__gev *g = &cy->gpu[j];
-        const prof__gmark *m0 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr);
-        const prof__gmark *m1 = prof__gmark_find(mk, nm, 2 * (uint64_t)g->corr + 1);
         int dev = g->dev >= 0 && g->dev < PROF__GPU_DEVS ? g->dev : 0;
-        /* a tracer whose event times were on another clock than its
-           kernels' would put them far from the anchors: not trusted */
-        double off = m0 && m0->timed ? ((double)m0->tick - (double)g->t0) * npt : 0;
-        if (off > PROF__GPU_MARK_FAR || off < -PROF__GPU_MARK_FAR) far++;
-        else if (m0 && m1 && m0->timed && m1->timed && m1->tick >= m0->tick) {
-            g->t0 = (int64_t)m0->tick;
-            g->t1 = (int64_t)m1->tick;
-            marked[dev]++;
+        if (!g->span) {                 /* an event pair (begun before capture started) */
+            timed[dev]++;
+            cy->gpu[kept++] = *g;
             continue;
         }
-        unmarked[dev]++;
-        uint64_t key[2] = { g->corr, 0 };
-        const uint64_t *c = nr ? (const uint64_t *)bsearch(key, cpu, nr, 2 * sizeof *cpu, prof__u64first_cmp) : NULL;
+        spanned[dev]++;
+        uint64_t key = g->corr, lo = UINT64_MAX, hi = 0;
+        const uint64_t *c = nr ? (const uint64_t *)bsearch(&key, cpu, nr, 2 * sizeof *cpu, prof__u64first_cmp) : NULL;
         if (!c || !nl) continue;
         const prof__ev *e = &cy->ev[c[1]];
         long tid = e->th < cy->nth ? cy->th[e->th].tid : 0;
-        int by_corr = m0 && m1 && m0->corr < m1->corr;
-        const prof__klaunch *ks = by_corr ? kc : kl;
-        uint64_t from = by_corr ? m0->corr : e->t0, to = by_corr ? m1->corr : e->t1;
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (size_t k = prof__klaunch_at(ks, nl, tid, from); ks[k].tid == tid && ks[k].t <= to; k++) {
-            const prof__gact *a = &cy->act[ks[k].cum];
+        for (size_t k = prof__klaunch_at(kl, nl, tid, e->t0); kl[k].tid == tid && kl[k].t <= e->t1; k++) {
+            const prof__gact *a = &cy->act[kl[k].cum];
             if (a->a.device != g->dev || a->a.stream != g->stream) continue;
             lo = a->t0 < lo ? a->t0 : lo;
             hi = a->t1 > hi ? a->t1 : hi;
         }
-        if (lo <= hi) g->t0 = (int64_t)lo, g->t1 = (int64_t)hi;
+        if (lo > hi) continue;          /* launched nothing on its stream: no GPU side */
+        g->t0 = (int64_t)lo;
+        g->t1 = (int64_t)hi;
+        cy->gpu[kept++] = *g;
     }
+    cy->ngpu = kept;
     qsort(cy->gpu, cy->ngpu, sizeof *cy->gpu, prof__gev_cmp);
-    if (far && !said_far++)
-        prof__msg("%zu GPU region%s: the tracer's event times lie over 10 ms from the anchors' (another clock?); "
-                  "spanned over their kernels instead", far, far == 1 ? "" : "s");
     for (size_t i = 0; i < cy->ngdev; i++) {
         int d = cy->gdev[i].dev;
-        if (d >= 0 && d < PROF__GPU_DEVS && marked[d] && !unmarked[d])
+        if (d >= 0 && d < PROF__GPU_DEVS && spanned[d] && !timed[d])
             cy->gdev[i].marked_ns = tracer_ns > 0 ? tracer_ns : 1;
     }
 done:
@@ -4901,6 +4819,7 @@ int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) {
     }
     c->gpu = v;
     v += c->ngpu++;
+    memset(v, 0, sizeof *v);
     v->name = g->name;
     v->t0 = g->ts_ns + 1;               /* ticks, as the regions' */
     v->t1 = g->ts_ns + g->dur_ns + 1;
@@ -9933,7 +9852,7 @@ static size_t prof__gpu_pending_locked(char *m, size_t n, size_t cap, uint64_t n
             const prof__gpair *p = &r->slot[t & (r->cap - 1)];
             const char *state = "its end is not recorded yet (a thread is inside it)";
             if (__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) {
-                if (!p->corr || api->event_query(p->ev1) != api->not_ready) continue;
+                if (!p->corr || p->span || api->event_query(p->ev1) != api->not_ready) continue;
                 state = "its end event has not completed on the GPU";
             }
             uint64_t t0 = p->t0 <= now ? p->t0 : now;

@@ -21,13 +21,8 @@
    Buffers are within PROF_BUFFER_MB; when none is given CUPTI drops records
    and counts them, and so do we. The record structs are the toolkit's
    headers'; the fields read here sit alike in every version since CUDA 11.
-   One clock (prof.h's >>api-gpu): each cudaEventRecord prof.h makes is
-   recorded under an external correlation id of its own (CUSTOM2, pushed
-   and popped around it), and where CUPTI has
-   cuptiActivityEnableCudaEventDeviceTimestamps (CUDA 12.8+) its CUDA_EVENT
-   record gives the event's device time on CUPTI's clock, the kernels'
-   clock; without it prof.h spans each region over the kernels launched
-   between its two records. */
+   While CUPTI captures, a GPU region records no event: prof.h's core spans
+   it over the kernels launched inside it (>>gpu), on CUPTI's clock. */
 #if defined(__has_include) && !defined(PROF_NO_CUPTI)
 #if __has_include(<cupti_activity.h>)
 #define PROF__CUPTI 1
@@ -77,12 +72,8 @@ static struct {
     CUptiResult (*result_string)(CUptiResult, const char **);
     CUptiResult (*cb_name)(CUpti_CallbackDomain, CUpti_CallbackId, const char **);
     CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t *);
-    CUptiResult (*event_ts)(uint8_t);   /* cuptiActivityEnableCudaEventDeviceTimestamps */
-    CUptiResult (*push)(CUpti_ExternalCorrelationKind, uint64_t);
-    CUptiResult (*pop)(CUpti_ExternalCorrelationKind, uint64_t *);
     int on;                             /* atomic: capturing (between windows: loaded, not capturing) */
     int loaded;                         /* atomic: started, until stopped */
-    int marks;                          /* atomic: 1 prof.h's event records named, 2 and timed */
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
     size_t bufs, bufs_max;              /* buffers out (atomic), and the most */
     uint8_t *spare[PROF__CUPTI_SPARE];  /* buffers back from CUPTI, for its next request */
@@ -101,8 +92,6 @@ static const CUpti_ActivityKind prof__cupti_kinds[5] = {
     CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
-/* The ids prof.h gives its event records (marks), apart from others'. */
-#define PROF__CUPTI_MARK CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 /* Why there is no kernel capture, in one line. */
 static void prof__cupti_off(const char *why) {
@@ -264,26 +253,6 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
             a.t1_ns = PROF__SCAST(int64_t, c->end);
             a.thread = c->threadId;
             a.cbid = PROF__SCAST(int, c->cbid);
-        } else if (r->kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
-            const CUpti_ActivityCudaEvent2 *e = PROF__RCAST(const CUpti_ActivityCudaEvent2 *, r);
-            if (!e->deviceTimestamp) continue;  /* timestamps off: the region spans its kernels */
-            a.kind = PROF_GPU_EVENT;
-            a.name = "cudaEventRecord";
-            a.device = PROF__SCAST(int, e->deviceId);
-            a.stream = e->streamId;
-            a.correlation = e->correlationId;
-            a.t0_ns = a.t1_ns = PROF__SCAST(int64_t, e->deviceTimestamp);
-        } else if (r->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
-            const CUpti_ActivityExternalCorrelation *x = PROF__RCAST(const CUpti_ActivityExternalCorrelation *, r);
-            if (x->externalKind != PROF__CUPTI_MARK) continue;
-            a.kind = PROF_GPU_EXTERNAL;
-            a.name = "cudaEventRecord";
-            a.device = -1;
-            a.correlation = x->correlationId;
-            a.external = x->externalId;
-            uint64_t now = 0;           /* no time of its own: now, for flight mode's trim */
-            prof__cupti.timestamp(&now);
-            a.t0_ns = a.t1_ns = PROF__SCAST(int64_t, now);
         } else {
             continue;
         }
@@ -313,32 +282,7 @@ static void prof__cupti_spares_free(void) {
     prof__cupti_spare_unlock();
 }
 
-/* Marks, where CUPTI has them: the external correlation that names
-   prof.h's event records (CUDA 10+), and their device timestamps (12.8+).
-   Without the first nothing is marked; without the second the records are
-   named but not timed, and a region spans what was launched between them.
-   Nothing is said: either way kernels lie inside their regions. */
-static void prof__cupti_marks_on(void) {
-    if (!prof__cupti.push || !prof__cupti.pop ||
-        prof__cupti.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != CUPTI_SUCCESS)
-        return;
-    __atomic_store_n(&prof__cupti.marks, 1, __ATOMIC_RELEASE);
-    if (!prof__cupti.event_ts || prof__cupti.event_ts(1) != CUPTI_SUCCESS) return;
-    if (prof__cupti.enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT) == CUPTI_SUCCESS)
-        __atomic_store_n(&prof__cupti.marks, 2, __ATOMIC_RELEASE);
-    else
-        prof__cupti.event_ts(0);
-}
-
-/* prof.h's event record that follows is `id` (0: the one before is done). */
-static void prof__cupti_mark(uint64_t id) {
-    uint64_t last;
-    if (!__atomic_load_n(&prof__cupti.marks, __ATOMIC_ACQUIRE)) return;
-    if (id) prof__cupti.push(PROF__CUPTI_MARK, id);
-    else prof__cupti.pop(PROF__CUPTI_MARK, &last);
-}
-
-/* The activity kinds (and marks) on: capture records. 0: an enable was
+/* The activity kinds on: capture records. 0: an enable was
    refused, and what it enabled is off again. */
 static int prof__cupti_on(void) {
     CUptiResult r;
@@ -348,7 +292,6 @@ static int prof__cupti_on(void) {
             prof__cupti_say("cuptiActivityEnable", r);
             return 0;
         }
-    prof__cupti_marks_on();
     __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
     return 1;
 }
@@ -359,12 +302,6 @@ static void prof__cupti_off_all(void) {
     __atomic_store_n(&prof__cupti.on, 0, __ATOMIC_RELEASE);
     for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
         prof__cupti.disable(prof__cupti_kinds[i]);
-    int marks = __atomic_exchange_n(&prof__cupti.marks, 0, __ATOMIC_ACQ_REL);
-    if (marks) prof__cupti.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    if (marks == 2) {
-        prof__cupti.disable(CUPTI_ACTIVITY_KIND_CUDA_EVENT);
-        prof__cupti.event_ts(0);
-    }
 }
 
 /* Between windows (prof.h's core decides): off, then on again. An enable
@@ -407,9 +344,6 @@ static int prof__cupti_start(size_t buffer_bytes) {
     PROF__CUPTI_SYM(lib, result_string, "cuptiGetResultString");
     PROF__CUPTI_SYM(lib, cb_name, "cuptiGetCallbackName");
     PROF__CUPTI_SYM(lib, stream_id, "cuptiGetStreamIdEx");
-    PROF__CUPTI_SYM(lib, event_ts, "cuptiActivityEnableCudaEventDeviceTimestamps");
-    PROF__CUPTI_SYM(lib, push, "cuptiActivityPushExternalCorrelationId");
-    PROF__CUPTI_SYM(lib, pop, "cuptiActivityPopExternalCorrelationId");
     /* the C++ runtime's demangler: the program's, else libstdc++ loaded for
        it (a program that links it statically does not export it) */
     void *self = dlopen(PROF__NULLPTR, RTLD_NOW), *cxx;
@@ -455,7 +389,7 @@ static int64_t prof__cupti_now(void) {
 }
 
 static const prof_gpu_tracer prof__cupti_tracer = { "CUPTI", prof__cupti_start, prof__cupti_flush, prof__cupti_stop,
-                                                    prof__cupti_now, prof__cupti_mark, prof__cupti_capture };
+                                                    prof__cupti_now, prof__cupti_capture };
 #define PROF__CUDA_TRACER (&prof__cupti_tracer)
 #else
 #define PROF__CUDA_TRACER PROF__NULLPTR          /* no CUPTI headers: PROF_CUPTI says so */

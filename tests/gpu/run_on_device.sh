@@ -19,7 +19,16 @@
 #      without kernel capture (deviceProperties' prof_alignment_bound_ns);
 #   4. times the example's steps: the profiler compiled out, compiled in
 #      with the example's schedule (3 steps recorded), every step recorded,
-#      and every step recorded with kernel capture.
+#      and every step recorded with kernel capture;
+#   5. kernel capture as an engine uses it (tests/gpu/device_capture.cu,
+#      checked by check_device_capture.py): no PROF_INIT, CPU regions only,
+#      cuBLAS GEMMs (launched through the driver API), a CUDA graph made
+#      before any window; every GPU event of the recorded steps has its call;
+#   6. what a launch costs the host outside a window and inside one, bare,
+#      in a CPU region and in a GPU region, with kernel capture and without
+#      and with the profiler compiled out (bench/gpu_capture.cu), and
+#      torch.profiler on the same loop (bench/gpu_torch.py, where python3
+#      has torch), alternating, in rounds.
 # Prints the figures, and writes them with the logs to $RESULTS (default
 # BUILD_DIR/results). Exit 0 when all passed; without a GPU it says so and
 # exits 0.
@@ -53,8 +62,14 @@ fi
 flags="-std=c++17 -O2 -arch=sm_$arch -I. -Xcompiler -Wall,-Wextra,-Werror"
 # shellcheck disable=SC2086 # $flags: several flags
 "$nvcc" $flags -DPROF_ENABLE bench/gpu_device.cu -o "$build/gpu_device" &&
-  "$nvcc" $flags examples/train_mlp_cuda.cu -o "$build/train_mlp_cuda_off" ||
-  { echo "FAILED: building bench/gpu_device.cu or train_mlp_cuda_off"; exit 1; }
+  "$nvcc" $flags examples/train_mlp_cuda.cu -o "$build/train_mlp_cuda_off" &&
+  "$nvcc" $flags -DPROF_ENABLE bench/gpu_capture.cu -o "$build/gpu_capture" &&
+  "$nvcc" $flags bench/gpu_capture.cu -o "$build/gpu_capture_off" &&
+  "$nvcc" -O2 -arch=sm_$arch -shared -Xcompiler -fPIC bench/gpu_launch.cu -o "$build/libgpu_launch.so" ||
+  { echo "FAILED: building the benchmarks or train_mlp_cuda_off"; exit 1; }
+# shellcheck disable=SC2086
+"$nvcc" $flags -DPROF_ENABLE tests/gpu/device_capture.cu -lcublas -o "$build/device_capture" 2>"$results/device_capture_build.log" ||
+  echo "device_capture not built (no cuBLAS?): $(head -3 "$results/device_capture_build.log")"
 
 echo "== 1. GPU tests and the CUDA example on the device"
 ctest --test-dir "$build" -L gpu -R 'gpu_cuda|real_cuda|cupti' --output-on-failure >"$results/ctest_gpu.log" 2>&1 ||
@@ -116,6 +131,28 @@ for way in off on all cupti; do
   awk -v w=$way -v n=$steps '/steps on the GPU in/ { printf "profiler %-3s %.3f ms per step (%d steps in %s s)\n", w, 1000 * $7 / n, n, $7 }' \
     "$results/example_$way.txt"
 done
+
+echo "== 5. kernel capture as an engine uses it: no PROF_INIT, cuBLAS, a graph made before the window"
+if [ -x "$build/device_capture" ]; then
+  (cd "$results" && PROF_CUPTI=1 PROF_OUTPUT=device_capture.json "$build/device_capture" >device_capture_run.txt 2>&1) ||
+    { cat "$results/device_capture_run.txt"; fail "device_capture"; }
+  grep "^prof:" "$results/device_capture_run.txt"
+  "$python" tests/gpu/check_device_capture.py "$results/device_capture.1.json" "$results/truth.json" ||
+    fail "device_capture's trace"
+fi
+
+echo "== 6. a launch's host cost (ns), outside a window and inside, capture on and off, and torch.profiler"
+has_torch=0
+"$python" -c 'import torch' 2>/dev/null && has_torch=1
+for round in 1 2 3; do
+  "$build/gpu_capture_off" || fail "gpu_capture (compiled out)"
+  (cd "$results" && PROF_OUTPUT=capture0.json "$build/gpu_capture") || fail "gpu_capture"
+  (cd "$results" && PROF_CUPTI=1 PROF_OUTPUT=capture1.json "$build/gpu_capture") || fail "gpu_capture (PROF_CUPTI=1)"
+  if [ $has_torch = 1 ]; then "$python" bench/gpu_torch.py "$build/libgpu_launch.so" || fail "gpu_torch.py"; fi
+done >"$results/capture_cost.txt" 2>&1
+grep -v '^prof: wrote' "$results/capture_cost.txt"
+# a window's trace: its 2 steps' 6,000 kernels, each with its launch
+"$python" tests/gpu/check_cupti.py "$results/capture1.1.json" --launches 6000 || fail "gpu_capture's trace"
 
 [ $failed = 0 ] && echo "run_on_device.sh: all passed" || echo "run_on_device.sh: some checks FAILED"
 exit $failed
