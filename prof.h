@@ -10308,12 +10308,18 @@ void prof_shutdown(void) {
     prof__cycle *cy = &j.cy;
     uint64_t suppressed = prof__fl.suppressed;
     if (prof__g.conf.flight) prof__fl_free();
-    size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
+    size_t tail = 0;                    /* events of a window no step completed */
+    int64_t tail_step = prof__g.run.step;
     if (save) {
         prof__cycle_make(&j);
         size_t k = 0;
         while (k < cy->n && cy->ev[k].kind != PROF__K_STEP) k++;
-        if (k == cy->n && cy->index > 1) {
+        /* A schedule's window that shutdown ends before any of its steps did
+           (torch.profiler saves it at exit, holding only the ProfilerStep
+           its exit closed) has no trace of its own, whatever came before it;
+           one whose earlier steps are in its streamed file finishes it. A
+           run with no schedule is one window, written with or without steps. */
+        if (k == cy->n && (prof__g.conf.has_sched || cy->index > 1) && !prof__streaming(cy->index)) {
             tail = cy->n;
             save = 0;
         }
@@ -10342,9 +10348,12 @@ void prof_shutdown(void) {
     }
     prof__g.rec.npool = 0;
     pthread_mutex_unlock(&prof__pool_lock);
-    if (tail)                           /* the frees after the training loop, say: no trace of its own */
+    if (tail && cy->index > 1)          /* the frees after the training loop, say: no trace of its own */
         prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
                   "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
+    else if (tail)
+        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
+                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
     if (suppressed)
         prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");

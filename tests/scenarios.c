@@ -349,6 +349,21 @@ static int schedule(void) {
     return 0;
 }
 
+/* SCHED_STEPS steps of one region each under PROF_SCHEDULE, then 3 regions
+   after the loop; run_case.py's schedule_torch runs it over 500 schedules. */
+static int schedule_steps(void) {
+    const char *n = getenv("SCHED_STEPS");
+    int steps = n ? atoi(n) : 0;
+    PROF_INIT(NULL);
+    for (int s = 0; s < steps; s++) {
+        { PROF_SCOPE("step_work"); }
+        PROF_STEP();
+    }
+    for (int i = 0; i < 3; i++) { PROF_SCOPE("after_loop"); }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 /* A worker thread records in every step, across cycle boundaries: exactly
    WORKER_REGIONS regions per step, inside it (the main thread hands each
    step over and waits for it), so a cycle holds a known number. */
@@ -1073,6 +1088,8 @@ static const scenario scenarios[] = {
     CASE(flight_long),
     CASE(handoff),
     CASE(schedule),
+    CHECK(schedule_torch),      /* schedule_steps over 500 schedules, against torch's */
+    PROGRAM(schedule_steps),
     CASE(cycles_threads),
     CASE(config),
     CHECK(monotonic),           /* regions, PROF_CLOCK=monotonic */
