@@ -2661,6 +2661,38 @@ static int prof__was_open(const prof__ev *e) {
     return 0;
 }
 
+/* A save's collection (and a streamed part's) also finds, past each
+   thread's end, the regions that began by the save and ended after it: open
+   at the save. The frames read at the step miss one that ended between the
+   step's reading of its time and theirs (a thread does not wait for the lock
+   to end a region); its record draws it instead, read in place or, for a
+   thread that has exited since, where it spills. The collector's own, on
+   when prof__found.on. */
+static struct {
+    int on;
+    prof__ev *ev;
+    size_t n, cap;
+} prof__found;
+
+/* A region of thread idx that began by t_to and ended after it, as an open
+   row (begun at t_from at the earliest) into prof__found, if it is one; 0
+   when memory runs out. */
+static int prof__found_add(const char *name, uint32_t kind, uint64_t t0, uint64_t t1, uint32_t idx, uint64_t t_from,
+                           uint64_t t_to) {
+    if ((kind != PROF__K_REGION && kind != PROF__K_GPU_REGION) || t0 > t_to || t1 <= t_to) return 1;
+    prof__ev *v = (prof__ev *)prof__grow(prof__found.ev, &prof__found.cap, prof__found.n + 1, sizeof *v);
+    if (!v) return 0;                   /* out of memory: it is counted lost when it is collected */
+    prof__found.ev = v;
+    prof__ev *e = &v[prof__found.n++];
+    memset(e, 0, sizeof *e);
+    e->name = name;
+    e->t0 = t0 < t_from ? t_from : t0;
+    e->t1 = t_to;
+    e->kind = PROF__K_OPEN;
+    e->th = idx & 0xFFFFFFFu;
+    return 1;
+}
+
 /* Sorts one taken record: into the cycle if it began in [t_from, t_to], into
    the spill if it began later (another thread, already past the boundary)
    or is a region still open at t_to (collected after it ended), else away
@@ -2669,6 +2701,8 @@ static void prof__take(prof__cycle *cy, const prof__ev *e, uint64_t t_from, uint
                        prof__ev **spill, size_t *nspill, size_t *spillcap, int *oom) {
     int region = e->kind == PROF__K_REGION || e->kind == PROF__K_GPU_REGION;
     if (e->t0 > t_to || (prof__role[e->kind] == PROF__R_SPAN && e->t1 > t_to)) {
+        /* a thread that exited (its records spill): open at t_to too */
+        if (prof__found.on) prof__found_add(e->name, e->kind, e->t0, e->t1, e->th, t_from, t_to);
         prof__ev_append(spill, nspill, spillcap, e, oom);
     } else if (e->t0 >= t_from) {
         if (cy) prof__ev_append(&cy->ev, &cy->n, &cy->cap, e, &cy->oom);
@@ -2707,46 +2741,22 @@ static int prof__by_thread(prof__cycle *cy) {
     return 1;
 }
 
-/* What a collection drains: the registry as it stood, each thread pinned
-   (one that exits meanwhile is marked dead and left to the next collection,
-   not freed under it), and whether it had exited before. The collector's
-   own: under prof__wk_lock. */
-/* A save's collection also finds, past each thread's end, the regions that
-   began by the save and ended after it: open at the save. The frames read at
-   the step miss one that ended between the step's reading of its time and
-   theirs (a thread does not wait for the lock to end a region); its record
-   draws it instead. The collector's own, on when prof__found.on. */
-static struct {
-    int on;
-    prof__ev *ev;
-    size_t n, cap;
-} prof__found;
-
 /* From a thread's first record after t_to (c, pos) to its last published,
    read and left in place: the regions among them that began by t_to and
-   ended after it, as open rows (begun at t_from at the earliest) into
-   prof__found. */
+   ended after it, into prof__found. */
 static void prof__find_open(const prof__chunk *c, uint32_t pos, uint32_t idx, uint64_t t_from, uint64_t t_to) {
     for (; c; c = __atomic_load_n(&c->next, __ATOMIC_ACQUIRE), pos = 0)
         for (; pos < PROF__CHUNK_RECS; pos++) {
             const prof__rec *r = &c->recs[pos];
             uint64_t t0 = __atomic_load_n(&r->t0, __ATOMIC_ACQUIRE);
-            if (!t0) return;
-            uint32_t kind = r->kind & 15u;
-            if ((kind != PROF__K_REGION && kind != PROF__K_GPU_REGION) || t0 > t_to || r->t1 <= t_to) continue;
-            prof__ev *v = (prof__ev *)prof__grow(prof__found.ev, &prof__found.cap, prof__found.n + 1, sizeof *v);
-            if (!v) return;             /* out of memory: it is counted lost when it is collected */
-            prof__found.ev = v;
-            prof__ev *e = &v[prof__found.n++];
-            memset(e, 0, sizeof *e);
-            e->name = r->name;
-            e->t0 = t0 < t_from ? t_from : t0;
-            e->t1 = t_to;
-            e->kind = PROF__K_OPEN;
-            e->th = idx & 0xFFFFFFFu;
+            if (!t0 || !prof__found_add(r->name, r->kind & 15u, t0, r->t1, idx, t_from, t_to)) return;
         }
 }
 
+/* What a collection drains: the registry as it stood, each thread pinned
+   (one that exits meanwhile is marked dead and left to the next collection,
+   not freed under it), and whether it had exited before. The collector's
+   own: under prof__wk_lock. */
 static struct prof__snap {
     prof__thread *th;
     int dead;
@@ -9431,6 +9441,10 @@ static int prof__wk_submit_locked(prof__job *j) {
                                              last->next == PROF__RECORD && j->next == PROF__RECORD));
         if (joins) {                    /* a flight step or a streamed part: the last one reaches further */
             last->now = j->now;
+            free(last->open);           /* and the regions open are those at its end */
+            last->open = j->open;
+            last->nopen = j->nopen;
+            j->open = NULL;
             last->step = j->step;
             last->act_ns = j->act_ns;
             if (j->fired) {             /* a trigger, and a slow step, stay what they were */
@@ -10059,6 +10073,85 @@ static int prof__open_cmp(const void *x, const void *y) {
     return (a->t0 < b->t0) - (a->t0 > b->t0);
 }
 
+/* The regions open at the job's step: those read in the frames at the step,
+   and those the collection found past a thread's end (ended between the
+   step's reading of its time and the frames'), by thread, innermost first.
+   After a collection with prof__found on. */
+static void prof__opens_found(prof__job *j) {
+    size_t read = j->nopen;
+    for (size_t i = 0; i < prof__found.n; i++) {    /* open at the step, not read in the frames */
+        const prof__ev *f = &prof__found.ev[i];
+        size_t k = 0;
+        while (k < j->nopen && !(j->open[k].th == f->th && j->open[k].name == f->name && j->open[k].t0 == f->t0)) k++;
+        if (k < j->nopen) continue;
+        prof__ev *v = (prof__ev *)realloc(j->open, (j->nopen + 1) * sizeof *v);
+        if (!v) break;                  /* out of memory: it is counted lost when it is collected */
+        j->open = v;
+        j->open[j->nopen++] = *f;
+    }
+    if (j->nopen > read) qsort(j->open, j->nopen, sizeof *j->open, prof__open_cmp);  /* innermost first */
+}
+
+/* A streamed part's arguments whose region is still open at its end (a
+   worker's region across the step, say) go back to the collector's spill,
+   to be taken again with the part that has their region: a part's analysis
+   would find them no region, and the region's part would have lost them.
+   An argument is the open region's when no span of the part adopts it and
+   it began no earlier than the thread's outermost open region (the walk's
+   rule, prof__analyse, with the open regions after the thread's records).
+   With the fallback clock an open scope's start is an estimate: a
+   millisecond's slack, at the cost of carrying an argument of no region
+   made just before one began until that region ends. On the profiler's
+   thread; the records stay grouped by thread, in their order. */
+static void prof__part_carry(prof__cycle *cy, const prof__ev *open, size_t nopen) {
+    if (!nopen || !cy->n) return;
+    uint32_t *wait = (uint32_t *)malloc(cy->n * sizeof *wait);
+    unsigned char *carry = (unsigned char *)calloc(cy->n, 1);
+    uint64_t slack = prof__fallback() ? 1000000 : 0;
+    size_t ncarry = 0;
+    for (size_t i = 0; wait && carry && i < cy->n;) {
+        uint32_t th = cy->ev[i].th;
+        size_t end = i, nw = 0;
+        while (end < cy->n && cy->ev[end].th == th) end++;
+        uint64_t outer = (uint64_t)-1;  /* the outermost open region's start (threads come
+                                           in the registry's order: a few rows each, read all) */
+        for (size_t k = 0; k < nopen; k++)
+            if (open[k].th == th && open[k].t0 < outer) outer = open[k].t0;
+        for (size_t k = i; outer != (uint64_t)-1 && k < end; k++) {
+            const prof__ev *e = &cy->ev[k];
+            if (prof__spans(e->kind))
+                while (nw && cy->ev[wait[nw - 1]].t0 >= e->t0) nw--;
+            wait[nw++] = (uint32_t)k;
+        }
+        /* wait[0, nw): unadopted, by start; the open regions take those from outer on */
+        for (size_t w = 0; w < nw; w++) {
+            const prof__ev *e = &cy->ev[wait[w]];
+            if (e->t0 + slack >= outer && prof__role[e->kind] == PROF__R_ARG) {
+                carry[wait[w]] = 1;
+                ncarry++;
+            }
+        }
+        i = end;
+    }
+    /* before the spill: a thread that exited has its records after them there */
+    prof__ev *sp = ncarry ? (prof__ev *)malloc((ncarry + prof__g.rec.nspill) * sizeof *sp) : NULL;
+    if (sp) {                           /* else (no memory) they stay, without their region */
+        size_t out = 0, c = 0;
+        for (size_t i = 0; i < cy->n; i++) {
+            if (carry[i]) sp[c++] = cy->ev[i];
+            else cy->ev[out++] = cy->ev[i];
+        }
+        if (prof__g.rec.nspill) memcpy(sp + c, prof__g.rec.spill, prof__g.rec.nspill * sizeof *sp);
+        free(prof__g.rec.spill);
+        prof__g.rec.spill = sp;
+        prof__g.rec.nspill += c;
+        prof__g.rec.spillcap = prof__g.rec.nspill;
+        cy->n = out;
+    }
+    free(wait);
+    free(carry);
+}
+
 /* The window that ended at the job's step as a cycle to save, made in the
    job's cycle, which holds the GPU side the step resolved (>>gpu): its
    records from every thread, step 0 stretched over what came before it,
@@ -10071,18 +10164,7 @@ static void prof__cycle_make(prof__job *j) {
     prof__found.n = 0;
     prof__collect(cy, j->from, j->now);
     prof__found.on = 0;
-    size_t read = j->nopen;
-    for (size_t i = 0; i < prof__found.n; i++) {    /* open at the save, not read in the frames */
-        const prof__ev *f = &prof__found.ev[i];
-        size_t k = 0;
-        while (k < j->nopen && !(j->open[k].th == f->th && j->open[k].name == f->name && j->open[k].t0 == f->t0)) k++;
-        if (k < j->nopen) continue;
-        prof__ev *v = (prof__ev *)realloc(j->open, (j->nopen + 1) * sizeof *v);
-        if (!v) break;                  /* out of memory: it is counted lost when it is collected */
-        j->open = v;
-        j->open[j->nopen++] = *f;
-    }
-    if (j->nopen > read) qsort(j->open, j->nopen, sizeof *j->open, prof__open_cmp);  /* innermost first */
+    prof__opens_found(j);
     prof__opens_join(cy, j);
     prof__step0_covers(cy);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
@@ -10091,12 +10173,18 @@ static void prof__cycle_make(prof__job *j) {
 
 /* What the window recorded up to the job's step, its CPU side, as a part of
    the cycle in progress (streaming). GPU regions stay to the cycle's end,
-   where they are resolved. Regions open then are taken by a later part,
-   whole. */
-static void prof__part_make(prof__cycle *cy, const prof__job *j) {
+   where they are resolved. Regions open then (read in the frames at the
+   step, or found past a thread's end) are taken by a later part, whole,
+   with their arguments (prof__part_carry). */
+static void prof__part_make(prof__cycle *cy, prof__job *j) {
     cy->index = prof__g.run.cycle + 1;
     cy->until = j->now;
+    prof__found.on = j->from <= j->now;
+    prof__found.n = 0;
     prof__collect(cy, j->from, j->now);
+    prof__found.on = 0;
+    prof__opens_found(j);
+    if (!cy->oom) prof__part_carry(cy, j->open, j->nopen);
     prof__step0_covers(cy);
     prof__analyse(cy);
 }
@@ -10228,6 +10316,7 @@ void prof_step(void) {
         prof__gpu_cycle_locked(&j.cy, j.from, now);
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
+        prof__opens_read_locked(&j);    /* whose arguments wait for a later part */
         work = 1;
     }
     if (prof__g.conf.flight) {
@@ -10285,12 +10374,18 @@ void prof_shutdown(void) {
     prof__cycle *cy = &j.cy;
     uint64_t suppressed = prof__fl.suppressed;
     if (prof__g.conf.flight) prof__fl_free();
-    size_t tail = 0;                    /* events of a cycle with no step, after a saved one */
+    size_t tail = 0;                    /* events of a window no step completed */
+    int64_t tail_step = prof__g.run.step;
     if (save) {
         prof__cycle_make(&j);
         size_t k = 0;
         while (k < cy->n && cy->ev[k].kind != PROF__K_STEP) k++;
-        if (k == cy->n && cy->index > 1) {
+        /* A schedule's window that shutdown ends before any of its steps did
+           (torch.profiler saves it at exit, holding only the ProfilerStep
+           its exit closed) has no trace of its own, whatever came before it;
+           one whose earlier steps are in its streamed file finishes it. A
+           run with no schedule is one window, written with or without steps. */
+        if (k == cy->n && (prof__g.conf.has_sched || cy->index > 1) && !prof__streaming(cy->index)) {
             tail = cy->n;
             save = 0;
         }
@@ -10319,9 +10414,12 @@ void prof_shutdown(void) {
     }
     prof__g.rec.npool = 0;
     pthread_mutex_unlock(&prof__pool_lock);
-    if (tail)                           /* the frees after the training loop, say: no trace of its own */
+    if (tail && cy->index > 1)          /* the frees after the training loop, say: no trace of its own */
         prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
                   "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
+    else if (tail)
+        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
+                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
     if (suppressed)
         prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
                   (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");

@@ -17,6 +17,7 @@ import glob
 import gzip
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -142,6 +143,49 @@ def case_args(binary, tmp):
         "no_args": None,
     }
     check(got == want, f"args {got}")
+
+
+def case_args_formats(binary, tmp):
+    """Every argument of every region, read back from .pftrace (streamed:
+    a part written at every step), .json and .json.gz and compared with
+    what the program recorded: two workers each hold a region open across
+    every one of main's 12 steps, its arguments given before the step, and
+    the step's part is written while it is open (scenarios.c says how)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pftrace
+    if pftrace.pb is None:
+        print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed")
+        sys.exit(77)
+    for out in ("a.pftrace", "a.json", "a.json.gz"):
+        r = run(binary, "args_formats", {"PROF_OUTPUT": out}, tmp)
+        want = collections.Counter()
+        for line in r.stdout.splitlines():
+            thread, region, args = line.split("|")
+            kv = []
+            for a in args.split():
+                k, v = a.split("=", 1)
+                kv.append((k, int(v) if v.lstrip("-").isdigit() else v))
+            want[(thread, region, tuple(sorted(kv)))] += 1
+        regions = collections.Counter(k[1] for k in want.elements())
+        check(regions == {"main_work": 12, "outer": 96, "inner": 84, "long": 1},
+              f"the program recorded {dict(regions)}")
+        check(sum(len(k[2]) for k in want.elements()) == 12 + 96 * 2 + 84 + 2, "the program's arguments")
+        path = os.path.join(tmp, out)
+        if out.endswith(".pftrace"):
+            t = pftrace.decode_pftrace(path)
+        else:
+            with (gzip.open(path, "rb") if out.endswith(".gz") else open(path, "rb")) as f:
+                t = pftrace.from_json(json.loads(f.read()))
+        got = collections.Counter()
+        for (track, name, ts, dur, args), n in t.slices.items():
+            if not name.startswith("ProfilerStep#"):
+                got[(t.threads.get(track[1]), name, args)] += n
+        missing, extra = want - got, got - want
+        check(not missing and not extra,
+              f"{out}: {sum(missing.values())} regions as recorded not in the trace, e.g. {list(missing)[:4]}; "
+              f"{sum(extra.values())} in the trace not recorded so, e.g. {list(extra)[:4]}")
+        check(not re.search(r"dropped|lost", r.stderr), f"{out}: stderr {r.stderr}")
+    print("args_formats: 193 regions and their 290 arguments, in .pftrace, .json and .json.gz")
 
 
 def case_disable(binary, tmp):
@@ -618,6 +662,124 @@ def case_schedule(binary, tmp):
     p = run(binary, "schedule", {"PROF_OUTPUT": "bad.json", "PROF_SCHEDULE": "wait=x"}, tmp)
     check("PROF_SCHEDULE='wait=x'" in p.stderr, f"malformed schedule not named: {p.stderr}")
     check(os.path.exists(os.path.join(tmp, "bad.json")), "malformed schedule stopped recording")
+
+
+# torch.profiler's schedule and the action map of torch.profiler.profile, as
+# torch/profiler/profiler.py has them (torch 2.x): schedule() is DESIGN.md
+# section 3's function (torch's `step / num_steps >= repeat` is a float
+# division, the same as the integer one for an integer repeat). start() runs
+# the map's actions for (NONE, schedule(0)); step() closes the record_function
+# ProfilerStep#N, takes step_num + 1 and its action, runs the actions of
+# (previous, current), then opens ProfilerStep#(N+1); stop() (what __exit__
+# calls) closes the open ProfilerStep first, then runs the actions of
+# (current, None): "used for exit action" in the map, WARMUP -> start_trace,
+# stop_trace (no save); RECORD and RECORD_AND_SAVE -> stop_trace, _trace_ready
+# (a save); (NONE, None) is not in the map, and _transit_action does nothing
+# for a pair it lacks. So torch saves at exit whenever the step that exit interrupts
+# records, and that save holds ProfilerStep#N of the interrupted step, closed
+# by the exit, not by a step(): a save that began at that step holds no step
+# the program completed.
+T_NONE, T_WARMUP, T_RECORD, T_SAVE = "NONE", "WARMUP", "RECORD", "RECORD_AND_SAVE"
+T_ACTIONS = {
+    (T_NONE, T_NONE): [], (T_NONE, T_WARMUP): ["prepare"], (T_NONE, T_RECORD): ["prepare", "start"],
+    (T_NONE, T_SAVE): ["prepare", "start"],
+    (T_WARMUP, T_NONE): ["warn", "start", "stop"], (T_WARMUP, T_WARMUP): [], (T_WARMUP, T_RECORD): ["start"],
+    (T_WARMUP, T_SAVE): ["start"],
+    (T_RECORD, T_NONE): ["warn", "stop"], (T_RECORD, T_WARMUP): ["warn", "stop"], (T_RECORD, T_RECORD): [],
+    (T_RECORD, T_SAVE): [],
+    (T_SAVE, T_NONE): ["stop", "ready"], (T_SAVE, T_WARMUP): ["stop", "ready", "prepare"],
+    (T_SAVE, T_RECORD): ["stop", "ready", "prepare", "start"],
+    (T_SAVE, T_SAVE): ["stop", "ready", "prepare", "start"],
+    (T_WARMUP, None): ["start", "stop"], (T_RECORD, None): ["stop", "ready"], (T_SAVE, None): ["stop", "ready"],
+}
+
+
+def torch_schedule(skip_first, wait, warmup, active, repeat):
+    def fn(step):
+        if step < skip_first:
+            return T_NONE
+        step -= skip_first
+        num = wait + warmup + active
+        if repeat > 0 and step / num >= repeat:
+            return T_NONE
+        m = step % num
+        if m < wait:
+            return T_NONE
+        if m < wait + warmup:
+            return T_WARMUP
+        return T_RECORD if m < num - 1 else T_SAVE
+    return fn
+
+
+def torch_saves(fn, steps):
+    """The traces torch.profiler.profile(schedule=fn) hands to on_trace_ready
+    for a loop of `steps` prof.step() calls, then __exit__: for each, the
+    steps it holds that step() completed (ProfilerStep#N opened after the
+    trace started and closed by step() before it stopped)."""
+    saves, tracing, last = [], None, None
+    cur, step_num = fn(0), 0
+
+    def transit(prev, now, beginning):
+        nonlocal tracing, last
+        for a in T_ACTIONS.get((prev, now), []):    # _transit_action: action_map.get(), None: nothing
+            if a == "start":
+                tracing = beginning     # before ProfilerStep#beginning opens
+            elif a == "stop":
+                last, tracing = (tracing, beginning - 1 if now is not None else beginning), None
+            elif a == "ready":
+                saves.append(last)
+    transit(T_NONE, cur, 0)             # start()
+    for _ in range(steps):              # step()
+        prev, step_num = cur, step_num + 1
+        cur = fn(step_num)
+        transit(prev, cur, step_num)
+    transit(cur, None, step_num)        # __exit__ -> stop(): ProfilerStep#step_num closed by it
+    # complete steps: those step() closed, all but the one exit closed
+    return [[s for s in range(a, b + 1) if s < steps] for a, b in saves]
+
+
+def case_schedule_torch(binary, tmp):
+    """500 random schedules and step counts (a fixed seed): prof.h's traces
+    hold the steps torch.profiler's saves hold, less torch's saves with no
+    step the program completed (a window that exit interrupts in its first
+    step); each of those is one line, 'N events of the window from step S,
+    which no PROF_STEP completed' (or, after a saved cycle, 'N events after
+    the last step of cycle C, in no step'), with N = the 3 regions after
+    the loop. No file prof.h writes lacks a step."""
+    rng = random.Random(35)
+    said = re.compile(r"^prof: (\d+) events? (after the last step of cycle \d+, in no step|of the window from step "
+                      r"(\d+), which no PROF_STEP completed): not written \(a trace holds steps\)$", re.M)
+    stats = collections.Counter()
+    for i in range(500):
+        sched = {"skip_first": rng.randint(0, 3), "wait": rng.randint(0, 3), "warmup": rng.randint(0, 2),
+                 "active": rng.randint(1, 3), "repeat": rng.randint(0, 3)}
+        steps = rng.randint(0, 14)
+        spec = ",".join(f"{k}={v}" for k, v in sched.items())
+        want = torch_saves(torch_schedule(**sched), steps)
+        d = os.path.join(tmp, f"s{i}")
+        os.mkdir(d)
+        r = run(binary, "schedule_steps", {"PROF_OUTPUT": "t{cycle}.json", "PROF_SCHEDULE": spec,
+                                           "SCHED_STEPS": str(steps)}, d)
+        files = sorted(os.listdir(d), key=lambda f: int(f[1:-5]))
+        got = []
+        for f in files:
+            ev = xs(load(os.path.join(d, f)))
+            got.append(sorted(int(e["name"][13:]) for e in ev if e["name"].startswith("ProfilerStep#")))
+            check(got[-1], f"{spec} over {steps} steps: {f} holds no step")
+            check(len([e for e in ev if e["name"] == "step_work"]) == len(got[-1]), f"{spec}: {f}'s regions")
+        where = f"schedule {i}: {spec} over {steps} steps"
+        check(got == [s for s in want if s], f"{where}: prof.h wrote {got}, torch saves {want}")
+        lines = said.findall(r.stderr)
+        empty = [s for s in want if not s]
+        check(len(lines) == len(empty), f"{where}: {len(empty)} torch saves with no complete step, "
+                                        f"lines {lines}: {r.stderr}")
+        for n, _, step in lines:
+            check(n == "3" and (not step or int(step) == steps), f"{where}: {r.stderr}")
+        stats["saves"] += len(got)
+        stats["empty"] += len(empty)
+    check(stats["empty"] >= 20 and stats["saves"] >= 300, f"the schedules cover too little: {stats}")
+    print(f"500 schedules: {stats['saves']} traces as torch's saves, {stats['empty']} saves with no complete step "
+          "said in one line each")
 
 
 def case_cycles_threads(binary, tmp):

@@ -111,6 +111,118 @@ static int args(void) {
     return 0;
 }
 
+/* ---- args_formats: every argument of every region, in every format --------
+   Three named threads: main steps 12 times, two workers record regions with
+   arguments, and each holds one `outer` region open across every step of
+   main's (worker-0 a PROF_SCOPE with a child, worker-1 a PROF_BEGIN), with
+   its arguments attached before the step: main steps while they wait at a
+   barrier, then waits for the step's work to be done (prof_flush: a
+   streamed .pftrace has written the part) before letting them close it.
+   worker-0 also keeps `long` open over steps 4 to 6. Nothing depends on
+   speed: the region is open when its part is written, every time. After
+   the run, what each thread recorded (thread, region, its arguments) is
+   printed, a line per region, for run_case.py to compare with the trace. */
+#define ARGF_STEPS 12
+#define ARGF_REGIONS 128                    /* regions a thread records, at most */
+typedef struct { const char *region; char args[96]; } af_rec;
+static af_rec af_recs[3][ARGF_REGIONS];
+static int af_n[3];
+static pthread_barrier_t af_at_step, af_stepped;
+static const char *af_names[3] = { "main", "worker-0", "worker-1" };
+
+static void af_note(int t, const char *region, const char *args) {
+    af_rec *r = &af_recs[t][af_n[t]++];
+    r->region = region;
+    snprintf(r->args, sizeof r->args, "%s", args);
+}
+
+/* A region of worker t with its arguments iter and who, and a child with j. */
+static void af_closed(int t, int iter) {
+    char a[96];
+    PROF_SCOPE("outer");
+    PROF_ARG_INT("iter", iter);
+    {
+        PROF_SCOPE("inner");
+        PROF_ARG_INT("j", 1000 + iter);
+        snprintf(a, sizeof a, "j=%d", 1000 + iter);
+        af_note(t, "inner", a);
+    }
+    PROF_ARG_STR("who", af_names[t]);   /* after the child: still outer's */
+    snprintf(a, sizeof a, "iter=%d who=%s", iter, af_names[t]);
+    af_note(t, "outer", a);
+}
+
+static void *af_worker(void *arg) {
+    int t = (int)(size_t)arg;
+    char a[96];
+    PROF_THREAD_NAME(af_names[t]);
+    for (int s = 0; s < ARGF_STEPS; s++) {
+        int iter = 100 * s;
+        if (t == 1 && s == 4) {
+            PROF_BEGIN("long");
+            PROF_ARG_INT("from", s);
+        }
+        for (int i = 0; i < 3; i++) af_closed(t, iter++);
+        if (t == 1) {                   /* a PROF_SCOPE, a child closed before the step */
+            PROF_SCOPE("outer");
+            PROF_ARG_INT("iter", iter);
+            {
+                PROF_SCOPE("inner");
+                PROF_ARG_INT("j", 1000 + iter);
+            }
+            PROF_ARG_STR("who", af_names[t]);
+            pthread_barrier_wait(&af_at_step);
+            pthread_barrier_wait(&af_stepped);
+            snprintf(a, sizeof a, "j=%d", 1000 + iter);
+            af_note(t, "inner", a);
+        } else {                        /* a PROF_BEGIN */
+            PROF_BEGIN("outer");
+            PROF_ARG_INT("iter", iter);
+            PROF_ARG_STR("who", af_names[t]);
+            pthread_barrier_wait(&af_at_step);
+            pthread_barrier_wait(&af_stepped);
+            PROF_END();
+        }
+        snprintf(a, sizeof a, "iter=%d who=%s", iter, af_names[t]);
+        af_note(t, "outer", a);
+        if (t == 1 && s == 6) {
+            PROF_ARG_INT("until", s);
+            PROF_END();
+            af_note(t, "long", "from=4 until=6");
+        }
+    }
+    return NULL;
+}
+
+static int args_formats(void) {
+    pthread_t w[2];
+    char a[96];
+    PROF_INIT(NULL);
+    PROF_THREAD_NAME(af_names[0]);
+    pthread_barrier_init(&af_at_step, NULL, 3);
+    pthread_barrier_init(&af_stepped, NULL, 3);
+    for (size_t i = 0; i < 2; i++) pthread_create(&w[i], NULL, af_worker, (void *)(i + 1));
+    for (int s = 0; s < ARGF_STEPS; s++) {
+        {
+            PROF_SCOPE("main_work");
+            PROF_ARG_INT("step", s);
+            snprintf(a, sizeof a, "step=%d", s);
+            af_note(0, "main_work", a);
+        }
+        pthread_barrier_wait(&af_at_step);  /* the workers' `outer` is open, its arguments given */
+        PROF_STEP();
+        prof_flush();                   /* this step's part is written */
+        pthread_barrier_wait(&af_stepped);
+    }
+    for (size_t i = 0; i < 2; i++) pthread_join(w[i], NULL);
+    pthread_barrier_destroy(&af_at_step);
+    pthread_barrier_destroy(&af_stepped);
+    PROF_SHUTDOWN();
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < af_n[t]; i++) printf("%s|%s|%s\n", af_names[t], af_recs[t][i].region, af_recs[t][i].args);
+    return 0;
+}
+
 /* More regions than PROF_BUFFER_MB holds: the excess is counted, not lost silently. */
 static int cap(void) {
     PROF_INIT(NULL);
@@ -233,6 +345,21 @@ static int schedule(void) {
         }
         PROF_STEP();
     }
+    PROF_SHUTDOWN();
+    return 0;
+}
+
+/* SCHED_STEPS steps of one region each under PROF_SCHEDULE, then 3 regions
+   after the loop; run_case.py's schedule_torch runs it over 500 schedules. */
+static int schedule_steps(void) {
+    const char *n = getenv("SCHED_STEPS");
+    int steps = n ? atoi(n) : 0;
+    PROF_INIT(NULL);
+    for (int s = 0; s < steps; s++) {
+        { PROF_SCOPE("step_work"); }
+        PROF_STEP();
+    }
+    for (int i = 0; i < 3; i++) { PROF_SCOPE("after_loop"); }
     PROF_SHUTDOWN();
     return 0;
 }
@@ -943,6 +1070,7 @@ static const scenario scenarios[] = {
     CASE(hostile),
     CASE(counters),
     CASE(args),
+    CASE(args_formats),
     CHECK(disable),             /* regions, PROF_DISABLE=1 and a bad value */
     CASE(cap),
     CHECK(unwritable),          /* regions, writing where it cannot */
@@ -960,6 +1088,8 @@ static const scenario scenarios[] = {
     CASE(flight_long),
     CASE(handoff),
     CASE(schedule),
+    CHECK(schedule_torch),      /* schedule_steps over 500 schedules, against torch's */
+    PROGRAM(schedule_steps),
     CASE(cycles_threads),
     CASE(config),
     CHECK(monotonic),           /* regions, PROF_CLOCK=monotonic */
