@@ -514,8 +514,9 @@ PROF__FN void prof_cycle_free(prof_cycle *c) PROF__OFF()
      PROF_GPU_END(stream)             per thread
      PROF_GPU_ALLOC(ptr, bytes)     device memory events (current device)
      PROF_GPU_FREE(ptr)
-   Events come from a pool and are resolved with event queries at steps; the
-   engine's stream is never synchronised. Without a usable device (no GPU, a
+   Events come from a pool and are resolved with event queries on the
+   profiler's thread; the engine's stream is never synchronised, and no step
+   waits for the GPU. Without a usable device (no GPU, a
    driver older than the runtime, a failing event call) prof.h says so once,
    GPU timing goes off and CPU regions are still recorded.
    The two headers fill a prof_gpu_api with a handful of runtime calls; every
@@ -2932,15 +2933,19 @@ static void prof__cycle_free(prof__cycle *cy) {
 /* ---- >>gpu  GPU core: event pairs, resolution, clock alignment -------------
 
    A GPU region is a pair of timing events recorded on the engine's stream.
-   Pairs come from a per-thread ring: the thread fills it without a lock, the
-   resolver (under prof__lock, at steps) drains it with event queries and only
-   waits for events when a cycle is saved. Events are created on first use and
-   reused. Times are placed on the CPU clock through anchors: an event
-   recorded on a private idle stream and waited for, so its GPU time is known
-   on the CPU clock to within half the record-to-return window (best of 3).
-   Each window takes its own anchors (at first use and every half second at
-   steps) plus one when it is saved; between two anchors GPU time is scaled
-   to CPU time, so clock drift does not accumulate. */
+   Pairs come from a per-thread ring: the thread fills it without a lock and
+   makes no other runtime call (but creating a slot's events on its first
+   use, and a stream's identity on its first). The profiler's thread drains
+   the rings at each step's job with event queries, and at a save waits
+   there for the window's events: no step waits for the GPU. Times are
+   placed on the CPU clock through anchors: an event recorded on a private
+   idle stream and waited for, so its GPU time is known on the CPU clock to
+   within half the record-to-return window (best of 3). Each window takes
+   its own anchors on the profiler's thread (when it first sees a pair of a
+   device, every half second at steps, and when it is saved); between two
+   anchors GPU time is scaled to CPU time, so clock drift does not
+   accumulate. Under kernel capture no event is recorded at all (>>gpu's
+   one clock). */
 
 #define PROF__GPU_RING0    256u         /* pairs in flight per thread, at first */
 #define PROF__GPU_RING_MAX 65536u       /* ... growing up to this, then dropping */
@@ -2952,7 +2957,7 @@ static void prof__cycle_free(prof__cycle *cy) {
 typedef struct prof__gpair {            /* one GPU region in flight */
     void *ev0, *ev1;                    /* created on first use, then reused */
     int evdev;                          /* the events' device; -1: none yet */
-    int dev, anchor;                    /* anchor: index into the device's */
+    int dev;
     uint32_t gen;                       /* the window it was recorded in */
     uint32_t corr;                      /* 0: abandoned, a call failed */
     int ready;                          /* atomic: ev1 recorded, resolver may look */
@@ -3123,8 +3128,11 @@ static int prof__gpu_probe(const prof_gpu_api *api, void *ev, void *stream, uint
     return err;
 }
 
-/* A new anchor on device d, appended to its list. Under the lock. */
-static int prof__gpu_anchor_locked(int d) {
+/* A new anchor on device d, appended to its list. On the profiler's
+   thread (under prof__wk_lock, which keeps anchors and results), never the
+   engine's: it records on a stream of its own, waits for it, and sets the
+   device of the thread it runs on. */
+static int prof__gpu_anchor_take(int d) {
     const prof_gpu_api *api = prof__gpu.api;
     prof__gdev *g = &prof__gpu.dev[d];
     int prev, err, best = -1;
@@ -3166,14 +3174,6 @@ static int prof__gpu_anchor_locked(int d) {
     an->mono = prof__mono_ns();
     __atomic_store_n(&g->cur, g->n++, __ATOMIC_RELEASE);
     return g->n - 1;
-}
-
-__attribute__((noinline, cold)) static int prof__gpu_anchor(int d) {
-    pthread_mutex_lock(&prof__lock);
-    int a = __atomic_load_n(&prof__gpu.dev[d].cur, __ATOMIC_ACQUIRE);
-    if (a < 0 && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) a = prof__gpu_anchor_locked(d);
-    pthread_mutex_unlock(&prof__lock);
-    return a;
 }
 
 /* What a stream is: its device and id. Runtimes without stream ids (HIP)
@@ -3330,15 +3330,10 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
         return;
     }
     prof__gpair *p = &r->slot[h & (r->cap - 1)];
-    int dev = g->stream_dev, a = -1;
-    /* gen before anchor: a window's start clears anchors, then bumps gen */
+    int dev = g->stream_dev;
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
-    if (!span) {
-        if (PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
-        a = __atomic_load_n(&prof__gpu.dev[dev].cur, __ATOMIC_ACQUIRE);
-        if (PROF__UNLIKELY(a < 0) && (a = prof__gpu_anchor(dev)) < 0) return;
-    }
+    if (!span && PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (!span) {
@@ -3349,7 +3344,6 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     p->name = name;
     p->stream = g->stream_id;
     p->dev = dev;
-    p->anchor = a;
     p->gen = gen;
     p->corr = corr;
     p->t0 = f->t0;
@@ -3395,83 +3389,136 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     }
 }
 
-/* Drains every ring as far as pairs are finished (wait: waits for them).
-   Pairs of an older window are let go unread. Under the lock. */
-static void prof__gpu_poll_locked(int wait) {
-    const prof_gpu_api *api = prof__gpu.api;
-    uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_RELAXED);
-    for (prof__gring *r = prof__gpu.rings; r; r = r->next) {
-        uint32_t t = r->tail, h = __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE);
-        for (; t != h; t++) {
-            prof__gpair *p = &r->slot[t & (r->cap - 1)];
-            if (!__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) break;
-            if (p->corr && p->gen == gen && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
-                int err = p->span ? 0 : wait ? api->event_sync(p->ev1) : api->event_query(p->ev1);
-                if (err == api->not_ready && !wait) break;
-                const char *call = wait ? "event synchronize" : "event query";
-                float off = 0.0f, dur = 0.0f;
-                if (!err && !p->span) {
-                    call = "event elapsed time";
-                    err = api->elapsed_ms(&off, prof__gpu.dev[p->dev].a[p->anchor].ev, p->ev0);
-                    if (!err) err = api->elapsed_ms(&dur, p->ev0, p->ev1);
-                }
-                /* a window's results take at most what the memory cap
-                   (PROF_BUFFER_MB) allows the CPU's records; more are dropped */
-                int room = prof__gpu.nres < prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__gres);
-                prof__gres *nr = err || !room ? NULL : (prof__gres *)prof__grow(prof__gpu.res, &prof__gpu.rescap,
-                                                                                 prof__gpu.nres + 1, sizeof *nr);
-                if (err) {
-                    prof__gpu_fail(api, call, err);
-                } else if (!nr) {
-                    __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
-                } else {
-                    prof__gpu.res = nr;
-                    prof__gres *o = &prof__gpu.res[prof__gpu.nres++];
-                    o->name = p->name;
-                    o->t0 = p->t0;
-                    o->t1 = p->t1;
-                    o->span = p->span;
-                    o->corr = p->corr;
-                    o->dev = p->dev;
-                    o->anchor = p->anchor;
-                    o->stream = p->stream;
-                    o->off_ns = (double)off * 1e6;
-                    o->dur_ns = (double)dur * 1e6;
-                }
-            }
-            __atomic_store_n(&p->ready, 0, __ATOMIC_RELAXED);
-        }
-        __atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
-    }
-}
+/* ---- resolution, on the profiler's thread --------------------------------
+   The engine's thread records a pair's two events and nothing else: no
+   query, no anchor, no wait. The profiler's thread drains the rings at each
+   step's job (queries only), and at a save waits there for the window's
+   pairs, takes the last anchors and places them, while the engine runs on:
+   a cycle whose GPU work is still running is written once it has finished.
+   Anchors and results are the profiler's thread's alone (prof__wk_lock);
+   a ring's slots are read under prof__lock (a ring grows under it), then
+   queried and waited for without it: a pair's events stay its own until
+   the ring's tail passes it. prof__gpu.wgen: the window whose pairs are
+   being resolved; a job of a later window starts its anchors afresh. */
+static uint32_t prof__gpu_wgen;
 
-/* A recording window begins: what was recorded before it (warm-up) is let
-   go and anchors start afresh. Anchors are cleared before gen moves, so a
-   pair that sees the new gen never sees an old anchor. Under the lock. */
-static void prof__gpu_anchors_reset_locked(void) {
+static void prof__gpu_window_for(uint32_t gen) {
+    if (gen == prof__gpu_wgen) return;
+    prof__gpu_wgen = gen;
     prof__gpu.nres = 0;
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
-        __atomic_store_n(&prof__gpu.dev[d].cur, -1, __ATOMIC_RELEASE);
+        prof__gpu.dev[d].cur = -1;
         prof__gpu.dev[d].n = 0;
     }
-    __atomic_add_fetch(&prof__gpu.gen, 1, __ATOMIC_RELEASE);
 }
 
-static void prof__gpu_window_locked(void) {
-    prof__act_window_locked();
-    prof__gpu_anchors_reset_locked();
+/* One finished pair of the window, resolved against its device's current
+   anchor (one taken after the pair began gives a negative offset, which
+   elapsed times allow). 0: a call failed (GPU timing is off). */
+static int prof__gpu_resolve(const prof__gpair *p) {
+    const prof_gpu_api *api = prof__gpu.api;
+    float off = 0.0f, dur = 0.0f;
+    int err = 0, a = -1;
+    if (!p->span) {
+        a = prof__gpu.dev[p->dev].cur;
+        if (a < 0 && (a = prof__gpu_anchor_take(p->dev)) < 0) return 0;   /* it said why */
+        err = api->elapsed_ms(&off, prof__gpu.dev[p->dev].a[a].ev, p->ev0);
+        if (!err) err = api->elapsed_ms(&dur, p->ev0, p->ev1);
+        if (err) {
+            prof__gpu_fail(api, "event elapsed time", err);
+            return 0;
+        }
+    }
+    /* a window's results take at most what the memory cap (PROF_BUFFER_MB)
+       allows the CPU's records; more are dropped */
+    int room = prof__gpu.nres < prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof(prof__gres);
+    prof__gres *nr = room ? (prof__gres *)prof__grow(prof__gpu.res, &prof__gpu.rescap, prof__gpu.nres + 1, sizeof *nr)
+                          : NULL;
+    if (!nr) {
+        __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
+        return 1;
+    }
+    prof__gpu.res = nr;
+    prof__gres *o = &prof__gpu.res[prof__gpu.nres++];
+    o->name = p->name;
+    o->t0 = p->t0;
+    o->t1 = p->t1;
+    o->span = p->span;
+    o->corr = p->corr;
+    o->dev = p->dev;
+    o->anchor = a;
+    o->stream = p->stream;
+    o->off_ns = (double)off * 1e6;
+    o->dur_ns = (double)dur * 1e6;
+    return 1;
 }
 
-/* At a step: drain finished pairs; re-anchor devices whose anchor is old. */
-static void prof__gpu_step_locked(void) {
+/* Drains every ring as far as pairs of window gen begun by `until` (the
+   job's step) are finished (wait: waits for each), letting older windows'
+   pairs go unread and leaving later ones for their step and window, as if
+   drained at the step itself. On the profiler's thread. */
+static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
+    const prof_gpu_api *api = prof__gpu.api;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
-    prof__gpu_poll_locked(0);
+    prof__gpu_window_for(gen);
+    pthread_mutex_lock(&prof__lock);
+    size_t nr = 0;
+    for (prof__gring *r = prof__gpu.rings; r; r = r->next) nr++;
+    prof__gring **rings = nr ? (prof__gring **)malloc(nr * sizeof *rings) : NULL;
+    nr = 0;
+    for (prof__gring *r = rings ? prof__gpu.rings : NULL; r; r = r->next) rings[nr++] = r;  /* freed at shutdown only */
+    pthread_mutex_unlock(&prof__lock);
+    for (size_t i = 0; i < nr; i++) {
+        prof__gring *r = rings[i];
+        pthread_mutex_lock(&prof__lock);
+        uint32_t t = r->tail, h = __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE), n = 0;
+        prof__gpair *cp = h != t ? (prof__gpair *)malloc((size_t)(h - t) * sizeof *cp) : NULL;
+        for (; cp && n != h - t; n++) {     /* finished ones: ready first, then what it guards */
+            const prof__gpair *p = &r->slot[(t + n) & (r->cap - 1)];
+            if (!__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE)) break;
+            cp[n] = *p;
+        }
+        pthread_mutex_unlock(&prof__lock);
+        uint32_t k = 0;
+        for (; k < n; k++) {
+            const prof__gpair *p = &cp[k];
+            if ((int32_t)(p->gen - gen) > 0 || p->t0 > until) break;   /* a later window's, or step's */
+            if (!p->corr || p->gen != gen || __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) continue;
+            /* a device's first anchor of the window as soon as a pair of it is
+               seen, finished or not: the pairs lie close to it */
+            if (!p->span && prof__gpu.dev[p->dev].cur < 0 && prof__gpu_anchor_take(p->dev) < 0) break;
+            int err = p->span ? 0 : wait ? api->event_sync(p->ev1) : api->event_query(p->ev1);
+            if (err == api->not_ready && !wait) break;
+            if (err) prof__gpu_fail(api, wait ? "event synchronize" : "event query", err);
+            else if (!prof__gpu_resolve(p)) break;
+        }
+        pthread_mutex_lock(&prof__lock);
+        for (uint32_t j = 0; j < k; j++) __atomic_store_n(&r->slot[(t + j) & (r->cap - 1)].ready, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&r->tail, t + k, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&prof__lock);
+        free(cp);
+    }
+    free(rings);
+}
+
+/* At a step's job: drain what finished; re-anchor devices whose anchor is
+   old. On the profiler's thread. */
+static void prof__gpu_step(uint32_t gen, uint64_t until) {
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    prof__gpu_drain(gen, 0, until);
     int64_t now = prof__mono_ns();
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         prof__gdev *g = &prof__gpu.dev[d];
-        if (g->cur >= 0 && now - g->a[g->cur].mono > PROF__GPU_REANCHOR && prof__on)
-            prof__gpu_anchor_locked(d);
+        if (g->cur >= 0 && now - g->a[g->cur].mono > PROF__GPU_REANCHOR) prof__gpu_anchor_take(d);
     }
+}
+
+/* A recording window begins at a step: its pairs carry a new gen, and
+   kernel capture's records start afresh. Under prof__lock, on the thread
+   that steps: no runtime call. */
+static void prof__gpu_window_locked(void) {
+    prof__act_window_locked();
+    __atomic_add_fetch(&prof__gpu.gen, 1, __ATOMIC_RELEASE);
 }
 
 static int prof__gev_cmp(const void *a, const void *b) {
@@ -3819,8 +3866,10 @@ static void prof__gpu_autostart_due(void) {
    scaled by (CPU span / GPU span) of the two, so the GPU clock's drift is
    taken out. Times stay in ticks, converted with the CPU events. Those
    begun from t_from to t_to go to *out (sorted), their devices to *info;
-   the others are counted lost (returned). Under the lock. */
-static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct prof__gdev_info **info_out,
+   the others are counted lost (returned). A pair measured from an anchor
+   taken after it began takes the span before that anchor. On the
+   profiler's thread. */
+static uint64_t prof__gpu_place(prof__gev **out, size_t *nout, struct prof__gdev_info **info_out,
                                        size_t *ninfo_out, uint64_t t_from, uint64_t t_to, int *oom) {
     const prof_gpu_api *api = prof__gpu.api;
     uint64_t lost = 0;
@@ -3880,8 +3929,9 @@ static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct pro
                 o->t1 = (int64_t)r->t1;
                 continue;
             }
-            double k = scale[r->dev][r->anchor];
-            o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + 0.5);
+            /* an anchor taken after the pair began: the span before it */
+            double k = scale[r->dev][r->off_ns < 0 && r->anchor > 0 ? r->anchor - 1 : r->anchor];
+            o->t0 = (int64_t)prof__gpu.dev[r->dev].a[r->anchor].tick + (int64_t)(r->off_ns * k + (r->off_ns < 0 ? -0.5 : 0.5));
             o->t1 = o->t0 + (int64_t)(r->dur_ns * k + 0.5);
         }
         qsort(gv, *nout, sizeof *gv, prof__gev_cmp);
@@ -3893,26 +3943,36 @@ static uint64_t prof__gpu_place_locked(prof__gev **out, size_t *nout, struct pro
     return lost;
 }
 
-/* A cycle is saved: wait for its pairs, close each device's anchors with a
-   last one, and place every pair on the CPU clock. Under the lock. */
-static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+/* A cycle is saved, on the profiler's thread: wait for its window's pairs
+   (the engine's thread does not), close each device's anchors with a last
+   one, and place every pair on the CPU clock. */
+static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint32_t gen) {
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
-        prof__gpu_poll_locked(1);   /* the window's GPU work is done: its records complete */
+        prof__gpu_drain(gen, 1, t_to);  /* the window's GPU work is done: its records complete */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
-            if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_locked(d);
+            if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_take(d);
     }
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__gpu.nres)
-        lost += prof__gpu_place_locked(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
-    /* after the regions: prof__analyse spans them over their kernels */
-    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
-        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
+        lost += prof__gpu_place(&cy->gpu, &cy->ngpu, &cy->gdev, &cy->ngdev, t_from, t_to, &cy->oom);
+    prof__gpu.nres = 0;
     cy->gpu_dropped = lost + __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
                   "nested on a thread); counted in the trace as prof_gpu_dropped_regions",
                   (unsigned long long)cy->gpu_dropped);
+}
+
+/* A cycle is saved, at the step, on the thread that steps: kernel
+   capture's records of the window (prof__gpu_save places the GPU regions
+   later, on the profiler's thread), then the next window's gen. Under
+   prof__lock. Returns the saved window's gen. */
+static uint32_t prof__gpu_cycle_locked(prof__cycle *cy) {
+    uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
+        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
     prof__gpu_window_locked();
+    return gen;
 }
 
 /* Shutdown: every event, stream and ring of a dead thread goes back. Live
@@ -3920,8 +3980,7 @@ static void prof__gpu_cycle_locked(prof__cycle *cy, uint64_t t_from, uint64_t t_
 static void prof__gpu_release_locked(void) {
     const prof_gpu_api *api = prof__gpu.api;
     if (!api) return;
-    int was = __atomic_exchange_n(&prof__gpu.state, 2, __ATOMIC_ACQ_REL);
-    if (was == 1) prof__gpu_poll_locked(0);
+    __atomic_store_n(&prof__gpu.state, 2, __ATOMIC_RELEASE);
     prof__act_stop_locked();
     prof__gring **link = &prof__gpu.rings;
     while (*link) {
@@ -9410,8 +9469,9 @@ typedef struct prof__job {
     double median;                      /*   and the median it was judged against */
     prof__ev *open;                     /* regions open at a save, or (HANG) at the dump */
     size_t nopen;
-    prof__cycle cy;                     /* the cycle as the step began it: its GPU side,
-                                           resolved there; a save collects into it */
+    uint32_t gen;                       /* the GPU window of its step (>>gpu: resolved here) */
+    prof__cycle cy;                     /* the cycle as the step began it: kernel capture's
+                                           records, taken there; a save collects into it */
 } prof__job;
 
 static void prof__job_run(prof__job *j);
@@ -9643,17 +9703,19 @@ static int prof__u64_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The GPU regions drained since the last step, placed; the devices they
-   ran on noted. Then the anchors start afresh if nothing is in flight.
-   At the step (or the watchdog's dump), under prof__lock, which also keeps
-   prof__fl.gdev. */
-static void prof__fl_gpu_locked(prof__gev **gpu, size_t *ngpu) {
+/* Flight mode, at a step's job: the GPU regions drained since the last
+   step, placed; the devices they ran on noted. Once a device has many
+   anchors (a few seconds' worth), they start afresh: the pairs still in
+   flight are measured from the next one when they finish. On the
+   profiler's thread, which keeps prof__fl. */
+static void prof__fl_gpu(prof__gev **gpu, size_t *ngpu, uint32_t gen, uint64_t until) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    prof__gpu_drain(gen, 0, until);
     if (prof__gpu.nres) {
         struct prof__gdev_info *info = NULL;
         size_t ninfo = 0;
         int oom = 0;
-        uint64_t lost = prof__gpu_place_locked(gpu, ngpu, &info, &ninfo, 0, (uint64_t)-1, &oom);
+        uint64_t lost = prof__gpu_place(gpu, ngpu, &info, &ninfo, 0, (uint64_t)-1, &oom);
         __atomic_fetch_add(&prof__gpu.dropped, lost, __ATOMIC_RELAXED);
         for (size_t i = 0; i < ninfo && info; i++) {
             int k = 0;
@@ -9665,14 +9727,11 @@ static void prof__fl_gpu_locked(prof__gev **gpu, size_t *ngpu) {
         free(info);
         prof__gpu.nres = 0;
     }
-    int most = 0;
-    for (int d = 0; d < PROF__GPU_DEVS; d++) most = prof__gpu.dev[d].n > most ? prof__gpu.dev[d].n : most;
-    if (most < 8) return;               /* a few seconds' worth: keep them */
-    uint32_t busy = 0;
-    for (prof__gring *r = prof__gpu.rings; r; r = r->next) busy += __atomic_load_n(&r->resv, __ATOMIC_ACQUIRE) - r->tail;
-    if (busy && most < 64) return;
-    __atomic_fetch_add(&prof__gpu.dropped, busy, __ATOMIC_RELAXED);  /* of the old generation: let go */
-    prof__gpu_anchors_reset_locked();
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        prof__gdev *g = &prof__gpu.dev[d];
+        if (g->n >= 8) g->cur = -1, g->n = 0;
+        else if (g->cur >= 0 && prof__mono_ns() - g->a[g->cur].mono > PROF__GPU_REANCHOR) prof__gpu_anchor_take(d);
+    }
 }
 
 /* The step that ended at `now` (it began at t0) as a segment of the ring,
@@ -9905,7 +9964,6 @@ static void prof__wd_fire(int64_t quiet_ns) {
         free(m);
         return;
     }
-    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) prof__gpu_poll_locked(0);  /* what finished */
     uint64_t now = prof__now(), tk = prof__fallback() ? prof__ticks() : now;   /* one reading: t0 <= now */
     double rate = prof__rate_at(tk, prof__mono_ns());
     int64_t step = prof__g.run.step;
@@ -9938,7 +9996,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
         j.step = step;
         j.t0 = prof__g.run.step_t0;
         j.now = now;
-        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);
+        j.gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
         j.act_ns = prof__act_now_locked();
         queued = prof__wk_submit_locked(&j);
     }
@@ -10203,10 +10261,12 @@ static void prof__job_run(prof__job *j) {
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
     const char *hang = NULL;
     if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
+        prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);
         prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
         save = prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
         hang = "";
     } else if (prof__g.conf.flight) {
+        prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);  /* what finished by the step, placed */
         prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
         if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
         int64_t upto = prof__fl.want - 1;
@@ -10220,12 +10280,16 @@ static void prof__job_run(prof__job *j) {
             save = prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
         }
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
+        prof__gpu_save(&j->cy, j->from, j->now, j->gen);   /* waits for the window's GPU work */
         prof__cycle_make(j);
         cy = &j->cy;
         save = 1;
     } else if (j->prev == PROF__RECORD) {
-        prof__part_make(cy, j);       /* the window goes on: what it recorded so far */
-        save = 2;
+        prof__gpu_step(j->gen, j->now); /* what finished: drained, so the rings stay small */
+        if (prof__streams()) {
+            prof__part_make(cy, j);     /* the window goes on: what it recorded so far */
+            save = 2;
+        }
     } else {
         prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
     }
@@ -10307,17 +10371,18 @@ void prof_step(void) {
             j.slow = step;
             j.slow_dur = now - step_t0;
         }
-        prof__fl_gpu_locked(&j.cy.gpu, &j.cy.ngpu);   /* what finished by now, placed */
+        j.gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
         j.act_ns = prof__act_now_locked();
-        prof__gpu_step_locked();
         work = 1;
     } else if (!prof__g.disabled && prev == PROF__RECORD_AND_SAVE) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.cy, j.from, now);
+        j.gen = prof__gpu_cycle_locked(&j.cy);
         work = 1;
-    } else if (!prof__g.disabled && prev == PROF__RECORD && prof__streams()) {
-        prof__opens_read_locked(&j);    /* whose arguments wait for a later part */
-        work = 1;
+    } else if (!prof__g.disabled && prev == PROF__RECORD &&
+               (prof__streams() || __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)) {
+        if (prof__streams()) prof__opens_read_locked(&j);   /* whose arguments wait for a later part */
+        j.gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
+        work = 1;                       /* a streamed part, or the GPU's pairs to drain */
     }
     if (prof__g.conf.flight) {
         /* flight mode: every step is recorded, the ring takes what it needs */
@@ -10325,8 +10390,6 @@ void prof_step(void) {
         work |= !prof__g.disabled;      /* warm-up is thrown away (or the window before, saved) */
         prof__gpu_window_locked();
         prof__g.run.win_t0 = now;
-    } else if (prof__g.disabled || prev != PROF__RECORD_AND_SAVE) {
-        prof__gpu_step_locked();
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
@@ -10366,8 +10429,11 @@ void prof_shutdown(void) {
     j.from = prof__g.run.win_t0;
     if (save) {
         prof__opens_read_locked(&j);
-        prof__gpu_cycle_locked(&j.cy, j.from, j.now);
+        j.gen = prof__gpu_cycle_locked(&j.cy);
     }
+    pthread_mutex_unlock(&prof__lock);
+    if (save) prof__gpu_save(&j.cy, j.from, j.now, j.gen);  /* this thread is the profiler's now */
+    pthread_mutex_lock(&prof__lock);
     prof__gpu_release_locked();
     pthread_mutex_unlock(&prof__lock);
 

@@ -80,9 +80,9 @@ static void build(prof__cycle *cy, int gpu) {
         static prof__gev g[3];
         static struct prof__gdev_info dev;
         static prof__gact act[6];
-        g[0] = (prof__gev){ "layer", 11500, 14500, 7, 0, 13 };
-        g[1] = (prof__gev){ "inner", 12000, 13000, 8, 0, 13 };
-        g[2] = (prof__gev){ "other", 12500, 16500, 11, 0, 14 };
+        g[0] = (prof__gev){ "layer", 11500, 14500, 7, 0, 13, 0 };
+        g[1] = (prof__gev){ "inner", 12000, 13000, 8, 0, 13, 0 };
+        g[2] = (prof__gev){ "other", 12500, 16500, 11, 0, 14, 0 };
         cy->gpu = g; cy->ngpu = 3;
         memset(&dev, 0, sizeof dev);
         strcpy(dev.props.name, "NVIDIA H100 80GB HBM3");

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* What streams and events share. Destroyed ones are kept (not freed), so
@@ -113,10 +114,15 @@ double fake_gpu_host_ns(int device, int64_t dev_ns) {
     return h;
 }
 
+static _Thread_local long thread_calls[FAKE_NCALLS];   /* made on this thread */
+
+void fake_gpu_thread_calls(long out[FAKE_NCALLS]) { memcpy(out, thread_calls, sizeof thread_calls); }
+
 /* Counts a call; nonzero: the error it must fail with (fake_gpu_fail). */
 static int enter(fake_call c) {
     setup_once();
     S.st.calls[c]++;
+    thread_calls[c]++;
     if (!S.fail[c].err) return 0;
     if (S.fail[c].left > 0) { S.fail[c].left--; return 0; }
     return S.fail[c].err;

@@ -101,6 +101,9 @@ int64_t fake_gpu_now(void);
 void fake_gpu_sleep(int64_t ns);
 
 void fake_gpu_get_stats(fake_gpu_stats *out);
+/* The runtime calls made on the calling thread, by kind: what prof.h made
+   on an engine's thread. */
+void fake_gpu_thread_calls(long out[FAKE_NCALLS]);
 
 /* ---- the simulation's side of the runtime calls (fake_runtime_api.h) ---- */
 int fake_device_count(int *n);

@@ -219,8 +219,10 @@ static int placement(int active, int64_t step_ns, int64_t latency_ns) {
     return 0;
 }
 
-/* ---- asynchrony: a region still running at a step is resolved later, and
-   nothing waits for the engine's stream before the cycle is saved ------- */
+/* ---- asynchrony: a region still running at a step is resolved later, on
+   the profiler's thread, and no step waits for the GPU, not even the save:
+   the engine's thread makes no runtime call but event records (and, the
+   first time, the events and the stream's identity) ----------------------- */
 
 static int async_case(void) {
     fake_gpu_stats st;
@@ -234,16 +236,25 @@ static int async_case(void) {
         marker();
         region(names[step_no], s, kernel[step_no]);
         PROF_STEP();
+        /* the step returned with the GPU 400 ms behind, the save too */
+        expect(fake_gpu_pending() > 0, "a step returned only after the GPU had finished");
+        prof_flush();                   /* the profiler's thread has done the step's job */
         fake_gpu_get_stats(&st);
         if (step_no < 2) {
             expect(st.engine_syncs == 0, "a step before the save waited for an engine event");
             expect(st.not_ready > 0, "the unfinished region was not queried");
-            expect(fake_gpu_pending() > 0, "the step returned only after the GPU had finished");
+            expect(fake_gpu_pending() > 0, "the profiler's thread waited before the save");
         } else {
             expect(st.engine_syncs > 0, "the save did not wait for the unfinished regions");
-            expect(fake_gpu_pending() == 0, "the save returned before the GPU had finished");
+            expect(fake_gpu_pending() == 0, "the save was written before the GPU had finished");
         }
     }
+    long calls[FAKE_NCALLS];
+    fake_gpu_thread_calls(calls);
+    truth("{\"engine_calls\": {\"record\": %ld, \"create\": %ld, \"stream_info\": %ld, \"query\": %ld, "
+          "\"sync\": %ld, \"elapsed\": %ld, \"stream_create\": %ld}}",
+          calls[FAKE_EVENT_RECORD], calls[FAKE_EVENT_CREATE], calls[FAKE_STREAM_INFO], calls[FAKE_EVENT_QUERY],
+          calls[FAKE_EVENT_SYNC], calls[FAKE_ELAPSED], calls[FAKE_STREAM_CREATE]);
     PROF_SHUTDOWN();
     truth_stats();
     return 0;
@@ -310,6 +321,7 @@ static int pool_case(void) {
             PROF_GPU_END(s[k]);
         }
         PROF_STEP();
+        prof_flush();                   /* the time a step's real work gives the profiler's thread */
     }
     set_device(0);
     PROF_SHUTDOWN();
@@ -325,9 +337,10 @@ static int pool_case(void) {
     /* a cycle each 10 steps; the window open at shutdown has no step and
        no event: no cycle, no trace */
     expect(pool.cycles == POOL_STEPS / 10, "cycles missing, or an empty one handed over");
-    /* At most a ring of 256 pairs (100 in flight per step) of 2 events, 3
-       probes and a few anchors: events are reused, not made per region, even
-       as the regions alternate devices and slots meet the other device. */
+    /* At most a ring of 256 pairs (100 in flight per step, drained at each
+       step by the profiler's thread) of 2 events, 3 probes and a few
+       anchors: events are reused, not made per region, even as the regions
+       alternate devices and slots meet the other device. */
     expect(st.events_created <= 2 * 256 + 3 + 16, "events are not reused");
     return 0;
 }
@@ -474,6 +487,7 @@ static int failure(const char *kind) {
           RT(GetErrorName)((RT(Error_t))plans[p].err), plans[p].step / 2 + 1);
     for (step_no = 0; step_no < 6; step_no++) {
         int here = step_no == plans[p].step;
+        if (here) prof_flush();         /* the cycles before resolved, on the profiler's thread, without it */
         if (here && plans[p].where == AT_STEP_START) fake_gpu_fail(plans[p].call, plans[p].err, 0);
         PROF_BEGIN("c");
         PROF_END();
