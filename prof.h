@@ -3568,6 +3568,7 @@ static struct {
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
     int capturing;                      /* the tracer's capture is on (>>api-gpu: it follows the schedule) */
+    uint64_t own_pt, own_tid;           /* atomic: the profiler's thread, whose runtime calls are its own */
     int said_start;                     /* a window without warm-up paid capture's start: said once */
 } prof__act;
 
@@ -3678,6 +3679,14 @@ static int prof__gact_cmp(const void *x, const void *y) {
 
 /* The trace's id of the thread a tracer names: its kernel thread id, or its
    pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
+/* A runtime call the profiler's own thread made (a device's properties,
+   say): not the engine's, and not in its trace. */
+static int prof__act_own(uint64_t v) {
+    uint64_t pt = __atomic_load_n(&prof__act.own_pt, __ATOMIC_RELAXED);
+    uint64_t tid = __atomic_load_n(&prof__act.own_tid, __ATOMIC_RELAXED);
+    return (pt && (v == pt || (v <= 0xFFFFFFFFu && v == (uint32_t)pt))) || (tid && v == tid);
+}
+
 static long prof__act_tid(uint64_t v) {
     for (size_t i = 0; i < prof__g.rec.ntinfo; i++) {
         const struct prof__tinfo *t = &prof__g.rec.tinfo[i];
@@ -3740,6 +3749,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
             if (api && a->driver && (!prof__gpu_find(launched, nlaunched, a->correlation) ||
                                      prof__gpu_find(rt, nrt, a->correlation)))
                 continue;
+            if (api && prof__act_own(a->thread)) continue;
             if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
@@ -9553,6 +9563,8 @@ static void prof__job_run_here(prof__job *j) {
 
 static void *prof__wk_run(void *arg) {
     (void)arg;
+    __atomic_store_n(&prof__act.own_pt, (uint64_t)pthread_self(), __ATOMIC_RELAXED);
+    __atomic_store_n(&prof__act.own_tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
     pthread_mutex_lock(&prof__lock);
     for (;;) {
         while (!prof__wk.n && !prof__wk.stop) pthread_cond_wait(&prof__wk_cv, &prof__lock);
