@@ -340,6 +340,13 @@ def case_gpu(tool, _scen, cupti, tmp):
     check(pf["gpu"] == data["gpu"], f"GPU views of the .pftrace:\n {pf['gpu']}\n JSON's:\n {data['gpu']}")
     strip = lambda rows: [{k: v for k, v in r.items() if k != "t0"} for r in rows]
     check(strip(pf["steps"]["rows"]) == strip(data["steps"]["rows"]), f"steps {pf['steps']} != {data['steps']}")
+    # a library's kernels, launched through the driver API (cuda_driver), count as launches too
+    p = subprocess.run([cupti, "cupti_driver", "run"], cwd=tmp, capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("PROF_")})
+    check(p.returncode == 0, f"cupti_driver: {p.stderr}")
+    dom = render(report(tool, tmp, "driver.1.json", "-o", "driver.html"), tmp, shot=False)
+    launches = sum(int(r["cells"][1]) for r in dom.tables["launch-table"][1:])
+    check(launches == 6, f"{launches} launches of the driver case's 6 kernels (4 by cuLaunchKernelEx)")
 
 
 def case_memory(tool, scen, _cupti, tmp):
