@@ -1346,7 +1346,7 @@ static __thread prof__thread *prof__self;
 /* One line on stderr (or PROF_LOG's file); the profiler's only way to speak.
    Built whole and written at once so lines from several threads do not
    interleave. */
-__attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
+PROF__COLD __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
     char line[2 * 4096 + 512];          /* room for two whole paths and the words around them */
     va_list ap;
     va_start(ap, fmt);
@@ -7478,7 +7478,7 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
     return c;
 }
 
-static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
+PROF__COLD static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
     if (n < 2) return;
     size_t h = n / 2, i = 0, j = h, k = 0;
     prof__row_sort(v, tmp, h, s);
@@ -7504,7 +7504,7 @@ static int prof__mem_flags(const prof__cycle *c) {
 /* The peak of Total Allocated on device code `code` (the earliest event of
    equal ones), the region owning that event and the step it fell in (-1 if
    none); 0 if the device has no memory event in the cycle. */
-static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
+PROF__COLD static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
     size_t at = (size_t)-1;
     int64_t best = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -7524,7 +7524,7 @@ static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, co
     return 1;
 }
 
-int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
+PROF__COLD int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
     int64_t peak = 0, step;
     const char *r = NULL;
     int ok = device >= -1 && device < PROF__MEM_CODES - 1 && prof__mem_peak(c, (uint32_t)(device + 1), &peak, &r, &step);
@@ -7623,7 +7623,7 @@ static prof__agg *prof__row_of(prof__rows *t, const char *name, const char *key,
 
 /* The summed rows as prof_table's: one block with their strings (so that
    prof_table_free is one free()), shares of the self-time sum, sorted. */
-static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) {
+PROF__COLD static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) {
     prof_row *rows = (prof_row *)malloc(t->n * sizeof *rows + t->str.n);
     prof_row *tmp = (prof_row *)malloc(t->n * sizeof *tmp);
     if (!rows || !tmp) { free(rows); free(tmp); return 0; }
@@ -7666,7 +7666,7 @@ static const struct { const char *part; double tflops, gbps; } prof__gpu_peaks[]
 
 /* The table's peaks: the config's, else the cycle's GPU's when it is one
    the list knows (the same for every device of the cycle). */
-static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
+PROF__COLD static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
     out->peak_tflops = prof__g.conf.peak_tflops;
     out->peak_gbps = prof__g.conf.peak_gbps;
     if (!c->ngdev || (out->peak_tflops > 0 && out->peak_gbps > 0)) return;
@@ -7691,7 +7691,7 @@ static int prof__pct_cmp(const void *pa, const void *pb) {
     return (a->ns > b->ns) - (a->ns < b->ns);
 }
 
-static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
+PROF__COLD static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
     if (n) qsort(v, n, sizeof *v, prof__pct_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -7775,7 +7775,7 @@ static const prof__sink prof__table_sink = {
     PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL,
 };
 
-int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
+PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__tsink x;
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
@@ -8035,7 +8035,7 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL };
 
-int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
     prof__sbuf lines = { NULL, 0, 0 };
     size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
