@@ -1337,10 +1337,17 @@ unsigned char prof__on = 1;             /* 1 before init: the first event inits 
 __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 static __thread prof__thread *prof__self;
 
+/* Code that runs rarely: init, configuration, shutdown, reports, crashes,
+   the watchdog. The compiler optimizes it for size, keeps calls to it off
+   its callers' straight path and spends less time compiling it. Never on a
+   writer's or the collection's path: a function that only cold code calls
+   is compiled as cold too. */
+#define PROF__COLD __attribute__((cold))
+
 /* One line on stderr (or PROF_LOG's file); the profiler's only way to speak.
    Built whole and written at once so lines from several threads do not
    interleave. */
-__attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
+PROF__COLD __attribute__((format(printf, 1, 2))) static void prof__msg(const char *fmt, ...) {
     char line[2 * 4096 + 512];          /* room for two whole paths and the words around them */
     va_list ap;
     va_start(ap, fmt);
@@ -1653,7 +1660,7 @@ static void *prof__reserve_run(void *arg) {
 }
 
 /* At init, under prof__lock. */
-static void prof__reserve_start(void) {
+PROF__COLD static void prof__reserve_start(void) {
     if (prof__g.disabled || __atomic_load_n(&prof__res_running, __ATOMIC_ACQUIRE)) return;
     pthread_mutex_lock(&prof__pool_lock);
     prof__res_stop = 0;
@@ -1663,7 +1670,7 @@ static void prof__reserve_start(void) {
 }
 
 /* At shutdown, outside the lock: the helper ends and is joined. */
-static void prof__reserve_stop(void) {
+PROF__COLD static void prof__reserve_stop(void) {
     if (!__atomic_exchange_n(&prof__res_running, 0, __ATOMIC_ACQ_REL)) return;
     pthread_mutex_lock(&prof__pool_lock);
     prof__res_stop = 1;
@@ -2330,7 +2337,7 @@ static void prof__fmt_mem(char *o, size_t cap, int64_t b) {
 /* At shutdown, once the last cycle is saved (so its allocations know their
    regions): the leak report and the bad-use line on stderr; the map goes, and
    prof_leaks() answers from the report. */
-static void prof__mem_shutdown(void) {
+PROF__COLD static void prof__mem_shutdown(void) {
     enum { PROF__LEAK_LINES = 20 };
     pthread_mutex_lock(&prof__lock);
     if (!prof__mem.started) { pthread_mutex_unlock(&prof__lock); return; }
@@ -7540,7 +7547,7 @@ static int prof__row_cmp(const prof_row *a, const prof_row *b, prof_sort s) {
     return c;
 }
 
-static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
+PROF__COLD static void prof__row_sort(prof_row *v, prof_row *tmp, size_t n, prof_sort s) {
     if (n < 2) return;
     size_t h = n / 2, i = 0, j = h, k = 0;
     prof__row_sort(v, tmp, h, s);
@@ -7566,7 +7573,7 @@ static int prof__mem_flags(const prof__cycle *c) {
 /* The peak of Total Allocated on device code `code` (the earliest event of
    equal ones), the region owning that event and the step it fell in (-1 if
    none); 0 if the device has no memory event in the cycle. */
-static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
+PROF__COLD static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, const char **region, int64_t *step) {
     size_t at = (size_t)-1;
     int64_t best = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -7586,7 +7593,7 @@ static int prof__mem_peak(const prof__cycle *c, uint32_t code, int64_t *peak, co
     return 1;
 }
 
-int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
+PROF__COLD int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes, const char **region) {
     int64_t peak = 0, step;
     const char *r = NULL;
     int ok = device >= -1 && device < PROF__MEM_CODES - 1 && prof__mem_peak(c, (uint32_t)(device + 1), &peak, &r, &step);
@@ -7597,7 +7604,7 @@ int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *peak_bytes,
 
 /* "prof: cycle 1 peak CPU memory 3.25 Mb at 'forward' (step 9)", a line per
    device with memory events, after the table. */
-static void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
+PROF__COLD static void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
     unsigned char seen[PROF__MEM_CODES] = { 0 };
     for (size_t i = 0; i < c->n; i++)
         if (prof__mem_total(c, i)) seen[c->ev[i].aux < PROF__MEM_CODES ? c->ev[i].aux : 0] = 1;
@@ -7630,7 +7637,7 @@ static void prof__mem_name(const prof__ev *a, const char *region) {
 
 /* Names the region of every allocation a saved cycle recorded: its parent
    (prof__analyse), a step's "ProfilerStep*" too. */
-static void prof__mem_label(const prof__cycle *c) {
+PROF__COLD static void prof__mem_label(const prof__cycle *c) {
     if (!__atomic_load_n(&prof__mem.recorded, __ATOMIC_RELAXED) || !c->parent) return;
     for (size_t i = 0; i < c->n; i++)
         if (prof__mem_total(c, i) && (int64_t)c->ev[i].t1 >= 0)
@@ -7685,7 +7692,7 @@ static prof__agg *prof__row_of(prof__rows *t, const char *name, const char *key,
 
 /* The summed rows as prof_table's: one block with their strings (so that
    prof_table_free is one free()), shares of the self-time sum, sorted. */
-static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) {
+PROF__COLD static int prof__rows_out(const prof__rows *t, prof_sort sort, prof_table *out) {
     prof_row *rows = (prof_row *)malloc(t->n * sizeof *rows + t->str.n);
     prof_row *tmp = (prof_row *)malloc(t->n * sizeof *tmp);
     if (!rows || !tmp) { free(rows); free(tmp); return 0; }
@@ -7728,7 +7735,7 @@ static const struct { const char *part; double tflops, gbps; } prof__gpu_peaks[]
 
 /* The table's peaks: the config's, else the cycle's GPU's when it is one
    the list knows (the same for every device of the cycle). */
-static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
+PROF__COLD static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
     out->peak_tflops = prof__g.conf.peak_tflops;
     out->peak_gbps = prof__g.conf.peak_gbps;
     if (!c->ngdev || (out->peak_tflops > 0 && out->peak_gbps > 0)) return;
@@ -7753,7 +7760,7 @@ static int prof__pct_cmp(const void *pa, const void *pb) {
     return (a->ns > b->ns) - (a->ns < b->ns);
 }
 
-static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
+PROF__COLD static void prof__percentiles(prof__rows *t, prof__pct *v, size_t n) {
     if (n) qsort(v, n, sizeof *v, prof__pct_cmp);
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -7837,7 +7844,7 @@ static const prof__sink prof__table_sink = {
     PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL,
 };
 
-int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
+PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__tsink x;
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
@@ -7879,13 +7886,13 @@ void prof_table_free(prof_table *t) {
 }
 
 /* torch's _format_time: microseconds below 1 ms, ms below 1 s, else s. */
-static void prof__fmt_time(char *o, size_t cap, double ns) {
+PROF__COLD static void prof__fmt_time(char *o, size_t cap, double ns) {
     if (ns >= 1e9) snprintf(o, cap, "%.3fs", ns / 1e9);
     else if (ns >= 1e6) snprintf(o, cap, "%.3fms", ns / 1e6);
     else snprintf(o, cap, "%.3fus", ns / 1e3);
 }
 
-static void prof__fmt_share(char *o, size_t cap, int64_t ns, int64_t sum) {
+PROF__COLD static void prof__fmt_share(char *o, size_t cap, int64_t ns, int64_t sum) {
     if (sum) snprintf(o, cap, "%.2f%%", 100.0 * (double)ns / (double)sum);
     else snprintf(o, cap, "NaN");
 }
@@ -7920,7 +7927,7 @@ typedef struct prof__cols {
     char rule[512];
 } prof__cols;
 
-static void prof__table_cols(const prof_table *t, prof__cols *c) {
+PROF__COLD static void prof__table_cols(const prof_table *t, prof__cols *c) {
     static const char *const flop_units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
     static const char *const base[8] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                                          "CPU time avg", "CPU min", "CPU max" };
@@ -7973,7 +7980,7 @@ static void prof__table_cols(const prof_table *t, prof__cols *c) {
 }
 
 /* One row's line. */
-static void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f) {
+PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f) {
     static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
     char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1], tbuf[PROF__THREAD_W + 1];
     const char *v[PROF__MAX_COLS];
@@ -8034,7 +8041,7 @@ static void prof__table_line(const prof_table *t, const prof__cols *c, const pro
     fputc('\n', f);
 }
 
-void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
+PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     prof__cols c;
     if (!t || !t->n) return;
     prof__table_cols(t, &c);
@@ -8097,7 +8104,7 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL };
 
-int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
     prof__sbuf lines = { NULL, 0, 0 };
     size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
@@ -8195,7 +8202,7 @@ int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
 static __thread const char *prof__fl_reason;
 static __thread int64_t prof__fl_step;
 
-static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
+PROF__COLD static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
     char ext_tmpl[PROF__PATH + 64], ins[64] = "";
     size_t n = 0, cap = PROF__PATH;
     if (cycle >= 0) {                   /* what goes before a trace's extension */
@@ -8243,7 +8250,7 @@ static int prof__expand_path(char *out, const char *tmpl, int cycle, const char 
 }
 
 /* mkdir -p; 0 and a message if the directory cannot be made. */
-static int prof__mkdirs(const char *dir) {
+PROF__COLD static int prof__mkdirs(const char *dir) {
     char buf[PROF__PATH];
     snprintf(buf, sizeof buf, "%s", dir);   /* fits: PROF_TB_DIR was checked at init */
     for (char *p = buf + 1;; p++) {
@@ -8261,7 +8268,7 @@ static int prof__mkdirs(const char *dir) {
 /* "cycle 2: 300 regions never closed (PROF_BEGIN without PROF_END): 'parse'
    x200, 'load' x100": the cycle's unclosed regions by name, the 8 most
    frequent named. */
-static void prof__say_unclosed(const prof__cycle *cy) {
+PROF__COLD static void prof__say_unclosed(const prof__cycle *cy) {
     enum { NAMES = 8 };
     const char *name[NAMES];
     uint64_t count[NAMES], total = 0, other = 0;
@@ -8588,17 +8595,17 @@ static void prof__open_records(const prof__thread *th, const prof__openrow *row,
 }
 
 /* Text for the crash handler: no stdio, no malloc. */
-static void prof__as_str(char *m, size_t *n, size_t cap, const char *s) {
+PROF__COLD static void prof__as_str(char *m, size_t *n, size_t cap, const char *s) {
     for (; s && *s && *n < cap; s++) m[(*n)++] = *s;
 }
-static void prof__as_u64(char *m, size_t *n, size_t cap, unsigned long long v) {
+PROF__COLD static void prof__as_u64(char *m, size_t *n, size_t cap, unsigned long long v) {
     char d[24];
     int k = 0;
     do d[k++] = (char)('0' + v % 10); while ((v /= 10) && k < 24);
     while (k && *n < cap) m[(*n)++] = d[--k];
 }
 /* ns as seconds with 3 decimals */
-static void prof__as_secs(char *m, size_t *n, size_t cap, int64_t ns) {
+PROF__COLD static void prof__as_secs(char *m, size_t *n, size_t cap, int64_t ns) {
     unsigned long long ms = ns > 0 ? (unsigned long long)(ns / 1000000) : 0;
     prof__as_u64(m, n, cap, ms / 1000);
     prof__as_str(m, n, cap, ".");
@@ -8608,7 +8615,7 @@ static void prof__as_secs(char *m, size_t *n, size_t cap, int64_t ns) {
 }
 
 /* "thread 1234 (name) is inside a (1.204 s) > b (0.002 s)" into m. */
-static void prof__as_inside(char *m, size_t *n, size_t cap, long tid, const char *tname, const prof__openrow *row,
+PROF__COLD static void prof__as_inside(char *m, size_t *n, size_t cap, long tid, const char *tname, const prof__openrow *row,
                             int nrow, int more) {
     prof__as_str(m, n, cap, "thread ");
     prof__as_u64(m, n, cap, (unsigned long long)tid);
@@ -8653,9 +8660,9 @@ static void prof__wk_forget(void);
 static void prof__wd_start(void);
 static void prof__wd_stop(int in_child);
 
-static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
-static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
-static void prof__fork_child(void) {
+PROF__COLD static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
+PROF__COLD static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
+PROF__COLD static void prof__fork_child(void) {
     prof__g.proc.fork_child = 1;
     __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helpers are not here, */
     prof__wk_forget();                  /* nor the locks they may hold */
@@ -8719,12 +8726,12 @@ static const char *prof__sig_name(int sig) {
 }
 
 /* The signal again, to the process, with its default action. */
-static void prof__sig_default(int sig) {
+PROF__COLD static void prof__sig_default(int sig) {
     signal(sig, SIG_DFL);
     syscall(SYS_kill, (long)getpid(), (long)sig);  /* kill() is POSIX: hidden by -std=c11 */
 }
 
-static void prof__on_stop(int sig) {
+PROF__COLD static void prof__on_stop(int sig) {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
     if (__atomic_exchange_n(&prof__sig.caught, sig, __ATOMIC_RELAXED) || write(prof__sig.pipe[1], &b, 1) != 1)
@@ -8734,7 +8741,7 @@ static void prof__on_stop(int sig) {
 
 /* What the crashing thread is inside, then the others', then what is lost.
    Async-signal-safe; once per process. */
-static void prof__crash_report(int sig) {
+PROF__COLD static void prof__crash_report(int sig) {
     static int said;
     if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
     char m[1536];
@@ -8790,7 +8797,7 @@ static void prof__crash_report(int sig) {
 #define PROF__SIGACTION 1
 static struct sigaction prof__crash_old[32];    /* the handlers prof.h is in front of */
 
-static void prof__on_crash(int sig, siginfo_t *si, void *uc) {
+PROF__COLD static void prof__on_crash(int sig, siginfo_t *si, void *uc) {
     int saved = errno;
     prof__crash_report(sig);
     const struct sigaction *o = &prof__crash_old[sig];
@@ -8806,14 +8813,14 @@ static void prof__on_crash(int sig, siginfo_t *si, void *uc) {
 }
 #else
 #define PROF__SIGACTION 0
-static void prof__on_crash(int sig) {
+PROF__COLD static void prof__on_crash(int sig) {
     prof__crash_report(sig);
     signal(sig, SIG_DFL);               /* returning re-runs the fault, or delivers this: */
     raise(sig);                         /* the crash goes on as it would have */
 }
 #endif
 
-static void *prof__sig_watch(void *arg) {
+PROF__COLD static void *prof__sig_watch(void *arg) {
     (void)arg;
     for (;;) {
         unsigned char b = 0;
@@ -8836,7 +8843,7 @@ static void prof__sig_take(int sig, void (*fn)(int)) {
 
 static void prof__signals_restore(void);
 
-static int prof__is_crash_fn(void (*fn)(int)) {
+PROF__COLD static int prof__is_crash_fn(void (*fn)(int)) {
 #if PROF__SIGACTION
     (void)fn;                           /* installed by sigaction, put back the same way */
     return 0;
@@ -8846,7 +8853,7 @@ static int prof__is_crash_fn(void (*fn)(int)) {
 }
 
 /* At init, under prof__lock. */
-static void prof__signals_start(void) {
+PROF__COLD static void prof__signals_start(void) {
     if (!prof__g.proc.signals || prof__g.disabled || __atomic_load_n(&prof__sig.running, __ATOMIC_ACQUIRE)) return;
     if (pipe(prof__sig.pipe) != 0) return;
     fcntl(prof__sig.pipe[0], F_SETFD, FD_CLOEXEC);
@@ -8882,7 +8889,7 @@ static void prof__signals_start(void) {
 
 /* Our handlers go, where they are still there (the engine may have set its
    own since). */
-static void prof__signals_restore(void) {
+PROF__COLD static void prof__signals_restore(void) {
     for (int sig = 1; sig < 32; sig++) {
         if (!prof__sig.ours[sig]) continue;
 #if PROF__SIGACTION
@@ -8904,7 +8911,7 @@ static void prof__signals_restore(void) {
    joined, so that dlclose() unmaps no code a thread still runs; in a fork's
    child (in_child) it is not there, and the pipe, shared with the parent's,
    is only closed. */
-static void prof__signals_stop(int in_child) {
+PROF__COLD static void prof__signals_stop(int in_child) {
     if (!__atomic_exchange_n(&prof__sig.running, 0, __ATOMIC_ACQ_REL)) return;
     prof__signals_restore();
     if (!in_child) {
@@ -8924,7 +8931,7 @@ static void prof__signals_stop(int in_child) {
    name "prof.h/<pid>/<n>" (Linux; no file, gone with the process), which
    numbers the copies with no symbol shared; copy n >= 2 writes its traces
    with "-n" before the extension and says so. */
-static void prof__claim_copy(void) {
+PROF__COLD static void prof__claim_copy(void) {
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return;
     for (int n = 1; n < 100; n++) {
@@ -8963,7 +8970,7 @@ __attribute__((destructor)) static void prof__unload(void) {
 
 /* Keeps a path template in dst[PROF__PATH]: 0 and a message (what follows,
    `instead`) if it is too long, with dst emptied; never cut. */
-static int prof__set_path(char *dst, const char *var, const char *value, const char *instead) {
+PROF__COLD static int prof__set_path(char *dst, const char *var, const char *value, const char *instead) {
     size_t n = strlen(value);
     if (n < PROF__PATH) {
         memcpy(dst, value, n + 1);
@@ -8975,7 +8982,7 @@ static int prof__set_path(char *dst, const char *var, const char *value, const c
 }
 
 /* Parses a whole non-negative number; 0 if absent or malformed. */
-static int prof__parse_uint(const char *s, long *out) {
+PROF__COLD static int prof__parse_uint(const char *s, long *out) {
     char *end;
     if (!s || *s < '0' || *s > '9') return 0;   /* strtol would take " +64" */
     errno = 0;
@@ -8990,7 +8997,7 @@ static int prof__parse_uint(const char *s, long *out) {
    1 with *key and *val set, 0 at the end, -1 for an item without '=' (*key:
    the item, which PROF_TABLE's "percentiles" is) or an empty one. The one
    tokenizer of PROF_SCHEDULE and PROF_TABLE. */
-static int prof__kv_next(char **cur, char **key, char **val) {
+PROF__COLD static int prof__kv_next(char **cur, char **key, char **val) {
     char *tok = *cur, *comma, *eq;
     if (!tok) return 0;
     comma = strchr(tok, ',');
@@ -9006,7 +9013,7 @@ static int prof__kv_next(char **cur, char **key, char **val) {
 
 /* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0;
    active >= 1 and wait + warmup + active must fit an int. */
-static int prof__parse_schedule(const char *s, prof_schedule *out) {
+PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
     prof_schedule r = { 0, 0, 0, 0, 0 };
     char buf[256], *cur = buf, *key, *val;
     int k;
@@ -9030,7 +9037,7 @@ static int prof__parse_schedule(const char *s, prof_schedule *out) {
 /* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
-static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
+PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
                                   int *all_ranks) {
     static const struct { const char *name; prof_sort sort; } sorts[] = {
         { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
@@ -9088,12 +9095,12 @@ static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *row
     return 1;
 }
 
-int prof_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group) {
+PROF__COLD int prof_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group) {
     return prof__parse_table_spec(spec, sort, rows, group, NULL);
 }
 
 /* The launcher's variables: torchrun, Open MPI, MPICH/PMI, Slurm. */
-static void prof__rank_from_env(void) {
+PROF__COLD static void prof__rank_from_env(void) {
     static const char *vars[][2] = {
         { "RANK", "WORLD_SIZE" },
         { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" },
@@ -9120,7 +9127,7 @@ static void prof__rank_from_env(void) {
 
 /* Whether `rank` is in a PROF_RANKS list such as "0,2-3" (or "all");
    -1 if the list is malformed. */
-static int prof__rank_in(const char *list, int rank) {
+PROF__COLD static int prof__rank_in(const char *list, int rank) {
     if (!*list || !strcmp(list, "all")) return 1;
     int hit = 0;
     for (const char *p = list; *p;) {
@@ -9141,12 +9148,12 @@ static int prof__rank_in(const char *list, int rank) {
 
 /* Recording is off when the user says so or this rank is not chosen; a run
    with no rank (not distributed) records as rank 0 would. Under the lock. */
-static void prof__update_disabled(void) {
+PROF__COLD static void prof__update_disabled(void) {
     prof__g.disabled = prof__g.conf.user_disabled ||
                        prof__rank_in(prof__g.conf.ranks, prof__g.who.rank > 0 ? prof__g.who.rank : 0) == 0;
 }
 
-void prof_set_rank(int rank, int world_size) {
+PROF__COLD void prof_set_rank(int rank, int world_size) {
     if (rank < 0 || world_size <= rank) {
         prof__msg("PROF_SET_RANK(%d, %d): the rank must be at least 0 and below the world size; ignoring it",
                   rank, world_size);
@@ -9170,11 +9177,11 @@ void prof_sync(void) {
     if (prof__recording()) prof__push(PROF__K_SYNC, NULL, prof__now(), 0, k);
 }
 
-static void prof__atexit(void) { prof_shutdown(); }
+PROF__COLD static void prof__atexit(void) { prof_shutdown(); }
 
 /* A 0/1 environment variable: *v keeps its value when unset or malformed
    (malformed: one line saying so). */
-static void prof__env_bool(const char *var, int *v) {
+PROF__COLD static void prof__env_bool(const char *var, int *v) {
     const char *e = getenv(var);
     if (!e || !*e) return;
     if (!strcmp(e, "1")) *v = 1;
@@ -9187,7 +9194,7 @@ static void prof__env_bool(const char *var, int *v) {
 
 /* A number from `var`, if set, into *out: when lo <= it (lo < it unless
    lo_in) and it <= hi; else one line, "is not <expect>; <otherwise>". */
-static void prof__env_real(const char *var, double lo, int lo_in, double hi, const char *expect,
+PROF__COLD static void prof__env_real(const char *var, double lo, int lo_in, double hi, const char *expect,
                            const char *otherwise, double *out) {
     const char *e = getenv(var);
     char *end, q[PROF__QUOTE];
@@ -9198,7 +9205,7 @@ static void prof__env_real(const char *var, double lo, int lo_in, double hi, con
 }
 
 /* Init, part 1: the config, then the environment over it, into prof__g. */
-static void prof__resolve_config(const prof_config *cfg) {
+PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     static const char dflt[] = PROF__DEFAULT_OUT;
     const char *out = cfg->output && *cfg->output ? cfg->output : dflt;
     long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
@@ -9362,7 +9369,7 @@ static void prof__resolve_config(const prof_config *cfg) {
 
 /* Init, part 2, once per process: the clock's zero and rate, the thread
    key, the exit hook. */
-static void prof__start_clock(void) {
+PROF__COLD static void prof__start_clock(void) {
     const char *clk = getenv("PROF_CLOCK");
     int force_mono = clk && !strcmp(clk, "monotonic");
     if (clk && *clk && !force_mono && strcmp(clk, "tsc")) {
@@ -9401,7 +9408,7 @@ static void prof__start_clock(void) {
 
 /* Init: resolve the config, start the clock (the first time only), then
    open step 0 and its window. */
-static void prof__init_locked(const prof_config *cfg) {
+PROF__COLD static void prof__init_locked(const prof_config *cfg) {
     static prof_config none;            /* all defaults */
     if (prof__g.proc.mute) return;      /* a fork's child: the parent's run, not its own */
     prof__resolve_config(cfg ? cfg : &none);
@@ -9425,7 +9432,7 @@ static void prof__init_locked(const prof_config *cfg) {
     prof__wd_start();
 }
 
-void prof_init(const prof_config *cfg) {
+PROF__COLD void prof_init(const prof_config *cfg) {
     pthread_mutex_lock(&prof__lock);
     prof__init_locked(cfg);
     pthread_mutex_unlock(&prof__lock);
@@ -9585,7 +9592,7 @@ static void *prof__wk_run(void *arg) {
 
 /* At init, under prof__lock: the thread, unless the handler is wanted at
    the step. If it cannot start, the steps run their jobs themselves. */
-static void prof__wk_start(void) {
+PROF__COLD static void prof__wk_start(void) {
     if (prof__g.disabled || prof__g.conf.ready_at_step || __atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE)) return;
     prof__wk.stop = 0;
     if (pthread_create(&prof__wk.thread, NULL, prof__wk_run, NULL) == 0)
@@ -9637,7 +9644,7 @@ static void prof__wk_forget(void) {
    is joined. 0 when it has not finished within PROF__WK_WAIT seconds (a
    disk that does not answer, a handler that does not return): said, and
    the thread is left to the process's end. */
-static int prof__wk_stop(void) {
+PROF__COLD static int prof__wk_stop(void) {
     if (!__atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE)) return 1;
     struct timespec until = prof__wk_deadline();
     pthread_mutex_lock(&prof__lock);
@@ -9927,7 +9934,7 @@ static struct {
 /* Lines about GPU regions that have not completed: begun and their end not
    recorded yet, or recorded and not reached by the GPU (a hung kernel).
    Under the lock. */
-static size_t prof__gpu_pending_locked(char *m, size_t n, size_t cap, uint64_t now, double rate) {
+PROF__COLD static size_t prof__gpu_pending_locked(char *m, size_t n, size_t cap, uint64_t now, double rate) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return n;
     const prof_gpu_api *api = prof__gpu.api;
     int fb = prof__fallback();
@@ -9959,7 +9966,7 @@ static size_t prof__gpu_pending_locked(char *m, size_t n, size_t cap, uint64_t n
 }
 
 /* No step for quiet_ns: the report, and in flight mode the dump. */
-static void prof__wd_fire(int64_t quiet_ns) {
+PROF__COLD static void prof__wd_fire(int64_t quiet_ns) {
     enum { CAP = 1 << 16 };
     char *m = (char *)malloc(CAP);
     prof__openrow row[PROF__OPEN_ROWS];
@@ -10016,7 +10023,7 @@ static void prof__wd_fire(int64_t quiet_ns) {
     if (prof__g.conf.flight && !queued) prof__job_run_here(&j);
 }
 
-static void *prof__wd_run(void *arg) {
+PROF__COLD static void *prof__wd_run(void *arg) {
     (void)arg;
     int64_t fired_for = 0;              /* the stall already reported: its last step */
     for (;;) {
@@ -10035,7 +10042,7 @@ static void *prof__wd_run(void *arg) {
 }
 
 /* At init, under the lock. */
-static void prof__wd_start(void) {
+PROF__COLD static void prof__wd_start(void) {
     if (!(prof__g.conf.watchdog > 0) || prof__g.disabled || __atomic_load_n(&prof__wd.running, __ATOMIC_ACQUIRE))
         return;
     if (pipe(prof__wd.pipe) != 0) {
@@ -10055,7 +10062,7 @@ static void prof__wd_start(void) {
 
 /* At shutdown, outside the lock (a dump in progress finishes first); in a
    fork's child (in_child) the thread is not there: the pipe is closed. */
-static void prof__wd_stop(int in_child) {
+PROF__COLD static void prof__wd_stop(int in_child) {
     if (!__atomic_exchange_n(&prof__wd.running, 0, __ATOMIC_ACQ_REL)) return;
     if (!in_child) {
         unsigned char z = 0;
