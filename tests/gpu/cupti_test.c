@@ -3,10 +3,9 @@
    load libcupti.so). The engine here launches "kernels" on the simulated
    device (fake_gpu_launch_at) and, as CUPTI would, each launch becomes a
    runtime-call record and a kernel record in the toolkit's struct layouts,
-   with CUPTI's clock and CUPTI's stream ids; each cudaEventRecord (prof.h's
-   own) becomes a runtime-call record, a CUDA_EVENT record with its device
-   time, and an EXTERNAL_CORRELATION record under an id prof.h pushed, as
-   CUPTI 12.8+ gives them. The device's launch latency is the case's. A
+   with CUPTI's clock and CUPTI's stream ids; each cudaEventRecord becomes
+   a runtime-call record (prof.h makes none under capture: a test sees one
+   in the trace if it did). The device's launch latency is the case's. A
    graph launch (cudaGraphLaunch) is one runtime call whose kernels and copy
    share its correlation and carry graph and node ids. check_gpu.py's
    cupti_* cases check the trace (tests/gpu/check_cupti.py) against
@@ -56,8 +55,6 @@ static fake_cupti_taken_fn *taken;
 static fake_cupti_now_fn *cupti_now;
 static fake_cupti_enabled_fn *cupti_enabled;
 static fake_cupti_slow_reads_fn *slow_reads;
-static fake_cupti_api_fn *cupti_api;
-static fake_cupti_event_fn *cupti_event;
 static uint32_t corr;                   /* CUPTI's correlation ids */
 static long launched;                   /* records emitted */
 
@@ -67,9 +64,8 @@ static void bind_cupti(void) {
     void *e = lib ? dlsym(lib, "fake_cupti_emit") : NULL, *n = lib ? dlsym(lib, "fake_cupti_now") : NULL;
     void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
     void *sr = lib ? dlsym(lib, "fake_cupti_slow_reads") : NULL;
-    void *ap = lib ? dlsym(lib, "fake_cupti_api") : NULL, *ev = lib ? dlsym(lib, "fake_cupti_event") : NULL;
     void *dl = lib ? dlsym(lib, "fake_cupti_deliver") : NULL, *tk = lib ? dlsym(lib, "fake_cupti_taken") : NULL;
-    if (!e || !n || !b || !en || !sr || !ap || !ev || !dl || !tk) {
+    if (!e || !n || !b || !en || !sr || !dl || !tk) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
@@ -77,8 +73,6 @@ static void bind_cupti(void) {
     memcpy(&cupti_now, &n, sizeof n);
     memcpy(&cupti_enabled, &en, sizeof en);
     memcpy(&slow_reads, &sr, sizeof sr);
-    memcpy(&cupti_api, &ap, sizeof ap);
-    memcpy(&cupti_event, &ev, sizeof ev);
     memcpy(&deliver, &dl, sizeof dl);
     memcpy(&taken, &tk, sizeof tk);
     fake_cupti_bind_fn *bind;
@@ -119,15 +113,14 @@ static void runtime_call(uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
 }
 
 /* cudaEventRecord, as CUPTI sees it (fake_gpu_on_record calls it on the
-   recording thread): the call, the external id pushed around it (if any),
-   and when the event reached the device, each taken if its kind is on.
-   Under capture prof.h records none: a GPU region spans its kernels. */
+   recording thread): a runtime call, taken while RUNTIME is on. Under
+   capture prof.h records none: a GPU region spans its kernels. */
 static void event_recorded(void *stream, int dev, int64_t dev_ns) {
-    uint32_t c = ++corr;
+    (void)stream;
+    (void)dev;
+    (void)dev_ns;
     int64_t t = cupti_now();
-    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t, t);
-    cupti_api(c);
-    cupti_event(c, (uint32_t)dev, stream_id(stream), cupti_ts(dev, dev_ns));
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, ++corr, t, t);
 }
 
 static int untimed_next;                /* the next kernel's record has no time */

@@ -16,17 +16,7 @@
    The test program produces the records (cupti_test.c: a runtime call and
    what it launched, in the real struct layouts) through fake_cupti_emit,
    and binds the simulated runtime's stream ids with fake_cupti_bind.
-   FAKE_CUPTI_FAIL_ENABLE=N makes the Nth cuptiActivityEnable fail.
-
-   Event records as CUPTI 12.8+ gives them: a CUDA_EVENT record per
-   cudaEventRecord (fake_cupti_event), whose deviceTimestamp is filled only
-   after cuptiActivityEnableCudaEventDeviceTimestamps(1); external
-   correlation ids pushed per thread (cuptiActivityPushExternalCorrelationId)
-   and an EXTERNAL_CORRELATION record for each API call made under one
-   (fake_cupti_api). FAKE_CUPTI_NO_EVENT_TS=1: a CUPTI without device
-   timestamps, whose enable answers CUPTI_ERROR_NOT_SUPPORTED;
-   FAKE_CUPTI_NO_EXTERNAL=1: one that refuses EXTERNAL_CORRELATION too, as
-   a tracer without marks. */
+   FAKE_CUPTI_FAIL_ENABLE=N makes the Nth cuptiActivityEnable fail. */
 #define _POSIX_C_SOURCE 200809L
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
@@ -78,8 +68,6 @@ static size_t record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     default: return 0;
     }
 }
@@ -156,39 +144,6 @@ long fake_cupti_taken(int kind) {
     return n;
 }
 
-static int event_ts;                    /* atomic: device timestamps enabled */
-#define MAX_PUSHED 16
-static _Thread_local struct { CUpti_ExternalCorrelationKind kind; uint64_t id; } pushed[MAX_PUSHED];
-static _Thread_local int npushed;
-
-void fake_cupti_api(uint32_t correlation) {
-    for (int i = 0; i < npushed; i++) {     /* one record per kind pushed, its innermost id */
-        int inner = 1;
-        for (int j = i + 1; j < npushed; j++) inner &= pushed[j].kind != pushed[i].kind;
-        if (!inner) continue;
-        CUpti_ActivityExternalCorrelation x;
-        memset(&x, 0, sizeof x);
-        x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-        x.externalKind = pushed[i].kind;
-        x.externalId = pushed[i].id;
-        x.correlationId = correlation;
-        fake_cupti_emit(&x, sizeof x);
-    }
-}
-
-void fake_cupti_event(uint32_t correlation, uint32_t device, uint32_t stream, uint64_t dev_ts) {
-    CUpti_ActivityCudaEvent2 e;
-    memset(&e, 0, sizeof e);
-    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
-    e.correlationId = correlation;
-    e.contextId = 1;
-    e.streamId = stream;
-    e.eventId = correlation;
-    e.deviceId = device;
-    e.deviceTimestamp = __atomic_load_n(&event_ts, __ATOMIC_ACQUIRE) ? dev_ts : 0;
-    fake_cupti_emit(&e, sizeof e);
-}
-
 void fake_cupti_bind(int (*stream_info)(void *stream, int *dev, unsigned long long *id)) {
     F.stream_info = stream_info;
 }
@@ -214,8 +169,6 @@ CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequest
 CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
     const char *fail = getenv("FAKE_CUPTI_FAIL_ENABLE");
     if ((unsigned)kind >= 64 || !record_size(kind)) return CUPTI_ERROR_INVALID_KIND;
-    if (kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && getenv("FAKE_CUPTI_NO_EXTERNAL"))
-        return CUPTI_ERROR_NOT_SUPPORTED;
     pthread_mutex_lock(&F.lock);
     int n = ++F.enables;
     if (!(fail && atoi(fail) == n)) F.enabled[kind] = 1;
@@ -329,29 +282,4 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint
     if (!F.stream_info || F.stream_info(stream, &dev, &rid)) return CUPTI_ERROR_INVALID_STREAM;
     *id = (uint32_t)rid + FAKE_CUPTI_STREAM_SHIFT;
     return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable) {
-    if (getenv("FAKE_CUPTI_NO_EVENT_TS")) return CUPTI_ERROR_NOT_SUPPORTED;
-    __atomic_store_n(&event_ts, enable != 0, __ATOMIC_RELEASE);
-    return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
-    if (kind == CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || npushed == MAX_PUSHED) return CUPTI_ERROR_INVALID_PARAMETER;
-    pushed[npushed].kind = kind;
-    pushed[npushed++].id = id;
-    return CUPTI_SUCCESS;
-}
-
-/* The last id pushed of that kind goes. */
-CUptiResult CUPTIAPI cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t *last) {
-    for (int i = npushed - 1; i >= 0; i--) {
-        if (pushed[i].kind != kind) continue;
-        if (last) *last = pushed[i].id;
-        for (int j = i; j + 1 < npushed; j++) pushed[j] = pushed[j + 1];
-        npushed--;
-        return CUPTI_SUCCESS;
-    }
-    return CUPTI_ERROR_QUEUE_EMPTY;
 }

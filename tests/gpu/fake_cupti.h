@@ -29,18 +29,7 @@ typedef int fake_cupti_enabled_fn(void);
    preempted on a loaded machine. */
 typedef void fake_cupti_slow_reads_fn(int64_t ns, long count);
 
-/* A runtime call the test simulates was made, with CUPTI's correlation id:
-   under an external correlation id pushed on this thread, an
-   EXTERNAL_CORRELATION record says so (when that kind is enabled). */
-typedef void fake_cupti_api_fn(uint32_t correlation);
-/* cudaEventRecord's CUDA_EVENT record (when that kind is enabled): its
-   deviceTimestamp is dev_ts (CUPTI's clock) only once a client enabled
-   device timestamps, else 0, as CUPTI leaves it. */
-typedef void fake_cupti_event_fn(uint32_t correlation, uint32_t device, uint32_t stream, uint64_t dev_ts);
-
 #ifdef FAKE_CUPTI_EXPORTS
-fake_cupti_api_fn fake_cupti_api;
-fake_cupti_event_fn fake_cupti_event;
 fake_cupti_emit_fn fake_cupti_emit;
 fake_cupti_deliver_fn fake_cupti_deliver;
 fake_cupti_taken_fn fake_cupti_taken;
