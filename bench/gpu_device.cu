@@ -15,48 +15,31 @@
 #define PROF_IMPLEMENTATION
 #include "prof_cuda.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define BATCH 1000
+#include "gpu_launch.cuh"
+
+#define BATCH GPU_LAUNCH_BATCH
 #define ROUNDS 20
-
-__global__ void empty_kernel(void) {}
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e9 * static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec);
-}
-
-static void check(cudaError_t e, const char *what) {
-    if (e != cudaSuccess) {
-        fprintf(stderr, "gpu_device: %s: %s\n", what, cudaGetErrorString(e));
-        exit(2);
-    }
-}
 
 static cudaEvent_t g_ev[2 * BATCH];
 
 /* One batch one way; the host time of its launches, in ns per launch. */
 static double batch(int way, cudaStream_t s) {
-    double t0 = now_ns();
+    if (way == 0) return gpu_launch_batch(s, BATCH);
+    double t0 = gpu_launch_now_ns();
     for (int i = 0; i < BATCH; i++) {
-        if (way == 0) {
-            empty_kernel<<<1, 1, 0, s>>>();
-        } else if (way == 1) {
+        if (way == 1) {
             cudaEventRecord(g_ev[2 * i], s);
-            empty_kernel<<<1, 1, 0, s>>>();
+            gpu_launch_empty<<<1, 1, 0, s>>>();
             cudaEventRecord(g_ev[2 * i + 1], s);
         } else {
             PROF_GPU_SCOPE("launch", s);
-            empty_kernel<<<1, 1, 0, s>>>();
+            gpu_launch_empty<<<1, 1, 0, s>>>();
         }
     }
-    double t = (now_ns() - t0) / BATCH;
-    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    double t = (gpu_launch_now_ns() - t0) / BATCH;
+    gpu_launch_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     return t;
 }
 
@@ -68,8 +51,8 @@ int main(int argc, char **argv) {
     cfg.quiet = 1;
     PROF_INIT(&cfg);
     cudaStream_t s;
-    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (int i = 0; i < 2 * BATCH; i++) check(cudaEventCreate(&g_ev[i]), "cudaEventCreate");
+    gpu_launch_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (int i = 0; i < 2 * BATCH; i++) gpu_launch_check(cudaEventCreate(&g_ev[i]), "cudaEventCreate");
     for (int w = 0; w < 3; w++) batch(w, s);        /* module load, pools, first faults */
     double best[3] = { 1e30, 1e30, 1e30 };
     for (int r = 0; r < ROUNDS; r++)
