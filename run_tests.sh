@@ -15,7 +15,8 @@
 #   tsan  clang  RelWithDebInfo  every test under TSan
 #
 # Tests compile with -Wall -Wextra -Werror, so the stages are also the
-# warnings matrix. What some tests need and a fresh machine lacks is
+# warnings matrix. The stages are tested one after the other; each is built
+# while the one before it is tested, in the CPU's idle time only. What some tests need and a fresh machine lacks is
 # installed first, after saying what and for which tests: Debian packages
 # (Open MPI, HIP, zlib) and, from PyPI, the trace readers (tests/readers/
 # requirements.txt) into a venv kept in ~/.cache/prof-h/ (named by the
@@ -138,15 +139,31 @@ else
 fi
 
 # ---- the stages -------------------------------------------------------------
-# stage NAME CC CXX BUILD_TYPE SANITIZE [CTEST_ARG...]: configure, build and
-# test in build-tests/NAME; build-tests/NAME/result says how far it got, its
-# junit.xml what each test did (tests/summary.py reads both).
-stage() {
-  local name=$1 cc=$2 cxx=$3 type=$4 san=$5 dir=$out/$1 t0=$SECONDS
-  shift 5
+# Each stage is configured and built, then tested, in build-tests/NAME;
+# build-tests/NAME/result says how far it got, its junit.xml what each test
+# did (tests/summary.py reads both). The stages run one after the other, but
+# while one stage's tests run, the next stage is built beside them in the
+# CPU scheduler's idle class (chrt -i 0, where the system has it): it gets
+# only the CPU time the tests leave unused (tests that wait on a clock, on a
+# child, on one thread), never theirs, so their timings are as before.
+
+# stage_spec NAME: sets cc cxx type san ctest_args for the stage NAME
+stage_spec() {
+  ctest_args=()
+  case $1 in
+    gcc)  cc=gcc       cxx=g++        type=Release        san="" ;;
+    asan) cc=$san_cc   cxx=$san_cxx   type=Debug          san=address,undefined ctest_args=(-LE meta) ;;
+    tsan) cc=$san_cc   cxx=$san_cxx   type=RelWithDebInfo san=thread            ctest_args=(-LE meta) ;;
+  esac
+}
+
+# build_stage NAME: configure and build; writes build-tests/NAME/built (one
+# line: "ok", "configure failed" or "build failed", and the seconds it took)
+build_stage() {
+  local name=$1 dir=$out/$1 t0=$SECONDS cc cxx type san ctest_args
+  stage_spec "$name"
   mkdir -p "$dir"
-  rm -f "$dir/result" "$dir/junit.xml"
-  printf '\n==== %s: %s, %s%s\n' "$name" "$cc" "$type" "${san:+, -fsanitize=$san}"
+  rm -f "$dir/result" "$dir/junit.xml" "$dir/built"
   # The CUDA example for the GPU the device machines have (sm_90) only:
   # users' builds also embed PTX for others, which the suite need not compile.
   local cfg=(-S "$root" -B "$dir" -DCMAKE_BUILD_TYPE="$type"
@@ -157,26 +174,47 @@ stage() {
   [[ $san == thread ]] && cfg+=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1"
                                 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1")
   [[ -n $test_python ]] && cfg+=(-DPROF_TEST_PYTHON="$test_python")
+  local status=ok
   if ! cmake "${cfg[@]}" >"$dir/configure.log" 2>&1; then
-    echo "configure failed" >"$dir/result"; tail -n 20 "$dir/configure.log"; return
+    status="configure failed"
+  elif ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
+    status="build failed"
   fi
-  if ! cmake --build "$dir" -j "$jobs" >"$dir/build.log" 2>&1; then
-    echo "build failed" >"$dir/result"; grep -m 20 -E 'error|warning' "$dir/build.log"; return
-  fi
-  echo "built in $((SECONDS - t0)) s (log: build-tests/$name/build.log)"
-  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --output-junit junit.xml "$@")
-  echo ok >"$dir/result"
-  echo "$name: $((SECONDS - t0)) s"
+  printf '%s\n%s\n' "$status" "$((SECONDS - t0))" >"$dir/built"
 }
 
-dirs=()
-for s in "${stages[@]}"; do
-  case $s in
-    gcc)  stage gcc  gcc       g++        Release        "" ;;
-    asan) stage asan "$san_cc" "$san_cxx" Debug          address,undefined -LE meta ;;
-    tsan) stage tsan "$san_cc" "$san_cxx" RelWithDebInfo thread            -LE meta ;;
+# test_stage NAME: what its build said, then its tests
+test_stage() {
+  local name=$1 dir=$out/$1 t0=$SECONDS cc cxx type san ctest_args status secs
+  stage_spec "$name"
+  printf '\n==== %s: %s, %s%s\n' "$name" "$cc" "$type" "${san:+, -fsanitize=$san}"
+  { read -r status; read -r secs; } <"$dir/built"
+  case $status in
+    "configure failed") echo "$status" >"$dir/result"; tail -n 20 "$dir/configure.log"; return ;;
+    "build failed") echo "$status" >"$dir/result"; grep -m 20 -E 'error|warning' "$dir/build.log"; return ;;
   esac
-  dirs+=("$out/$s")
+  echo "built in $secs s (log: build-tests/$name/build.log)"
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --output-junit junit.xml "${ctest_args[@]}")
+  echo ok >"$dir/result"
+  echo "$name: $((secs + SECONDS - t0)) s (built in $secs s, tested in $((SECONDS - t0)) s)"
+}
+
+# the idle class, where chrt works here
+idle=()
+chrt -i 0 true 2>/dev/null && idle=(chrt -i -p 0)
+dirs=()
+build_stage "${stages[0]}"
+for i in "${!stages[@]}"; do
+  next=${stages[$((i + 1))]:-}
+  pid=
+  if [[ -n $next ]]; then
+    # shellcheck disable=SC2016
+    ( ((${#idle[@]})) && "${idle[@]}" "$BASHPID" >/dev/null; build_stage "$next" ) &
+    pid=$!
+  fi
+  test_stage "${stages[$i]}"
+  dirs+=("$out/${stages[$i]}")
+  [[ -n $pid ]] && wait "$pid"
 done
 
 python3 tests/summary.py "$((SECONDS - t_start))" "${dirs[@]}"

@@ -3,7 +3,9 @@
    the barrier at different times), says "ready K" on stdout and waits for a
    line on stdin: test_merge.py answers both ranks only when both are ready,
    which makes a barrier, and PROF_SYNC() follows it as in a real engine. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <stdio.h>

@@ -23,7 +23,9 @@
    until it execs: forked from this small one, it is COMMAND's own (forked
    from a test's Python, it would be Python's). */
 #define _POSIX_C_SOURCE 200809L   /* fork, execv, pipe, nanosleep */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <stdio.h>

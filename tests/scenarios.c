@@ -4,7 +4,9 @@
    The same source is compiled as C11 and as C++17, so both PROF_SCOPE forms
    (cleanup attribute, destructor) are exercised. */
 #define _POSIX_C_SOURCE 200809L        /* nanosleep, for the trigger case's wait */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <pthread.h>

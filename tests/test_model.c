@@ -4,7 +4,9 @@
    finished cycle must hold the records in the recorder's order (a region
    when it ends, its arguments before it), and the table, the events and the
    trace written from it must have exactly the times that were given. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <stdio.h>

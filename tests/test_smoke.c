@@ -2,7 +2,9 @@
    the basic macros run, the version macros agree, and the trace holds
    exactly what was recorded: 3 steps of one step region, one work region and
    10 inner regions each, and 3 counter samples, read back by Python's json. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <stdio.h>

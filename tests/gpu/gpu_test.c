@@ -4,7 +4,9 @@
    own process (GPU timing that fails stays off for the run); check_gpu.py
    runs it and checks the traces it writes. Built as C11, and as C++17 by
    gpu_test.cpp, where PROF_GPU_SCOPE is a destructor. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #ifdef GPU_TEST_HIP
 #include "prof_hip.h"
 #define RT(name) hip##name

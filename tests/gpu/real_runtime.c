@@ -5,7 +5,9 @@
    by the device count written to truth.jsonl. real_cupti asks for kernel
    capture too: without a device it changes nothing (CUPTI is never loaded);
    with one, kernels come through the toolkit's libcupti. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #ifdef GPU_TEST_HIP
 #include "prof_hip.h"
 #define RT(name) hip##name

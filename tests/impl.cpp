@@ -1,0 +1,2 @@
+/* tests/impl.c compiled as C++17. */
+#include "impl.c"
