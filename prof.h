@@ -3405,7 +3405,7 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
    Anchors and results are the profiler's thread's alone (prof__wk_lock);
    a ring's slots are read under prof__lock (a ring grows under it), then
    queried and waited for without it: a pair's events stay its own until
-   the ring's tail passes it. prof__gpu.wgen: the window whose pairs are
+   the ring's tail passes it. prof__gpu_wgen: the window whose pairs are
    being resolved; a job of a later window starts its anchors afresh. */
 static uint32_t prof__gpu_wgen;
 
