@@ -913,6 +913,25 @@ def case_roc_flight(backend, program):
     check_flight_dump("flight.on_demand-19.json", "hipLaunchKernel")
 
 
+def case_roc_windows(backend, program):
+    """11 steps of 100 launches, the window steps 9-10 after a warm-up step:
+    the SDK's main context took the warm-up and recorded steps' calls and
+    dispatches alone (plus each step's hipStreamSynchronize), and the trace
+    holds the 200 kernels of the recorded steps, each with its call."""
+    from check_cupti import check_trace
+    p = run(program, "roc_windows")
+    check_quiet(p)
+    roc_at_exit()
+    t = read_truth()["windows"][0]["windows"]
+    check(t["traced_calls"] == 3 * 101 and t["traced_dispatches"] == 3 * 100,
+          f"the SDK traced {t['traced_calls']} calls and {t['traced_dispatches']} dispatches of {t['launches']} "
+          "launches; 3 steps of 100 launches and a synchronize each while capture is on")
+    d = load("windows.1.json")
+    check_trace(d, launches=200)
+    check(recorded_steps(d) == [9, 10], f"recorded steps {recorded_steps(d)}")
+    print(f"roc_windows: the SDK traced {t['traced_calls']} calls of {t['launches']} launches; 200 kernels in the trace")
+
+
 def case_roc_rocm_path(backend, program):
     """PROF_KERNELS=1 (no config) and the SDK found under $ROCM_PATH/lib."""
     from check_cupti import check_trace

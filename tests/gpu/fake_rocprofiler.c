@@ -90,6 +90,7 @@ static struct {
     int64_t latency;
     int gpus;
     uint64_t total_dropped;
+    long traced_calls, traced_dispatches;   /* HIP calls (ENTER) and dispatches active contexts took */
     struct { uint64_t id; char *name; } sym[MAX_SYMBOLS];
     int nsym;
     pthread_t thread;
@@ -569,6 +570,7 @@ static void api_callbacks(int phase) {
         r.operation = call.op;
         r.phase = phase;
         r.payload = NULL;               /* the args' struct: read through the iterator here */
+        if (phase == ROCPROFILER_CALLBACK_PHASE_ENTER) __atomic_add_fetch(&F.traced_calls, 1, __ATOMIC_RELAXED);
         active[c].api_cb(r, &call.user[c], active[c].api_data);
     }
 }
@@ -600,6 +602,7 @@ static void pend(const record_t *r, int32_t kind, int64_t end) {
             F.total_dropped++;
             continue;
         }
+        F.traced_dispatches += kind == ROCPROFILER_BUFFER_TRACING_KERNEL_DISPATCH;
         pending_t *p = &F.pending[F.npending++];
         p->r = *r;
         p->kind = kind;
@@ -655,6 +658,13 @@ void fake_roc_copy(uint64_t corr, int op, int src_device, int dst_device, uint64
     c->dst_agent_id = agent(dst_device);
     c->bytes = bytes;
     pend(&r, ROCPROFILER_BUFFER_TRACING_MEMORY_COPY, end);
+}
+
+void fake_roc_traced(long *calls, long *dispatches) {
+    pthread_mutex_lock(&lock);
+    *calls = F.traced_calls;
+    *dispatches = F.traced_dispatches;
+    pthread_mutex_unlock(&lock);
 }
 
 void fake_roc_counts(int *configures, int *after_finalize, int *active, uint64_t *dropped) {

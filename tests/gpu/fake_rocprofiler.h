@@ -142,6 +142,9 @@ typedef void fake_roc_latency_fn(int64_t ns);
 /* What it saw: configure calls made, SDK calls after finalize, contexts
    active now, records dropped (buffer full). */
 typedef void fake_roc_counts_fn(int *configures, int *after_finalize, int *active, uint64_t *dropped);
+/* The HIP calls and kernel dispatches active contexts took: what tracing
+   cost the engine's launches. */
+typedef void fake_roc_traced_fn(long *calls, long *dispatches);
 
 #ifdef FAKE_ROCPROFILER_EXPORTS
 fake_roc_setup_fn fake_roc_setup;
@@ -153,5 +156,6 @@ fake_roc_dispatch_fn fake_roc_dispatch;
 fake_roc_copy_fn fake_roc_copy;
 fake_roc_latency_fn fake_roc_latency;
 fake_roc_counts_fn fake_roc_counts;
+fake_roc_traced_fn fake_roc_traced;
 #endif
 #endif /* FAKE_ROCPROFILER_H */

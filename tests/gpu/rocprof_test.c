@@ -31,6 +31,7 @@ static fake_roc_dispatch_fn *roc_dispatch;
 static fake_roc_copy_fn *roc_copy;
 static fake_roc_latency_fn *roc_latency;
 static fake_roc_counts_fn *roc_counts;
+static fake_roc_traced_fn *roc_traced;
 static long records;                    /* runtime calls, kernels and copies the SDK recorded */
 
 /* A function of the double into fp (object to function pointer: the bytes). */
@@ -61,6 +62,7 @@ static void bind_sdk(int gpus) {
     BIND(lib, roc_copy, "fake_roc_copy");
     BIND(lib, roc_latency, "fake_roc_latency");
     BIND(lib, roc_counts, "fake_roc_counts");
+    BIND(lib, roc_traced, "fake_roc_traced");
     roc_setup(gpus);
     if (!getenv("ROCM_PATH")) setenv("PROF_ROCPROFILER_SDK", FAKE_ROC_LIB, 0);
 }
@@ -201,6 +203,35 @@ static int case_kernels(void) {
     void *cxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
     truth("{\"per_step\": 4, \"recorded_steps\": 3, \"demangled\": %d}", cxx != NULL);
     if (cxx) dlclose(cxx);
+    return 0;
+}
+
+/* Capture follows the schedule: 11 steps of 100 launches, one window of
+   2 steps after 1 step of warm-up. The SDK's main context is active for
+   the warm-up and recorded steps only: it takes their 300 calls and 300
+   dispatches, and the trace holds the 200 kernels of the recorded steps. */
+static int case_windows(void) {
+    prof_config cfg = capture("windows.json");
+    cfg.schedule.wait = 8;
+    cfg.schedule.warmup = 1;
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 1;
+    void *s = start_sdk(7);
+    PROF_INIT(&cfg);
+    load_code_object();
+    for (int step = 0; step < 11; step++) {
+        {
+            PROF_SCOPE("forward");
+            for (int i = 0; i < 100; i++) launch(K_TINY, s, 1000, 1, 64);
+        }
+        synchronize(s, 0);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    long calls, dispatches;
+    roc_traced(&calls, &dispatches);
+    truth("{\"windows\": {\"launches\": 1100, \"traced_calls\": %ld, \"traced_dispatches\": %ld}}", calls,
+          dispatches);
     return 0;
 }
 
@@ -357,6 +388,7 @@ static int case_rocm_path(void) {
 }
 
 static int run(const char *name) {
+    if (!strcmp(name, "roc_windows")) return case_windows();
     if (!strcmp(name, "roc_kernels")) return case_kernels();
     if (!strcmp(name, "roc_drops")) return case_drops();
     if (!strcmp(name, "roc_late")) return case_late();
