@@ -2941,8 +2941,9 @@ static void prof__cycle_free(prof__cycle *cy) {
 
    A GPU region is a pair of timing events recorded on the engine's stream.
    Pairs come from a per-thread ring: the thread fills it without a lock and
-   makes no other runtime call (but creating a slot's events on its first
-   use, and a stream's identity on its first). The profiler's thread drains
+   makes no other runtime call (but a stream's identity on its first use,
+   and a slot's events before the profiler's thread has made a device's
+   ahead: prof__gpool). The profiler's thread drains
    the rings at each step's job with event queries, and at a save waits
    there for the window's events: no step waits for the GPU. Times are
    placed on the CPU clock through anchors: an event recorded on a private
@@ -3259,10 +3260,133 @@ __attribute__((noinline, cold)) static int prof__gpu_grow(prof__gring *r) {
     return ok;
 }
 
+/* Events made ahead on the profiler's thread: per device, pairs a ring slot
+   takes when it meets a device it has no events for, and the pairs slots
+   gave up, which that thread destroys. The engine's thread takes and gives
+   under the pool's lock and makes no runtime call; only while no pair of
+   the device is ready yet (a thread's first regions, before the profiler's
+   thread has seen the device) does it make them itself, and says nothing:
+   the events then serve that slot for the run. */
+#define PROF__GPU_SPARE 32              /* pairs kept ready per device in use */
+typedef struct prof__gpool_pair { void *ev[2]; int dev; } prof__gpool_pair;
+static struct {
+    pthread_mutex_t lock;
+    prof__gpool_pair *ready;            /* made ahead, any device */
+    size_t nready, capready;
+    prof__gpool_pair *gone;             /* given up by slots, to be destroyed */
+    size_t ngone, capgone;
+    int used[PROF__GPU_DEVS];           /* a slot asked for this device's events */
+} prof__gpool = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, 0, { 0 } };
+
+/* Slot p's events go back (to be destroyed), and a ready pair of device d
+   takes their place. 0: none is ready. On the engine's thread. */
+static int prof__gpool_take(prof__gpair *p, int d) {
+    int ok = 0;
+    pthread_mutex_lock(&prof__gpool.lock);
+    prof__gpool.used[d] = 1;
+    size_t i = 0;
+    while (i < prof__gpool.nready && prof__gpool.ready[i].dev != d) i++;
+    prof__gpool_pair *g = i == prof__gpool.nready || p->evdev < 0 ? prof__gpool.gone
+        : (prof__gpool_pair *)prof__grow(prof__gpool.gone, &prof__gpool.capgone, prof__gpool.ngone + 1, sizeof *g);
+    if (i < prof__gpool.nready && (p->evdev < 0 || g)) {
+        if (p->evdev >= 0) {
+            prof__gpool.gone = g;
+            g[prof__gpool.ngone].ev[0] = p->ev0;
+            g[prof__gpool.ngone].ev[1] = p->ev1;
+            g[prof__gpool.ngone++].dev = p->evdev;
+        }
+        p->ev0 = prof__gpool.ready[i].ev[0];
+        p->ev1 = prof__gpool.ready[i].ev[1];
+        p->evdev = d;
+        prof__gpool.ready[i] = prof__gpool.ready[--prof__gpool.nready];
+        ok = 1;
+    }
+    pthread_mutex_unlock(&prof__gpool.lock);
+    return ok;
+}
+
+/* At a job, on the profiler's thread: the pairs given up are destroyed, and
+   each device in use gets PROF__GPU_SPARE pairs ready. */
+static void prof__gpool_fill(void) {
+    const prof_gpu_api *api = prof__gpu.api;
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    int have[PROF__GPU_DEVS] = { 0 }, used[PROF__GPU_DEVS];
+    pthread_mutex_lock(&prof__gpool.lock);
+    prof__gpool_pair *gone = prof__gpool.gone;
+    size_t ngone = prof__gpool.ngone;
+    prof__gpool.gone = NULL;
+    prof__gpool.ngone = prof__gpool.capgone = 0;
+    for (size_t i = 0; i < prof__gpool.nready; i++) have[prof__gpool.ready[i].dev]++;
+    memcpy(used, prof__gpool.used, sizeof used);
+    pthread_mutex_unlock(&prof__gpool.lock);
+    for (size_t i = 0; i < ngone; i++) {
+        int prev;
+        if (prof__gpu_on(gone[i].dev, &prev)) continue;
+        api->event_destroy(gone[i].ev[0]);
+        api->event_destroy(gone[i].ev[1]);
+        prof__gpu_off(gone[i].dev, prev);
+    }
+    free(gone);
+    for (int d = 0; d < PROF__GPU_DEVS; d++) {
+        int prev, err = 0;
+        if (!used[d] || have[d] >= PROF__GPU_SPARE || (err = prof__gpu_on(d, &prev))) {
+            if (err) prof__gpu_fail(api, "set device", err);
+            continue;
+        }
+        for (; have[d] < PROF__GPU_SPARE && !err; have[d]++) {
+            prof__gpool_pair g;
+            g.dev = d;
+            if ((err = api->event_create(&g.ev[0]))) break;
+            if ((err = api->event_create(&g.ev[1]))) {
+                api->event_destroy(g.ev[0]);
+                break;
+            }
+            pthread_mutex_lock(&prof__gpool.lock);
+            prof__gpool_pair *r = (prof__gpool_pair *)prof__grow(prof__gpool.ready, &prof__gpool.capready,
+                                                                 prof__gpool.nready + 1, sizeof *r);
+            if (r) {
+                prof__gpool.ready = r;
+                r[prof__gpool.nready++] = g;
+            }
+            pthread_mutex_unlock(&prof__gpool.lock);
+            if (!r) {
+                api->event_destroy(g.ev[0]);
+                api->event_destroy(g.ev[1]);
+                break;
+            }
+        }
+        prof__gpu_off(d, prev);
+        if (err) prof__gpu_fail(api, "event create", err);
+    }
+}
+
+/* Shutdown: every pair made ahead or given up is destroyed. */
+static void prof__gpool_release(const prof_gpu_api *api) {
+    pthread_mutex_lock(&prof__gpool.lock);
+    for (int k = 0; k < 2; k++) {
+        prof__gpool_pair *v = k ? prof__gpool.gone : prof__gpool.ready;
+        size_t n = k ? prof__gpool.ngone : prof__gpool.nready;
+        for (size_t i = 0; i < n; i++) {
+            int prev;
+            if (prof__gpu_on(v[i].dev, &prev)) continue;
+            api->event_destroy(v[i].ev[0]);
+            api->event_destroy(v[i].ev[1]);
+            prof__gpu_off(v[i].dev, prev);
+        }
+        free(v);
+    }
+    prof__gpool.ready = prof__gpool.gone = NULL;
+    prof__gpool.nready = prof__gpool.capready = prof__gpool.ngone = prof__gpool.capgone = 0;
+    memset(prof__gpool.used, 0, sizeof prof__gpool.used);
+    pthread_mutex_unlock(&prof__gpool.lock);
+}
+
 /* Gives slot h events on device d. An engine that alternates devices meets
    slots whose events are another device's: a free slot further on that has
    d's swaps with it, so events are made only while the ring adapts, never
-   per region. Failing that, the slot's events are remade. */
+   per region. Failing that, the slot takes a pair made ahead on the
+   profiler's thread (prof__gpool), or, none being ready, its events are
+   remade here. */
 __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint32_t h, int d) {
     const prof_gpu_api *api = prof__gpu.api;
     prof__gpair *p = &r->slot[h & (r->cap - 1)];
@@ -3280,6 +3404,7 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
         q->evdev = evdev;
         return 1;
     }
+    if (prof__gpool_take(p, d)) return 1;
     int prev, err;
     if (p->evdev >= 0 && !prof__gpu_on(p->evdev, &prev)) {
         api->event_destroy(p->ev0);
@@ -3508,11 +3633,12 @@ static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
     free(rings);
 }
 
-/* At a step's job: drain what finished; re-anchor devices whose anchor is
-   old. On the profiler's thread. */
+/* At a step's job: drain what finished; events made ahead; re-anchor
+   devices whose anchor is old. On the profiler's thread. */
 static void prof__gpu_step(uint32_t gen, uint64_t until) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     prof__gpu_drain(gen, 0, until);
+    prof__gpool_fill();
     int64_t now = prof__mono_ns();
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         prof__gdev *g = &prof__gpu.dev[d];
@@ -3967,6 +4093,7 @@ static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_drain(gen, 1, t_to);  /* the window's GPU work is done: its records complete */
+        prof__gpool_fill();
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_take(d);
     }
@@ -3999,6 +4126,7 @@ static void prof__gpu_release_locked(void) {
     if (!api) return;
     __atomic_store_n(&prof__gpu.state, 2, __ATOMIC_RELEASE);
     prof__act_stop_locked();
+    prof__gpool_release(api);
     prof__gring **link = &prof__gpu.rings;
     while (*link) {
         prof__gring *r = *link;
@@ -9730,6 +9858,7 @@ static int prof__u64_cmp(const void *a, const void *b) {
 static void prof__fl_gpu(prof__gev **gpu, size_t *ngpu, uint32_t gen, uint64_t until) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     prof__gpu_drain(gen, 0, until);
+    prof__gpool_fill();
     if (prof__gpu.nres) {
         struct prof__gdev_info *info = NULL;
         size_t ninfo = 0;

@@ -339,10 +339,11 @@ static int pool_case(void) {
     /* a cycle each 10 steps; the window open at shutdown has no step and
        no event: no cycle, no trace */
     expect(pool.cycles == POOL_STEPS / 10, "cycles missing, or an empty one handed over");
-    /* At most a ring of 256 pairs (100 in flight per step, drained at each
-       step by the profiler's thread) of 2 events, 3 probes and a few
-       anchors: events are reused, not made per region, even as the regions
-       alternate devices and slots meet the other device. */
+    /* A ring of 256 pairs (100 in flight per step, drained at each step by
+       the profiler's thread) of 2 events, 32 pairs ready per device, 3
+       probes and a few anchors, within the ring's worth: events are reused,
+       not made per region, even as the regions alternate devices and slots
+       meet the other device. */
     expect(st.events_created <= 2 * 256 + 3 + 16, "events are not reused");
     return 0;
 }
