@@ -3305,6 +3305,18 @@ static int prof__gpool_take(prof__gpair *p, int d) {
     return ok;
 }
 
+/* n pairs destroyed, each on its device; the array freed. */
+static void prof__gpool_destroy(const prof_gpu_api *api, prof__gpool_pair *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int prev;
+        if (prof__gpu_on(v[i].dev, &prev)) continue;
+        api->event_destroy(v[i].ev[0]);
+        api->event_destroy(v[i].ev[1]);
+        prof__gpu_off(v[i].dev, prev);
+    }
+    free(v);
+}
+
 /* At a job, on the profiler's thread: the pairs given up are destroyed, and
    each device in use gets PROF__GPU_SPARE pairs ready. */
 static void prof__gpool_fill(void) {
@@ -3319,14 +3331,7 @@ static void prof__gpool_fill(void) {
     for (size_t i = 0; i < prof__gpool.nready; i++) have[prof__gpool.ready[i].dev]++;
     memcpy(used, prof__gpool.used, sizeof used);
     pthread_mutex_unlock(&prof__gpool.lock);
-    for (size_t i = 0; i < ngone; i++) {
-        int prev;
-        if (prof__gpu_on(gone[i].dev, &prev)) continue;
-        api->event_destroy(gone[i].ev[0]);
-        api->event_destroy(gone[i].ev[1]);
-        prof__gpu_off(gone[i].dev, prev);
-    }
-    free(gone);
+    prof__gpool_destroy(api, gone, ngone);
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         int prev, err = 0;
         if (!used[d] || have[d] >= PROF__GPU_SPARE || (err = prof__gpu_on(d, &prev))) {
@@ -3363,18 +3368,8 @@ static void prof__gpool_fill(void) {
 /* Shutdown: every pair made ahead or given up is destroyed. */
 static void prof__gpool_release(const prof_gpu_api *api) {
     pthread_mutex_lock(&prof__gpool.lock);
-    for (int k = 0; k < 2; k++) {
-        prof__gpool_pair *v = k ? prof__gpool.gone : prof__gpool.ready;
-        size_t n = k ? prof__gpool.ngone : prof__gpool.nready;
-        for (size_t i = 0; i < n; i++) {
-            int prev;
-            if (prof__gpu_on(v[i].dev, &prev)) continue;
-            api->event_destroy(v[i].ev[0]);
-            api->event_destroy(v[i].ev[1]);
-            prof__gpu_off(v[i].dev, prev);
-        }
-        free(v);
-    }
+    prof__gpool_destroy(api, prof__gpool.ready, prof__gpool.nready);
+    prof__gpool_destroy(api, prof__gpool.gone, prof__gpool.ngone);
     prof__gpool.ready = prof__gpool.gone = NULL;
     prof__gpool.nready = prof__gpool.capready = prof__gpool.ngone = prof__gpool.capgone = 0;
     memset(prof__gpool.used, 0, sizeof prof__gpool.used);
