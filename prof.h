@@ -3488,21 +3488,24 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     prof__gframe *f = &g->stack[--g->sp];
     if (!f->t0) return;                         /* began outside a window */
     uint32_t corr = 0;
+    prof__gpair *p = NULL;
     /* state 0 after a begin: PROF_SHUTDOWN ran meanwhile and released the
        events (a C++ guard in main outlives it) */
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
-        prof__gpair *p = &r->slot[f->slot & (r->cap - 1)];
+        p = &r->slot[f->slot & (r->cap - 1)];
         int err = p->span ? 0 : prof__gpu.api->event_record(p->ev1, stream);
         if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
         }
         corr = p->corr;
-        p->t1 = prof__now();
-        __atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
     }
     uint64_t t1 = prof__now();
+    if (p) {                            /* the pair's end, then the resolver may look */
+        p->t1 = t1;
+        __atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+    }
     prof__rec *rec = prof__tls.cur;     /* the inline path of prof__emit, with a kind */
     if (PROF__LIKELY(rec < prof__tls.end)) {
         rec->name = f->name;
@@ -3583,7 +3586,8 @@ static int prof__gpu_resolve(const prof__gpair *p) {
 /* Drains every ring as far as pairs of window gen begun by `until` (the
    job's step) are finished (wait: waits for each), letting older windows'
    pairs go unread and leaving later ones for their step and window, as if
-   drained at the step itself. On the profiler's thread. */
+   drained at the step itself; then tops up the events made ahead. On the
+   profiler's thread. */
 static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
     const prof_gpu_api *api = prof__gpu.api;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
@@ -3626,14 +3630,14 @@ static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
         free(cp);
     }
     free(rings);
+    prof__gpool_fill();                 /* the events the next regions will take */
 }
 
-/* At a step's job: drain what finished; events made ahead; re-anchor
-   devices whose anchor is old. On the profiler's thread. */
+/* At a step's job: drain what finished; re-anchor devices whose anchor is
+   old. On the profiler's thread. */
 static void prof__gpu_step(uint32_t gen, uint64_t until) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     prof__gpu_drain(gen, 0, until);
-    prof__gpool_fill();
     int64_t now = prof__mono_ns();
     for (int d = 0; d < PROF__GPU_DEVS; d++) {
         prof__gdev *g = &prof__gpu.dev[d];
@@ -3805,8 +3809,6 @@ static int prof__gact_cmp(const void *x, const void *y) {
     return (a->t0 > b->t0) - (a->t0 < b->t0);
 }
 
-/* The trace's id of the thread a tracer names: its kernel thread id, or its
-   pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
 /* A runtime call the profiler's own thread made (a device's properties,
    say): not the engine's, and not in its trace. */
 static int prof__act_own(uint64_t v) {
@@ -3815,6 +3817,8 @@ static int prof__act_own(uint64_t v) {
     return (pt && (v == pt || (v <= 0xFFFFFFFFu && v == (uint32_t)pt))) || (tid && v == tid);
 }
 
+/* The trace's id of the thread a tracer names: its kernel thread id, or its
+   pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
 static long prof__act_tid(uint64_t v) {
     for (size_t i = 0; i < prof__g.rec.ntinfo; i++) {
         const struct prof__tinfo *t = &prof__g.rec.tinfo[i];
@@ -4088,7 +4092,6 @@ static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
         prof__gpu_drain(gen, 1, t_to);  /* the window's GPU work is done: its records complete */
-        prof__gpool_fill();
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_take(d);
     }
@@ -9853,7 +9856,6 @@ static int prof__u64_cmp(const void *a, const void *b) {
 static void prof__fl_gpu(prof__gev **gpu, size_t *ngpu, uint32_t gen, uint64_t until) {
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     prof__gpu_drain(gen, 0, until);
-    prof__gpool_fill();
     if (prof__gpu.nres) {
         struct prof__gdev_info *info = NULL;
         size_t ninfo = 0;

@@ -422,7 +422,8 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
     *id = e == cudaSuccess ? PROF__SCAST(long long, sid) : -1;
 #ifdef PROF__CUPTI
     /* Kernels carry CUPTI's stream ids, which are not the runtime's: while
-       capturing, GPU regions take CUPTI's, so both share a track. */
+       CUPTI is loaded (capturing or between windows), GPU regions take
+       CUPTI's, so both share a track. */
     uint32_t cid;
     if (e == cudaSuccess && __atomic_load_n(&prof__cupti.loaded, __ATOMIC_ACQUIRE) && prof__cupti.stream_id &&
         prof__cupti.stream_id(PROF__NULLPTR, PROF__SCAST(CUstream, s), 0, &cid) == CUPTI_SUCCESS)
