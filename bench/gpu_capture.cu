@@ -35,19 +35,15 @@ static int cmp_double(const void *a, const void *b) {
 
 static double batch(int way, cudaStream_t s) {
     if (way == 0) return gpu_launch_batch(s, GPU_LAUNCH_BATCH);
-    double t0 = gpu_launch_now_ns();
-    for (int i = 0; i < GPU_LAUNCH_BATCH; i++) {
-        if (way == 1) {
+    if (way == 1)
+        return gpu_launch_timed(s, GPU_LAUNCH_BATCH, [s](int) {
             PROF_SCOPE("launch");
             gpu_launch_empty<<<1, 1, 0, s>>>();
-        } else {
-            PROF_GPU_SCOPE("launch", s);
-            gpu_launch_empty<<<1, 1, 0, s>>>();
-        }
-    }
-    double t = (gpu_launch_now_ns() - t0) / GPU_LAUNCH_BATCH;
-    gpu_launch_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    return t;
+        });
+    return gpu_launch_timed(s, GPU_LAUNCH_BATCH, [s](int) {
+        PROF_GPU_SCOPE("launch", s);
+        gpu_launch_empty<<<1, 1, 0, s>>>();
+    });
 }
 
 int main(void) {

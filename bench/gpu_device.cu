@@ -27,20 +27,16 @@ static cudaEvent_t g_ev[2 * BATCH];
 /* One batch one way; the host time of its launches, in ns per launch. */
 static double batch(int way, cudaStream_t s) {
     if (way == 0) return gpu_launch_batch(s, BATCH);
-    double t0 = gpu_launch_now_ns();
-    for (int i = 0; i < BATCH; i++) {
-        if (way == 1) {
+    if (way == 1)
+        return gpu_launch_timed(s, BATCH, [s](int i) {
             cudaEventRecord(g_ev[2 * i], s);
             gpu_launch_empty<<<1, 1, 0, s>>>();
             cudaEventRecord(g_ev[2 * i + 1], s);
-        } else {
-            PROF_GPU_SCOPE("launch", s);
-            gpu_launch_empty<<<1, 1, 0, s>>>();
-        }
-    }
-    double t = (gpu_launch_now_ns() - t0) / BATCH;
-    gpu_launch_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-    return t;
+        });
+    return gpu_launch_timed(s, BATCH, [s](int) {
+        PROF_GPU_SCOPE("launch", s);
+        gpu_launch_empty<<<1, 1, 0, s>>>();
+    });
 }
 
 int main(int argc, char **argv) {
