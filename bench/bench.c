@@ -105,11 +105,12 @@ __attribute__((noinline)) static void warm_gpu(void) {
     }
 }
 
-/* Resolution, as a step does it: query, two elapsed times per pair. */
+/* Resolution, as a step's job does it on the profiler's thread: query, two
+   elapsed times per pair. */
 __attribute__((noinline)) static void gpu_resolve(void) {
-    pthread_mutex_lock(&prof__lock);
-    prof__gpu_poll_locked(0);
-    pthread_mutex_unlock(&prof__lock);
+    pthread_mutex_lock(&prof__wk_lock);
+    prof__gpu_drain(__atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE), 0, UINT64_MAX);
+    pthread_mutex_unlock(&prof__wk_lock);
 }
 
 /* One PROF_ALLOC / PROF_FREE pair, as an allocator's hot path makes them:
@@ -135,10 +136,8 @@ static void *thread_loop(void *arg) {
 static void recycle(void) {
     pthread_mutex_lock(&prof__wk_lock);     /* as the profiler's thread collects */
     prof__collect(NULL, 0, (uint64_t)-1);
+    prof__gpu.nres = 0;                     /* the GPU results, the profiler's thread's too */
     pthread_mutex_unlock(&prof__wk_lock);
-    pthread_mutex_lock(&prof__lock);
-    prof__gpu.nres = 0;
-    pthread_mutex_unlock(&prof__lock);
 }
 
 static void two_threads(long n) {
