@@ -745,6 +745,9 @@ static int handler(void) {
             PROF_COUNTER("s", s);
             for (volatile int spin = 0; spin < 100000; spin++) {}  /* tens of us: visible in the stacks */
         }
+        /* the step's own time outside the region, microseconds whatever the
+           machine's speed: its stack line is never rounded away */
+        for (volatile int spin = 0; spin < 20000; spin++) {}
         PROF_STEP();
     }
     PROF_SHUTDOWN();
