@@ -1447,15 +1447,20 @@ static int prof__tsc_invariant(void) {
 #endif
 }
 
-/* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
-   so the calibration error stays below a few ns per ms. Threads that step
-   or shut down at once may all calibrate, and writers read the result
-   without the lock: the fields are atomics. */
+/* Refines ns_per_tick from init to now; on very short runs, sleeps until
+   20 ms have passed since init so the calibration error stays below a few
+   ns per ms (asleep: a run of many short processes, a test suite, must not
+   spend that on a spin). Threads that step or shut down at once may all
+   calibrate, and writers read the result without the lock: the fields are
+   atomics. */
 static void prof__calibrate(void) {
     double npt = 1.0;
     if (!PROF__TICKS_ARE_NS && !prof__fallback()) {
         uint64_t t; int64_t m;
-        do prof__clock_pair(&t, &m); while (m - prof__g.clk.mono0 < 20000000);
+        for (prof__clock_pair(&t, &m); m - prof__g.clk.mono0 < 20000000; prof__clock_pair(&t, &m)) {
+            struct timespec d = { 0, (long)(20000000 - (m - prof__g.clk.mono0)) };
+            syscall(SYS_nanosleep, &d, NULL);   /* nanosleep() is POSIX: hidden by -std=c11 */
+        }
         npt = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.tick0);
     }
     uint64_t q32 = (uint64_t)(npt * 4294967296.0 + 0.5);
