@@ -772,12 +772,13 @@ static int one_region(void) {
 
 
 /* ---- the hand-off: what a step costs the engine ----------------------------
-   HANDOFF_REGIONS "op" regions a step (default 100,000; 10,000 under a
+   HANDOFF_REGIONS "op" regions a step (default 25,000; 10,000 under a
    sanitizer, which runs them ten times slower) inside "step_work", for 60
    steps. Each PROF_STEP() call is timed on this thread and its p50, p99 and
-   max printed with the peak RSS, for the reader: speed is bench/'s, not a
-   test's. HANDOFF_TRIGGER=<file>: made in the last step (a flight dump),
-   which then outlasts the trigger's once-a-second look. */
+   max printed with the peak RSS, for the reader: speed is bench/'s (which
+   runs 100,000 a step), not a test's. HANDOFF_TRIGGER=<file>: made in the
+   last step (a flight dump), which then outlasts the trigger's
+   once-a-second look. */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define SANITIZED 1
@@ -789,7 +790,7 @@ static int one_region(void) {
 #ifdef SANITIZED
 #define HANDOFF_REGIONS 10000
 #else
-#define HANDOFF_REGIONS 100000
+#define HANDOFF_REGIONS 25000
 #endif
 
 static int cmp_double(const void *a, const void *b) {
