@@ -426,8 +426,8 @@ def case_dynamic(binary, tmp):
 
 
 def case_flight(binary, tmp):
-    """PROF_FLIGHT=20: 1000 steps of 4 ms, step 500 20x as long. Exactly one
-    dump, of the slow step: steps 480 to 500 (the 20 before it and itself),
+    """PROF_FLIGHT=20: 300 steps of 2 ms, step 150 1000x as long. Exactly one
+    dump, of the slow step: steps 130 to 150 (the 20 before it and itself),
     each with its 3 regions, named and marked with its reason and step, said
     on stderr; nothing else written. A trigger file dumps the ring at once;
     one that names a step makes every rank watching it dump the same steps."""
@@ -441,17 +441,18 @@ def case_flight(binary, tmp):
     # step of 80 ms against 4 ms ones look ordinary, and a 200 ms stall look
     # slow, cannot)
     r = run(binary, "flight", {"PROF_OUTPUT": "f.json", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "400",
-                               "FLIGHT_STEP_US": "2000", "FLIGHT_SLOW_X": "1000"}, tmp)
+                               "FLIGHT_STEPS": "300", "FLIGHT_SLOW_AT": "150", "FLIGHT_STEP_US": "2000",
+                               "FLIGHT_SLOW_X": "1000"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("f."))
-    check(files == ["f.slow_step-500.json"], f"slow step: files {files}; stderr: {r.stderr}")
+    check(files == ["f.slow_step-150.json"], f"slow step: files {files}; stderr: {r.stderr}")
     d = load(os.path.join(tmp, files[0]))
-    check(steps_of(d) == list(range(480, 501)), f"steps {steps_of(d)}")
+    check(steps_of(d) == list(range(130, 151)), f"steps {steps_of(d)}")
     for name in ("step_work", "inner_a", "inner_b"):
         check(len(xs(d, name)) == 21, f"{len(xs(d, name))} {name} regions, not 21")
-    check(d["prof_dump_reason"] == "slow_step" and d["prof_dump_step"] == 500 and d["prof_dump_first_step"] == 480,
+    check(d["prof_dump_reason"] == "slow_step" and d["prof_dump_step"] == 150 and d["prof_dump_first_step"] == 130,
           f"header {d.get('prof_dump_reason')} {d.get('prof_dump_step')} {d.get('prof_dump_first_step')}")
     said = [l for l in r.stderr.splitlines() if "flight recorder" in l]
-    check(len(said) == 1 and "step 500 took" in said[0] and "dumping steps 480 to 500" in said[0], f"stderr {said}")
+    check(len(said) == 1 and "step 150 took" in said[0] and "dumping steps 130 to 150" in said[0], f"stderr {said}")
     # a trigger file made in step 100 (0.5 s in): the ring at the next look
     # for it (once a second at most), named by its reason, in Perfetto's format
     r = run(binary, "flight", {"PROF_OUTPUT": "t.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",

@@ -666,11 +666,11 @@ static int trigger(void) {
 }
 
 /* ---- the flight recorder -----------------------------------------------
-   1000 steps of a fixed length (a spin on the clock, FLIGHT_STEP_US each,
-   default 2000), each with an outer region and two inner ones; step 500 is
-   20x as long. Run with PROF_FLIGHT (and FLIGHT_STEPS to change the count,
-   FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N, holding
-   FLIGHT_TRIGGER_TEXT). */
+   1000 steps (FLIGHT_STEPS) of a fixed length (a spin on the clock,
+   FLIGHT_STEP_US each, default 2000), each with an outer region and two
+   inner ones; step 500 (FLIGHT_SLOW_AT) is 20x (FLIGHT_SLOW_X) as long.
+   Run with PROF_FLIGHT; FLIGHT_TRIGGER_AT=N makes the file go.trigger in
+   step N, holding FLIGHT_TRIGGER_TEXT. */
 static double now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -679,12 +679,12 @@ static double now_us(void) {
 
 static int flight(void) {
     const char *e = getenv("FLIGHT_STEPS"), *u = getenv("FLIGHT_STEP_US"), *tr = getenv("FLIGHT_TRIGGER_AT");
-    const char *x = getenv("FLIGHT_SLOW_X");   /* step 500 is this many steps long */
+    const char *x = getenv("FLIGHT_SLOW_X"), *at = getenv("FLIGHT_SLOW_AT");  /* the slow step, this many long */
     long steps = e ? atol(e) : 1000, us = u ? atol(u) : 2000, trigger_at = tr ? atol(tr) : -1;
-    long slow_x = x ? atol(x) : 20;
+    long slow_x = x ? atol(x) : 20, slow_at = at ? atol(at) : 500;
     PROF_INIT(NULL);
     for (long s = 0; s < steps; s++) {
-        double end = now_us() + (double)(s == 500 ? slow_x * us : us);
+        double end = now_us() + (double)(s == slow_at ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
             { PROF_SCOPE("inner_a"); }
