@@ -526,7 +526,7 @@ def table_calls(tool, path):
 
 def case_handoff(binary, tmp):
     """The step hands everything to the profiler's thread (issue 25): 60 steps
-    of R regions (25,000; 10,000 under a sanitizer) in each mode, one window
+    of R regions (25,000; 2,500 under a sanitizer) in each mode, one window
     written at the end, streamed Perfetto, a schedule saving every other step,
     and the flight recorder dumped on a trigger: every event is in the files,
     counted by `prof table` reading them back; nothing is dropped; the

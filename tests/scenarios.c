@@ -772,7 +772,7 @@ static int one_region(void) {
 
 
 /* ---- the hand-off: what a step costs the engine ----------------------------
-   HANDOFF_REGIONS "op" regions a step (default 25,000; 10,000 under a
+   HANDOFF_REGIONS "op" regions a step (default 25,000; 2,500 under a
    sanitizer, which runs them ten times slower) inside "step_work", for 60
    steps. Each PROF_STEP() call is timed on this thread and its p50, p99 and
    max printed with the peak RSS, for the reader: speed is bench/'s (which
@@ -788,7 +788,7 @@ static int one_region(void) {
 #define SANITIZED 1
 #endif
 #ifdef SANITIZED
-#define HANDOFF_REGIONS 10000
+#define HANDOFF_REGIONS 2500
 #else
 #define HANDOFF_REGIONS 25000
 #endif
