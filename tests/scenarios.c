@@ -8,6 +8,7 @@
 #define PROF_IMPLEMENTATION
 #endif
 #include "prof.h"
+#include "robustness/sanitized.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -779,19 +780,7 @@ static int one_region(void) {
    runs 100,000 a step), not a test's. HANDOFF_TRIGGER=<file>: made in the
    last step (a flight dump), which then outlasts the trigger's
    once-a-second look. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
-#ifdef SANITIZED
-#define HANDOFF_REGIONS 2500
-#else
-#define HANDOFF_REGIONS 25000
-#endif
+#define HANDOFF_REGIONS (SANITIZED ? 2500 : 25000)
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
