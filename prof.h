@@ -2991,11 +2991,17 @@ typedef struct prof__gring {            /* one thread's pairs */
 
 typedef struct prof__gframe { const char *name; uint64_t t0; uint32_t slot; int has_pair; } prof__gframe;
 
+#define PROF__GPU_KNOWN 4               /* streams a thread remembers besides its last */
+typedef struct prof__gstream { void *stream; long long id; int dev; } prof__gstream;
+
 typedef struct prof__gtls_t {
     prof__gring *ring;
     void *stream;                       /* the last stream seen ... */
     long long stream_id;                /* ... and what it is */
     int stream_dev, stream_ok;
+    prof__gstream known[PROF__GPU_KNOWN];   /* streams asked about before (not the default's) */
+    int nknown;
+    unsigned next_known;
     int sp, overflow;                   /* PROF_GPU_BEGIN/END stack */
     prof__gframe stack[PROF__GPU_STACK];
 } prof__gtls_t;
@@ -3190,11 +3196,22 @@ static int prof__gpu_anchor_take(int d) {
 }
 
 /* What a stream is: its device and id. Runtimes without stream ids (HIP)
-   get prof.h's own numbers, 0 for the default stream. */
+   get prof.h's own numbers, 0 for the default stream. A thread asks the
+   runtime once per stream: an engine that alternates a few streams (compute
+   and copies) finds them in its last PROF__GPU_KNOWN, with no call. The
+   default stream's device is the current one, asked each time. */
 __attribute__((noinline, cold)) static int prof__gpu_stream(prof__gtls_t *g, void *stream) {
     const prof_gpu_api *api = prof__gpu.api;
     int dev = 0;
     long long id = -1;
+    for (int i = 0; (uintptr_t)stream > 2 && i < g->nknown; i++) {
+        if (g->known[i].stream != stream) continue;
+        g->stream = stream;
+        g->stream_dev = g->known[i].dev;
+        g->stream_id = g->known[i].id;
+        g->stream_ok = 1;
+        return 1;
+    }
     int err = api->stream_info(stream, &dev, &id);
     if (err) { prof__gpu_fail(api, "stream query", err); return 0; }
     if (dev < 0 || dev >= PROF__GPU_DEVS) {
@@ -3218,6 +3235,12 @@ __attribute__((noinline, cold)) static int prof__gpu_stream(prof__gtls_t *g, voi
     g->stream_dev = dev;
     g->stream_id = id;
     g->stream_ok = 1;
+    if ((uintptr_t)stream > 2) {
+        prof__gstream *k = &g->known[g->nknown < PROF__GPU_KNOWN ? g->nknown++ : (int)(g->next_known++ % PROF__GPU_KNOWN)];
+        k->stream = stream;
+        k->id = id;
+        k->dev = dev;
+    }
     return 1;
 }
 

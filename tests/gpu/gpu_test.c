@@ -347,6 +347,11 @@ static int pool_case(void) {
        not made per region, even as the regions alternate devices and slots
        meet the other device. */
     expect(st.events_created <= 2 * 256 + 3 + 16, "events are not reused");
+    /* each stream's identity asked once (its device, its id), not at each
+       switch between the three */
+    long calls[FAKE_NCALLS];
+    fake_gpu_thread_calls(calls);
+    expect(calls[FAKE_STREAM_INFO] == 3 * 2, "a stream's identity asked again");
     return 0;
 }
 
