@@ -24,7 +24,10 @@
      straggler is the rank whose work ran longest, named when it ran at
      least --min-lag over the ranks' median (default: 1 ms or a tenth of
      the median step time, whichever is more). A step without a sync point
-     counts its whole time as work.
+     counts its whole time as work. Where the traces hold NCCL's NVTX
+     ranges (args.domain "NCCL": `prof run`, libprof_nvtx.so), the line
+     also names the collective inside the region they waited in:
+       ...; the others waited in allreduce (NCCL: ncclAllReduce)
      Then a summary: the persistent stragglers (named at two steps or more,
      and at a quarter of the steps or more), and per top-level region the
      spread across the ranks of their mean time per step (p50, p99, max and
@@ -901,7 +904,8 @@ const char ranks_usage[] =
     "top-level region and which rank straggled: the one whose work before the\n"
     "step's sync point (PROF_SYNC) ran longest while the others waited, when it\n"
     "ran --min-lag MS over the median (default: 1 ms or a tenth of the median step\n"
-    "time); then the persistent stragglers and the spread of each region across\n"
+    "time), and where the others waited (and NCCL's collective in it, where the\n"
+    "run had prof run's NVTX capture); then the persistent stragglers and the spread of each region across\n"
     "the ranks (p50, p99, max and its rank) with the outliers. Hang dumps (a\n"
     "watchdog's, PROF_WATCHDOG) are grouped by what each rank is inside.\n"
     "\n"
