@@ -111,11 +111,15 @@ static int pn_note(struct dl_phdr_info *info, size_t size, void *data) {
 
 static int pn_own;                      /* 1: our own copy records */
 static void pn_said(void);
+static pthread_key_t pn_key;            /* frees a thread's frames at its exit */
+static int pn_key_made;
+static void pn_thread_exit(void *f);
 
 static void pn_choose(void) {
     const prof__tool *t = NULL;
     dl_iterate_phdr(pn_note, &t);
     pn_own = t == NULL;
+    pn_key_made = pthread_key_create(&pn_key, pn_thread_exit) == 0;
     __atomic_store_n(&pn_api, t ? t : &prof__tool_table, __ATOMIC_RELEASE);
     atexit(pn_said);
 }
@@ -523,30 +527,44 @@ static void pn_emit(const prof__tool *t, const pn_range *r, long tid) {
 
 /* ---- push / pop: a stack per thread ------------------------------------------ */
 
+/* A thread's open ranges: its depth in initial-exec TLS (24 bytes of the
+   static TLS glibc keeps for libraries dlopen()ed later: one instruction to
+   reach, where the general model calls __tls_get_addr), its frames on the
+   heap, made when it first records (freed when it exits). Outside a window
+   a push or a pop only counts the depth. */
 typedef struct {
     int depth;                          /* ranges open on this thread, kept or not */
     long tid;
-    pn_range frame[PROF_NVTX_DEPTH];
+    pn_range *frame;                    /* [PROF_NVTX_DEPTH], or NULL */
 } pn_thread;
-static __thread pn_thread pn_self;
-
+static __thread pn_thread pn_self __attribute__((tls_model("initial-exec")));
 static long pn_tid(void) {
     if (!pn_self.tid) pn_self.tid = (long)syscall(SYS_gettid);
     return pn_self.tid;
 }
 
-static int pn_push(pn_domain *d, const nvtxEventAttributes_t *a, const char *text) {
-    if (!d || d->ignore) return -1;
-    const prof__tool *t = pn();
-    int k = pn_self.depth++;
-    if (k >= PROF_NVTX_DEPTH) {
-        if (pn_recording(t)) PN_COUNT(too_deep);
+static pn_range *pn_frames(void) {
+    if (PROF__LIKELY(pn_self.frame != NULL)) return pn_self.frame;
+    pn_range *f = (pn_range *)calloc(PROF_NVTX_DEPTH, sizeof *f);
+    if (f && pn_key_made) pthread_setspecific(pn_key, f);
+    return pn_self.frame = f;
+}
+
+static void pn_thread_exit(void *f) {
+    if (pn_self.frame == f) pn_self.frame = NULL;
+    free(f);
+}
+
+/* push and pop: the inline part each callback has its own copy of, what
+   outside a window costs; the rest out of line */
+static __attribute__((noinline)) int pn_push_rec(const prof__tool *t, pn_domain *d, const nvtxEventAttributes_t *a,
+                                                 const char *text, int k) {
+    pn_range *fr;
+    if (k >= PROF_NVTX_DEPTH || !(fr = pn_frames())) {
+        PN_COUNT(too_deep);
         return k;
     }
-    pn_range *r = &pn_self.frame[k];
-    r->t0 = 0;
-    r->dom = d;
-    if (!pn_recording(t)) return k;
+    pn_range *r = &fr[k];
     pn_attrs(t, r, d, a);
     if (text) r->name = text;
     r->tid = 0;
@@ -554,22 +572,52 @@ static int pn_push(pn_domain *d, const nvtxEventAttributes_t *a, const char *tex
     return k;
 }
 
+static inline __attribute__((always_inline)) int pn_push(pn_domain *d, const nvtxEventAttributes_t *a,
+                                                         const char *text) {
+    if (PROF__UNLIKELY(!d || d->ignore)) return -1;
+    const prof__tool *t = pn();
+    int k = pn_self.depth++;
+    if (PROF__LIKELY(!pn_recording(t))) {
+        pn_range *fr = pn_self.frame;
+        if (fr && k < PROF_NVTX_DEPTH) fr[k].t0 = 0, fr[k].dom = d;
+        return k;
+    }
+    return pn_push_rec(t, d, a, text, k);
+}
+
+static __attribute__((noinline)) int pn_pop_rec(pn_domain *d, const nvtxPayloadData_t *pd, size_t npd, int k);
+
 /* The innermost range of domain d on this thread ends (NVTX keeps a stack
    per domain: of interleaved domains, each pops its own). */
-static int pn_pop(pn_domain *d, const nvtxPayloadData_t *pd, size_t npd) {
-    if (!d || d->ignore) return -1;
-    const prof__tool *t = pn();
-    if (pn_self.depth == 0) {
+static inline __attribute__((always_inline)) int pn_pop(pn_domain *d, const nvtxPayloadData_t *pd, size_t npd) {
+    if (PROF__UNLIKELY(!d || d->ignore)) return -1;
+    int k = pn_self.depth - 1;
+    const pn_range *fr = pn_self.frame;
+    if (PROF__LIKELY(k >= 0)) pn_self.depth = k;
+    if (PROF__LIKELY(k >= 0 && (!fr || k >= PROF_NVTX_DEPTH || (fr[k].dom == d && !fr[k].t0)))) return k;
+    return pn_pop_rec(d, pd, npd, k);
+}
+
+static int pn_pop_rec(pn_domain *d, const nvtxPayloadData_t *pd, size_t npd, int k) {
+    if (k < 0) {
         PN_COUNT(unmatched_pops);
         return -1;
     }
-    int k = --pn_self.depth;
-    if (k >= PROF_NVTX_DEPTH) return k;
+    pn_range *fr = pn_self.frame;
     int i = k;
-    while (i >= 0 && pn_self.frame[i].dom != d) i--;
-    if (i < 0) i = k;                   /* none of its domain: the innermost */
-    pn_range r = pn_self.frame[i];
-    memmove(&pn_self.frame[i], &pn_self.frame[i + 1], (size_t)(k - i) * sizeof r);
+    if (fr[k].dom != d) {
+        while (i >= 0 && fr[i].dom != d) i--;
+        if (i < 0) i = k;               /* none of its domain: the innermost */
+    }
+    if (!fr[i].t0 && i == k) return k;  /* not recorded */
+    const prof__tool *t = pn();
+    if (i == k) {                       /* the innermost: ended in place */
+        if (pd) pn_payloads(t, &fr[k], d, pd, npd);
+        pn_emit(t, &fr[k], pn_tid());
+        return k;
+    }
+    pn_range r = fr[i];
+    memmove(&fr[i], &fr[i + 1], (size_t)(k - i) * sizeof r);
     if (r.t0) {
         if (pd) pn_payloads(t, &r, d, pd, npd);
         pn_emit(t, &r, pn_tid());
@@ -722,7 +770,7 @@ static void cb_p_mark(nvtxDomainHandle_t dh, const nvtxPayloadData_t *pd, size_t
 static int cb_p_push(nvtxDomainHandle_t dh, const nvtxPayloadData_t *pd, size_t n) {
     pn_domain *d = pn_domain_of(dh);
     int k = pn_push(d, NULL, NULL);
-    if (k >= 0 && k < PROF_NVTX_DEPTH && pn_self.frame[k].t0) {
+    if (k >= 0 && k < PROF_NVTX_DEPTH && pn_self.frame && pn_self.frame[k].t0) {
         pn_self.frame[k].name = "(payload range)";
         pn_payloads(pn(), &pn_self.frame[k], d, pd, n);
     }
