@@ -11,6 +11,9 @@
                           main: init > ncclCommInitRank (payload), a start/end
                           range begun on main and ended by worker 1, the
                           misuses (counted)
+   nvtx_capture.cpp builds the same as C++ (g++ mangles internal names: the
+   note prof.h's copy carries names its table by an assembler label).
+
    nvtx_capture steps     6 steps on main, each: step_work > all_reduce >
                           ncclAllReduce; PROF_SCHEDULE picks which record */
 #define PROF_IMPLEMENTATION
@@ -20,6 +23,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 void fake_nccl_setup(void);
 void fake_nccl_comm_init(int nranks, int rank);
 void fake_nccl_all_reduce(size_t bytes, int max);
@@ -29,6 +35,9 @@ uint64_t fake_start(void);
 void fake_end(uint64_t id);
 void fake_name_thread(const char *name);
 void fake_misuse(void);
+#ifdef __cplusplus
+}
+#endif
 
 static uint64_t async_id;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
