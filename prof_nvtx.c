@@ -326,7 +326,10 @@ static uint64_t pn_schema_register(nvtxDomainHandle_t dh, const nvtxPayloadSchem
         s->dom = d;
         s->id = (mask & (1u << 8)) ? a->schemaId : pn_next_id++;
         s->name = (mask & (1u << 1)) && a->name ? pn_intern(t, a->name) : NULL;
-        for (size_t i = 0; i < a->numEntries; i++) {
+        /* a static layout only: a dynamic schema's or a union's fields lie where
+           their data says, not read here (counted) */
+        if ((mask & (1u << 2)) && a->type != NVTX_PAYLOAD_SCHEMA_TYPE_STATIC) s->partial = 1;
+        for (size_t i = 0; i < a->numEntries && !s->partial; i++) {
             const nvtxPayloadSchemaEntry_t *e = &a->entries[i];
             if (s->nfield == PROF_NVTX_FIELDS) {
                 s->partial = 1;
