@@ -115,11 +115,17 @@ static pthread_key_t pn_key;            /* frees a thread's frames at its exit *
 static int pn_key_made;
 static void pn_thread_exit(void *f);
 
+/* A fork happens with the library's lock free in the parent and held by
+   no one in the child: a child never waits for a thread it does not have. */
+static void pn_fork_prepare(void) { pthread_mutex_lock(&pn_lock); }
+static void pn_fork_done(void) { pthread_mutex_unlock(&pn_lock); }
+
 static void pn_choose(void) {
     const prof__tool *t = NULL;
     dl_iterate_phdr(pn_note, &t);
     pn_own = t == NULL;
     pn_key_made = pthread_key_create(&pn_key, pn_thread_exit) == 0;
+    pthread_atfork(pn_fork_prepare, pn_fork_done, pn_fork_done);
     __atomic_store_n(&pn_api, t ? t : &prof__tool_table, __ATOMIC_RELEASE);
     atexit(pn_said);
 }

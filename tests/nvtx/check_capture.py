@@ -20,7 +20,8 @@ capture   every NVTX range once, on the thread that made it, nested in the
 schedule  PROF_SCHEDULE: only the recorded steps' collectives, inside them
 without   no NVTX_INJECTION64_PATH: the same regions, no NVTX range, no line
 other     another tool named (fake_tool, as Nsight is): one line from prof
-          run, the tool gets NCCL's ranges, the trace none
+          run, the tool gets NCCL's ranges, the trace none; the library
+          preloaded (LD_PRELOAD) beside it says the same line itself
 plain     a program with no prof.h: the library's own recorder writes them
 tools     prof table group=domain (and --group=domain), prof report"""
 import json
@@ -194,6 +195,16 @@ def case_other(a, tmp):
     with open(os.path.join(tmp, "tool.log")) as f:
         log = f.read()
     check("range NCCL:ncclAllReduce 10\n" in log, f"the other tool's log:\n{log}")
+    # the library loaded some other way (LD_PRELOAD) while another is named: the same, said by it
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    p = run([a.capture, "threads"], tmp,
+            {"NVTX_INJECTION64_PATH": a.fake_tool, "FAKE_NVTX_LOG": "tool2.log", "PROF_OUTPUT": "other2.json",
+             "LD_PRELOAD": a.lib, "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"})
+    said = [l for l in prof_lines(p.stderr) if "NVTX" in l]
+    check(said == [f"prof: NVTX_INJECTION64_PATH names another tool ({a.fake_tool}): prof.h leaves NVTX to it"],
+          f"preloaded: lines {p.stderr}")
+    names = Counter(s[1] for s in slices(pftrace.load_json(os.path.join(tmp, "other2.json"))))
+    check(names == OWN, f"preloaded beside another tool: {dict(names)}")
     print("other: one line, NVTX left to the other tool")
 
 
