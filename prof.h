@@ -9127,9 +9127,11 @@ PROF__COLD static int prof__tool_name_tid(long tid, const char *name) {
 }
 PROF__COLD static void prof__tool_say(const char *line) { prof__msg("%s", line); }
 
-/* named for the assembler by a label: C++ compilers (g++, nvcc's front end)
-   would mangle an internal name */
-__attribute__((used)) static const prof__tool prof__tool_table __asm__("prof__tool_table_v1") = {
+/* A global of C linkage (a C++ compiler would mangle an internal name, or
+   drop it), hidden: exported by no object, and so the note's distance to it
+   is fixed by the link, with no dynamic relocation. */
+extern __attribute__((visibility("hidden"))) const prof__tool prof__tool_table;
+__attribute__((used)) const prof__tool prof__tool_table = {
     PROF__TOOL_MAGIC, PROF__TOOL_VERSION, sizeof(prof__tool), &prof__on, prof__now,
     prof__tool_region, prof__tool_instant, prof_arg_int, prof_arg_str, prof_intern,
     prof_thread_name, prof__tool_name_tid, prof__tool_say, 0,
@@ -9143,8 +9145,8 @@ __asm__(".pushsection .note.prof_h,\"a\",%note\n"
         ".balign 4\n"
         ".long 7\n.long 8\n.long 1\n"
         ".asciz \"prof.h\"\n.balign 4\n"
-        ".quad prof__tool_table_v1 - .\n"
-        ".popsection\n");   /* (the table is `used`: emitted under its name) */
+        ".quad prof__tool_table - .\n"
+        ".popsection\n");
 #endif
 
 /* LOADING. The fork handlers go in when the code is loaded, so a fork

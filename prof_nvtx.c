@@ -110,6 +110,7 @@ static int pn_note(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 static int pn_own;                      /* 1: our own copy records */
+static long pn_pid;                     /* the process that chose: a forked child says nothing at exit */
 static void pn_said(void);
 static pthread_key_t pn_key;            /* frees a thread's frames at its exit */
 static int pn_key_made;
@@ -124,6 +125,7 @@ static void pn_choose(void) {
     const prof__tool *t = NULL;
     dl_iterate_phdr(pn_note, &t);
     pn_own = t == NULL;
+    pn_pid = (long)getpid();
     pn_key_made = pthread_key_create(&pn_key, pn_thread_exit) == 0;
     pthread_atfork(pn_fork_prepare, pn_fork_done, pn_fork_done);
     __atomic_store_n(&pn_api, t ? t : &prof__tool_table, __ATOMIC_RELEASE);
@@ -144,6 +146,7 @@ static inline int pn_recording(const prof__tool *t) { return __atomic_load_n(t->
 
 static void pn_said(void) {
     const prof__tool *t = pn_api;
+    if ((long)getpid() != pn_pid) return;   /* a forked child: its counts are the parent's */
     char line[512];
     int k = snprintf(line, sizeof line, "nvtx: %llu ranges and %llu marks recorded (libprof_nvtx, into %s)",
                      (unsigned long long)__atomic_load_n(&pn_n.ranges, __ATOMIC_RELAXED),

@@ -18,6 +18,8 @@ capture   every NVTX range once, on the thread that made it, nested in the
           NVTX, domain "prof") exactly as without the library; the misuses
           counted in prof's one line
 schedule  PROF_SCHEDULE: only the recorded steps' collectives, inside them
+fork      a child forked with ranges open calls NVTX: records nothing, says
+          nothing, never waits; the parent's trace whole
 without   no NVTX_INJECTION64_PATH: the same regions, no NVTX range, no line
 other     another tool named (fake_tool, as Nsight is): one line from prof
           run, the tool gets NCCL's ranges, the trace none; the library
@@ -171,6 +173,19 @@ def case_schedule(a, tmp):
             p = parent(sl, p)
         check(chain[:2] == ["all_reduce", "step_work"] and chain[2].startswith("ProfilerStep#"), f"chain {chain}")
     print("schedule: the collectives of the recorded steps only, inside them")
+
+
+def case_fork(a, tmp):
+    p = run([a.prof, "run", a.capture, "fork"], tmp, {"PROF_OUTPUT": "fork.json"})
+    said = [l for l in prof_lines(p.stderr) if "nvtx:" in l]
+    check(said == ["prof: nvtx: 3 ranges and 2 marks recorded (libprof_nvtx, into the program's prof.h)"],
+          f"lines {p.stderr}")
+    sl = slices(pftrace.load_json(os.path.join(tmp, "fork.json")))
+    names = Counter(s[1] for s in sl)
+    check(names == Counter({"before_fork": 1, "after_fork": 1, "ncclAllReduce": 2, "async_range": 1}), f"{dict(names)}")
+    check(all(parent(sl, s)[1] in ("before_fork", "after_fork") for s in sl if s[1] == "ncclAllReduce"), "nesting")
+    check(sorted(f for f in os.listdir(tmp) if f.endswith(".json")) == ["fork.json"], f"{os.listdir(tmp)}")
+    print("fork: the child records and says nothing; the parent's trace whole")
 
 
 def case_without(a, tmp):

@@ -15,13 +15,21 @@
    note prof.h's copy carries names its table by an assembler label).
 
    nvtx_capture steps     6 steps on main, each: step_work > all_reduce >
-                          ncclAllReduce; PROF_SCHEDULE picks which record */
+                          ncclAllReduce; PROF_SCHEDULE picks which record
+   nvtx_capture fork      a collective before a fork and one after; the child,
+                          forked with a range open on another thread, makes
+                          NVTX calls of every kind and exits: it records
+                          nothing, says nothing, never waits */
 #define PROF_IMPLEMENTATION
 #include "prof.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +77,24 @@ static void *worker(void *arg) {
 int main(int argc, char **argv) {
     PROF_INIT(NULL);
     fake_nccl_setup();
+    if (argc > 1 && !strcmp(argv[1], "fork")) {
+        { PROF_SCOPE("before_fork"); fake_nccl_all_reduce(64, 0); }
+        uint64_t open = fake_start();   /* open across the fork */
+        pid_t pid = fork();
+        if (pid == 0) {
+            fake_nccl_all_reduce(64, 1);
+            fake_default();
+            fake_end(fake_start());
+            fake_end(open);
+            exit(0);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) return 1;
+        { PROF_SCOPE("after_fork"); fake_nccl_all_reduce(64, 0); }
+        fake_end(open);
+        PROF_SHUTDOWN();
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "steps")) {
         for (int s = 0; s < 6; s++) {
             {
