@@ -75,10 +75,12 @@ def slices(t):
 
 
 def parent(all_, s):
-    """The innermost other slice on s's thread around s."""
+    """The innermost other slice on s's thread around s (but the start/end
+    range, drawn on the thread that ended it from when main began it: it
+    may lie across that thread's regions)."""
     best = None
     for o in all_:
-        if o is s or o[0] != s[0] or not (o[2] <= s[2] and s[3] <= o[3]):
+        if o is s or o[0] != s[0] or not (o[2] <= s[2] and s[3] <= o[3]) or o[1] == "async_range":
             continue
         if best is None or o[3] - o[2] < best[3] - best[2]:
             best = o
