@@ -9230,7 +9230,7 @@ PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
     return 1;
 }
 
-/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread]", any order, any subset; the rest
+/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread|domain]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
 PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
@@ -9462,7 +9462,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread][,ranks=all][,percentiles]; no table", prof__q(table, q));
+                      "rows=N[,group=args|thread|args+thread|domain][,ranks=all][,percentiles]; no table", prof__q(table, q));
     }
     if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";

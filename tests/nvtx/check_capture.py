@@ -25,7 +25,8 @@ other     another tool named (fake_tool, as Nsight is): one line from prof
           run, the tool gets NCCL's ranges, the trace none; the library
           preloaded (LD_PRELOAD) beside it says the same line itself
 plain     a program with no prof.h: the library's own recorder writes them
-tools     prof table group=domain (and --group=domain), prof report"""
+tools     prof table group=domain (and --group=domain), PROF_TABLE=group=domain,
+          prof report"""
 import json
 import os
 import subprocess
@@ -248,6 +249,10 @@ def case_tools(a, tmp):
             "ncclCommInitRank": ("1", "domain=NCCL"), "default_range": ("10", "domain=(default)")}
     check({n: rows.get(n) for n in want} == want, f"table rows {rows}\n{outs[0]}")
     check(rows.get("work") == ("10", "") and rows.get("all_reduce") == ("10", ""), f"own rows {rows}")
+    # the run's own table (PROF_TABLE), grouped the same way
+    p = run([a.prof, "run", a.capture, "threads"], tmp, {"PROF_OUTPUT": "cap2.json", "PROF_TABLE": "group=domain"})
+    row = [l.split() for l in p.stderr.splitlines() if l.split()[:1] == ["ncclAllReduce"]]
+    check(len(row) == 1 and row[0][-2:] == ["10", "domain=NCCL"], f"PROF_TABLE=group=domain: {row}\n{p.stderr}")
     run([a.prof, "report", "cap.json", "-o", "cap.html"], tmp)
     with open(os.path.join(tmp, "cap.html"), encoding="utf-8") as f:
         html = f.read()
