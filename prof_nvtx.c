@@ -75,6 +75,7 @@ static pthread_mutex_t pn_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t ranges, marks;             /* kept */
     uint64_t too_deep, unmatched_pops, unknown_ends, open_full, undecoded, fields, args, unnamed;
+    int64_t open;                       /* recorded ranges begun and not ended yet */
 } pn_n;
 #define PN_COUNT(field) __atomic_fetch_add(&pn_n.field, 1, __ATOMIC_RELAXED)
 
@@ -152,12 +153,14 @@ static void pn_said(void) {
                      (unsigned long long)__atomic_load_n(&pn_n.ranges, __ATOMIC_RELAXED),
                      (unsigned long long)__atomic_load_n(&pn_n.marks, __ATOMIC_RELAXED),
                      pn_own ? "its own recorder: the program has no prof.h" : "the program's prof.h");
-    static const char *const what[] = { "deeper than 64 on their thread", "pops with no range open",
+    static const char *const what[] = { "ranges still open at exit (or when their thread ended)",
+                                        "deeper than 64 on their thread", "pops with no range open",
                                         "ends of no range open", "start/end ranges past 4096 open",
                                         "payloads with no schema registered", "payload fields not decodable",
                                         "arguments past 12 per range", "thread names of threads prof.h had not seen" };
 #define PN_GET(field) __atomic_load_n(&pn_n.field, __ATOMIC_RELAXED)
-    const uint64_t n[] = { PN_GET(too_deep), PN_GET(unmatched_pops), PN_GET(unknown_ends), PN_GET(open_full),
+    int64_t open = PN_GET(open);
+    const uint64_t n[] = { open > 0 ? (uint64_t)open : 0, PN_GET(too_deep), PN_GET(unmatched_pops), PN_GET(unknown_ends), PN_GET(open_full),
                            PN_GET(undecoded), PN_GET(fields), PN_GET(args), PN_GET(unnamed) };
     const char *sep = "; not kept: ";
     for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
@@ -535,6 +538,7 @@ static void pn_emit(const prof__tool *t, const pn_range *r, long tid) {
     if (r->tid && r->tid != tid) t->arg_int("started on thread", r->tid);
     t->region(r->name, r->t0, t->now());
     __atomic_fetch_add(&pn_n.ranges, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&pn_n.open, 1, __ATOMIC_RELAXED);
 }
 
 /* ---- push / pop: a stack per thread ------------------------------------------ */
@@ -581,6 +585,7 @@ static __attribute__((noinline)) int pn_push_rec(const prof__tool *t, pn_domain 
     if (text) r->name = text;
     r->tid = 0;
     r->t0 = t->now();
+    PN_COUNT(open);
     return k;
 }
 
@@ -668,6 +673,7 @@ static nvtxRangeId_t pn_start(pn_domain *d, const nvtxEventAttributes_t *a, cons
     }
     pthread_mutex_unlock(&pn_lock);
     if (!id) PN_COUNT(open_full);
+    else PN_COUNT(open);
     return id;
 }
 

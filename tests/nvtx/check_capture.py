@@ -40,7 +40,8 @@ import pftrace  # noqa: E402
 NVTX_NAMES = {"ncclAllReduce", "ncclGroupEnd", "ncclCommInitRank", "default_range", "async_range"}
 OWN = Counter({"work": 10, "all_reduce": 10, "init": 1, "start_async": 1, "end_async": 1})
 LINE = ("prof: nvtx: 33 ranges and 20 marks recorded (libprof_nvtx, into the program's prof.h); not kept: "
-        "1 pops with no range open, 1 ends of no range open, 1 payloads with no schema registered")
+        "1 ranges still open at exit (or when their thread ended), 1 pops with no range open, "
+        "1 ends of no range open, 1 payloads with no schema registered")
 
 
 def fail(msg):

@@ -10,7 +10,7 @@
                             work > default_range (a mark inside)
                           main: init > ncclCommInitRank (payload), a start/end
                           range begun on main and ended by worker 1, the
-                          misuses (counted)
+                          misuses and a range left open at exit (counted)
    nvtx_capture.cpp builds the same as C++ (g++ mangles internal names: the
    note prof.h's copy carries names its table by an assembler label).
 
@@ -45,6 +45,7 @@ uint64_t fake_start(void);
 void fake_end(uint64_t id);
 void fake_name_thread(const char *name);
 void fake_misuse(void);
+void fake_leave_open(void);
 #ifdef __cplusplus
 }
 #endif
@@ -133,6 +134,7 @@ int main(int argc, char **argv) {
     }
     fake_misuse();
     for (int w = 0; w < 2; w++) pthread_join(t[w], NULL);
+    fake_leave_open();
     PROF_SHUTDOWN();
     return 0;
 }
