@@ -87,24 +87,25 @@ static int pn_note(struct dl_phdr_info *info, size_t size, void *data) {
     for (int i = 0; i < info->dlpi_phnum && !*found; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE) continue;
-        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-        while (p + 12 <= end) {
+        const unsigned char *base = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        size_t at = 0, len = ph->p_memsz;
+        while (len - at >= 12) {        /* each note: namesz, descsz, type, name, desc (4-aligned) */
             uint32_t namesz, descsz, type;
-            memcpy(&namesz, p, 4);
-            memcpy(&descsz, p + 4, 4);
-            memcpy(&type, p + 8, 4);
-            const unsigned char *name = p + 12, *desc = name + ((namesz + 3u) & ~3u);
-            if (desc + descsz > end || desc < name) break;
-            if (type == 1 && namesz == 7 && descsz == 8 && !memcmp(name, "prof.h", 7)) {
+            memcpy(&namesz, base + at, 4);
+            memcpy(&descsz, base + at + 4, 4);
+            memcpy(&type, base + at + 8, 4);
+            size_t name = at + 12, desc = name + (((size_t)namesz + 3) & ~(size_t)3);
+            if (desc > len || len - desc < descsz) break;
+            if (type == 1 && namesz == 7 && descsz == 8 && !memcmp(base + name, "prof.h", 7)) {
                 int64_t off;
-                memcpy(&off, desc, 8);
-                const prof__tool *t = (const prof__tool *)(const void *)(desc + off);
+                memcpy(&off, base + desc, 8);
+                const prof__tool *t = (const prof__tool *)(const void *)(base + desc + off);
                 if (t->magic == PROF__TOOL_MAGIC && t->version >= 1 && t->size >= sizeof(prof__tool)) {
                     *found = t;
                     break;
                 }
             }
-            p = desc + ((descsz + 3u) & ~3u);
+            at = desc + (((size_t)descsz + 3) & ~(size_t)3);
         }
     }
     return *found != NULL;
@@ -175,12 +176,14 @@ static void pn_said(void) {
 
 static const char *pn_intern(const prof__tool *t, const char *s) { return s ? t->intern(s, strlen(s)) : "(null)"; }
 
-/* Wide text (UTF-32 on Linux) as UTF-8, interned. */
+/* Wide text (UTF-32 on Linux) as UTF-8, interned whole. */
 static const char *pn_intern_w(const prof__tool *t, const wchar_t *w) {
-    char buf[1024];
-    size_t o = 0;
+    char small[256] = "", *buf = small;
+    size_t o = 0, n;
     if (!w) return "(null)";
-    for (; *w && o + 4 < sizeof buf; w++) {
+    for (n = 0; w[n]; n++) {}
+    if (4 * n > sizeof small && !(buf = (char *)calloc(4 * n, 1))) return "(out of memory)";
+    for (; *w; w++) {
         uint32_t c = (uint32_t)*w;
         if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) c = 0xfffd;
         if (c < 0x80) buf[o++] = (char)c;
@@ -191,7 +194,9 @@ static const char *pn_intern_w(const prof__tool *t, const wchar_t *w) {
             buf[o++] = (char)(0xf0 | c >> 18), buf[o++] = (char)(0x80 | ((c >> 12) & 63)),
             buf[o++] = (char)(0x80 | ((c >> 6) & 63)), buf[o++] = (char)(0x80 | (c & 63));
     }
-    return t->intern(buf, o);
+    const char *r = t->intern(buf, o);
+    if (buf != small) free(buf);
+    return r;
 }
 
 /* A registered string's handle is its index + 1 into blocks that never

@@ -37,9 +37,9 @@ from collections import Counter
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pftrace  # noqa: E402
 
-NVTX_NAMES = {"ncclAllReduce", "ncclGroupEnd", "ncclCommInitRank", "default_range", "async_range"}
+NVTX_NAMES = {"ncclAllReduce", "ncclGroupEnd", "ncclCommInitRank", "default_range", "async_range", "wide_\u03b1\u03b2"}
 OWN = Counter({"work": 10, "all_reduce": 10, "init": 1, "start_async": 1, "end_async": 1})
-LINE = ("prof: nvtx: 33 ranges and 20 marks recorded (libprof_nvtx, into the program's prof.h); not kept: "
+LINE = ("prof: nvtx: 34 ranges and 20 marks recorded (libprof_nvtx, into the program's prof.h); not kept: "
         "1 ranges still open at exit (or when their thread ended), 1 pops with no range open, "
         "1 ends of no range open, 1 payloads with no schema registered")
 
@@ -94,7 +94,8 @@ def check_capture(t, what):
     names = Counter(s[1] for s in sl)
     own = Counter({n: c for n, c in names.items() if n not in NVTX_NAMES})
     check(own == OWN, f"{what}: the program's regions {dict(own)}, not {dict(OWN)}")
-    want = {"ncclAllReduce": 10, "ncclGroupEnd": 11, "ncclCommInitRank": 1, "default_range": 10, "async_range": 1}
+    want = {"ncclAllReduce": 10, "ncclGroupEnd": 11, "ncclCommInitRank": 1, "default_range": 10, "async_range": 1,
+            "wide_\u03b1\u03b2": 1}
     check({n: names[n] for n in want} == want, f"{what}: NVTX ranges {dict(names)}")
     ar = [s for s in sl if s[1] == "ncclAllReduce"]
     by_bytes = {}
@@ -122,6 +123,8 @@ def check_capture(t, what):
     check(ci[0] == main and parent(sl, ci)[1] == "init", f"{what}: ncclCommInitRank on main in init")
     check(ci[4] == {"domain": "NCCL", "NCCL communicator ID": 0xc0ffee, "No. of ranks": 4, "Rank": 1, "CUDA device": 0},
           f"{what}: comm init args {ci[4]}")
+    (wide,) = [s for s in sl if s[1] == "wide_\u03b1\u03b2"]
+    check(wide[0] == main and wide[4] == {"domain": "(default)", "category": "cat\u00e9gorie"}, f"{what}: wide {wide}")
     misuse = [s for s in sl if s[1] == "ncclGroupEnd" and s[0] == main]
     check(len(misuse) == 1 and misuse[0][4] == {"domain": "NCCL"}, f"{what}: the range of an unknown schema {misuse}")
     (asy,) = [s for s in sl if s[1] == "async_range"]

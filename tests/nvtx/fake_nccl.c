@@ -136,6 +136,20 @@ API void fake_end(uint64_t id) { nvtxRangeEnd(id); }
 
 API void fake_name_thread(const char *name) { nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), name); }
 
+/* a range named in wide text, in a category of the default domain named in wide text */
+API void fake_wide(void) {
+    nvtxNameCategoryW(3, L"cat\u00e9gorie");
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.category = 3;
+    a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+    a.message.unicode = L"wide_\u03b1\u03b2";
+    nvtxRangePushEx(&a);
+    nvtxRangePop();
+}
+
 /* a range never ended: counted at exit */
 API void fake_leave_open(void) { nvtxRangePushA("left_open"); }
 

@@ -46,6 +46,7 @@ void fake_end(uint64_t id);
 void fake_name_thread(const char *name);
 void fake_misuse(void);
 void fake_leave_open(void);
+void fake_wide(void);
 #ifdef __cplusplus
 }
 #endif
@@ -134,6 +135,7 @@ int main(int argc, char **argv) {
     }
     fake_misuse();
     for (int w = 0; w < 2; w++) pthread_join(t[w], NULL);
+    fake_wide();
     fake_leave_open();
     PROF_SHUTDOWN();
     return 0;
