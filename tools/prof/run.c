@@ -56,6 +56,8 @@ int cmd_run(int argc, char **argv) {
         if (!found || !realpath(named, have) || strcmp(have, lib))
             note("NVTX_INJECTION64_PATH names another tool (%s): prof.h leaves NVTX to it", named);
     } else if (!found) {
+        const char *env = getenv("PROF_NVTX_LIB");
+        if (env && *env) die("PROF_NVTX_LIB=%s: %s", env, strerror(errno));
         die("%s not found beside prof or in ../%s (set PROF_NVTX_LIB to it)", run_lib_name, PROF_NVTX_LIBDIR);
     } else if (setenv("NVTX_INJECTION64_PATH", lib, 1) != 0) {
         die("cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
