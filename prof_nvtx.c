@@ -81,6 +81,8 @@ static struct {
 
 /* ---- the recorder: found by prof.h's note ---------------------------------- */
 
+static const char *pn_where;            /* the object holding the recorder ("": the executable) */
+
 static int pn_note(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     const prof__tool **found = (const prof__tool **)data;
@@ -102,6 +104,7 @@ static int pn_note(struct dl_phdr_info *info, size_t size, void *data) {
                 const prof__tool *t = (const prof__tool *)(const void *)(base + desc + off);
                 if (t->magic == PROF__TOOL_MAGIC && t->version >= 1 && t->size >= sizeof(prof__tool)) {
                     *found = t;
+                    pn_where = info->dlpi_name;
                     break;
                 }
             }
@@ -128,6 +131,10 @@ static void pn_choose(void) {
     dl_iterate_phdr(pn_note, &t);
     pn_own = t == NULL;
     pn_pid = (long)getpid();
+    /* a library's copy (a plugin, a Python extension) must outlive its
+       dlclose(): NVTX calls may come after it. It stays loaded (its trace is
+       then written at exit, not at the dlclose). */
+    if (t && pn_where && *pn_where) (void)dlopen(pn_where, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
     pn_key_made = pthread_key_create(&pn_key, pn_thread_exit) == 0;
     pthread_atfork(pn_fork_prepare, pn_fork_done, pn_fork_done);
     __atomic_store_n(&pn_api, t ? t : &prof__tool_table, __ATOMIC_RELEASE);
@@ -548,17 +555,18 @@ static void pn_emit(const prof__tool *t, const pn_range *r, long tid) {
 
 /* ---- push / pop: a stack per thread ------------------------------------------ */
 
-/* A thread's open ranges: its depth in initial-exec TLS (24 bytes of the
-   static TLS glibc keeps for libraries dlopen()ed later: one instruction to
-   reach, where the general model calls __tls_get_addr), its frames on the
-   heap, made when it first records (freed when it exits). Outside a window
-   a push or a pop only counts the depth. */
+/* A thread's open ranges: its depth in thread-local storage of the general
+   model (never initial-exec: a library dlopen()ed late finds the static TLS
+   glibc keeps for such libraries taken, by a plugin's prof.h for one, and
+   would fail to load), its frames on the heap, made when it first records
+   (freed when it exits). Outside a window a push or a pop only counts the
+   depth. */
 typedef struct {
     int depth;                          /* ranges open on this thread, kept or not */
     long tid;
     pn_range *frame;                    /* [PROF_NVTX_DEPTH], or NULL */
 } pn_thread;
-static __thread pn_thread pn_self __attribute__((tls_model("initial-exec")));
+static __thread pn_thread pn_self;
 static long pn_tid(void) {
     if (!pn_self.tid) pn_self.tid = (long)syscall(SYS_gettid);
     return pn_self.tid;

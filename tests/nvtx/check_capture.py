@@ -25,6 +25,9 @@ other     another tool named (fake_tool, as Nsight is): one line from prof
           run, the tool gets NCCL's ranges, the trace none; the library
           preloaded (LD_PRELOAD) beside it says the same line itself
 plain     a program with no prof.h: the library's own recorder writes them
+plugin    prof.h inside a library the program loads RTLD_LOCAL (a Python
+          extension's shape) is the recorder; an NVTX call after that
+          library's dlclose is recorded, nothing unmapped is touched
 tools     prof table group=domain (and --group=domain), PROF_TABLE=group=domain,
           prof report"""
 import json
@@ -238,6 +241,19 @@ def case_plain(a, tmp):
     check(all(s[4].get("Message size [bytes]") == 1024 and s[4].get("Reduction operation") == "Sum" for s in sl),
           f"args {sl}")
     print("plain: a program with no prof.h, recorded by the library's own copy")
+
+
+def case_plugin(a, tmp):
+    host = os.path.join(os.path.dirname(a.plain), "nvtx_host")
+    plugin = os.path.join(os.path.dirname(a.plain), "libnvtx_plugin.so")
+    p = run([a.prof, "run", host, plugin], tmp, {"PROF_OUTPUT": "plugin.json"})
+    check(any("into the program's prof.h" in l for l in prof_lines(p.stderr)), f"lines {p.stderr}")
+    sl = slices(pftrace.load_json(os.path.join(tmp, "plugin.json")))
+    ar = sorted((s for s in sl if s[1] == "ncclAllReduce"), key=lambda s: s[2])
+    check(Counter(s[1] for s in sl) == Counter({"plugin_step": 1, "ncclAllReduce": 2}), f"{sl}")
+    check(parent(sl, ar[0])[1] == "plugin_step" and parent(sl, ar[1]) is None, "nesting")
+    check([s[4].get("Message size [bytes]") for s in ar] == [256, 512], f"{ar}")
+    print("plugin: prof.h in a library loaded RTLD_LOCAL found; NVTX after its dlclose recorded, nothing unmapped")
 
 
 def case_tools(a, tmp):
