@@ -127,7 +127,8 @@ def check_capture(t, what):
     check(ci[4] == {"domain": "NCCL", "NCCL communicator ID": 0xc0ffee, "No. of ranks": 4, "Rank": 1, "CUDA device": 0},
           f"{what}: comm init args {ci[4]}")
     (wide,) = [s for s in sl if s[1] == "wide_\u03b1\u03b2"]
-    check(wide[0] == main and wide[4] == {"domain": "(default)", "category": "cat\u00e9gorie"}, f"{what}: wide {wide}")
+    check(wide[0] == main and wide[4] == {"domain": "(default)", "category": "cat\u00e9gorie", "payload": "0.25"},
+          f"{what}: wide {wide}")
     misuse = [s for s in sl if s[1] == "ncclGroupEnd" and s[0] == main]
     check(len(misuse) == 1 and misuse[0][4] == {"domain": "NCCL"}, f"{what}: the range of an unknown schema {misuse}")
     (asy,) = [s for s in sl if s[1] == "async_range"]

@@ -136,7 +136,8 @@ API void fake_end(uint64_t id) { nvtxRangeEnd(id); }
 
 API void fake_name_thread(const char *name) { nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), name); }
 
-/* a range named in wide text, in a category of the default domain named in wide text */
+/* a range named in wide text, in a category of the default domain named in
+   wide text, with a double payload */
 API void fake_wide(void) {
     nvtxNameCategoryW(3, L"cat\u00e9gorie");
     nvtxEventAttributes_t a;
@@ -146,6 +147,8 @@ API void fake_wide(void) {
     a.category = 3;
     a.messageType = NVTX_MESSAGE_TYPE_UNICODE;
     a.message.unicode = L"wide_\u03b1\u03b2";
+    a.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+    a.payload.dValue = 0.25;
     nvtxRangePushEx(&a);
     nvtxRangePop();
 }
