@@ -17,7 +17,8 @@ capture   every NVTX range once, on the thread that made it, nested in the
           nvtxNameOsThread; the program's own regions (also forwarded to
           NVTX, domain "prof") exactly as without the library; the misuses
           counted in prof's one line
-schedule  PROF_SCHEDULE: only the recorded steps' collectives, inside them
+schedule  PROF_SCHEDULE: only the recorded steps' collectives, inside them;
+          PROF_RANKS: none on a rank that does not record
 fork      a child forked with ranges open calls NVTX: records nothing, says
           nothing, never waits; the parent's trace whole
 without   no NVTX_INJECTION64_PATH: the same regions, no NVTX range, no line
@@ -183,6 +184,15 @@ def case_schedule(a, tmp):
             chain.append(p[1])
             p = parent(sl, p)
         check(chain[:2] == ["all_reduce", "step_work"] and chain[2].startswith("ProfilerStep#"), f"chain {chain}")
+    # PROF_RANKS: a rank that does not record captures nothing; one that does, every step's
+    p = run([a.prof, "run", a.capture, "steps"], tmp, {"RANK": "0", "WORLD_SIZE": "2", "PROF_RANKS": "1",
+                                                       "PROF_OUTPUT": "rank0.json"})
+    check("prof: nvtx: 0 ranges and 0 marks recorded (libprof_nvtx, into the program's prof.h)" in prof_lines(p.stderr)
+          and not os.path.exists(os.path.join(tmp, "rank0.json")), f"rank 0, not recording: {p.stderr}")
+    p = run([a.prof, "run", a.capture, "steps"], tmp, {"RANK": "1", "WORLD_SIZE": "2", "PROF_RANKS": "1",
+                                                       "PROF_OUTPUT": "rank1.json"})
+    sl = slices(pftrace.load_json(os.path.join(tmp, "rank1.json")))
+    check(Counter(s[1] for s in sl)["ncclAllReduce"] == 6, f"rank 1: {Counter(s[1] for s in sl)}")
     print("schedule: the collectives of the recorded steps only, inside them")
 
 
