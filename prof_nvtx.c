@@ -7,7 +7,7 @@
 
    Build: the CMake target prof_nvtx, or by hand from the repository root:
      cc -std=c11 -O2 -fPIC -shared -I. -I/usr/local/cuda/include \
-        -o libprof_nvtx.so prof_nvtx.c -lpthread
+        -o libprof_nvtx.so prof_nvtx.c -lpthread -ldl
    (NVTX3's headers only: the CUDA toolkit's include/nvtx3, or NVIDIA/NVTX.)
 
    WHICH RECORDER. Every copy of prof.h's implementation carries an ELF
@@ -18,7 +18,9 @@
    none (a program without prof.h, or only -DPROF_PRIVATE copies) the
    library's own copy of prof.h records them and writes the trace as any
    program's (PROF_OUTPUT...), so `prof run` works on anything. The choice
-   is made at the first NVTX call and kept.
+   is made at the first NVTX call and kept; a library holding the chosen
+   copy is kept loaded (RTLD_NODELETE), as NVTX calls may follow its
+   dlclose.
 
    WHAT IS KEPT
      push/pop ranges   a region on their thread, from push to pop
