@@ -419,6 +419,7 @@ PROF__FN int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_
    name: ascending). */
 #define PROF_GROUP_ARGS   1
 #define PROF_GROUP_THREAD 2
+#define PROF_GROUP_DOMAIN 8       /* by the "domain" argument alone (NVTX's: libprof_nvtx) */
 #define PROF_TABLE_PERCENTILES 4  /* ORed in too: p50/p90/p99 of a call's total */
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
@@ -7635,13 +7636,14 @@ static int prof__sb_put(prof__sbuf *b, const char *s, size_t len) {
 
 /* "key=value, key=value" in attachment order; flops and bytes are summed,
    not shown. */
-static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs) {
+static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs, const char *only) {
     b->n = 0;
     if (!prof__sb_put(b, "", 0)) return 0;
     for (size_t i = 0; i < nargs; i++) {
         const prof__ev *a = &ev[args[i]];
         const char *key = a->name ? a->name : "(null)", *val;
         char num[32];
+        if (only && strcmp(key, only)) continue;    /* group=domain: that one */
         if (a->kind == PROF__K_ARG_INT) {
             if (!strcmp(key, "flops") || !strcmp(key, "bytes")) continue;
             snprintf(num, sizeof num, "%lld", (long long)(int64_t)a->t1);
@@ -7937,6 +7939,7 @@ typedef struct prof__tsink {
     unsigned char *seen;                /* tracks with regions */
     size_t nthreads;
     int pcts, ok;
+    const char *only;                   /* the one argument grouped by ("domain"), or NULL: all */
 } prof__tsink;
 
 static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
@@ -7944,7 +7947,7 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
     if (!x->ok) return;
     x->nthreads += !x->seen[th->lead];  /* alike threads: one row */
     x->seen[th->lead] = 1;
-    if (x->t.by_args && !prof__render_args(&x->key, c->ev, r->args, r->nargs)) { x->ok = 0; return; }
+    if (x->t.by_args && !prof__render_args(&x->key, c->ev, r->args, r->nargs, x->only)) { x->ok = 0; return; }
     prof__agg *g = prof__row_of(&x->t, prof__row_name(r->e), x->key.p, th->tid, c->label[th->lead], r->total_ns);
     if (!g) { x->ok = 0; return; }
     for (size_t i = 0; i < r->nargs; i++) {
@@ -8003,7 +8006,8 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
-    x.t.by_args = (group & PROF_GROUP_ARGS) != 0;
+    x.t.by_args = (group & (PROF_GROUP_ARGS | PROF_GROUP_DOMAIN)) != 0;
+    x.only = (group & PROF_GROUP_ARGS) ? NULL : (group & PROF_GROUP_DOMAIN) ? "domain" : NULL;
     x.t.by_thread = (group & PROF_GROUP_THREAD) != 0;
     x.pcts = (group & PROF_TABLE_PERCENTILES) != 0;
     x.ok = (x.seen = (unsigned char *)calloc(c->nth + 1, 1)) != NULL;
@@ -9107,6 +9111,72 @@ PROF__COLD static void prof__claim_copy(void) {
     close(fd);
 }
 
+/* TOOLS. libprof_nvtx.so (prof_nvtx.c, loaded by NVTX from
+   NVTX_INJECTION64_PATH) records what other libraries say to NVTX into
+   this copy, through the record path the macros use. It finds the copy
+   with no symbol exported (an executable exports none without -rdynamic):
+   each copy's code carries an ELF note, "prof.h" type 1, holding the
+   distance from the note to its prof__tool table; a note is in a PT_NOTE
+   segment, which dl_iterate_phdr lists and strip keeps. Nothing runs in
+   the program for it: no library, no cost. -DPROF_PRIVATE copies carry
+   none (a plugin's own profiler stays its own). */
+#define PROF__TOOL_MAGIC   0x544f4f4cu  /* "LOOT" little-endian: a table, not garbage */
+#define PROF__TOOL_VERSION 1u
+typedef struct prof__tool {
+    uint32_t magic, version;            /* PROF__TOOL_MAGIC, PROF__TOOL_VERSION */
+    size_t size;                        /* sizeof: later versions only append */
+    const unsigned char *on;            /* prof__on: nonzero while recording (or before init) */
+    uint64_t (*now)(void);              /* the records' time (ticks, or ns without a TSC) */
+    void (*region)(const char *name, uint64_t t0, uint64_t t1);    /* the calling thread's */
+    void (*instant)(const char *name);
+    void (*arg_int)(const char *key, int64_t v);   /* the next region this thread ends */
+    void (*arg_str)(const char *key, const char *s);
+    const char *(*intern)(const char *s, size_t n);
+    void (*thread_name)(const char *name);         /* the calling thread */
+    int (*name_tid)(long tid, const char *name);   /* a thread prof.h has seen: 1, else 0 */
+    void (*say)(const char *line);                 /* one line, as prof.h says its own */
+    int copy;                           /* filled by nobody: 0 (room for later) */
+} prof__tool;
+
+static void prof__tool_region(const char *name, uint64_t t0, uint64_t t1) {
+    prof__push(PROF__K_REGION, name, t0, t1, 0);
+}
+static void prof__tool_instant(const char *name) { prof__push(PROF__K_INSTANT, name, prof__now(), 0, 0); }
+PROF__COLD static int prof__tool_name_tid(long tid, const char *name) {
+    int found = 0;
+    pthread_mutex_lock(&prof__lock);
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next)
+        if (th->tid == tid && !th->retired) {
+            __atomic_store_n(&th->name, name, __ATOMIC_RELEASE);
+            found = 1;
+        }
+    pthread_mutex_unlock(&prof__lock);
+    return found;
+}
+PROF__COLD static void prof__tool_say(const char *line) { prof__msg("%s", line); }
+
+/* A global of C linkage (a C++ compiler would mangle an internal name, or
+   drop it), hidden: exported by no object, and so the note's distance to it
+   is fixed by the link, with no dynamic relocation. */
+extern __attribute__((visibility("hidden"))) const prof__tool prof__tool_table;
+__attribute__((used)) const prof__tool prof__tool_table = {
+    PROF__TOOL_MAGIC, PROF__TOOL_VERSION, sizeof(prof__tool), &prof__on, prof__now,
+    prof__tool_region, prof__tool_instant, prof_arg_int, prof_arg_str, prof_intern,
+    prof_thread_name, prof__tool_name_tid, prof__tool_say, 0,
+};
+
+#ifndef PROF_PRIVATE
+/* namesz 7 ("prof.h" and its NUL, padded to 8), descsz 8, type 1; the
+   descriptor: the table's address less the descriptor's own, fixed at link
+   time (no dynamic relocation in a read-only segment). */
+__asm__(".pushsection .note.prof_h,\"a\",%note\n"
+        ".balign 4\n"
+        ".long 7\n.long 8\n.long 1\n"
+        ".asciz \"prof.h\"\n.balign 4\n"
+        ".quad prof__tool_table - .\n"
+        ".popsection\n");
+#endif
+
 /* LOADING. The fork handlers go in when the code is loaded, so a fork
    before init is seen too; dlclose() takes them out again (glibc ties them
    to this object). At unload (dlclose, after its atexit handler,
@@ -9188,7 +9258,7 @@ PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
     return 1;
 }
 
-/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread]", any order, any subset; the rest
+/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread|domain]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
 PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
@@ -9230,6 +9300,7 @@ PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, 
             } else if (!strcmp(tok, "group")) {
                 if (!strcmp(eq, "args")) g = PROF_GROUP_ARGS;
                 else if (!strcmp(eq, "thread")) g = PROF_GROUP_THREAD;
+                else if (!strcmp(eq, "domain")) g = PROF_GROUP_DOMAIN;
                 else if (!strcmp(eq, "args+thread") || !strcmp(eq, "thread+args")) g = PROF_GROUP_ARGS | PROF_GROUP_THREAD;
                 else if (!strcmp(eq, "name")) g = 0;
                 else return 0;
@@ -9419,7 +9490,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread][,ranks=all][,percentiles]; no table", prof__q(table, q));
+                      "rows=N[,group=args|thread|args+thread|domain][,ranks=all][,percentiles]; no table", prof__q(table, q));
     }
     if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";
