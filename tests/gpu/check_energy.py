@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""PROF_ENERGY's cases of check_gpu.py: tests/gpu/energy_test.c on the
+simulated GPU with the NVML double (tests/gpu/fake_nvml.c), whose counter
+changes every 10 ms by the exact integral of the power each step sets.
+
+What each case checks, read back by Python's json and Perfetto's proto:
+  energy        every recorded step carries each device's joules ("GPU d
+                energy (J)"), within one counter tick (10 ms at the highest
+                power of the step and its neighbours) of the exact energy;
+                each device's total over the window within 1%; the devices
+                matched by PCI bus id (NVML lists them in another order:
+                a match by index would swap their powers); a power track per
+                device ("GPU d power (W)", counter events) whose integral is
+                the steps' joules; the .pftrace says the same as the JSON;
+                the trace's metadata says how (prof_energy); the table's
+                footer gives each device's median and p90 J/step, its
+                average W, and J/token; no NVML call on the engine's thread.
+  energy_slow   the same with reads that take 2.8 ms (an H200's median).
+  energy_no_nvml, energy_init_fails, energy_no_counter, energy_backwards,
+  energy_read_fails: one line on stderr, the trace whole (every step, every
+                GPU region), energy where it is known and none where not."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from run_case import check, load  # noqa: E402
+import pftrace  # noqa: E402
+
+TICK_S = 0.010
+BUS = {0: "0000:18:00.0", 1: "0000:38:00.0"}
+
+
+def steps_of(d):
+    return sorted((e for e in d["traceEvents"] if e["ph"] == "X" and e["name"].startswith("ProfilerStep#")),
+                  key=lambda e: e["ts"])
+
+
+def truth():
+    t = {"step": {}, "nvml": None}
+    with open("truth.jsonl") as f:
+        for line in f:
+            x = json.loads(line)
+            if "step" in x:
+                t["step"][x["step"]] = x
+            else:
+                t["nvml"] = x["nvml"]
+    return t
+
+
+def exact_j(tr, e, dev):
+    """A step's exact joules: the power its start set, over its length."""
+    n = int(e["name"].split("#")[1])
+    return tr["step"][n]["watts"][dev] * (e["dur"] + 0.001) / 1e6
+
+
+def tick_j(tr, e, dev):
+    """One counter tick's energy at the highest power near the step."""
+    n = int(e["name"].split("#")[1])
+    return TICK_S * max(tr["step"][k]["watts"][dev] for k in (n - 1, n, n + 1) if k in tr["step"])
+
+
+def key(dev):
+    return f"GPU {dev} energy (J)"
+
+
+def common(p, tr, d, steps_expected):
+    """Whole: every step, every GPU region, JSON = .pftrace; no NVML call
+    on the engine's thread."""
+    steps = steps_of(d)
+    check([int(e["name"].split("#")[1]) for e in steps] == list(range(2, 2 + steps_expected)),
+          f"recorded steps: {[e['name'] for e in steps]}")
+    gpu = [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("cat") == "gpu_user_annotation"]
+    check(len(gpu) == 2 * steps_expected, f"{len(gpu)} GPU regions, not {2 * steps_expected}")
+    diff = pftrace.load_json("energy.1.json").diff(pftrace.decode_pftrace("energy.1.pftrace"))
+    check(not diff, "the .pftrace says otherwise: " + "; ".join(diff))
+    nv = tr["nvml"]
+    check(nv["on_engine"] == 0, f"{nv['on_engine']} NVML calls on the engine's thread (of {nv['all']})")
+    return steps
+
+
+def stderr_lines(p):
+    return [line for line in p.stderr.splitlines() if line.strip()]
+
+
+def one_line(p, says):
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and says in lines[0], f"expected one line saying {says!r}, got: {lines}")
+
+
+def power_track(d, dev):
+    return sorted(((e["ts"], e["args"]["W"]) for e in d["traceEvents"]
+                   if e["ph"] == "C" and e["name"] == f"GPU {dev} power (W)"))
+
+
+def integral_j(track, t0, t1):
+    """The power track's energy over [t0, t1] (us): each sample holds to the next."""
+    j = 0.0
+    for (ts, w), (nts, _) in zip(track, track[1:]):
+        a, b = max(ts, t0), min(nts, t1)
+        if b > a:
+            j += w * (b - a) / 1e6
+    return j
+
+
+def check_device(tr, steps, dev, where=lambda e: True):
+    """Within a tick on each step `where` says has energy; the window's
+    total within 1% where every step has it."""
+    got = ex = 0.0
+    for e in steps:
+        if not where(e):
+            continue
+        j = e["args"].get(key(dev))
+        check(j is not None, f"{e['name']} lacks {key(dev)}: {e.get('args')}")
+        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev)
+        check(abs(j - x) <= tick, f"{e['name']} GPU {dev}: {j} J, exact {x:.3f} J: off by more than a tick "
+                                  f"({tick:.3f} J)")
+        got, ex = got + j, ex + x
+    return got, ex
+
+
+def case_energy(p, tr, d, n=30):
+    steps = common(p, tr, d, n)
+    check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+    meta = d.get("prof_energy")
+    check(meta and meta["source"] == "NVML" and meta["resolution_mJ"] == 1 and "method" in meta, f"prof_energy: {meta}")
+    check([(x["device"], x["pci_bus_id"]) for x in meta["devices"]] == [(0, BUS[0]), (1, BUS[1])],
+          f"devices: {meta['devices']}")
+    for dev in (0, 1):
+        got, ex = check_device(tr, steps, dev)
+        check(abs(got - ex) <= 0.01 * ex, f"GPU {dev}: the window's {got:.3f} J, exact {ex:.3f} J: off by more than 1%")
+        # no share marks: every step is longer than the counter's interval
+        track = power_track(d, dev)
+        check(len(track) >= n, f"GPU {dev}: {len(track)} power samples")
+        t0, t1 = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"] + 0.001
+        pj = integral_j(track, t0, t1)
+        check(abs(pj - got) <= 0.001 * got + 0.01, f"GPU {dev}: the power track holds {pj:.3f} J over the window, "
+                                                   f"its steps {got:.3f} J")
+        print(f"GPU {dev}: window {got:.3f} J, exact {ex:.3f} J ({100 * (got - ex) / ex:+.3f}%)")
+    check(all("energy" not in e["args"] for e in steps), "a step longer than the counter's interval marked a share")
+    # the table's footer: median and p90 (nearest rank), W, J/token
+    with open("table.txt") as f:
+        table = f.read()
+    for dev in (0, 1):
+        js = sorted(e["args"][key(dev)] for e in steps)
+        rank = lambda q: js[-(-len(js) * q // 100) - 1]  # noqa: E731
+        secs = sum(e["dur"] + 0.001 for e in steps) / 1e6
+        tokens = sum(tr["step"][int(e["name"].split("#")[1])]["tokens"] for e in steps)
+        line = (f"GPU {dev} energy per step: median {rank(50):.3f} J, p90 {rank(90):.3f} J, "
+                f"{sum(js) / secs:.1f} W average ({len(js)} steps); {sum(js) / tokens:.4g} J/token")
+        check(line in table, f"the table's footer lacks {line!r}:\n{table}")
+
+
+def case_energy_slow(p, tr, d):
+    case_energy(p, tr, d)
+    cost = d["prof_energy"]["read_cost_us_median"]
+    check(cost >= 2800, f"reads that take 2.8 ms measured {cost} us")
+
+
+def no_energy(d):
+    check(all(not any(k.endswith("energy (J)") for k in e.get("args", {})) for e in steps_of(d)),
+          "a step carries energy")
+    check(not [e for e in d["traceEvents"] if e["ph"] == "C" and "power" in e["name"]], "a power track")
+
+
+def case_energy_no_nvml(p, tr, d):
+    common(p, tr, d, 10)
+    one_line(p, "PROF_ENERGY: cannot load /nonexistent/libnvidia-ml.so.1")
+    no_energy(d)
+    check(d["prof_energy"].get("off") == "NVML could not be loaded", f"prof_energy: {d['prof_energy']}")
+
+
+def case_energy_init_fails(p, tr, d):
+    common(p, tr, d, 10)
+    one_line(p, "PROF_ENERGY: nvmlInit failed (NVML error 9: Driver Not Loaded)")
+    no_energy(d)
+
+
+def case_energy_no_counter(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter (NVML error 3: Not Supported")
+    check_device(tr, steps, 0)
+    check(all(key(1) not in e["args"] for e in steps), "GPU 1 has joules without a counter")
+    off = [x for x in d["prof_energy"]["devices"] if x["device"] == 1][0]
+    check(off.get("off", "").startswith("no energy counter"), f"GPU 1: {off}")
+
+
+def case_energy_backwards(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): its energy counter went back from")
+    check_device(tr, steps, 1)
+    has = [key(0) in e["args"] for e in steps]
+    check(has[0] and has[-1] and not all(has), f"GPU 0 energy on steps: {has} (known before and after the reset, "
+                                               "unknown across it)")
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"])
+
+
+def case_energy_read_fails(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed (NVML error 15: GPU is lost)")
+    check_device(tr, steps, 1)
+    has = [key(0) in e["args"] for e in steps]
+    check(has[0] and not has[-1] and has == sorted(has, reverse=True), f"GPU 0 energy on steps: {has}")
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"])
+
+
+def check_case(case, p):
+    tr = truth()
+    d = load("energy.1.json")
+    globals()["case_" + case](p, tr, d)
