@@ -152,6 +152,10 @@
                      rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
                      $ROCM_PATH/lib's, then the loader's paths)
+     PROF_ENERGY     1: each recorded step's joules per GPU ("GPU 0 energy
+                     (J)"), a power track per GPU and the table's J/step,
+                     from NVML, read on the profiler's thread (prof_cuda.h)
+     PROF_NVML_LIB   the NVML to load (default libnvidia-ml.so.1)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
