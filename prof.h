@@ -413,6 +413,11 @@ PROF__FN size_t   prof_cycle_event_count(const prof_cycle *c) PROF__OFF(return 0
 PROF__FN int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out)
     PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 PROF__FN int      prof_cycle_write_trace(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
+/* PROF_ENERGY: the joules GPU `device` used in step i (an event of kind
+   PROF_EVENT_STEP): 1 measured, 2 a time share of one counter interval,
+   0 not known (no energy for it, or i is not a step). */
+PROF__FN int      prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *joules)
+    PROF__OFF(if (joules) *joules = 0; return 0;)
 PROF__FN int      prof_cycle_write_stacks(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
 /* The highest Total Allocated on a device (-1 host) after any memory event of
    the cycle, and the innermost region open at that event on its thread
@@ -520,6 +525,14 @@ PROF__FN int prof_model_region(prof_cycle *c, int thread, const char *name, int6
 /* ProfilerStep#number, which the table files under "ProfilerStep*" */
 PROF__FN int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t t0_ns, int64_t t1_ns)
     PROF__OFF(return 0;)
+/* PROF_ENERGY's joules, read back: the step added last used `joules` on
+   GPU `device` (its argument "GPU d energy (J)"); share: it was marked a
+   share of one counter interval. The table's footer and the writers then
+   take the model's steps' joules as the recorder's. */
+PROF__FN int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) PROF__OFF(return 0;)
+/* A sample of the counter `name` at ts_ns (PROF_COUNTER's): only "tokens"
+   and "samples" are kept, for the table's J/token and J/sample. */
+PROF__FN int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) PROF__OFF(return 0;)
 /* An argument of the region or step added last. */
 PROF__FN int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) PROF__OFF(return 0;)
 PROF__FN int prof_model_arg_str(prof_cycle *c, const char *key, const char *value) PROF__OFF(return 0;)
@@ -4228,7 +4241,8 @@ typedef struct prof__eknot {
     uint64_t half;                      /* half that bracket (ticks) */
     uint64_t mj;                        /* energy since the first read (mJ); never falls */
     int64_t mono;                       /* tick's CLOCK_MONOTONIC ns, for the period */
-    int gap;                            /* the energy since the knot before is unknown */
+    int gap;                            /* 1: the energy since the knot before is unknown;
+                                           2 (a model's): the step ending here was a share */
 } prof__eknot;
 
 typedef struct prof__edev {
@@ -4255,6 +4269,8 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
     size_t nk;
 } prof__ecdev;
 
+typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
+
 typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
     const char *src;                    /* "NVML" */
     const char *why;                    /* none at all: why */
@@ -4262,6 +4278,9 @@ typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.e
     prof__ecdev d[PROF__EN_DEVS];
     double period_ms, change_ms, cost_med_us, cost_max_us;
     uint64_t reads;
+    int from_trace;                     /* a model's: its steps' joules, read back */
+    prof__ecount *cnt;                  /*   and its tokens and samples (prof_model_count) */
+    size_t ncnt;
 } prof__ecy;
 
 static pthread_mutex_t prof__en_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -4605,6 +4624,7 @@ static void prof__en_take(prof__cycle *cy) {
 static void prof__en_free(prof__ecy *en) {
     if (!en) return;
     for (int i = 0; i < en->nd; i++) free(en->d[i].k);
+    free(en->cnt);
     free(en);
 }
 
@@ -4624,7 +4644,7 @@ static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t t
         *knot = lo;
         return 1;
     }
-    if (d->k[hi].gap) return 0;
+    if (d->k[hi].gap & 1) return 0;
     int64_t n0 = prof__tclock_ns(clk, d->k[lo].tick), n1 = prof__tclock_ns(clk, d->k[hi].tick),
             n = prof__tclock_ns(clk, tick);
     double f = n1 > n0 ? (double)(n - n0) / (double)(n1 - n0) : 1.0;
@@ -4641,15 +4661,15 @@ static int prof__en_step(const prof__cycle *cy, int i, uint64_t t0, uint64_t t1,
     size_t k0, k1;
     if (!prof__en_at(d, &cy->clk, t0, &e0, &k0) || !prof__en_at(d, &cy->clk, t1, &e1, &k1)) return 0;
     for (size_t k = k0 + 1; k <= k1 && k < d->nk; k++)
-        if (d->k[k].gap) return 0;
+        if (d->k[k].gap & 1) return 0;
     *joules = (e1 - e0) / 1000.0;
-    return k1 > k0 ? 1 : 2;
+    return k1 > k0 && !(k1 == k0 + 1 && (d->k[k1].gap & 2)) ? 1 : 2;
 }
 
 /* The power between knots j - 1 and j (W); 0 if unknown (a gap). */
 static int prof__en_watts(const prof__cycle *cy, const prof__ecdev *d, size_t j, double *w) {
     int64_t n0 = prof__tclock_ns(&cy->clk, d->k[j - 1].tick), n1 = prof__tclock_ns(&cy->clk, d->k[j].tick);
-    if (d->k[j].gap || n1 <= n0) return 0;
+    if ((d->k[j].gap & 1) || n1 <= n0) return 0;
     *w = (double)(d->k[j].mj - d->k[j - 1].mj) * 1e6 / (double)(n1 - n0);
     return 1;
 }
@@ -4663,6 +4683,12 @@ static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
 #define PROF__EN_PUT(...) (o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__), o = o < n ? o : n)
     PROF__EN_PUT("{\"source\": \"%s\"", en->src);
     if (en->why) PROF__EN_PUT(", \"off\": \"%s\"", en->why);
+    if (en->from_trace) {
+        PROF__EN_PUT(", \"devices\": [");
+        for (int i = 0; i < en->nd; i++) PROF__EN_PUT("%s{\"device\": %d}", i ? ", " : "", en->d[i].dev);
+        PROF__EN_PUT("]}");
+        return o;
+    }
     PROF__EN_PUT(", \"counter\": \"nvmlDeviceGetTotalEnergyConsumption\", \"resolution_mJ\": 1"
                  ", \"method\": \"the counter is read on the profiler's thread; a change seen between two reads is "
                  "placed mid-way between them; between such knots the energy is spread evenly over time; a step's "
@@ -4713,20 +4739,24 @@ static void prof__en_table(const prof__cycle *c, prof_table *out) {
     for (size_t i = 0; i < c->n; i++)
         if (c->ev[i].kind == PROF__K_STEP) st[ns++] = &c->ev[i];
     qsort(st, ns, sizeof *st, prof__ev_t0_cmp);
-    for (size_t i = 0; i < c->n; i++) {            /* tokens and samples, by the step they are in */
-        const prof__ev *e = &c->ev[i];
-        int which = e->kind != PROF__K_COUNTER || !e->name ? -1 : !strcmp(e->name, "tokens") ? 0
-                                                                 : !strcmp(e->name, "samples") ? 1 : -1;
-        if (which < 0) continue;
+    for (size_t i = 0; i < c->n + c->en->ncnt; i++) {  /* tokens and samples, by the step they are in */
+        prof__ecount x = { 0, 0, -1 };
+        if (i >= c->n) {
+            x = c->en->cnt[i - c->n];           /* a model's */
+        } else if (c->ev[i].kind == PROF__K_COUNTER && c->ev[i].name) {
+            const prof__ev *e = &c->ev[i];
+            x.which = !strcmp(e->name, "tokens") ? 0 : !strcmp(e->name, "samples") ? 1 : -1;
+            x.tick = e->t0;
+            memcpy(&x.v, &e->t1, sizeof x.v);
+        }
+        if (x.which < 0) continue;
         size_t lo = 0, hi = ns;                     /* the last step beginning at or before it */
         while (lo < hi) {
             size_t m = lo + (hi - lo) / 2;
-            if (st[m]->t0 <= e->t0) lo = m + 1;
+            if (st[m]->t0 <= x.tick) lo = m + 1;
             else hi = m;
         }
-        double v;
-        memcpy(&v, &e->t1, sizeof v);
-        if (lo && e->t0 < st[lo - 1]->t1) tok[2 * (lo - 1) + (size_t)which] += v;
+        if (lo && x.tick < st[lo - 1]->t1) tok[2 * (lo - 1) + (size_t)x.which] += x.v;
     }
     for (int d = 0; d < c->en->nd && out->energy_devs < 8; d++) {
         size_t n = 0;
@@ -4755,6 +4785,14 @@ done:
     free(st);
     free(j);
     free(tok);
+}
+
+int prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *joules) {
+    *joules = 0;
+    if (!c || !c->en || i >= c->n || c->ev[i].kind != PROF__K_STEP) return 0;
+    for (int d = 0; d < c->en->nd; d++)
+        if (c->en->d[d].dev == device) return prof__en_step(c, d, c->ev[i].t0, c->ev[i].t1, joules);
+    return 0;
 }
 
 /* The profiler's thread: its first and last words with the library. */
@@ -5549,6 +5587,10 @@ typedef struct prof__model {
     size_t gcap, acap;                  /* of cy.gpu, cy.act (prof_model_gpu, _activity) */
     int open;                           /* a unit takes arguments */
     int done;                           /* finished: nothing more is added */
+    struct prof__mjoule { int dev, share; uint64_t t0, t1; double j; } *en;  /* prof_model_step_energy */
+    size_t nen, encap;
+    prof__ecount *cnt;                  /* prof_model_count */
+    size_t ncnt, cntcap;
 } prof__model;
 
 /* The model behind c, if c is one still taking records. */
@@ -5711,11 +5753,88 @@ static int prof__munit_cmp(const void *pa, const void *pb) {
     return (a->first > b->first) - (a->first < b->first);
 }
 
+int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) {
+    prof__model *m = prof__model_of(c);
+    if (!m || !m->open || device < 0 || !(joules >= 0 && joules < 1e15)) return 0;
+    const prof__munit *u = &m->unit[m->nunit - 1];
+    if (c->ev[u->first].kind != PROF__K_STEP) return 0;
+    struct prof__mjoule *v = (struct prof__mjoule *)prof__grow(m->en, &m->encap, m->nen + 1, sizeof *v);
+    if (!v) return 0;
+    m->en = v;
+    v[m->nen].dev = device;
+    v[m->nen].share = share != 0;
+    v[m->nen].t0 = u->t0;
+    v[m->nen].t1 = u->t1;
+    v[m->nen++].j = joules;
+    return 1;
+}
+
+int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) {
+    prof__model *m = prof__model_of(c);
+    int which = !name ? -1 : !strcmp(name, "tokens") ? 0 : !strcmp(name, "samples") ? 1 : -1;
+    if (!m || which < 0 || ts_ns < 0) return m != NULL && ts_ns >= 0;
+    prof__ecount *v = (prof__ecount *)prof__grow(m->cnt, &m->cntcap, m->ncnt + 1, sizeof *v);
+    if (!v) return 0;
+    m->cnt = v;
+    v[m->ncnt].tick = (uint64_t)ts_ns + 1;
+    v[m->ncnt].v = value;
+    v[m->ncnt++].which = which;
+    return 1;
+}
+
+static int prof__mjoule_cmp(const void *pa, const void *pb) {
+    const struct prof__mjoule *a = (const struct prof__mjoule *)pa, *b = (const struct prof__mjoule *)pb;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* The model's steps' joules as knots at their ends: steps that touch share
+   one; the time between two that do not is unknown (a gap). */
+static int prof__model_energy(prof__model *m) {
+    if (!m->nen) return 1;
+    prof__ecy *en = (prof__ecy *)calloc(1, sizeof *en);
+    if (!en) return 0;
+    en->src = "the steps' joules of a saved trace";
+    en->from_trace = 1;
+    m->cy.en = en;
+    en->cnt = m->cnt;                   /* the tokens go with the joules */
+    en->ncnt = m->ncnt;
+    m->cnt = NULL;
+    m->ncnt = 0;
+    qsort(m->en, m->nen, sizeof *m->en, prof__mjoule_cmp);
+    for (size_t i = 0; i < m->nen;) {
+        size_t e = i;
+        while (e < m->nen && m->en[e].dev == m->en[i].dev) e++;
+        if (en->nd < PROF__EN_DEVS) {
+            prof__ecdev *d = &en->d[en->nd++];
+            d->dev = m->en[i].dev;
+            snprintf(d->key, sizeof d->key, "GPU %d energy (J)", d->dev);
+            if (!(d->k = (prof__eknot *)calloc(2 * (e - i), sizeof *d->k))) return 0;
+            double acc = 0;
+            for (size_t k = i; k < e; k++) {
+                if (!d->nk || d->k[d->nk - 1].tick != m->en[k].t0) {
+                    d->k[d->nk].tick = m->en[k].t0;
+                    d->k[d->nk].mj = (uint64_t)(acc + 0.5);
+                    d->k[d->nk].gap = d->nk > 0;        /* between two steps that do not touch */
+                    d->nk++;
+                }
+                acc += m->en[k].j * 1000.0;
+                d->k[d->nk].tick = m->en[k].t1;
+                d->k[d->nk].mj = (uint64_t)(acc + 0.5);
+                d->k[d->nk++].gap = m->en[k].share ? 2 : 0;
+            }
+        }
+        i = e;
+    }
+    return 1;
+}
+
 int prof_model_finish(prof_cycle *c) {
     prof__model *m = prof__model_of(c);
     if (!m || c->oom) return 0;
     m->open = 0;
     m->done = 1;
+    if (!prof__model_energy(m)) return 0;
     if (m->nunit) qsort(m->unit, m->nunit, sizeof *m->unit, prof__munit_cmp);
     prof__ev *sorted = (prof__ev *)malloc((c->n + 1) * sizeof *sorted);
     if (!sorted) return 0;
@@ -5740,6 +5859,8 @@ void prof_cycle_free(prof_cycle *c) {
     if (!m) return;                     /* the recorder's cycles are its own */
     prof__cycle_free(c);
     free(m->unit);
+    free(m->en);
+    free(m->cnt);
     free(m);
 }
 
