@@ -5580,6 +5580,8 @@ fail:
    unit, put in the recorder's order at the finish. */
 typedef struct prof__munit { uint32_t th; uint64_t t0, t1; size_t first, last; } prof__munit;
 
+typedef struct prof__mjoule { int dev, share; uint64_t t0, t1; double j; } prof__mjoule;  /* a step's joules */
+
 typedef struct prof__model {
     prof__cycle cy;                     /* first: the cycle is the model */
     prof__munit *unit;
@@ -5587,7 +5589,7 @@ typedef struct prof__model {
     size_t gcap, acap;                  /* of cy.gpu, cy.act (prof_model_gpu, _activity) */
     int open;                           /* a unit takes arguments */
     int done;                           /* finished: nothing more is added */
-    struct prof__mjoule { int dev, share; uint64_t t0, t1; double j; } *en;  /* prof_model_step_energy */
+    prof__mjoule *en;                   /* prof_model_step_energy */
     size_t nen, encap;
     prof__ecount *cnt;                  /* prof_model_count */
     size_t ncnt, cntcap;
@@ -5758,7 +5760,7 @@ int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) 
     if (!m || !m->open || device < 0 || !(joules >= 0 && joules < 1e15)) return 0;
     const prof__munit *u = &m->unit[m->nunit - 1];
     if (c->ev[u->first].kind != PROF__K_STEP) return 0;
-    struct prof__mjoule *v = (struct prof__mjoule *)prof__grow(m->en, &m->encap, m->nen + 1, sizeof *v);
+    prof__mjoule *v = (prof__mjoule *)prof__grow(m->en, &m->encap, m->nen + 1, sizeof *v);
     if (!v) return 0;
     m->en = v;
     v[m->nen].dev = device;
@@ -5783,7 +5785,7 @@ int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double valu
 }
 
 static int prof__mjoule_cmp(const void *pa, const void *pb) {
-    const struct prof__mjoule *a = (const struct prof__mjoule *)pa, *b = (const struct prof__mjoule *)pb;
+    const prof__mjoule *a = (const prof__mjoule *)pa, *b = (const prof__mjoule *)pb;
     if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
     return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
 }
