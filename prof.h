@@ -4504,8 +4504,10 @@ static void prof__en_read(void) {
     if (!on) prof__en.state = 2;
 }
 
+static int prof__en_on(void) { return __atomic_load_n(&prof__g.conf.energy, __ATOMIC_RELAXED); }
+
 static int prof__en_wanted(void) {
-    return prof__g.conf.energy && prof__en.state != 2 && __atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE) &&
+    return prof__en_on() && prof__en.state != 2 && __atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE) &&
            !__atomic_load_n(&prof__g.shut, __ATOMIC_RELAXED) && prof__recording();
 }
 
@@ -4561,7 +4563,7 @@ static void prof__en_close(uint64_t end) {
 /* A saved cycle's energy: the knots around its steps, by device. On the
    profiler's thread it first waits for a knot past its last step. */
 static void prof__en_take(prof__cycle *cy) {
-    if (!prof__g.conf.energy || cy->en) return;
+    if (!prof__en_on() || cy->en) return;
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < cy->n; i++) {
         const prof__ev *e = &cy->ev[i];
@@ -4798,7 +4800,7 @@ int prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *jo
 /* The profiler's thread: its first and last words with the library. */
 static void prof__en_thread_start(void) { prof__en_reader = 1; }
 static void prof__en_thread_stop(void) {
-    if (prof__g.conf.energy && prof__en.state == 1) prof__en_close(prof__now());
+    if (prof__en_on() && prof__en.state == 1) prof__en_close(prof__now());
 }
 
 /* ---- >>analysis  the one analysis pass, and the walker every sink rides ----
@@ -10320,7 +10322,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
                   cfg->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it yet");
         energy = 0;
     }
-    prof__g.conf.energy = energy;
+    __atomic_store_n(&prof__g.conf.energy, energy, __ATOMIC_RELAXED);    /* the profiler's thread reads it */
     static const char *const fl_var[2] = { "PROF_FLIGHT_SLOW", "PROF_FLIGHT_COOLDOWN" };
     double *fv[2] = { &prof__g.conf.flight_slow, &prof__g.conf.flight_cooldown };
     *fv[0] = cfg->flight_slow != 0 ? cfg->flight_slow : 3.0;
@@ -10554,7 +10556,7 @@ static void *prof__wk_run(void *arg) {
     for (;;) {
         while (!prof__wk.n && !prof__wk.stop) {
             int64_t ns = -1;            /* PROF_ENERGY: a read when one is due, and the next */
-            if (prof__g.conf.energy) {
+            if (prof__en_on()) {
                 pthread_mutex_unlock(&prof__lock);
                 ns = prof__en_poll();
                 pthread_mutex_lock(&prof__lock);
@@ -10575,7 +10577,7 @@ static void *prof__wk_run(void *arg) {
         prof__job j = prof__wk.q[prof__wk.head];
         prof__wk.busy = 1;
         pthread_mutex_unlock(&prof__lock);
-        if (prof__g.conf.energy) prof__en_poll();   /* a read due, before a job that may take long */
+        if (prof__en_on()) prof__en_poll();     /* a read due, before a job that may take long */
         prof__job_run_here(&j);
         pthread_mutex_lock(&prof__lock);
         prof__wk.busy = 0;
