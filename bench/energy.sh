@@ -39,7 +39,7 @@ for mode in off 0 2800 206000; do
   n=$(off=$off instr FAKE_NVML_READ_US=${mode/off/0})
   label=$([[ $mode == off ]] && echo "off" || echo "on")
   cost=$([[ $mode == off ]] && echo "-" || echo "$(awk -v u="$mode" 'BEGIN{printf "%.1f ms", u/1000}')")
-  echo "| $label | $cost | $(echo "$line" | field p50) us | $(echo "$line" | field p99) us | $(echo "$line" | field max) us | $n |" \
+  echo "| $label | $cost | $(echo "$line" | field p50) us | $(echo "$line" | field p99) us | $(echo "$line" | sed -E 's/.*p99 [0-9.]+ us, max ([0-9.]+) us;.*/\1/') us | $n |" \
        "$(echo "$line" | sed -E "s/.*thread ([0-9]+);.*/\1/") | $(echo "$line" | sed -E 's/.*reads ([0-9]+),.*/\1/') |" \
        "$(echo "$line" | sed -E 's/.*median ([0-9.]+) us, max ([0-9.]+) us.*/\1 us \/ \2 us/') |"
   echo "$line" >&2
