@@ -154,8 +154,11 @@
                      $ROCM_PATH/lib's, then the loader's paths)
      PROF_ENERGY     1: each recorded step's joules per GPU ("GPU 0 energy
                      (J)"), a power track per GPU and the table's J/step,
-                     from NVML, read on the profiler's thread (prof_cuda.h)
+                     from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read
+                     on the profiler's thread
      PROF_NVML_LIB   the NVML to load (default libnvidia-ml.so.1)
+     PROF_AMDSMI_LIB the AMD SMI to load with prof_hip.h (default
+                     libamd_smi.so, then $ROCM_PATH/lib's)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
@@ -4227,7 +4230,11 @@ static void prof__gpu_release_locked(void) {
    same curve's slope: ΔmJ / Δms between knots. A device without the
    counter, a read that fails, a counter that goes back: one line, that
    device's energy stops (or the interval is left unknown), the trace is
-   whole. AMD SMI is not bound yet: HIP devices say so. */
+   whole. HIP devices go through AMD SMI the same way (libamd_smi.so,
+   PROF_AMDSMI_LIB, else $ROCM_PATH/lib's: amdsmi_init, a processor by its
+   bdf, amdsmi_get_energy_count's accumulator times its resolution), bound
+   from AMD SMI's documented ABI: tested against a double, not yet on a real
+   AMD GPU. */
 #define PROF__EN_DEVS     16
 #define PROF__EN_FIRST_NS 10000000      /* between reads until the counter is seen to change */
 #define PROF__EN_MIN_NS   5000000
@@ -4256,6 +4263,7 @@ typedef struct prof__edev {
     uint64_t a;                         /* tick at which the last read that saw raw began */
     int64_t a_mono;
     int gap, back_said;                 /* the next knot ends an unknown interval */
+    double mj_per_count;                /* the counter's unit: NVML's 1 mJ; AMD SMI's resolution */
     prof__eknot *k;                     /* under prof__en_lock */
     size_t nk, cap;
 } prof__edev;
@@ -4264,6 +4272,7 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
     int dev;
     char bus[32];
     char key[32];                       /* "GPU d energy (J)": its steps' argument */
+    double res_mj;                      /* the counter's resolution */
     const char *why;                    /* no energy: why */
     prof__eknot *k;
     size_t nk;
@@ -4272,7 +4281,8 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
 typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
 
 typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
-    const char *src;                    /* "NVML" */
+    const char *src;                    /* "NVML", "AMD SMI" */
+    const char *counter;                /* the call that reads it */
     const char *why;                    /* none at all: why */
     int nd;
     prof__ecdev d[PROF__EN_DEVS];
@@ -4288,10 +4298,16 @@ static __thread int prof__en_reader;    /* the profiler's thread: the one that r
 static struct {
     int state;                          /* profiler's thread: 0 not tried, 1 reading, 2 off */
     const char *why;                    /* off: why */
-    int (*init)(void);
+    int amd;                            /* AMD SMI (HIP), else NVML (CUDA) */
+    const char *lib;                    /* "NVML", "AMD SMI": what the lines say */
+    int (*init)(void);                  /* NVML's calls */
     int (*by_bus)(const char *bus, void **h);
     int (*energy)(void *h, unsigned long long *mj);
     const char *(*errstr)(int);
+    int (*a_init)(uint64_t flags);      /* AMD SMI's */
+    int (*a_by_bdf)(uint64_t bdf, void **h);
+    int (*a_energy)(void *h, uint64_t *acc, float *res_uj, uint64_t *ts);
+    int (*a_str)(int status, const char **s);
     prof__edev d[PROF__EN_DEVS];
     int nd;
     int64_t period_ns, next_ns;         /* between reads; the next (CLOCK_MONOTONIC) */
@@ -4306,9 +4322,36 @@ static struct {
 #pragma weak dlerror
 
 static const char *prof__en_err(int r, char *buf, size_t n) {
-    const char *s = prof__en.errstr ? prof__en.errstr(r) : NULL;
-    snprintf(buf, n, "NVML error %d%s%s", r, s ? ": " : "", s ? s : "");
+    const char *s = NULL;
+    if (prof__en.amd && prof__en.a_str && prof__en.a_str(r, &s) != 0) s = NULL;
+    if (!prof__en.amd && prof__en.errstr) s = prof__en.errstr(r);
+    snprintf(buf, n, "%s error %d%s%s", prof__en.lib, r, s ? ": " : "", s ? s : "");
     return buf;
+}
+
+/* One read of device v's counter, in its own units (mj_per_count). */
+static int prof__en_get(prof__edev *v, uint64_t *raw) {
+    if (!prof__en.amd) {
+        unsigned long long mj = 0;
+        int err = prof__en.energy(v->h, &mj);
+        *raw = mj;
+        return err;
+    }
+    uint64_t acc = 0, ts = 0;
+    float res = 0;
+    int err = prof__en.a_energy(v->h, &acc, &res, &ts);
+    if (!err && res > 0) v->mj_per_count = (double)res / 1000.0;   /* resolution: uJ per count */
+    *raw = acc;
+    return err;
+}
+
+/* A PCI bus id as the runtimes write it ("0000:18:00.0") as AMD SMI's bdf:
+   function in bits 0-2, device 3-7, bus 8-15, domain 16-63. 0: not one. */
+static int prof__en_bdf(const char *bus, uint64_t *bdf) {
+    unsigned dom = 0, b = 0, d = 0, f = 0;
+    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4 || b > 255 || d > 31 || f > 7) return 0;
+    *bdf = (uint64_t)f | (uint64_t)d << 3 | (uint64_t)b << 8 | (uint64_t)dom << 16;
+    return 1;
 }
 
 static void prof__en_off(const char *why) {
@@ -4319,6 +4362,65 @@ static void prof__en_off(const char *why) {
 static void *prof__en_sym(void *lib, const char *name) {
     void *p = dlsym(lib, name);
     return p;
+}
+
+/* The library, loaded: NVML's calls (CUDA) or AMD SMI's (HIP), and its
+   init. 0: said why, and off. */
+PROF__COLD static int prof__en_load(void) {
+    char e[160];
+    int amd = prof__en.amd, err;
+    const char *path = amd ? getenv("PROF_AMDSMI_LIB") : getenv("PROF_NVML_LIB");
+    if (!path || !*path) path = amd ? "libamd_smi.so" : "libnvidia-ml.so.1";
+    if (!dlopen || !dlsym) {
+        prof__msg("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
+        prof__en_off("no dlopen");
+        return 0;
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib && amd && !getenv("PROF_AMDSMI_LIB")) {  /* ROCm's own folder */
+        char p[PROF__PATH];
+        const char *rocm = getenv("ROCM_PATH");
+        snprintf(p, sizeof p, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
+        lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) {
+        const char *de = dlerror ? dlerror() : NULL;
+        prof__msg("PROF_ENERGY: cannot load %s (%s); no energy in the trace", path, de ? de : "dlopen failed");
+        prof__en_off(amd ? "AMD SMI could not be loaded" : "NVML could not be loaded");
+        return 0;
+    }
+    static const char *const names[2][4] = {
+        { "nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetTotalEnergyConsumption", "nvmlErrorString" },
+        { "amdsmi_init", "amdsmi_get_processor_handle_from_bdf", "amdsmi_get_energy_count",
+          "amdsmi_status_code_to_string" },
+    };
+    void *f[4];
+    for (int i = 0; i < 4; i++) f[i] = prof__en_sym(lib, names[amd][i]);
+    if (!f[0] || !f[1] || !f[2]) {
+        prof__msg("PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[amd][0], names[amd][1],
+                  names[amd][2]);
+        prof__en_off(amd ? "AMD SMI lacks the calls it needs" : "NVML lacks the calls it needs");
+        return 0;
+    }
+    if (amd) {
+        memcpy(&prof__en.a_init, &f[0], sizeof f[0]);
+        memcpy(&prof__en.a_by_bdf, &f[1], sizeof f[1]);
+        memcpy(&prof__en.a_energy, &f[2], sizeof f[2]);
+        if (f[3]) memcpy(&prof__en.a_str, &f[3], sizeof f[3]);
+        err = prof__en.a_init(2);       /* AMDSMI_INIT_AMD_GPUS */
+    } else {
+        memcpy(&prof__en.init, &f[0], sizeof f[0]);
+        memcpy(&prof__en.by_bus, &f[1], sizeof f[1]);
+        memcpy(&prof__en.energy, &f[2], sizeof f[2]);
+        if (f[3]) memcpy(&prof__en.errstr, &f[3], sizeof f[3]);
+        err = prof__en.init();
+    }
+    if (err) {
+        prof__msg("PROF_ENERGY: %s failed (%s); no energy in the trace", names[amd][0], prof__en_err(err, e, sizeof e));
+        prof__en_off(amd ? "amdsmi_init failed" : "nvmlInit failed");
+        return 0;
+    }
+    return 1;
 }
 
 /* The profiler's thread, once: the library, each device by its bus id, a
@@ -4333,52 +4435,20 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
         prof__en_off("the runtime's binding gives no PCI bus ids");
         return;
     }
-    if (!strcmp(api->name, "HIP")) {
-        prof__msg("PROF_ENERGY: AMD SMI is not bound yet; no energy in the trace");
-        prof__en_off("AMD SMI is not bound yet");
-        return;
-    }
+    prof__en.amd = !strcmp(api->name, "HIP");
+    prof__en.lib = prof__en.amd ? "AMD SMI" : "NVML";
     if ((err = api->device_count(&n)) || n <= 0) {
         prof__msg("PROF_ENERGY: no %s device; no energy in the trace", api->name);
         prof__en_off("no device");
         return;
     }
-    const char *path = getenv("PROF_NVML_LIB");
-    if (!path || !*path) path = "libnvidia-ml.so.1";
-    if (!dlopen || !dlsym) {
-        prof__msg("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
-        prof__en_off("no dlopen");
-        return;
-    }
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *de = dlerror ? dlerror() : NULL;
-        prof__msg("PROF_ENERGY: cannot load %s (%s); no energy in the trace", path, de ? de : "dlopen failed");
-        prof__en_off("NVML could not be loaded");
-        return;
-    }
-    void *f[4] = { prof__en_sym(lib, "nvmlInit_v2"), prof__en_sym(lib, "nvmlDeviceGetHandleByPciBusId_v2"),
-                   prof__en_sym(lib, "nvmlDeviceGetTotalEnergyConsumption"), prof__en_sym(lib, "nvmlErrorString") };
-    if (!f[0] || !f[1] || !f[2]) {
-        prof__msg("PROF_ENERGY: %s lacks nvmlInit_v2, nvmlDeviceGetHandleByPciBusId_v2 or "
-                  "nvmlDeviceGetTotalEnergyConsumption; no energy in the trace", path);
-        prof__en_off("NVML lacks the calls it needs");
-        return;
-    }
-    memcpy(&prof__en.init, &f[0], sizeof f[0]);
-    memcpy(&prof__en.by_bus, &f[1], sizeof f[1]);
-    memcpy(&prof__en.energy, &f[2], sizeof f[2]);
-    if (f[3]) memcpy(&prof__en.errstr, &f[3], sizeof f[3]);
-    if ((err = prof__en.init()) != 0) {
-        prof__msg("PROF_ENERGY: nvmlInit failed (%s); no energy in the trace", prof__en_err(err, e, sizeof e));
-        prof__en_off("nvmlInit failed");
-        return;
-    }
+    if (!prof__en_load()) return;
     int on = 0;
     for (int d = 0; d < n && d < PROF__EN_DEVS; d++) {
         prof__edev *v = &prof__en.d[prof__en.nd++];
-        unsigned long long mj = 0;
+        uint64_t raw = 0, bdf = 0;
         v->dev = d;
+        v->mj_per_count = 1.0;
         if ((err = api->pci_bus_id(v->bus, (int)sizeof v->bus, d)) != 0) {
             v->bus[0] = 0;
             prof__msg("PROF_ENERGY: GPU %d: %s gives no PCI bus id (%s); no energy for it", d, api->name,
@@ -4387,21 +4457,24 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
             continue;
         }
         v->bus[sizeof v->bus - 1] = 0;
-        if ((err = prof__en.by_bus(v->bus, &v->h)) != 0) {
-            prof__msg("PROF_ENERGY: GPU %d (%s): NVML has no device at that bus (%s); no energy for it", d, v->bus,
-                      prof__en_err(err, e, sizeof e));
-            v->why = "NVML has no device at its PCI bus id";
+        if (prof__en.amd && !prof__en_bdf(v->bus, &bdf)) err = -1;
+        else err = prof__en.amd ? prof__en.a_by_bdf(bdf, &v->h) : prof__en.by_bus(v->bus, &v->h);
+        if (err) {
+            prof__msg("PROF_ENERGY: GPU %d (%s): %s has no device at that bus (%s); no energy for it", d, v->bus,
+                      prof__en.lib, prof__en_err(err, e, sizeof e));
+            v->why = "the management library has no device at its PCI bus id";
             continue;
         }
         uint64_t a = prof__now();
-        if ((err = prof__en.energy(v->h, &mj)) != 0) {
-            prof__msg("PROF_ENERGY: GPU %d (%s) has no energy counter (%s; NVIDIA GPUs have one from Volta on); no "
-                      "energy for it", d, v->bus, prof__en_err(err, e, sizeof e));
-            v->why = err == 3 ? "no energy counter (NVML: not supported)" : "its energy counter cannot be read";
+        if ((err = prof__en_get(v, &raw)) != 0) {
+            prof__msg("PROF_ENERGY: GPU %d (%s) has no energy counter (%s%s); no energy for it", d, v->bus,
+                      prof__en_err(err, e, sizeof e), prof__en.amd ? "" : "; NVIDIA GPUs have one from Volta on");
+            v->why = err == (prof__en.amd ? 2 : 3) ? "no energy counter (not supported)"
+                                                   : "its energy counter cannot be read";
             continue;
         }
         v->on = v->have = 1;
-        v->raw = mj;
+        v->raw = raw;
         v->a = a;
         v->a_mono = prof__mono_ns();
         on++;
@@ -4444,10 +4517,10 @@ static void prof__en_read(void) {
     for (int i = 0; i < prof__en.nd; i++) {
         prof__edev *v = &prof__en.d[i];
         if (!v->on) continue;
-        unsigned long long mj = 0;
+        uint64_t mj = 0;                /* in the counter's units */
         int64_t m0 = prof__mono_ns();
         uint64_t a = prof__now();
-        int err = prof__en.energy(v->h, &mj);
+        int err = prof__en_get(v, &mj);
         uint64_t b = prof__now();
         int64_t m1 = prof__mono_ns();
         pthread_mutex_lock(&prof__en_lock);
@@ -4474,15 +4547,15 @@ static void prof__en_read(void) {
         k.mono = v->a_mono + (m1 - v->a_mono) / 2;
         if (mj < v->raw) {              /* went back: a reset or a wrap; that interval is unknown */
             if (!v->back_said)
-                prof__msg("PROF_ENERGY: GPU %d (%s): its energy counter went back from %llu to %llu mJ (a driver "
+                prof__msg("PROF_ENERGY: GPU %d (%s): its energy counter went back from %llu to %llu (a driver "
                           "reload or a wrap); the energy over that interval is unknown, counting goes on from there",
-                          v->dev, v->bus, (unsigned long long)v->raw, mj);
+                          v->dev, v->bus, (unsigned long long)v->raw, (unsigned long long)mj);
             v->back_said = 1;
             k.gap = 1;
         } else {
             v->acc += mj - v->raw;
         }
-        k.mj = v->acc;
+        k.mj = (uint64_t)((double)v->acc * v->mj_per_count);
         v->raw = mj;
         v->a = a;
         v->a_mono = m0;
@@ -4575,7 +4648,8 @@ static void prof__en_take(prof__cycle *cy) {
     prof__en_close(hi);
     prof__ecy *en = (prof__ecy *)calloc(1, sizeof *en);
     if (!en) return;
-    en->src = "NVML";
+    en->src = prof__en.lib ? prof__en.lib : "NVML";
+    en->counter = prof__en.amd ? "amdsmi_get_energy_count" : "nvmlDeviceGetTotalEnergyConsumption";
     pthread_mutex_lock(&prof__en_lock);
     en->why = prof__en.state == 0 ? "the GPU runtime was never bound (no GPU region, no PROF_INIT of prof_cuda.h)"
                                   : prof__en.why;
@@ -4593,6 +4667,7 @@ static void prof__en_take(prof__cycle *cy) {
         c->dev = v->dev;
         memcpy(c->bus, v->bus, sizeof c->bus);
         snprintf(c->key, sizeof c->key, "GPU %d energy (J)", v->dev);
+        c->res_mj = v->mj_per_count;
         c->why = v->why;
         size_t a = 0, b = v->nk;
         while (a + 1 < v->nk && v->k[a + 1].tick <= lo) a++;        /* the last knot at or before lo */
@@ -4691,7 +4766,7 @@ static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
         PROF__EN_PUT("]}");
         return o;
     }
-    PROF__EN_PUT(", \"counter\": \"nvmlDeviceGetTotalEnergyConsumption\", \"resolution_mJ\": 1"
+    PROF__EN_PUT(", \"counter\": \"%s\""
                  ", \"method\": \"the counter is read on the profiler's thread; a change seen between two reads is "
                  "placed mid-way between them; between such knots the energy is spread evenly over time; a step's "
                  "joules are that curve's difference at its ends, a step with no knot inside it holds a time share "
@@ -4699,7 +4774,8 @@ static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
                  "its ends' knot intervals; power (W) is the energy between knots over their time\""
                  ", \"reads\": %llu, \"read_every_ms\": %.3f, \"counter_changes_every_ms\": %.3f"
                  ", \"read_cost_us_median\": %.1f, \"read_cost_us_max\": %.1f, \"devices\": [",
-                 (unsigned long long)en->reads, en->period_ms, en->change_ms, en->cost_med_us, en->cost_max_us);
+                 en->counter, (unsigned long long)en->reads, en->period_ms, en->change_ms, en->cost_med_us,
+                 en->cost_max_us);
     for (int i = 0; i < en->nd; i++) {
         const prof__ecdev *d = &en->d[i];
         int64_t unc = 0;
@@ -4707,8 +4783,8 @@ static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
             int64_t h = prof__tclock_ns(&cy->clk, d->k[k].tick) - prof__tclock_ns(&cy->clk, d->k[k].tick - d->k[k].half);
             unc = h > unc ? h : unc;
         }
-        PROF__EN_PUT("%s{\"device\": %d, \"pci_bus_id\": \"%s\", \"knots\": %zu, \"knot_uncertainty_ms\": %.3f", i ? ", " : "",
-                     d->dev, d->bus, d->nk, (double)unc / 1e6);
+        PROF__EN_PUT("%s{\"device\": %d, \"pci_bus_id\": \"%s\", \"resolution_mJ\": %.6g, \"knots\": %zu, "
+                     "\"knot_uncertainty_ms\": %.3f", i ? ", " : "", d->dev, d->bus, d->res_mj, d->nk, (double)unc / 1e6);
         if (d->why) PROF__EN_PUT(", \"off\": \"%s\"", d->why);
         PROF__EN_PUT("}");
     }

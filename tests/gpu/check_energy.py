@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PROF_ENERGY's cases of check_gpu.py: tests/gpu/energy_test.c on the
-simulated GPU with the NVML double (tests/gpu/fake_nvml.c), whose counter
-changes every 10 ms by the exact integral of the power each step sets.
+simulated GPU with the NVML double (tests/gpu/fake_nvml.c; on HIP the AMD
+SMI double, fake_amdsmi.c), whose counter changes every 10 ms by the exact
+integral of the power each step sets (tests/gpu/fake_energy.h).
 
 What each case checks, read back by Python's json and Perfetto's proto:
   energy        every recorded step carries each device's joules ("GPU d
@@ -16,7 +17,7 @@ What each case checks, read back by Python's json and Perfetto's proto:
                 footer gives each device's median and p90 J/step, its
                 average W, and J/token; no NVML call on the engine's thread.
   energy_slow   the same with reads that take 2.8 ms (an H200's median).
-  energy_no_nvml, energy_init_fails, energy_no_counter, energy_backwards,
+  energy_no_lib, energy_init_fails, energy_no_counter, energy_backwards,
   energy_read_fails: one line on stderr, the trace whole (every step, every
                 GPU region), energy where it is known and none where not."""
 import json
@@ -29,6 +30,17 @@ import pftrace  # noqa: E402
 
 TICK_S = 0.010
 BUS = {0: "0000:18:00.0", 1: "0000:38:00.0"}
+# what each management library's binding says (its double's codes and strings)
+LIBS = {
+    "cuda": {"source": "NVML", "counter": "nvmlDeviceGetTotalEnergyConsumption", "resolution": 1.0,
+             "missing": "/nonexistent/libnvidia-ml.so.1", "init": "nvmlInit_v2 failed (NVML error 9: Driver Not Loaded)",
+             "no_counter": "NVML error 3: Not Supported", "read": "NVML error 15: GPU is lost"},
+    "hip": {"source": "AMD SMI", "counter": "amdsmi_get_energy_count", "resolution": 0.0152588,
+            "missing": "/nonexistent/libamd_smi.so",
+            "init": "amdsmi_init failed (AMD SMI error 34: AMDSMI_STATUS_DRIVER_NOT_LOADED)",
+            "no_counter": "AMD SMI error 2: AMDSMI_STATUS_NOT_SUPPORTED", "read": "AMD SMI error 7: AMDSMI_STATUS_API_FAILED"},
+}
+LIB = LIBS["cuda"]
 
 
 def steps_of(d):
@@ -123,8 +135,11 @@ def case_energy(p, tr, d, n=30):
     steps = common(p, tr, d, n)
     check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
     meta = d.get("prof_energy")
-    check(meta and meta["source"] == "NVML" and meta["resolution_mJ"] == 1 and "method" in meta, f"prof_energy: {meta}")
-    check([(x["device"], x["pci_bus_id"]) for x in meta["devices"]] == [(0, BUS[0]), (1, BUS[1])],
+    check(meta and meta["source"] == LIB["source"] and meta["counter"] == LIB["counter"] and "method" in meta,
+          f"prof_energy: {meta}")
+    res = LIB["resolution"]
+    check([(x["device"], x["pci_bus_id"], x["resolution_mJ"]) for x in meta["devices"]] == [(0, BUS[0], res),
+                                                                                         (1, BUS[1], res)],
           f"devices: {meta['devices']}")
     for dev in (0, 1):
         got, ex = check_device(tr, steps, dev)
@@ -163,22 +178,22 @@ def no_energy(d):
     check(not [e for e in d["traceEvents"] if e["ph"] == "C" and "power" in e["name"]], "a power track")
 
 
-def case_energy_no_nvml(p, tr, d):
+def case_energy_no_lib(p, tr, d):
     common(p, tr, d, 10)
-    one_line(p, "PROF_ENERGY: cannot load /nonexistent/libnvidia-ml.so.1")
+    one_line(p, f"PROF_ENERGY: cannot load {LIB['missing']}")
     no_energy(d)
-    check(d["prof_energy"].get("off") == "NVML could not be loaded", f"prof_energy: {d['prof_energy']}")
+    check(d["prof_energy"].get("off") == f"{LIB['source']} could not be loaded", f"prof_energy: {d['prof_energy']}")
 
 
 def case_energy_init_fails(p, tr, d):
     common(p, tr, d, 10)
-    one_line(p, "PROF_ENERGY: nvmlInit failed (NVML error 9: Driver Not Loaded)")
+    one_line(p, f"PROF_ENERGY: {LIB['init']}")
     no_energy(d)
 
 
 def case_energy_no_counter(p, tr, d):
     steps = common(p, tr, d, 10)
-    one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter (NVML error 3: Not Supported")
+    one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter ({LIB['no_counter']}")
     check_device(tr, steps, 0)
     check(all(key(1) not in e["args"] for e in steps), "GPU 1 has joules without a counter")
     off = [x for x in d["prof_energy"]["devices"] if x["device"] == 1][0]
@@ -197,14 +212,16 @@ def case_energy_backwards(p, tr, d):
 
 def case_energy_read_fails(p, tr, d):
     steps = common(p, tr, d, 10)
-    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed (NVML error 15: GPU is lost)")
+    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed ({LIB['read']})")
     check_device(tr, steps, 1)
     has = [key(0) in e["args"] for e in steps]
     check(has[0] and not has[-1] and has == sorted(has, reverse=True), f"GPU 0 energy on steps: {has}")
     check_device(tr, steps, 0, where=lambda e: key(0) in e["args"])
 
 
-def check_case(case, p):
+def check_case(backend, case, p):
+    global LIB
+    LIB = LIBS[backend]
     tr = truth()
     d = load("energy.1.json")
     globals()["case_" + case](p, tr, d)

@@ -982,7 +982,7 @@ def main():
         check_failure(backend, program, case)
     elif case.startswith("energy"):     # PROF_ENERGY (tests/gpu/check_energy.py)
         from check_energy import check_case
-        check_case(case, run(program, case))
+        check_case(backend, case, run(program, case))
     else:
         fn = globals().get("case_" + case)
         if not fn:
