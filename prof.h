@@ -4046,7 +4046,7 @@ static void prof__gpu_autostart_due(void) {
     if (!__atomic_load_n(&prof__gpu_auto, __ATOMIC_ACQUIRE) || !__atomic_exchange_n(&prof__gpu_auto, 0, __ATOMIC_ACQ_REL))
         return;
     if (prof__gpu_autostart) prof__gpu_autostart();
-    else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0)
+    else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0 && prof__g.conf.cupti)
         prof__msg("kernel capture (PROF_CUPTI / PROF_KERNELS) starts at the first GPU region or PROF_INIT in a file "
                   "that includes prof_cuda.h or prof_hip.h: the file with PROF_IMPLEMENTATION includes neither");
 }
@@ -4650,9 +4650,16 @@ static void prof__en_take(prof__cycle *cy) {
     if (!en) return;
     en->src = prof__en.lib ? prof__en.lib : "NVML";
     en->counter = prof__en.amd ? "amdsmi_get_energy_count" : "nvmlDeviceGetTotalEnergyConsumption";
+    static int unbound_said;
+    pthread_mutex_lock(&prof__lock);
+    int unbound = prof__gpu.api == NULL;
+    pthread_mutex_unlock(&prof__lock);
+    if (prof__en.state == 0 && unbound && !unbound_said++)
+        prof__msg("PROF_ENERGY: no GPU runtime is bound (the file with PROF_IMPLEMENTATION includes neither "
+                  "prof_cuda.h nor prof_hip.h, and no GPU region ran); no energy in the trace");
     pthread_mutex_lock(&prof__en_lock);
-    en->why = prof__en.state == 0 ? "the GPU runtime was never bound (no GPU region, no PROF_INIT of prof_cuda.h)"
-                                  : prof__en.why;
+    en->why = prof__en.state != 0 ? prof__en.why
+              : unbound ? "no GPU runtime is bound (prof_cuda.h, prof_hip.h)" : "not read yet";
     if (prof__en.state == 1 || prof__en.nd) en->why = NULL;
     en->period_ms = (double)prof__en.period_ns / 1e6;
     en->reads = prof__en.reads;
@@ -4760,7 +4767,7 @@ static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
 #define PROF__EN_PUT(...) (o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__), o = o < n ? o : n)
     PROF__EN_PUT("{\"source\": \"%s\"", en->src);
     if (en->why) PROF__EN_PUT(", \"off\": \"%s\"", en->why);
-    if (en->from_trace) {
+    if (en->from_trace || (en->why && !en->nd)) {       /* read back, or none read */
         PROF__EN_PUT(", \"devices\": [");
         for (int i = 0; i < en->nd; i++) PROF__EN_PUT("%s{\"device\": %d}", i ? ", " : "", en->d[i].dev);
         PROF__EN_PUT("]}");
