@@ -7,7 +7,12 @@ integral of the power each step sets (tests/gpu/fake_energy.h).
 What each case checks, read back by Python's json and Perfetto's proto:
   energy        every recorded step carries each device's joules ("GPU d
                 energy (J)"), within one counter tick (10 ms at the highest
-                power of the step and its neighbours) of the exact energy;
+                power of the step and its neighbours) of the exact energy,
+                or, where the profiler's thread was kept from reading (a
+                loaded machine, a sanitizer) and the counter's changes seen
+                around one of the step's ends lie more than 1.5 ticks apart,
+                within that interval's energy instead (the knots are the
+                power track's samples; the check says how many);
                 each device's total over the window within 1%; the devices
                 matched by PCI bus id (NVML lists them in another order:
                 a match by index would swap their powers); a power track per
@@ -16,10 +21,13 @@ What each case checks, read back by Python's json and Perfetto's proto:
                 the trace's metadata says how (prof_energy); the table's
                 footer gives each device's median and p90 J/step, its
                 average W, and J/token; no NVML call on the engine's thread.
-  energy_slow   the same with reads that take 2.8 ms (an H200's median).
+  energy_slow   the same with reads that take 0.28 ms: an H200's read
+                against its counter's interval (2.8 ms of ~100 ms), here
+                against the double's 10 ms.
   energy_no_lib, energy_init_fails, energy_no_counter, energy_backwards,
   energy_read_fails: one line on stderr, the trace whole (every step, every
                 GPU region), energy where it is known and none where not."""
+import bisect
 import json
 import os
 import sys
@@ -66,10 +74,25 @@ def exact_j(tr, e, dev):
     return tr["step"][n]["watts"][dev] * (e["dur"] + 0.001) / 1e6
 
 
-def tick_j(tr, e, dev):
-    """One counter tick's energy at the highest power near the step."""
+def span_at(knots, t):
+    """The counter's interval (s) around time t (us): a tick, or, where the
+    knots (the power track's times, us) around t lie more than 1.5 ticks
+    apart (the profiler's thread was kept from reading), that interval."""
+    i = bisect.bisect_right(knots or [], t)
+    if knots and 0 < i < len(knots) and (knots[i] - knots[i - 1]) / 1e6 > 1.5 * TICK_S:
+        return (knots[i] - knots[i - 1]) / 1e6
+    return TICK_S
+
+
+def p_hi(tr, e, dev):
     n = int(e["name"].split("#")[1])
-    return TICK_S * max(tr["step"][k]["watts"][dev] for k in (n - 1, n, n + 1) if k in tr["step"])
+    return max(tr["step"][k]["watts"][dev] for k in (n - 1, n, n + 1) if k in tr["step"])
+
+
+def tick_j(tr, e, dev, knots=None):
+    """One counter tick's energy at the highest power near the step; where
+    reads were delayed around one of its ends, that interval's energy."""
+    return max(span_at(knots, e["ts"]), span_at(knots, e["ts"] + e["dur"])) * p_hi(tr, e, dev)
 
 
 def key(dev):
@@ -115,19 +138,25 @@ def integral_j(track, t0, t1):
     return j
 
 
-def check_device(tr, steps, dev, where=lambda e: True):
+def check_device(tr, steps, dev, where=lambda e: True, d=None):
     """Within a tick on each step `where` says has energy; the window's
     total within 1% where every step has it."""
+    knots = [t for t, _ in power_track(d, dev)] if d else None
     got = ex = 0.0
+    wide = 0
     for e in steps:
         if not where(e):
             continue
         j = e["args"].get(key(dev))
         check(j is not None, f"{e['name']} lacks {key(dev)}: {e.get('args')}")
-        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev)
+        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev, knots)
+        wide += tick > tick_j(tr, e, dev) + 1e-9
         check(abs(j - x) <= tick, f"{e['name']} GPU {dev}: {j} J, exact {x:.3f} J: off by more than a tick "
                                   f"({tick:.3f} J)")
         got, ex = got + j, ex + x
+    if wide:
+        print(f"GPU {dev}: {wide} steps had the counter's changes around an end further apart than a tick (reads "
+              "delayed): checked within that interval's energy")
     return got, ex
 
 
@@ -142,8 +171,15 @@ def case_energy(p, tr, d, n=30):
                                                                                          (1, BUS[1], res)],
           f"devices: {meta['devices']}")
     for dev in (0, 1):
-        got, ex = check_device(tr, steps, dev)
-        check(abs(got - ex) <= 0.01 * ex, f"GPU {dev}: the window's {got:.3f} J, exact {ex:.3f} J: off by more than 1%")
+        got, ex = check_device(tr, steps, dev, d=d)
+        # 1%, or where reads were delayed at the window's ends, those intervals' energy
+        track = [t for t, _ in power_track(d, dev)]
+        spans = [span_at(track, steps[0]["ts"]), span_at(track, steps[-1]["ts"] + steps[-1]["dur"])]
+        limit = 0.01 * ex
+        if max(spans) > TICK_S:
+            limit = max(limit, spans[0] * p_hi(tr, steps[0], dev) + spans[1] * p_hi(tr, steps[-1], dev))
+        check(abs(got - ex) <= limit, f"GPU {dev}: the window's {got:.3f} J, exact {ex:.3f} J: off by more than "
+                                      f"{limit:.3f} J")
         # no share marks: every step is longer than the counter's interval
         track = power_track(d, dev)
         check(len(track) >= n, f"GPU {dev}: {len(track)} power samples")
@@ -169,7 +205,7 @@ def case_energy(p, tr, d, n=30):
 def case_energy_slow(p, tr, d):
     case_energy(p, tr, d)
     cost = d["prof_energy"]["read_cost_us_median"]
-    check(cost >= 2800, f"reads that take 2.8 ms measured {cost} us")
+    check(cost >= 280, f"reads that take 0.28 ms measured {cost} us")
 
 
 def no_energy(d):
@@ -194,7 +230,7 @@ def case_energy_init_fails(p, tr, d):
 def case_energy_no_counter(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter ({LIB['no_counter']}")
-    check_device(tr, steps, 0)
+    check_device(tr, steps, 0, d=d)
     check(all(key(1) not in e["args"] for e in steps), "GPU 1 has joules without a counter")
     off = [x for x in d["prof_energy"]["devices"] if x["device"] == 1][0]
     check(off.get("off", "").startswith("no energy counter"), f"GPU 1: {off}")
@@ -203,20 +239,20 @@ def case_energy_no_counter(p, tr, d):
 def case_energy_backwards(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): its energy counter went back from")
-    check_device(tr, steps, 1)
+    check_device(tr, steps, 1, d=d)
     has = [key(0) in e["args"] for e in steps]
     check(has[0] and has[-1] and not all(has), f"GPU 0 energy on steps: {has} (known before and after the reset, "
                                                "unknown across it)")
-    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"])
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
 
 
 def case_energy_read_fails(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed ({LIB['read']})")
-    check_device(tr, steps, 1)
+    check_device(tr, steps, 1, d=d)
     has = [key(0) in e["args"] for e in steps]
     check(has[0] and not has[-1] and has == sorted(has, reverse=True), f"GPU 0 energy on steps: {has}")
-    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"])
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
 
 
 def check_case(backend, case, p):
