@@ -435,6 +435,7 @@ PROF__FN int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_
    name: ascending). */
 #define PROF_GROUP_ARGS   1
 #define PROF_GROUP_THREAD 2
+#define PROF_GROUP_DOMAIN 8       /* by the "domain" argument alone (NVTX's: libprof_nvtx) */
 #define PROF_TABLE_PERCENTILES 4  /* ORed in too: p50/p90/p99 of a call's total */
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
@@ -1490,15 +1491,20 @@ static int prof__tsc_invariant(void) {
 #endif
 }
 
-/* Refines ns_per_tick from init to now; waits up to 20 ms on very short runs
-   so the calibration error stays below a few ns per ms. Threads that step
-   or shut down at once may all calibrate, and writers read the result
-   without the lock: the fields are atomics. */
+/* Refines ns_per_tick from init to now; on very short runs, sleeps until
+   20 ms have passed since init so the calibration error stays below a few
+   ns per ms (asleep: a run of many short processes, a test suite, must not
+   spend that on a spin). Threads that step or shut down at once may all
+   calibrate, and writers read the result without the lock: the fields are
+   atomics. */
 static void prof__calibrate(void) {
     double npt = 1.0;
     if (!PROF__TICKS_ARE_NS && !prof__fallback()) {
         uint64_t t; int64_t m;
-        do prof__clock_pair(&t, &m); while (m - prof__g.clk.mono0 < 20000000);
+        for (prof__clock_pair(&t, &m); m - prof__g.clk.mono0 < 20000000; prof__clock_pair(&t, &m)) {
+            struct timespec d = { 0, (long)(20000000 - (m - prof__g.clk.mono0)) };
+            syscall(SYS_nanosleep, &d, NULL);   /* nanosleep() is POSIX: hidden by -std=c11 */
+        }
         npt = (double)(m - prof__g.clk.mono0) / (double)(t - prof__g.clk.tick0);
     }
     uint64_t q32 = (uint64_t)(npt * 4294967296.0 + 0.5);
@@ -3034,11 +3040,17 @@ typedef struct prof__gring {            /* one thread's pairs */
 
 typedef struct prof__gframe { const char *name; uint64_t t0; uint32_t slot; int has_pair; } prof__gframe;
 
+#define PROF__GPU_KNOWN 4               /* streams a thread remembers besides its last */
+typedef struct prof__gstream { void *stream; long long id; int dev; } prof__gstream;
+
 typedef struct prof__gtls_t {
     prof__gring *ring;
     void *stream;                       /* the last stream seen ... */
     long long stream_id;                /* ... and what it is */
     int stream_dev, stream_ok;
+    prof__gstream known[PROF__GPU_KNOWN];   /* streams asked about before (not the default's) */
+    int nknown;
+    unsigned next_known;
     int sp, overflow;                   /* PROF_GPU_BEGIN/END stack */
     prof__gframe stack[PROF__GPU_STACK];
 } prof__gtls_t;
@@ -3233,11 +3245,22 @@ static int prof__gpu_anchor_take(int d) {
 }
 
 /* What a stream is: its device and id. Runtimes without stream ids (HIP)
-   get prof.h's own numbers, 0 for the default stream. */
+   get prof.h's own numbers, 0 for the default stream. A thread asks the
+   runtime once per stream: an engine that alternates a few streams (compute
+   and copies) finds them in its last PROF__GPU_KNOWN, with no call. The
+   default stream's device is the current one, asked each time. */
 __attribute__((noinline, cold)) static int prof__gpu_stream(prof__gtls_t *g, void *stream) {
     const prof_gpu_api *api = prof__gpu.api;
     int dev = 0;
     long long id = -1;
+    for (int i = 0; (uintptr_t)stream > 2 && i < g->nknown; i++) {
+        if (g->known[i].stream != stream) continue;
+        g->stream = stream;
+        g->stream_dev = g->known[i].dev;
+        g->stream_id = g->known[i].id;
+        g->stream_ok = 1;
+        return 1;
+    }
     int err = api->stream_info(stream, &dev, &id);
     if (err) { prof__gpu_fail(api, "stream query", err); return 0; }
     if (dev < 0 || dev >= PROF__GPU_DEVS) {
@@ -3261,6 +3284,12 @@ __attribute__((noinline, cold)) static int prof__gpu_stream(prof__gtls_t *g, voi
     g->stream_dev = dev;
     g->stream_id = id;
     g->stream_ok = 1;
+    if ((uintptr_t)stream > 2) {
+        prof__gstream *k = &g->known[g->nknown < PROF__GPU_KNOWN ? g->nknown++ : (int)(g->next_known++ % PROF__GPU_KNOWN)];
+        k->stream = stream;
+        k->id = id;
+        k->dev = dev;
+    }
     return 1;
 }
 
@@ -8522,13 +8551,14 @@ static int prof__sb_put(prof__sbuf *b, const char *s, size_t len) {
 
 /* "key=value, key=value" in attachment order; flops and bytes are summed,
    not shown. */
-static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs) {
+static int prof__render_args(prof__sbuf *b, const prof__ev *ev, const size_t *args, size_t nargs, const char *only) {
     b->n = 0;
     if (!prof__sb_put(b, "", 0)) return 0;
     for (size_t i = 0; i < nargs; i++) {
         const prof__ev *a = &ev[args[i]];
         const char *key = a->name ? a->name : "(null)", *val;
         char num[32];
+        if (only && strcmp(key, only)) continue;    /* group=domain: that one */
         if (a->kind == PROF__K_ARG_INT) {
             if (!strcmp(key, "flops") || !strcmp(key, "bytes")) continue;
             snprintf(num, sizeof num, "%lld", (long long)(int64_t)a->t1);
@@ -8824,6 +8854,7 @@ typedef struct prof__tsink {
     unsigned char *seen;                /* tracks with regions */
     size_t nthreads;
     int pcts, ok;
+    const char *only;                   /* the one argument grouped by ("domain"), or NULL: all */
 } prof__tsink;
 
 static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
@@ -8831,7 +8862,7 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
     if (!x->ok) return;
     x->nthreads += !x->seen[th->lead];  /* alike threads: one row */
     x->seen[th->lead] = 1;
-    if (x->t.by_args && !prof__render_args(&x->key, c->ev, r->args, r->nargs)) { x->ok = 0; return; }
+    if (x->t.by_args && !prof__render_args(&x->key, c->ev, r->args, r->nargs, x->only)) { x->ok = 0; return; }
     prof__agg *g = prof__row_of(&x->t, prof__row_name(r->e), x->key.p, th->tid, c->label[th->lead], r->total_ns);
     if (!g) { x->ok = 0; return; }
     for (size_t i = 0; i < r->nargs; i++) {
@@ -8890,7 +8921,8 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
-    x.t.by_args = (group & PROF_GROUP_ARGS) != 0;
+    x.t.by_args = (group & (PROF_GROUP_ARGS | PROF_GROUP_DOMAIN)) != 0;
+    x.only = (group & PROF_GROUP_ARGS) ? NULL : (group & PROF_GROUP_DOMAIN) ? "domain" : NULL;
     x.t.by_thread = (group & PROF_GROUP_THREAD) != 0;
     x.pcts = (group & PROF_TABLE_PERCENTILES) != 0;
     x.ok = (x.seen = (unsigned char *)calloc(c->nth + 1, 1)) != NULL;
@@ -10005,6 +10037,72 @@ PROF__COLD static void prof__claim_copy(void) {
     close(fd);
 }
 
+/* TOOLS. libprof_nvtx.so (prof_nvtx.c, loaded by NVTX from
+   NVTX_INJECTION64_PATH) records what other libraries say to NVTX into
+   this copy, through the record path the macros use. It finds the copy
+   with no symbol exported (an executable exports none without -rdynamic):
+   each copy's code carries an ELF note, "prof.h" type 1, holding the
+   distance from the note to its prof__tool table; a note is in a PT_NOTE
+   segment, which dl_iterate_phdr lists and strip keeps. Nothing runs in
+   the program for it: no library, no cost. -DPROF_PRIVATE copies carry
+   none (a plugin's own profiler stays its own). */
+#define PROF__TOOL_MAGIC   0x544f4f4cu  /* "LOOT" little-endian: a table, not garbage */
+#define PROF__TOOL_VERSION 1u
+typedef struct prof__tool {
+    uint32_t magic, version;            /* PROF__TOOL_MAGIC, PROF__TOOL_VERSION */
+    size_t size;                        /* sizeof: later versions only append */
+    const unsigned char *on;            /* prof__on: nonzero while recording (or before init) */
+    uint64_t (*now)(void);              /* the records' time (ticks, or ns without a TSC) */
+    void (*region)(const char *name, uint64_t t0, uint64_t t1);    /* the calling thread's */
+    void (*instant)(const char *name);
+    void (*arg_int)(const char *key, int64_t v);   /* the next region this thread ends */
+    void (*arg_str)(const char *key, const char *s);
+    const char *(*intern)(const char *s, size_t n);
+    void (*thread_name)(const char *name);         /* the calling thread */
+    int (*name_tid)(long tid, const char *name);   /* a thread prof.h has seen: 1, else 0 */
+    void (*say)(const char *line);                 /* one line, as prof.h says its own */
+    int copy;                           /* filled by nobody: 0 (room for later) */
+} prof__tool;
+
+static void prof__tool_region(const char *name, uint64_t t0, uint64_t t1) {
+    prof__push(PROF__K_REGION, name, t0, t1, 0);
+}
+static void prof__tool_instant(const char *name) { prof__push(PROF__K_INSTANT, name, prof__now(), 0, 0); }
+PROF__COLD static int prof__tool_name_tid(long tid, const char *name) {
+    int found = 0;
+    pthread_mutex_lock(&prof__lock);
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next)
+        if (th->tid == tid && !th->retired) {
+            __atomic_store_n(&th->name, name, __ATOMIC_RELEASE);
+            found = 1;
+        }
+    pthread_mutex_unlock(&prof__lock);
+    return found;
+}
+PROF__COLD static void prof__tool_say(const char *line) { prof__msg("%s", line); }
+
+/* A global of C linkage (a C++ compiler would mangle an internal name, or
+   drop it), hidden: exported by no object, and so the note's distance to it
+   is fixed by the link, with no dynamic relocation. */
+extern __attribute__((visibility("hidden"))) const prof__tool prof__tool_table;
+__attribute__((used)) const prof__tool prof__tool_table = {
+    PROF__TOOL_MAGIC, PROF__TOOL_VERSION, sizeof(prof__tool), &prof__on, prof__now,
+    prof__tool_region, prof__tool_instant, prof_arg_int, prof_arg_str, prof_intern,
+    prof_thread_name, prof__tool_name_tid, prof__tool_say, 0,
+};
+
+#ifndef PROF_PRIVATE
+/* namesz 7 ("prof.h" and its NUL, padded to 8), descsz 8, type 1; the
+   descriptor: the table's address less the descriptor's own, fixed at link
+   time (no dynamic relocation in a read-only segment). */
+__asm__(".pushsection .note.prof_h,\"a\",%note\n"
+        ".balign 4\n"
+        ".long 7\n.long 8\n.long 1\n"
+        ".asciz \"prof.h\"\n.balign 4\n"
+        ".quad prof__tool_table - .\n"
+        ".popsection\n");
+#endif
+
 /* LOADING. The fork handlers go in when the code is loaded, so a fork
    before init is seen too; dlclose() takes them out again (glibc ties them
    to this object). At unload (dlclose, after its atexit handler,
@@ -10086,7 +10184,7 @@ PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
     return 1;
 }
 
-/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread]", any order, any subset; the rest
+/* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread|domain]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
 PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
@@ -10128,6 +10226,7 @@ PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, 
             } else if (!strcmp(tok, "group")) {
                 if (!strcmp(eq, "args")) g = PROF_GROUP_ARGS;
                 else if (!strcmp(eq, "thread")) g = PROF_GROUP_THREAD;
+                else if (!strcmp(eq, "domain")) g = PROF_GROUP_DOMAIN;
                 else if (!strcmp(eq, "args+thread") || !strcmp(eq, "thread+args")) g = PROF_GROUP_ARGS | PROF_GROUP_THREAD;
                 else if (!strcmp(eq, "name")) g = 0;
                 else return 0;
@@ -10317,7 +10416,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
         else
             prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
                       "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread][,ranks=all][,percentiles]; no table", prof__q(table, q));
+                      "rows=N[,group=args|thread|args+thread|domain][,ranks=all][,percentiles]; no table", prof__q(table, q));
     }
     if (!prof__g.who.rank_set) prof__rank_from_env();
     const char *ranks = cfg->ranks ? cfg->ranks : "";

@@ -97,9 +97,10 @@ __attribute__((noinline)) static void loop_gpu_region(long n) {
     }
 }
 
-/* Fills the whole ring once, so every slot has its events (made once). */
-__attribute__((noinline)) static void warm_gpu(void) {
-    for (long i = 0; i < 65536; i++) {
+/* Fills the ring's slots that the 7 rounds of n regions after it will use
+   (the whole ring at most), so that every one has its events (made once). */
+__attribute__((noinline)) static void warm_gpu(long n) {
+    for (long i = 0; i < 7 * n && i < 65536; i++) {
         prof_gpu_begin(&null_api, "gpu", NULL);
         prof_gpu_end(&null_api, NULL);
     }
@@ -272,7 +273,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "gpu_region")) {
         quiet_init(1);
         if (n > GPU_BATCH) n = GPU_BATCH;   /* a ring's worth between resolutions */
-        warm_gpu();
+        warm_gpu(n);
         double t = 1e300;
         for (int r = 0; r < 6; r++) {
             recycle();
@@ -287,7 +288,7 @@ int main(int argc, char **argv) {
         quiet_init(1);
         double t = 1e300;
         if (n > GPU_BATCH) n = GPU_BATCH;
-        warm_gpu();
+        warm_gpu(n);
         for (int r = 0; r < 6; r++) {
             recycle();
             gpu_resolve();

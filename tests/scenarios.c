@@ -8,6 +8,7 @@
 #define PROF_IMPLEMENTATION
 #endif
 #include "prof.h"
+#include "robustness/sanitized.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -666,11 +667,11 @@ static int trigger(void) {
 }
 
 /* ---- the flight recorder -----------------------------------------------
-   1000 steps of a fixed length (a spin on the clock, FLIGHT_STEP_US each,
-   default 2000), each with an outer region and two inner ones; step 500 is
-   20x as long. Run with PROF_FLIGHT (and FLIGHT_STEPS to change the count,
-   FLIGHT_TRIGGER_AT=N to make the file go.trigger in step N, holding
-   FLIGHT_TRIGGER_TEXT). */
+   1000 steps (FLIGHT_STEPS) of a fixed length (a spin on the clock,
+   FLIGHT_STEP_US each, default 2000), each with an outer region and two
+   inner ones; step 500 (FLIGHT_SLOW_AT) is 20x (FLIGHT_SLOW_X) as long.
+   Run with PROF_FLIGHT; FLIGHT_TRIGGER_AT=N makes the file go.trigger in
+   step N, holding FLIGHT_TRIGGER_TEXT. */
 static double now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -679,12 +680,12 @@ static double now_us(void) {
 
 static int flight(void) {
     const char *e = getenv("FLIGHT_STEPS"), *u = getenv("FLIGHT_STEP_US"), *tr = getenv("FLIGHT_TRIGGER_AT");
-    const char *x = getenv("FLIGHT_SLOW_X");   /* step 500 is this many steps long */
+    const char *x = getenv("FLIGHT_SLOW_X"), *at = getenv("FLIGHT_SLOW_AT");  /* the slow step, this many long */
     long steps = e ? atol(e) : 1000, us = u ? atol(u) : 2000, trigger_at = tr ? atol(tr) : -1;
-    long slow_x = x ? atol(x) : 20;
+    long slow_x = x ? atol(x) : 20, slow_at = at ? atol(at) : 500;
     PROF_INIT(NULL);
     for (long s = 0; s < steps; s++) {
-        double end = now_us() + (double)(s == 500 ? slow_x * us : us);
+        double end = now_us() + (double)(s == slow_at ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
             { PROF_SCOPE("inner_a"); }
@@ -772,25 +773,14 @@ static int one_region(void) {
 
 
 /* ---- the hand-off: what a step costs the engine ----------------------------
-   HANDOFF_REGIONS "op" regions a step (default 100,000; 10,000 under a
+   HANDOFF_REGIONS "op" regions a step (default 25,000; 2,500 under a
    sanitizer, which runs them ten times slower) inside "step_work", for 60
    steps. Each PROF_STEP() call is timed on this thread and its p50, p99 and
-   max printed with the peak RSS, for the reader: speed is bench/'s, not a
-   test's. HANDOFF_TRIGGER=<file>: made in the last step (a flight dump),
-   which then outlasts the trigger's once-a-second look. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#endif
-#ifdef SANITIZED
-#define HANDOFF_REGIONS 10000
-#else
-#define HANDOFF_REGIONS 100000
-#endif
+   max printed with the peak RSS, for the reader: speed is bench/'s (which
+   runs 100,000 a step), not a test's. HANDOFF_TRIGGER=<file>: made in the
+   last step (a flight dump), which then outlasts the trigger's
+   once-a-second look. */
+#define HANDOFF_REGIONS (SANITIZED ? 2500 : 25000)
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -23,6 +23,8 @@ synthetic ranks written here with exact times (one in start order, one
 duckdb    the README's query, run by DuckDB on --table-out's files of the
           synthetic ranks, names the stragglers prof ranks names (skipped,
           exit 77, without duckdb).
+nccl      the synthetic ranks with NCCL's ranges (libprof_nvtx's) in their
+          allreduce: each straggler's line names the collective.
 hang      6 ranks, rank 4 stuck in data_load at step 2 while the others
           wait in allreduce > wait_peer: the watchdog's dump on every rank,
           grouped by what each is inside, JSON and .pftrace alike.
@@ -185,7 +187,7 @@ def us(ns):
     return f"{ns // 1000}.{ns % 1000:03d}"
 
 
-def synthetic_rank(rank, extra, start_order=False, loader=False):
+def synthetic_rank(rank, extra, start_order=False, loader=False, nccl=False):
     """10 steps: data_load 10 ms, compute 20 ms (+ extra[s] at step s,
     holding 4 layers), allreduce > wait_peer until the step's barrier at
     40 ms plus the step's slowest extra, its sync point, 1 ms more to the
@@ -201,15 +203,18 @@ def synthetic_rank(rank, extra, start_order=False, loader=False):
         end = barrier + 1 * MS
         group = []
 
-        def x(name, a, b, tid=1):
+        def x(name, a, b, tid=1, args=""):
             group.append((a, -(b - a), f'{{"ph":"X","cat":"user_annotation","name":"{name}","pid":7,"tid":{tid},'
-                                        f'"ts":{us(a)},"dur":{us(b - a)}}}'))
+                                        f'"ts":{us(a)},"dur":{us(b - a)}{args}}}'))
         x("data_load", dl, c0)
         for k in range(4):
             x("layer", c0 + k * MS, c0 + (k + 1) * MS)
         x("compute", c0, c1)
         x("allreduce", c1, barrier)
         x("wait_peer", c1 + 1000, barrier)
+        if nccl:                                         # libprof_nvtx's record of NCCL's range
+            x("ncclAllReduce", c1 + 500, barrier - 500,
+              args=',"args":{"domain":"NCCL","Message size [bytes]":4194304,"Reduction operation":"Sum"}')
         if loader:
             x("prefetch", t + 2 * MS, t + 7 * MS, tid=2)
         group.append((barrier, 0, f'{{"ph":"i","s":"p","cat":"prof_sync","name":"prof_sync","pid":7,"tid":1,'
@@ -298,6 +303,19 @@ def case_synthetic(prof, _ranks_sim, tmp):
     # prof.h's traces name their processes; these do not: a name and a sort index each
     check(len(sub["traceEvents"]) == want + 2 * 3, f"{len(sub['traceEvents'])} events, not {want} + 6")
     print("synthetic: every step's line, the summary, the tables and --ranks exact")
+
+
+def case_nccl(prof, _ranks_sim, tmp):
+    """The synthetic ranks with NCCL's ranges in their allreduce (as
+    libprof_nvtx records them): each straggler's line names the collective."""
+    for r in range(8):
+        with open(os.path.join(tmp, f"rank{r}.json"), "w") as f:
+            f.write(synthetic_rank(r, EXTRA.get(r, {}), nccl=True))
+    out, _ = run([prof, "ranks", "."], tmp)
+    lines = [l for l in out.splitlines() if re.match(r"step \d+: straggler", l)]
+    check(len(lines) == 4 and all(l.endswith("; the others waited in allreduce (NCCL: ncclAllReduce)") for l in lines),
+          "\n".join(lines))
+    print("nccl: the straggler's peers waited in allreduce, in NCCL's ncclAllReduce")
 
 
 def case_duckdb(prof, _ranks_sim, tmp):

@@ -456,10 +456,10 @@ def case_flight(tool, scen, _cupti, tmp):
     for ext in ("json", "pftrace"):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
         env.update(PROF_OUTPUT=f"f.{ext}", PROF_FLIGHT="20", PROF_FLIGHT_SLOW="100", FLIGHT_STEP_US="2000",
-                   FLIGHT_SLOW_X="1000")
+                   FLIGHT_STEPS="200", FLIGHT_SLOW_AT="100", FLIGHT_SLOW_X="1000")
         p = subprocess.run([scen, "flight"], cwd=tmp, env=env, capture_output=True, text=True, timeout=120)
-        # step 500 is the slow one; a machine loaded enough to stall another
-        # step 200 ms makes that one the dump (and step 500 falls in its
+        # step 100 is the slow one; a machine loaded enough to stall another
+        # step 200 ms makes that one the dump (and step 100 falls in its
         # cooldown): each dump written is checked against its own step
         dumps = sorted(f for f in os.listdir(tmp) if re.fullmatch(rf"f\.slow_step-\d+\.{ext}", f))
         check(p.returncode == 0 and dumps, f"flight: {p.stderr}")

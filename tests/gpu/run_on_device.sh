@@ -29,7 +29,11 @@
 #      and with the profiler compiled out (bench/gpu_capture.cu), and
 #      torch.profiler on the same loop (bench/gpu_torch.py, where python3
 #      has torch), alternating, in rounds;
-#   7. energy (PROF_ENERGY=1): the CUDA example, 2,000 steps recorded, while
+#   7. prof.h as the NVTX tool: a one-rank NCCL all-reduce (PyPI's
+#      nvidia-nccl wheel, found through python3 or $NCCL_LIB) run under
+#      `prof run` (libprof_nvtx.so): NCCL's own ranges, with their payload,
+#      nested in the program's regions (tests/gpu/check_nccl.py);
+#   8. energy (PROF_ENERGY=1): the CUDA example, 2,000 steps recorded, while
 #      tests/gpu/energy_device.py reads NVML's energy counter by hand as fast
 #      as it answers and nvidia-smi logs power.draw every 100 ms: each step's
 #      joules and the window's against the hand reads over the same steps,
@@ -160,7 +164,19 @@ grep -v '^prof: wrote' "$results/capture_cost.txt"
 # a window's trace: its 2 steps' 6,000 kernels, each with its launch
 "$python" tests/gpu/check_cupti.py "$results/capture1.1.json" --launches 6000 || fail "gpu_capture's trace"
 
-echo "== 7. energy (PROF_ENERGY=1) against NVML read by hand and nvidia-smi over the same seconds"
+echo "== 7. NCCL's NVTX ranges through prof run (libprof_nvtx.so)"
+nccl=${NCCL_LIB:-$("$python" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)}
+if [ -n "$nccl" ] && [ -f "$nccl" ] && [ -f "$build/tools/libprof_nvtx.so" ]; then
+  # shellcheck disable=SC2086
+  "$nvcc" $flags -DPROF_ENABLE tests/gpu/nccl_one_rank.cu -ldl -o "$build/nccl_one_rank" &&
+    (cd "$results" && PROF_OUTPUT=nccl.json "$build/tools/prof" run "$build/nccl_one_rank" "$nccl" >nccl_run.txt 2>&1) &&
+    "$python" tests/gpu/check_nccl.py "$results/nccl.json" || { cat "$results/nccl_run.txt"; fail "NCCL's NVTX ranges"; }
+  grep "^prof: nvtx" "$results/nccl_run.txt"
+else
+  echo "skipped: no libnccl.so.2 (pip install nvidia-nccl-cu13, or NCCL_LIB=...) or no libprof_nvtx.so"
+fi
+
+echo "== 8. energy (PROF_ENERGY=1) against NVML read by hand and nvidia-smi over the same seconds"
 if "$python" -c 'import ctypes; ctypes.CDLL("libnvidia-ml.so.1")' 2>/dev/null; then
   nvidia-smi --query-gpu=timestamp,index,pci.bus_id,power.draw --format=csv,noheader -lms 100 \
     >"$results/energy_smi.csv" 2>/dev/null &

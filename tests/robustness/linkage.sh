@@ -9,6 +9,8 @@
 #     __tls_get_addr. -DPROF_TLS_DYNAMIC gives the general model back.
 #  3. -DPROF_PRIVATE keeps a shared library's copy of prof.h its own: no
 #     prof_ or prof__ symbol is exported; without it, they are.
+#  4. A public copy carries the ELF note libprof_nvtx.so finds it by, with
+#     no text relocation; a private one none.
 # One line per check, PASS/FAIL; exit 0 when all passed. $CC: the compiler.
 set -uo pipefail
 repo=$(cd "$1" && pwd)
@@ -62,4 +64,15 @@ n=$(exported private.so)
 [[ $n == 0 ]] && say PASS "-DPROF_PRIVATE: no prof_ symbol exported" || say FAIL "-DPROF_PRIVATE: $n prof_ symbols exported"
 n=$(exported public.so)
 [[ $n -gt 20 ]] && say PASS "default: the API is exported ($n symbols)" || say FAIL "default: only $n prof_ symbols exported"
+
+# 4. the note that leads libprof_nvtx.so to a copy (prof.h, >>process, TOOLS):
+#    in a public copy, with no text relocation and no symbol exported for
+#    it; not in a private one
+note() { readelf -n "$1" 2>/dev/null | grep -c 'prof\.h'; }
+textrel=$(readelf -d public.so | grep -c TEXTREL)
+n=$(nm -D --defined-only public.so | grep -c prof__tool_table)
+[[ $(note public.so) -ge 1 && $textrel == 0 && $n == 0 ]] &&
+  say PASS "the tool note: in a public copy, no text relocation, its table not exported" ||
+  say FAIL "the tool note: $(note public.so) notes, $textrel TEXTREL, $n exported"
+[[ $(note private.so) == 0 ]] && say PASS "-DPROF_PRIVATE: no tool note" || say FAIL "-DPROF_PRIVATE: a tool note"
 exit $fail

@@ -7,7 +7,7 @@
    target is prof), or by hand from the repository root, every .c file of
    tools/prof at once:  cc -std=c11 -O2 -I. -o prof tools/prof/[a-z]*.c -lpthread -lm
    Files: tool.h (what they share), main.c, merge.c, ranks.c, table.c,
-   diff.c, report.c (the commands; report_page.c takes in report's page, the
+   diff.c, report.c, run.c (the commands; report_page.c takes in report's page, the
    report.html/.css/.js beside it), trace.c, read_json.c, read_pftrace.c,
    inflate.c (reading traces), prof_link.c (prof.h's implementation: the one
    file that uses its private names). */
@@ -26,11 +26,12 @@ static const char usage[] =
     "      moved onto the clock of the lowest by the PROF_SYNC() points they\n"
     "      share. Perfetto traces merge into a Perfetto trace (-o merged.pftrace).\n"
     "      prof merge --help says more.\n"
-    "  prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]\n"
+    "  prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain,percentiles]\n"
     "      The summary table of a saved trace: the table the run would have\n"
     "      printed with PROF_TABLE set to that spec (default: every row, by\n"
     "      self CPU time). GPU columns come from its kernels (or GPU regions,\n"
     "      without kernel capture), as the run's; memory columns are not rebuilt.\n"
+    "      group=domain: NVTX's ranges by their domain (libprof_nvtx's).\n"
     "  prof diff BASE NEW [--min-change PCT] [--fail-over PCT]\n"
     "      Per region, by name: calls, self and total time in both traces and\n"
     "      the change, largest change of self time first. Regions that changed\n"
@@ -49,6 +50,12 @@ static const char usage[] =
     "      they went, prof table's rows, a flame graph, GPU kernels, memory,\n"
     "      ranks' steps (several traces); --diff: prof diff as a page. Default\n"
     "      FILE: the first trace's name with .html.\n"
+    "  prof run [--] CMD [ARGS...]\n"
+    "      Runs CMD with prof.h as its NVTX tool (NVTX_INJECTION64_PATH at\n"
+    "      libprof_nvtx.so): every NVTX range, mark and thread name of every\n"
+    "      library (NCCL's collectives with their sizes) goes into its trace,\n"
+    "      nested in its regions; into the library's own recorder where CMD has\n"
+    "      no prof.h. Another tool named already (Nsight): left to it.\n"
     "  prof help [COMMAND]\n"
     "      This text, or a command's.\n"
     "\n"
@@ -84,6 +91,10 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "report")) {
         g_prog = "prof report";
         return cmd_report(argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "run")) {
+        g_prog = "prof run";
+        return cmd_run(argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
         const char *c = argc > 2 ? argv[2] : "";

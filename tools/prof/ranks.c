@@ -24,7 +24,10 @@
      straggler is the rank whose work ran longest, named when it ran at
      least --min-lag over the ranks' median (default: 1 ms or a tenth of
      the median step time, whichever is more). A step without a sync point
-     counts its whole time as work.
+     counts its whole time as work. Where the traces hold NCCL's NVTX
+     ranges (args.domain "NCCL": `prof run`, libprof_nvtx.so), the line
+     also names the collective inside the region they waited in:
+       ...; the others waited in allreduce (NCCL: ncclAllReduce)
      Then a summary: the persistent stragglers (named at two steps or more,
      and at a quarter of the steps or more), and per top-level region the
      spread across the ranks of their mean time per step (p50, p99, max and
@@ -67,6 +70,7 @@ typedef struct { const char *name; int64_t ns, calls; } rk_cell;     /* a top-le
 typedef struct {
     int64_t step, t0, t1, dur, work, wait;
     const char *wait_in;            /* the region it waited in; NULL: none */
+    const char *wait_coll;          /* the NCCL range in it (libprof_nvtx's); NULL: none */
     long tid;
     size_t cell, ncell;             /* its cells */
 } rk_step;
@@ -75,7 +79,8 @@ typedef struct { long tid; const char *name; int64_t t0, t1; } rk_reg;
 /* A region as a reader finds it: thread tid, from t0 to t1 in absolute ns,
    its name interned (prof_intern); open: still running when the trace was
    written (a watchdog's dump marks those). */
-typedef struct { long tid; const char *name; int64_t t0, t1; int open; } region;
+typedef struct { long tid; const char *name; int64_t t0, t1; int open, nccl; } region;   /* nccl: an NVTX
+   range of NCCL's (args.domain "NCCL", as libprof_nvtx records them) */
 
 typedef struct {
     trace t;
@@ -87,6 +92,8 @@ typedef struct {
     size_t ntop, captop;
     rk_reg *open;                   /* regions still running (a dump's) */
     size_t nopen;
+    rk_reg *coll;                   /* NCCL's ranges (its collectives), by time after the read */
+    size_t ncoll;
     int64_t *syncs;                 /* its sync points' times, JSON (Perfetto: t.syncs) */
     size_t nsyncs;
     int dump;                       /* a hang dump */
@@ -125,6 +132,10 @@ static size_t top_at(const rank_data *r, long tid, int64_t t0) {
 static void on_region(void *ctx, const region *g) {
     rank_data *r = ctx;
     int64_t step;
+    if (g->nccl) {
+        r->coll = xrealloc(r->coll, (r->ncoll + 1) * sizeof *r->coll);
+        r->coll[r->ncoll++] = (rk_reg){ g->tid, g->name, g->t0, g->t1 };
+    }
     if (g->open) {
         r->dump = 1;
         r->open = xrealloc(r->open, (r->nopen + 1) * sizeof *r->open);
@@ -181,7 +192,8 @@ static void on_json_event(trace *t, const event *ev, void *ctx) {
     if (!name) return;
     int64_t step;
     if (step_number(name, &step)) dur = add_ck(dur, 1);   /* prof.h's JSON ends a step 1 ns early */
-    region g = { (long)tid, name, ts, add_ck(ts, dur), obj_find(&t->d, ev->f[F_ARGS], "\"open\"").n != 0 };
+    region g = { (long)tid, name, ts, add_ck(ts, dur), obj_find(&t->d, ev->f[F_ARGS], "\"open\"").n != 0,
+                 is_str(obj_find(&t->d, ev->f[F_ARGS], "\"domain\""), "NCCL") };
     on_region(r, &g);
 }
 
@@ -189,10 +201,13 @@ static void on_json_event(trace *t, const event *ev, void *ctx) {
    too), times from the trace's earliest (t->tmin, pf_scan's). */
 static void on_pf_slice(trace *t, const pf_slice *sl, void *ctx) {
     if (sl->instant || !sl->has_tid) return;
-    int open = 0;
-    for (size_t k = 0; k < sl->nargs; k++)
+    int open = 0, nccl = 0;
+    for (size_t k = 0; k < sl->nargs; k++) {
         if (sl->args[k].is_str && !strcmp(sl->args[k].key, "open")) open = 1;
-    region g = { (long)sl->tid, sl->name, add_ck(t->tmin, sl->t0), add_ck(t->tmin, sl->t1), open };
+        if (sl->args[k].is_str && !strcmp(sl->args[k].key, "domain") && sl->args[k].str && !strcmp(sl->args[k].str, "NCCL"))
+            nccl = 1;
+    }
+    region g = { (long)sl->tid, sl->name, add_ck(t->tmin, sl->t0), add_ck(t->tmin, sl->t1), open, nccl };
     on_region(ctx, &g);
 }
 
@@ -252,6 +267,20 @@ static void hang_path(rank_data *r) {
     free(path);
 }
 
+/* The first of NCCL's ranges inside region e on its thread: the collective
+   a wait was in. r->coll by time. */
+static const char *coll_in(const rank_data *r, const rk_reg *e) {
+    size_t lo = 0, hi = r->ncoll;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->coll[mid].t0 < e->t0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < r->ncoll && r->coll[lo].t0 <= e->t1; lo++)
+        if (r->coll[lo].tid == e->tid && r->coll[lo].t1 <= e->t1) return r->coll[lo].name;
+    return NULL;
+}
+
 /* After the read: per step its work, wait and top-level regions. */
 static void settle_rank(rank_data *r) {
     trace *t = &r->t;
@@ -267,6 +296,7 @@ static void settle_rank(rank_data *r) {
     /* each top-level region into the step it begins in (the steps do not
        overlap: one thread steps), both in order of time */
     if (r->ntop) qsort(r->top, r->ntop, sizeof *r->top, cmp_reg);
+    if (r->ncoll) qsort(r->coll, r->ncoll, sizeof *r->coll, cmp_reg);
     size_t cap = 0, g = 0;
     rk_cell *cells = NULL;
     for (size_t k = 0; k < r->nsteps; k++) {
@@ -288,6 +318,7 @@ static void settle_rank(rank_data *r) {
             if (has_sync && e->tid == s->tid && e->t0 <= sync) {   /* the last one before it: the wait */
                 arrive = e->t0;
                 s->wait_in = e->name;
+                s->wait_coll = coll_in(r, e);
             }
             size_t c = s->cell;
             while (c < r->ncells && cells[c].name != e->name) c++;
@@ -312,6 +343,9 @@ static void settle_rank(rank_data *r) {
     r->ntop = r->captop = 0;
     free(r->open);
     r->open = NULL;
+    free(r->coll);
+    r->coll = NULL;
+    r->ncoll = 0;
 }
 
 static void read_rank(rank_data *r) {
@@ -327,6 +361,7 @@ static void read_rank(rank_data *r) {
             for (size_t i = 0; i < r->nsteps; i++) r->steps[i].t0 = add_ck(r->steps[i].t0, b), r->steps[i].t1 = add_ck(r->steps[i].t1, b);
             for (size_t i = 0; i < r->ntop; i++) r->top[i].t0 = add_ck(r->top[i].t0, b), r->top[i].t1 = add_ck(r->top[i].t1, b);
             for (size_t i = 0; i < r->nopen; i++) r->open[i].t0 = add_ck(r->open[i].t0, b), r->open[i].t1 = add_ck(r->open[i].t1, b);
+            for (size_t i = 0; i < r->ncoll; i++) r->coll[i].t0 = add_ck(r->coll[i].t0, b), r->coll[i].t1 = add_ck(r->coll[i].t1, b);
             for (size_t i = 0; i < r->nsyncs; i++) r->syncs[i] = add_ck(r->syncs[i], b);
         }
     }
@@ -340,6 +375,7 @@ static void rank_free(rank_data *r) {
     free(r->cells);
     free(r->top);
     free(r->open);
+    free(r->coll);
     free(r->syncs);
     free(r->error);
     trace_free(&r->t);
@@ -697,7 +733,7 @@ static void say_steps(rank_data **rk, size_t n, double min_lag_ns, int min_lag_s
             printf("step %" PRId64 ": straggler rank %d: work %s, %s over the median of %zu ranks (%s)", st, sr->t.rank,
                    fmt_ns(a, sizeof a, v[q - 1].v), fmt_ns(b, sizeof b, lag), q, fmt_ns(c, sizeof c, med));
             /* where the others waited: the region most of them waited in */
-            const char *in = NULL;
+            const char *in = NULL, *coll = NULL;
             size_t most = 0, nw = 0;
             for (size_t i = 0; i < n; i++) {
                 const rk_step *o = step_of(rk[i], st);
@@ -707,7 +743,13 @@ static void say_steps(rank_data **rk, size_t n, double min_lag_ns, int min_lag_s
                 if (k == nw) wait_name[nw] = o->wait_in, wait_count[nw++] = 0;
                 if (++wait_count[k] > most) most = wait_count[k], in = o->wait_in;
             }
+            for (size_t i = 0; in && i < n && !coll; i++) {   /* NCCL's collective in it, where recorded */
+                const rk_step *o = step_of(rk[i], st);
+                if (o && o->wait_in == in && rk[i] != sr) coll = o->wait_coll;
+            }
             if (in) printf("; the others waited in %s", in);
+            if (coll && coll != in) printf(" (NCCL: %s)", coll);
+            else if (coll) printf(" (NCCL)");
             printf("\n");
         } else if (q > 1) {
             printf("step %" PRId64 ": no straggler (the most work: rank %d, %s over the median)\n", st, sr->t.rank,
@@ -862,7 +904,8 @@ const char ranks_usage[] =
     "top-level region and which rank straggled: the one whose work before the\n"
     "step's sync point (PROF_SYNC) ran longest while the others waited, when it\n"
     "ran --min-lag MS over the median (default: 1 ms or a tenth of the median step\n"
-    "time); then the persistent stragglers and the spread of each region across\n"
+    "time), and where the others waited (and NCCL's collective in it, where the\n"
+    "run had prof run's NVTX capture); then the persistent stragglers and the spread of each region across\n"
     "the ranks (p50, p99, max and its rank) with the outliers. Hang dumps (a\n"
     "watchdog's, PROF_WATCHDOG) are grouped by what each rank is inside.\n"
     "\n"

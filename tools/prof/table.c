@@ -43,8 +43,10 @@ int cmd_table(int argc, char **argv) {
     prof_sort sort;
     size_t rows;
     int group;
-    if (argc < 1 || argc > 2) die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread,percentiles]");
-    if (!prof_table_spec(argc > 1 ? argv[1] : "sort=self_cpu", &sort, &rows, &group))
+    if (argc < 1 || argc > 2) die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain,percentiles]");
+    const char *spec = argc > 1 ? argv[1] : "sort=self_cpu";
+    if (!strncmp(spec, "--", 2)) spec += 2;        /* --group=domain: the spec's group=domain */
+    if (!prof_table_spec(spec, &sort, &rows, &group))
         die("'%s' is not a table spec as PROF_TABLE takes (sort=...,rows=N,group=...,percentiles)", argv[1]);
     const prof_cycle *cy = table_cycle(0, trace_open(argv[0], 0));
     prof_table tab;

@@ -372,6 +372,7 @@ int cmd_table(int argc, char **argv);   /* argv: after "table" */
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
 int cmd_ranks(int argc, char **argv);   /* argv: after "ranks" */
 int cmd_report(int argc, char **argv);  /* argv: after "report" */
+int cmd_run(int argc, char **argv);     /* argv: after "run" */
 /* prof diff's rows of two traces as JSON (its own table's, the U test's p),
    for prof report --diff. */
 void diff_json(tool_out *o, trace *base, trace *new_);

@@ -1,0 +1,2 @@
+// nvtx_capture.c built as C++: prof.h's note and table in a C++ unit.
+#include "nvtx_capture.c"
