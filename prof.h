@@ -813,13 +813,12 @@ static inline void prof__emit(const char *name, uint64_t t0, uint64_t t1) {
 #if defined(PROF_NVTX)
 #include <nvtx3/nvToolsExt.h>
 PROF_API nvtxDomainHandle_t prof__nvtx_domain(void);
-PROF_API nvtxStringHandle_t prof__nvtx_register(const char *name);
 /* Names go as strings registered in the domain (a tool then keeps one copy
    of each): a name is a pointer that lives as long as the program, so each
    thread remembers its handle in a small cache by that pointer; a miss
    registers it. With no tool attached there is no handle, and the name goes
    as text. */
-typedef struct { const char *name; nvtxStringHandle_t h; } prof__nvtx_slot;
+PROF_API nvtxStringHandle_t prof__nvtx_name(const char *name);
 static inline void prof__nvtx_push(const char *text, nvtxStringHandle_t h) {
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
@@ -834,17 +833,7 @@ static inline void prof__nvtx_push(const char *text, nvtxStringHandle_t h) {
     }
     nvtxDomainRangePushEx(prof__nvtx_domain(), &a);
 }
-static inline void prof__range_push(const char *name) {
-    static __thread prof__nvtx_slot cache[64];
-    uint64_t k = 0;
-    memcpy(&k, &name, sizeof name);     /* the pointer's bits, with no cast */
-    prof__nvtx_slot *c = &cache[(k * 0x9E3779B97F4A7C15ull) >> 58];
-    if (PROF__UNLIKELY(c->name != name)) {
-        c->h = prof__nvtx_register(name);
-        c->name = name;
-    }
-    prof__nvtx_push(name, c->h);
-}
+static inline void prof__range_push(const char *name) { prof__nvtx_push(name, prof__nvtx_name(name)); }
 /* a name built at run time (PROF_SCOPE_DYN's, maybe in a reused buffer): text */
 static inline void prof__range_push_text(const char *text) { prof__nvtx_push(text, PROF__NULLPTR); }
 static inline void prof__range_pop(void) { nvtxDomainRangePop(prof__nvtx_domain()); }
@@ -1269,6 +1258,8 @@ typedef struct prof__thread {
     int sp;                             /* PROF_BEGIN/END stack */
     prof__frame stack[PROF__STACK_MAX];
     int *gpu_dead;                      /* its GPU pairs' ring learns of its exit */
+    struct prof__gtls_t *gpu;           /* its GPU regions' state (prof__gtlsp), freed at its exit */
+    void *nvtx;                         /* -DPROF_NVTX: its names' handles (prof__nvtx_cache), too */
     prof__tls_t *tls;                   /* its prof__tls (the top of its open regions)
                                            while it lives; under prof__lock */
     prof__open open[PROF__OPEN_MAX + 1];/* PROF_SCOPEs open now, up to prof__tls.top */
@@ -1380,6 +1371,8 @@ static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned char prof__on = 1;             /* 1 before init: the first event inits */
 __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 static __thread prof__thread *prof__self;
+static __thread struct prof__gtls_t *prof__gtlsp;  /* >>gpu: on the heap, not in TLS (see there) */
+static __thread void *prof__nvtx_cache;             /* -DPROF_NVTX's names, the same way */
 
 /* Code that runs rarely: init, configuration, shutdown, reports, crashes,
    the watchdog. The compiler optimizes it for size, keeps calls to it off
@@ -1854,6 +1847,12 @@ static void prof__thread_exit(void *p) {
     prof__push_unclosed(th);
     if (prof__self == th) {
         prof__self = NULL;
+        prof__gtlsp = NULL;
+        free(th->gpu);
+        th->gpu = NULL;
+        prof__nvtx_cache = NULL;
+        free(th->nvtx);
+        th->nvtx = NULL;
         prof__tls.cur = prof__tls.end = NULL;
         PROF__SET_TOP(prof__open_sink);             /* its frames go with its struct; a save
                                                        may read top until th->tls is cleared */
@@ -2016,8 +2015,30 @@ nvtxDomainHandle_t prof__nvtx_domain(void) {
     return prof__nvtx_dom;
 }
 
-nvtxStringHandle_t prof__nvtx_register(const char *name) {
+static nvtxStringHandle_t prof__nvtx_register(const char *name) {
     return name ? nvtxDomainRegisterStringA(prof__nvtx_domain(), name) : PROF__NULLPTR;
+}
+
+/* The cache of a thread's names: 64 slots by the pointer's hash, on the heap
+   (its TLS is one pointer: >>gpu's prof__gtls_new says why), made at its
+   first range and freed at its exit (prof__thread_exit). */
+typedef struct prof__nvtx_slot { const char *name; nvtxStringHandle_t h; } prof__nvtx_slot;
+
+nvtxStringHandle_t prof__nvtx_name(const char *name) {
+    prof__nvtx_slot *cache = (prof__nvtx_slot *)prof__nvtx_cache;
+    if (PROF__UNLIKELY(!cache)) {
+        prof__thread *th = prof__self ? prof__self : prof__register();
+        if (!th || !(cache = (prof__nvtx_slot *)calloc(64, sizeof *cache))) return prof__nvtx_register(name);
+        th->nvtx = prof__nvtx_cache = cache;
+    }
+    uint64_t k = 0;
+    memcpy(&k, &name, sizeof name);     /* the pointer's bits, with no cast */
+    prof__nvtx_slot *c = &cache[(k * 0x9E3779B97F4A7C15ull) >> 58];
+    if (PROF__UNLIKELY(c->name != name)) {
+        c->h = prof__nvtx_register(name);
+        c->name = name;
+    }
+    return c->h;
 }
 #endif
 
@@ -3054,7 +3075,7 @@ typedef struct prof__gtls_t {
     int sp, overflow;                   /* PROF_GPU_BEGIN/END stack */
     prof__gframe stack[PROF__GPU_STACK];
 } prof__gtls_t;
-static __thread prof__gtls_t prof__gtls;
+
 
 /* mono: when it was taken, on CLOCK_MONOTONIC; ticks convert to ns only
    once calibrated, at the first save */
@@ -3501,9 +3522,27 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
    tracer is started (atomic). */
 static int prof__gpu_spans;
 
+/* A thread's GPU state lives on the heap, reached by one pointer of TLS
+   (prof__gtlsp), made at its first GPU region and freed at its exit: in a
+   -fPIC copy the whole TLS block of the object goes to glibc's small static
+   reserve (prof__tls is initial-exec), and 1.5 KB of frames there left no
+   room for a second library with its own prof.h: its dlopen failed
+   ("cannot allocate memory in static TLS block"). */
+__attribute__((noinline, cold)) static prof__gtls_t *prof__gtls_new(void) {
+    prof__thread *th = prof__self ? prof__self : prof__register();
+    prof__gtls_t *g = th ? (prof__gtls_t *)calloc(1, sizeof *g) : NULL;
+    if (!g) {
+        __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
+        return NULL;
+    }
+    th->gpu = g;
+    return prof__gtlsp = g;
+}
+
 void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     prof__range_push(name);
-    prof__gtls_t *g = &prof__gtls;
+    prof__gtls_t *g = prof__gtlsp;
+    if (PROF__UNLIKELY(!g) && !(g = prof__gtls_new())) return;
     if (PROF__UNLIKELY(g->sp == PROF__GPU_STACK)) {     /* deeper than anyone reads */
         g->overflow++;
         __atomic_fetch_add(&prof__gpu.dropped, 1, __ATOMIC_RELAXED);
@@ -3559,7 +3598,8 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
 
 void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     prof__range_pop();
-    prof__gtls_t *g = &prof__gtls;
+    prof__gtls_t *g = prof__gtlsp;
+    if (PROF__UNLIKELY(!g)) return;             /* no GPU region began on this thread */
     if (PROF__UNLIKELY(g->overflow)) { g->overflow--; return; }
     if (PROF__UNLIKELY(!g->sp)) return;         /* unmatched: nothing open */
     prof__gframe *f = &g->stack[--g->sp];

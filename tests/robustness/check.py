@@ -407,6 +407,25 @@ def case_dlclose(binary, plugin):
                    "its traces get '-2' before the extension"], f"stderr {p.stderr}")
 
 
+def case_plugins(binary, *plugins):
+    # Libraries with their own prof.h beside the program's, 4 copies of each
+    # plugin (one built with -DPROF_NVTX where NVTX3 is there): each loads
+    # (its TLS fits glibc's static reserve), records into its own copy and
+    # writes its own trace, numbered in load order.
+    p = run(binary, args=list(plugins))
+    check(p.returncode == 0 and p.stdout == "ok\n", f"exit {p.returncode}: {p.stderr}")
+    files = sorted(os.listdir("."))
+    copies = 4 * len(plugins)
+    check(len(files) == 1 + copies, f"files {files}")
+    host = [f for f in files if not re.search(r"-\d+\.json$", f)]
+    check(len(host) == 1 and trace_names(host[0]) == {"host": 1}, f"host's trace: {host}")
+    for n in range(2, 2 + copies):      # copy n, loaded (n-1)-th, recorded 10(n-1) regions
+        copy = host[0].replace(".json", f"-{n}.json")
+        check(copy in files and trace_names(copy) == {"plugin_work": 10 * (n - 1)},
+              f"copy {n}: {copy in files and trace_names(copy)}")
+    print(f"plugins: {copies} copies of {len(plugins)} plugin(s) loaded, each with its own trace")
+
+
 def case_races(binary):
     # concurrent steps, and exit() during a step; the sanitizers judge races
     for clock in ("tsc", "monotonic"):
