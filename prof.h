@@ -4363,7 +4363,12 @@ typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.e
 } prof__ecy;
 
 static pthread_mutex_t prof__en_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread int prof__en_reader;    /* the profiler's thread: the one that reads */
+/* The profiler's thread, the one that reads (its id, not a TLS flag: a
+   copy's TLS is 80 bytes); 0 once it has stopped. */
+static uint64_t prof__en_thread;
+static int prof__en_reader(void) {
+    return __atomic_load_n(&prof__en_thread, __ATOMIC_RELAXED) == (uint64_t)pthread_self();
+}
 static struct {
     int state;                          /* profiler's thread: 0 not tried, 1 reading, 2 off */
     const char *why;                    /* off: why */
@@ -4678,7 +4683,7 @@ static int64_t prof__en_poll(void) {
 /* On the profiler's thread: reads until every device has a knot after
    `end` (a window's last step), a second at most. */
 static void prof__en_close(uint64_t end) {
-    if (!prof__en_reader || prof__en.state != 1) return;
+    if (!prof__en_reader() || prof__en.state != 1) return;
     int64_t t0 = prof__mono_ns(), limit = 4 * prof__en.period_ns + 50000000;
     if (limit > 1000000000) limit = 1000000000;
     for (;;) {
@@ -4950,9 +4955,10 @@ int prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *jo
 }
 
 /* The profiler's thread: its first and last words with the library. */
-static void prof__en_thread_start(void) { prof__en_reader = 1; }
+static void prof__en_thread_start(void) { __atomic_store_n(&prof__en_thread, (uint64_t)pthread_self(), __ATOMIC_RELAXED); }
 static void prof__en_thread_stop(void) {
     if (prof__en_on() && prof__en.state == 1) prof__en_close(prof__now());
+    __atomic_store_n(&prof__en_thread, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- >>analysis  the one analysis pass, and the walker every sink rides ----
