@@ -28,6 +28,8 @@
      >>collect      a cycle's records from every thread, without stopping them
      >>gpu          GPU core: event pairs, resolution at steps, clock
                     alignment; kernel capture's records
+     >>energy       PROF_ENERGY: joules per step and watts per GPU, from
+                    NVML, read on the profiler's thread
      >>analysis     the one pass every sink reads (parents, tracks, labels,
                     correlations) and the walk that drives every sink
      >>model        cycles made from outside (the prof tool's readers)
@@ -150,6 +152,13 @@
                      rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
                      $ROCM_PATH/lib's, then the loader's paths)
+     PROF_ENERGY     1: each recorded step's joules per GPU ("GPU 0 energy
+                     (J)"), a power track per GPU and the table's J/step,
+                     from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read
+                     on the profiler's thread
+     PROF_NVML_LIB   the NVML to load (default libnvidia-ml.so.1)
+     PROF_AMDSMI_LIB the AMD SMI to load with prof_hip.h (default
+                     libamd_smi.so, then $ROCM_PATH/lib's)
      PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
                      arrives or the file appears or changes (looked for at
                      steps, once a second at most; never removed: ranks may
@@ -292,6 +301,8 @@ typedef struct prof_config {
     int           kernels;    /* the same for the runtime in use: CUPTI
                                  (prof_cuda.h), rocprofiler-sdk (prof_hip.h);
                                  PROF_KERNELS=1                             */
+    int           energy;     /* nonzero: each step's joules per GPU and a
+                                 power track, from NVML (PROF_ENERGY=1)     */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -405,6 +416,11 @@ PROF__FN size_t   prof_cycle_event_count(const prof_cycle *c) PROF__OFF(return 0
 PROF__FN int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *out)
     PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 PROF__FN int      prof_cycle_write_trace(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
+/* PROF_ENERGY: the joules GPU `device` used in step i (an event of kind
+   PROF_EVENT_STEP): 1 measured, 2 a time share of one counter interval,
+   0 not known (no energy for it, or i is not a step). */
+PROF__FN int      prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *joules)
+    PROF__OFF(if (joules) *joules = 0; return 0;)
 PROF__FN int      prof_cycle_write_stacks(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
 /* The highest Total Allocated on a device (-1 host) after any memory event of
    the cycle, and the innermost region open at that event on its thread
@@ -451,6 +467,16 @@ typedef struct prof_row {
     int         kernel;       /* a kernel, copy or fill (kernel capture)   */
 } prof_row;
 
+/* PROF_ENERGY: a device's joules per step, in the table's footer. */
+typedef struct prof_energy {
+    int    device;            /* the runtime's device number (GPU d)        */
+    size_t steps;             /* steps that carry its joules                */
+    double j_p50, j_p90;      /* joules per step (nearest rank)             */
+    double watts;             /* those steps' joules over their time        */
+    double j_per_token;       /* over PROF_COUNTER("tokens", n) in them; 0: none */
+    double j_per_sample;      /* over PROF_COUNTER("samples", n); 0: none   */
+} prof_energy;
+
 typedef struct prof_table {
     prof_row *rows;
     size_t    n;
@@ -470,6 +496,8 @@ typedef struct prof_table {
                                  0: not known (a trace read back)           */
     int       gpu_one_clock;  /* kernel capture placed every GPU region on
                                  its kernels' clock (they nest exactly)     */
+    int       energy_devs;    /* PROF_ENERGY: devices in energy[]           */
+    prof_energy energy[8];
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -501,6 +529,14 @@ PROF__FN int prof_model_region(prof_cycle *c, int thread, const char *name, int6
 /* ProfilerStep#number, which the table files under "ProfilerStep*" */
 PROF__FN int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t t0_ns, int64_t t1_ns)
     PROF__OFF(return 0;)
+/* PROF_ENERGY's joules, read back: the step added last used `joules` on
+   GPU `device` (its argument "GPU d energy (J)"); share: it was marked a
+   share of one counter interval. The table's footer and the writers then
+   take the model's steps' joules as the recorder's. */
+PROF__FN int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) PROF__OFF(return 0;)
+/* A sample of the counter `name` at ts_ns (PROF_COUNTER's): only "tokens"
+   and "samples" are kept, for the table's J/token and J/sample. */
+PROF__FN int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) PROF__OFF(return 0;)
 /* An argument of the region or step added last. */
 PROF__FN int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) PROF__OFF(return 0;)
 PROF__FN int prof_model_arg_str(prof_cycle *c, const char *key, const char *value) PROF__OFF(return 0;)
@@ -552,6 +588,7 @@ typedef struct prof_gpu_api {
     const char *(*error_name)(int err);
     const char *(*error_string)(int err);
     const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
+    int (*pci_bus_id)(char *buf, int len, int dev); /* "0000:18:00.0" (PROF_ENERGY) */
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -999,6 +1036,9 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
     }                                                                                                   \
     static const char *prof__##rt##_error_name(int e) { return rt##GetErrorName(PROF__SCAST(Err, e)); } \
     static const char *prof__##rt##_error_string(int e) { return rt##GetErrorString(PROF__SCAST(Err, e)); } \
+    static int prof__##rt##_pci_bus_id(char *buf, int len, int d) {                                     \
+        return PROF__SCAST(int, rt##DeviceGetPCIBusId(buf, len, d));                                    \
+    }                                                                                                   \
     static const prof_gpu_api prof__##rt##_api = {                                                      \
         label, PROF__SCAST(int, rt##ErrorNotReady),                                                     \
         prof__##rt##_device_count, prof__##rt##_get_device, prof__##rt##_set_device,                    \
@@ -1006,6 +1046,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
+        prof__##rt##_pci_bus_id,                                                                        \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -1094,6 +1135,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF__IMPLEMENTED
 
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -1248,6 +1290,7 @@ static struct {
         int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int cupti;                      /* cfg.cupti / kernels, PROF_CUPTI / KERNELS: kernel capture */
+        int energy;                     /* cfg.energy / PROF_ENERGY: joules per step (>>energy) */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
@@ -2581,6 +2624,7 @@ typedef struct prof__cycle {
     const char *reason;                 /* a flight recorder's dump: why ("slow_step"), else NULL */
     int64_t reason_step;                /*   and at which step; its first step */
     int64_t first_step;
+    struct prof__ecy *en;               /* PROF_ENERGY: the knots around its steps (>>energy) */
 } prof__cycle;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
@@ -2954,6 +2998,8 @@ static void prof__analysis_free(prof__cycle *cy) {
     cy->label = NULL;
 }
 
+static void prof__en_free(struct prof__ecy *en);
+
 static void prof__cycle_free(prof__cycle *cy) {
     prof__analysis_free(cy);
     free(cy->ev);
@@ -2961,6 +3007,8 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->gpu);
     free(cy->act);
     free(cy->gdev);
+    prof__en_free(cy->en);
+    cy->en = NULL;
 }
 
 
@@ -4049,7 +4097,7 @@ static void prof__act_stop_locked(void) {
 void prof_gpu_say(const char *line) { prof__msg("%s", line); }
 
 void prof_gpu_attach(const prof_gpu_api *api) {
-    if (prof__g.conf.cupti) prof__gpu_start(api);
+    if (prof__g.conf.cupti || prof__g.conf.energy) prof__gpu_start(api);
 }
 
 /* Kernel capture starts with the profiler, whatever starts it (PROF_INIT,
@@ -4067,7 +4115,7 @@ static void prof__gpu_autostart_due(void) {
     if (!__atomic_load_n(&prof__gpu_auto, __ATOMIC_ACQUIRE) || !__atomic_exchange_n(&prof__gpu_auto, 0, __ATOMIC_ACQ_REL))
         return;
     if (prof__gpu_autostart) prof__gpu_autostart();
-    else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0)
+    else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0 && prof__g.conf.cupti)
         prof__msg("kernel capture (PROF_CUPTI / PROF_KERNELS) starts at the first GPU region or PROF_INIT in a file "
                   "that includes prof_cuda.h or prof_hip.h: the file with PROF_IMPLEMENTATION includes neither");
 }
@@ -4226,6 +4274,691 @@ static void prof__gpu_release_locked(void) {
     prof__gpu.res = NULL;
     prof__gpu.nres = prof__gpu.rescap = 0;
     __atomic_store_n(&prof__gpu.state, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- >>energy  joules per step, watts per GPU: NVML / AMD SMI (PROF_ENERGY) ----
+   Each device of the runtime in use (CUDA or HIP, through prof_cuda.h /
+   prof_hip.h) is matched to its management-library device by PCI bus id,
+   never by index. NVML (libnvidia-ml.so.1) is loaded with dlopen, never
+   linked; PROF_NVML_LIB names another file (the tests' double). Every call
+   into it is made on the profiler's thread: nvmlInit, the matching, and the
+   reads of the device's total-energy counter (mJ since the driver loaded),
+   which cost milliseconds (2.8 ms median, 206 ms at worst on an H200) and
+   change about every 100 ms. So the thread reads while a window records,
+   no more often than the counter changes (0.9 times the mean interval
+   between the changes it saw: 10 ms at first, then what the device does,
+   5 ms to 1 s), between its jobs and at their start.
+   A change seen between two reads happened between the start of the one
+   before and the end of this one: a knot, placed mid-way, whose value is
+   exact. Between knots the energy is spread evenly over time (the power is
+   taken as constant there), so a window's total is exact to its ends' two
+   knot intervals, and a step's joules are the difference of that curve at
+   its ends: a step with no knot inside it gets a time share of one
+   interval, and says so. A save waits (on the profiler's thread, at most a
+   second) for a knot past the window's last step. The power track is the
+   same curve's slope: ΔmJ / Δms between knots. A device without the
+   counter, a read that fails, a counter that goes back: one line, that
+   device's energy stops (or the interval is left unknown), the trace is
+   whole. HIP devices go through AMD SMI the same way (libamd_smi.so,
+   PROF_AMDSMI_LIB, else $ROCM_PATH/lib's: amdsmi_init, a processor by its
+   bdf, amdsmi_get_energy_count's accumulator times its resolution), bound
+   from AMD SMI's documented ABI: tested against a double, not yet on a real
+   AMD GPU. */
+#define PROF__EN_DEVS     16
+#define PROF__EN_FIRST_NS 10000000      /* between reads until the counter is seen to change */
+#define PROF__EN_MIN_NS   5000000
+#define PROF__EN_MAX_NS   1000000000
+#define PROF__EN_COSTS    256           /* the last reads' costs, for their median */
+#define PROF__EN_MEAN     16            /* knot intervals the reading period follows */
+#define PROF__EN_SHARE    "share of one counter interval"
+
+typedef struct prof__eknot {
+    uint64_t tick;                      /* mid-way between the reads that bracket the change */
+    uint64_t half;                      /* half that bracket (ticks) */
+    uint64_t mj;                        /* energy since the first read (mJ); never falls */
+    int64_t mono;                       /* tick's CLOCK_MONOTONIC ns, for the period */
+    int gap;                            /* 1: the energy since the knot before is unknown;
+                                           2 (a model's): the step ending here was a share */
+} prof__eknot;
+
+typedef struct prof__edev {
+    int dev;                            /* the runtime's device number */
+    char bus[32];                       /* its PCI bus id, as the runtime writes it */
+    void *h;                            /* NVML's handle */
+    int on;                             /* read; 0: said why (why), never read again */
+    const char *why;
+    int have;                           /* a read before: raw, a */
+    uint64_t raw, acc;                  /* the counter's last value; energy so far (mJ) */
+    uint64_t a;                         /* tick at which the last read that saw raw began */
+    int64_t a_mono;
+    int gap, back_said;                 /* the next knot ends an unknown interval */
+    double mj_per_count;                /* the counter's unit: NVML's 1 mJ; AMD SMI's resolution */
+    prof__eknot *k;                     /* under prof__en_lock */
+    size_t nk, cap;
+} prof__edev;
+
+typedef struct prof__ecdev {            /* a device in a saved cycle */
+    int dev;
+    char bus[32];
+    char key[32];                       /* "GPU d energy (J)": its steps' argument */
+    double res_mj;                      /* the counter's resolution */
+    const char *why;                    /* no energy: why */
+    prof__eknot *k;
+    size_t nk;
+} prof__ecdev;
+
+typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
+
+typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
+    const char *src;                    /* "NVML", "AMD SMI" */
+    const char *counter;                /* the call that reads it */
+    const char *why;                    /* none at all: why */
+    int nd;
+    prof__ecdev d[PROF__EN_DEVS];
+    double period_ms, change_ms, cost_med_us, cost_max_us;
+    uint64_t reads;
+    int from_trace;                     /* a model's: its steps' joules, read back */
+    prof__ecount *cnt;                  /*   and its tokens and samples (prof_model_count) */
+    size_t ncnt;
+} prof__ecy;
+
+static pthread_mutex_t prof__en_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The profiler's thread, the one that reads (its id, not a TLS flag: a
+   copy's TLS is 80 bytes); 0 once it has stopped. */
+static uint64_t prof__en_thread;
+static int prof__en_reader(void) {
+    return __atomic_load_n(&prof__en_thread, __ATOMIC_RELAXED) == (uint64_t)pthread_self();
+}
+static struct {
+    int state;                          /* profiler's thread: 0 not tried, 1 reading, 2 off */
+    const char *why;                    /* off: why */
+    int amd;                            /* AMD SMI (HIP), else NVML (CUDA) */
+    const char *lib;                    /* "NVML", "AMD SMI": what the lines say */
+    int (*init)(void);                  /* NVML's calls */
+    int (*by_bus)(const char *bus, void **h);
+    int (*energy)(void *h, unsigned long long *mj);
+    const char *(*errstr)(int);
+    int (*a_init)(uint64_t flags);      /* AMD SMI's */
+    int (*a_by_bdf)(uint64_t bdf, void **h);
+    int (*a_energy)(void *h, uint64_t *acc, float *res_uj, uint64_t *ts);
+    int (*a_str)(int status, const char **s);
+    prof__edev d[PROF__EN_DEVS];
+    int nd;
+    int64_t period_ns, next_ns;         /* between reads; the next (CLOCK_MONOTONIC) */
+    uint64_t reads, cost_max;           /* under prof__en_lock */
+    uint32_t cost[PROF__EN_COSTS];
+} prof__en;
+
+/* dlopen without a link requirement: libc has it since glibc 2.34, libdl
+   before; absent, energy says so and stays off. */
+#pragma weak dlopen
+#pragma weak dlsym
+#pragma weak dlerror
+
+static const char *prof__en_err(int r, char *buf, size_t n) {
+    const char *s = NULL;
+    if (prof__en.amd && prof__en.a_str && prof__en.a_str(r, &s) != 0) s = NULL;
+    if (!prof__en.amd && prof__en.errstr) s = prof__en.errstr(r);
+    snprintf(buf, n, "%s error %d%s%s", prof__en.lib, r, s ? ": " : "", s ? s : "");
+    return buf;
+}
+
+/* One read of device v's counter, in its own units (mj_per_count). */
+static int prof__en_get(prof__edev *v, uint64_t *raw) {
+    if (!prof__en.amd) {
+        unsigned long long mj = 0;
+        int err = prof__en.energy(v->h, &mj);
+        *raw = mj;
+        return err;
+    }
+    uint64_t acc = 0, ts = 0;
+    float res = 0;
+    int err = prof__en.a_energy(v->h, &acc, &res, &ts);
+    if (!err && res > 0) v->mj_per_count = (double)res / 1000.0;   /* resolution: uJ per count */
+    *raw = acc;
+    return err;
+}
+
+/* A PCI bus id as the runtimes write it ("0000:18:00.0") as AMD SMI's bdf:
+   function in bits 0-2, device 3-7, bus 8-15, domain 16-63. 0: not one. */
+static int prof__en_bdf(const char *bus, uint64_t *bdf) {
+    unsigned dom = 0, b = 0, d = 0, f = 0;
+    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4 || b > 255 || d > 31 || f > 7) return 0;
+    *bdf = (uint64_t)f | (uint64_t)d << 3 | (uint64_t)b << 8 | (uint64_t)dom << 16;
+    return 1;
+}
+
+static void prof__en_off(const char *why) {
+    prof__en.state = 2;
+    prof__en.why = why;
+}
+
+static void *prof__en_sym(void *lib, const char *name) {
+    void *p = dlsym(lib, name);
+    return p;
+}
+
+/* The library, loaded: NVML's calls (CUDA) or AMD SMI's (HIP), and its
+   init. 0: said why, and off. */
+PROF__COLD static int prof__en_load(void) {
+    char e[160];
+    int amd = prof__en.amd, err;
+    const char *path = amd ? getenv("PROF_AMDSMI_LIB") : getenv("PROF_NVML_LIB");
+    if (!path || !*path) path = amd ? "libamd_smi.so" : "libnvidia-ml.so.1";
+    if (!dlopen || !dlsym) {
+        prof__msg("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
+        prof__en_off("no dlopen");
+        return 0;
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib && amd && !getenv("PROF_AMDSMI_LIB")) {  /* ROCm's own folder */
+        char p[PROF__PATH];
+        const char *rocm = getenv("ROCM_PATH");
+        snprintf(p, sizeof p, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
+        lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) {
+        const char *de = dlerror ? dlerror() : NULL;
+        prof__msg("PROF_ENERGY: cannot load %s (%s); no energy in the trace", path, de ? de : "dlopen failed");
+        prof__en_off(amd ? "AMD SMI could not be loaded" : "NVML could not be loaded");
+        return 0;
+    }
+    static const char *const names[2][4] = {
+        { "nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetTotalEnergyConsumption", "nvmlErrorString" },
+        { "amdsmi_init", "amdsmi_get_processor_handle_from_bdf", "amdsmi_get_energy_count",
+          "amdsmi_status_code_to_string" },
+    };
+    void *f[4];
+    for (int i = 0; i < 4; i++) f[i] = prof__en_sym(lib, names[amd][i]);
+    if (!f[0] || !f[1] || !f[2]) {
+        prof__msg("PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[amd][0], names[amd][1],
+                  names[amd][2]);
+        prof__en_off(amd ? "AMD SMI lacks the calls it needs" : "NVML lacks the calls it needs");
+        return 0;
+    }
+    if (amd) {
+        memcpy(&prof__en.a_init, &f[0], sizeof f[0]);
+        memcpy(&prof__en.a_by_bdf, &f[1], sizeof f[1]);
+        memcpy(&prof__en.a_energy, &f[2], sizeof f[2]);
+        if (f[3]) memcpy(&prof__en.a_str, &f[3], sizeof f[3]);
+        err = prof__en.a_init(2);       /* AMDSMI_INIT_AMD_GPUS */
+    } else {
+        memcpy(&prof__en.init, &f[0], sizeof f[0]);
+        memcpy(&prof__en.by_bus, &f[1], sizeof f[1]);
+        memcpy(&prof__en.energy, &f[2], sizeof f[2]);
+        if (f[3]) memcpy(&prof__en.errstr, &f[3], sizeof f[3]);
+        err = prof__en.init();
+    }
+    if (err) {
+        prof__msg("PROF_ENERGY: %s failed (%s); no energy in the trace", names[amd][0], prof__en_err(err, e, sizeof e));
+        prof__en_off(amd ? "amdsmi_init failed" : "nvmlInit failed");
+        return 0;
+    }
+    return 1;
+}
+
+/* The profiler's thread, once: the library, each device by its bus id, a
+   first read of its counter. */
+PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
+    char e[160];
+    int n = 0, err;
+    prof__en_off("not started");
+    if (!api->pci_bus_id) {
+        prof__msg("PROF_ENERGY: %s's binding gives no PCI bus ids (a prof_cuda.h or prof_hip.h older than prof.h); "
+                  "no energy in the trace", api->name);
+        prof__en_off("the runtime's binding gives no PCI bus ids");
+        return;
+    }
+    prof__en.amd = !strcmp(api->name, "HIP");
+    prof__en.lib = prof__en.amd ? "AMD SMI" : "NVML";
+    if ((err = api->device_count(&n)) || n <= 0) {
+        prof__msg("PROF_ENERGY: no %s device; no energy in the trace", api->name);
+        prof__en_off("no device");
+        return;
+    }
+    if (!prof__en_load()) return;
+    int on = 0;
+    for (int d = 0; d < n && d < PROF__EN_DEVS; d++) {
+        prof__edev *v = &prof__en.d[prof__en.nd++];
+        uint64_t raw = 0, bdf = 0;
+        v->dev = d;
+        v->mj_per_count = 1.0;
+        if ((err = api->pci_bus_id(v->bus, (int)sizeof v->bus, d)) != 0) {
+            v->bus[0] = 0;
+            prof__msg("PROF_ENERGY: GPU %d: %s gives no PCI bus id (%s); no energy for it", d, api->name,
+                      api->error_name(err));
+            v->why = "the runtime gives no PCI bus id";
+            continue;
+        }
+        v->bus[sizeof v->bus - 1] = 0;
+        if (prof__en.amd && !prof__en_bdf(v->bus, &bdf)) err = -1;
+        else err = prof__en.amd ? prof__en.a_by_bdf(bdf, &v->h) : prof__en.by_bus(v->bus, &v->h);
+        if (err) {
+            prof__msg("PROF_ENERGY: GPU %d (%s): %s has no device at that bus (%s); no energy for it", d, v->bus,
+                      prof__en.lib, prof__en_err(err, e, sizeof e));
+            v->why = "the management library has no device at its PCI bus id";
+            continue;
+        }
+        uint64_t a = prof__now();
+        if ((err = prof__en_get(v, &raw)) != 0) {
+            prof__msg("PROF_ENERGY: GPU %d (%s) has no energy counter (%s%s); no energy for it", d, v->bus,
+                      prof__en_err(err, e, sizeof e), prof__en.amd ? "" : "; NVIDIA GPUs have one from Volta on");
+            v->why = err == (prof__en.amd ? 2 : 3) ? "no energy counter (not supported)"
+                                                   : "its energy counter cannot be read";
+            continue;
+        }
+        v->on = v->have = 1;
+        v->raw = raw;
+        v->a = a;
+        v->a_mono = prof__mono_ns();
+        on++;
+    }
+    if (n > PROF__EN_DEVS)
+        prof__msg("PROF_ENERGY: %d devices; energy for the first %d", n, PROF__EN_DEVS);
+    if (!on) {
+        prof__en_off("no device with an energy counter");
+        return;
+    }
+    prof__en.state = 1;
+    prof__en.why = NULL;
+    prof__en.period_ns = PROF__EN_FIRST_NS;
+    prof__en.next_ns = prof__mono_ns() + PROF__EN_FIRST_NS;
+}
+
+/* The reading period: 0.9 times the mean interval between a device's last
+   knots, the fastest device's; no faster than PROF__EN_MIN_NS. */
+static void prof__en_period(const prof__edev *v) {
+    if (v->nk < 4) return;
+    size_t m = v->nk - 1 < PROF__EN_MEAN ? v->nk - 1 : PROF__EN_MEAN;
+    int64_t mean = (v->k[v->nk - 1].mono - v->k[v->nk - 1 - m].mono) / (int64_t)m;
+    int64_t p = mean / 10 * 9;
+    if (p < PROF__EN_MIN_NS) p = PROF__EN_MIN_NS;
+    if (p > PROF__EN_MAX_NS) p = PROF__EN_MAX_NS;
+    int fastest = 1;
+    for (int i = 0; i < prof__en.nd; i++) {
+        const prof__edev *o = &prof__en.d[i];
+        if (o != v && o->on && o->nk >= 4) {
+            size_t mo = o->nk - 1 < PROF__EN_MEAN ? o->nk - 1 : PROF__EN_MEAN;
+            if ((o->k[o->nk - 1].mono - o->k[o->nk - 1 - mo].mono) / (int64_t)mo < mean) fastest = 0;
+        }
+    }
+    if (fastest) prof__en.period_ns = p;
+}
+
+/* One read of every device's counter, on the profiler's thread. */
+static void prof__en_read(void) {
+    char e[160];
+    for (int i = 0; i < prof__en.nd; i++) {
+        prof__edev *v = &prof__en.d[i];
+        if (!v->on) continue;
+        uint64_t mj = 0;                /* in the counter's units */
+        int64_t m0 = prof__mono_ns();
+        uint64_t a = prof__now();
+        int err = prof__en_get(v, &mj);
+        uint64_t b = prof__now();
+        int64_t m1 = prof__mono_ns();
+        pthread_mutex_lock(&prof__en_lock);
+        uint64_t cost = (uint64_t)(m1 - m0);
+        prof__en.cost[prof__en.reads++ % PROF__EN_COSTS] = cost > UINT32_MAX ? UINT32_MAX : (uint32_t)cost;
+        if (cost > prof__en.cost_max) prof__en.cost_max = cost;
+        pthread_mutex_unlock(&prof__en_lock);
+        if (err) {
+            prof__msg("PROF_ENERGY: GPU %d (%s): reading its energy counter failed (%s); no energy for it from "
+                      "its last reading on", v->dev, v->bus, prof__en_err(err, e, sizeof e));
+            v->on = 0;
+            v->why = "a read of its energy counter failed";
+            continue;
+        }
+        if (mj == v->raw) {             /* no change: a later one began after this read did */
+            v->a = a;
+            v->a_mono = m0;
+            continue;
+        }
+        prof__eknot k;
+        memset(&k, 0, sizeof k);
+        k.tick = v->a + (b - v->a) / 2;
+        k.half = (b - v->a) / 2;
+        k.mono = v->a_mono + (m1 - v->a_mono) / 2;
+        if (mj < v->raw) {              /* went back: a reset or a wrap; that interval is unknown */
+            if (!v->back_said)
+                prof__msg("PROF_ENERGY: GPU %d (%s): its energy counter went back from %llu to %llu (a driver "
+                          "reload or a wrap); the energy over that interval is unknown, counting goes on from there",
+                          v->dev, v->bus, (unsigned long long)v->raw, (unsigned long long)mj);
+            v->back_said = 1;
+            k.gap = 1;
+        } else {
+            v->acc += mj - v->raw;
+        }
+        k.mj = (uint64_t)((double)v->acc * v->mj_per_count);
+        v->raw = mj;
+        v->a = a;
+        v->a_mono = m0;
+        pthread_mutex_lock(&prof__en_lock);
+        prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 1, sizeof *kv);
+        if (kv) {
+            v->k = kv;
+            kv[v->nk++] = k;
+        } else {
+            v->gap = 1;
+        }
+        if (kv && v->gap) kv[v->nk - 1].gap = 1;
+        if (kv) v->gap = 0;
+        pthread_mutex_unlock(&prof__en_lock);
+        prof__en_period(v);
+    }
+    int on = 0;
+    for (int i = 0; i < prof__en.nd; i++) on += prof__en.d[i].on;
+    if (!on) prof__en.state = 2;
+}
+
+static int prof__en_on(void) { return __atomic_load_n(&prof__g.conf.energy, __ATOMIC_RELAXED); }
+
+static int prof__en_wanted(void) {
+    return prof__en_on() && prof__en.state != 2 && __atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&prof__g.shut, __ATOMIC_RELAXED) && prof__recording();
+}
+
+/* The profiler's thread, between jobs and at their start, with no lock: a
+   read when one is due. The ns until the next, or -1: none wanted. */
+static int64_t prof__en_poll(void) {
+    if (!prof__en_wanted()) return -1;
+    if (prof__en.state == 0) {
+        pthread_mutex_lock(&prof__lock);
+        const prof_gpu_api *api = prof__gpu.api;
+        pthread_mutex_unlock(&prof__lock);
+        if (!api) return 100000000;     /* no runtime bound yet: look again */
+        prof__en_start(api);
+        if (prof__en.state != 1) return -1;
+    }
+    int64_t now = prof__mono_ns();
+    if (now >= prof__en.next_ns) {
+        prof__en_read();
+        now = prof__mono_ns();
+        prof__en.next_ns += prof__en.period_ns;
+        if (prof__en.next_ns <= now) prof__en.next_ns = now + prof__en.period_ns;
+    }
+    return prof__en.state == 1 ? prof__en.next_ns - now : -1;
+}
+
+/* On the profiler's thread: reads until every device has a knot after
+   `end` (a window's last step), a second at most. */
+static void prof__en_close(uint64_t end) {
+    if (!prof__en_reader() || prof__en.state != 1) return;
+    int64_t t0 = prof__mono_ns(), limit = 4 * prof__en.period_ns + 50000000;
+    if (limit > 1000000000) limit = 1000000000;
+    for (;;) {
+        int all = 1;
+        pthread_mutex_lock(&prof__en_lock);
+        for (int i = 0; i < prof__en.nd; i++) {
+            const prof__edev *v = &prof__en.d[i];
+            if (v->on && !(v->nk && v->k[v->nk - 1].tick - v->k[v->nk - 1].half >= end)) all = 0;
+        }
+        pthread_mutex_unlock(&prof__en_lock);
+        int64_t now = prof__mono_ns();
+        if (all || prof__en.state != 1 || now - t0 > limit) return;
+        int64_t wait = prof__en.next_ns - now;
+        if (wait > 0) {
+            struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
+            syscall(SYS_nanosleep, &ts, NULL);
+        }
+        prof__en_read();
+        now = prof__mono_ns();
+        prof__en.next_ns = now + prof__en.period_ns;
+    }
+}
+
+/* A saved cycle's energy: the knots around its steps, by device. On the
+   profiler's thread it first waits for a knot past its last step. */
+static void prof__en_take(prof__cycle *cy) {
+    if (!prof__en_on() || cy->en) return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (e->kind != PROF__K_STEP) continue;
+        if (e->t0 < lo) lo = e->t0;
+        if (e->t1 > hi) hi = e->t1;
+    }
+    if (!hi) return;
+    prof__en_close(hi);
+    prof__ecy *en = (prof__ecy *)calloc(1, sizeof *en);
+    if (!en) return;
+    en->src = prof__en.lib ? prof__en.lib : "NVML";
+    en->counter = prof__en.amd ? "amdsmi_get_energy_count" : "nvmlDeviceGetTotalEnergyConsumption";
+    static int unbound_said;
+    pthread_mutex_lock(&prof__lock);
+    int unbound = prof__gpu.api == NULL;
+    pthread_mutex_unlock(&prof__lock);
+    if (prof__en.state == 0 && unbound && !unbound_said++)
+        prof__msg("PROF_ENERGY: no GPU runtime is bound (the file with PROF_IMPLEMENTATION includes neither "
+                  "prof_cuda.h nor prof_hip.h, and no GPU region ran); no energy in the trace");
+    pthread_mutex_lock(&prof__en_lock);
+    en->why = prof__en.state != 0 ? prof__en.why
+              : unbound ? "no GPU runtime is bound (prof_cuda.h, prof_hip.h)" : "not read yet";
+    if (prof__en.state == 1 || prof__en.nd) en->why = NULL;
+    en->period_ms = (double)prof__en.period_ns / 1e6;
+    en->reads = prof__en.reads;
+    en->cost_max_us = (double)prof__en.cost_max / 1e3;
+    size_t nc = prof__en.reads < PROF__EN_COSTS ? (size_t)prof__en.reads : PROF__EN_COSTS;
+    uint32_t costs[PROF__EN_COSTS];
+    memcpy(costs, prof__en.cost, nc * sizeof *costs);
+    int64_t span = 0, nspan = 0;
+    for (int i = 0; i < prof__en.nd; i++) {
+        prof__edev *v = &prof__en.d[i];
+        prof__ecdev *c = &en->d[en->nd++];
+        c->dev = v->dev;
+        memcpy(c->bus, v->bus, sizeof c->bus);
+        snprintf(c->key, sizeof c->key, "GPU %d energy (J)", v->dev);
+        c->res_mj = v->mj_per_count;
+        c->why = v->why;
+        size_t a = 0, b = v->nk;
+        while (a + 1 < v->nk && v->k[a + 1].tick <= lo) a++;        /* the last knot at or before lo */
+        size_t z = a;
+        while (z < v->nk && v->k[z].tick < hi) z++;                 /* the first at or after hi */
+        b = z < v->nk ? z + 1 : v->nk;
+        if (b > a && (c->k = (prof__eknot *)malloc((b - a) * sizeof *c->k)) != NULL) {
+            memcpy(c->k, v->k + a, (b - a) * sizeof *c->k);
+            c->nk = b - a;
+        }
+        if (v->nk >= 2) {
+            span += v->k[v->nk - 1].mono - v->k[0].mono;
+            nspan += (int64_t)v->nk - 1;
+        }
+        size_t keep = a;                                            /* later windows begin after this one */
+        while (keep + 1 < v->nk && v->k[keep + 1].tick <= hi) keep++;
+        if (!prof__g.conf.flight && keep && keep < v->nk) {
+            memmove(v->k, v->k + keep, (v->nk - keep) * sizeof *v->k);
+            v->nk -= keep;
+        }
+    }
+    pthread_mutex_unlock(&prof__en_lock);
+    en->change_ms = nspan ? (double)span / (double)nspan / 1e6 : 0;
+    if (nc) {
+        qsort(costs, nc, sizeof *costs, prof__u32_cmp);
+        en->cost_med_us = (double)costs[nc / 2] / 1e3;
+    }
+    cy->en = en;
+}
+
+static void prof__en_free(prof__ecy *en) {
+    if (!en) return;
+    for (int i = 0; i < en->nd; i++) free(en->d[i].k);
+    free(en->cnt);
+    free(en);
+}
+
+/* The device's energy at tick (mJ since its first read), between two knots
+   with no unknown interval between; 0 if it is not known there. *knot: the
+   index of the knot at or after tick. */
+static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t tick, double *mj, size_t *knot) {
+    if (!d->nk || tick < d->k[0].tick || tick > d->k[d->nk - 1].tick) return 0;
+    size_t lo = 0, hi = d->nk - 1;
+    while (hi - lo > 1) {               /* k[lo].tick <= tick <= k[hi].tick */
+        size_t m = lo + (hi - lo) / 2;
+        if (d->k[m].tick <= tick) lo = m;
+        else hi = m;
+    }
+    if (d->nk == 1 || tick == d->k[lo].tick) {
+        *mj = (double)d->k[lo].mj;
+        *knot = lo;
+        return 1;
+    }
+    if (d->k[hi].gap & 1) return 0;
+    int64_t n0 = prof__tclock_ns(clk, d->k[lo].tick), n1 = prof__tclock_ns(clk, d->k[hi].tick),
+            n = prof__tclock_ns(clk, tick);
+    double f = n1 > n0 ? (double)(n - n0) / (double)(n1 - n0) : 1.0;
+    *mj = (double)d->k[lo].mj + f * (double)(d->k[hi].mj - d->k[lo].mj);
+    *knot = hi;
+    return 1;
+}
+
+/* A step's joules on device i: 1 measured across knots, 2 a time share of
+   one counter interval (no knot inside it), 0 unknown. */
+static int prof__en_step(const prof__cycle *cy, int i, uint64_t t0, uint64_t t1, double *joules) {
+    const prof__ecdev *d = &cy->en->d[i];
+    double e0, e1;
+    size_t k0, k1;
+    if (!prof__en_at(d, &cy->clk, t0, &e0, &k0) || !prof__en_at(d, &cy->clk, t1, &e1, &k1)) return 0;
+    for (size_t k = k0 + 1; k <= k1 && k < d->nk; k++)
+        if (d->k[k].gap & 1) return 0;
+    *joules = (e1 - e0) / 1000.0;
+    return k1 > k0 && !(k1 == k0 + 1 && (d->k[k1].gap & 2)) ? 1 : 2;
+}
+
+/* The power between knots j - 1 and j (W); 0 if unknown (a gap). */
+static int prof__en_watts(const prof__cycle *cy, const prof__ecdev *d, size_t j, double *w) {
+    int64_t n0 = prof__tclock_ns(&cy->clk, d->k[j - 1].tick), n1 = prof__tclock_ns(&cy->clk, d->k[j].tick);
+    if ((d->k[j].gap & 1) || n1 <= n0) return 0;
+    *w = (double)(d->k[j].mj - d->k[j - 1].mj) * 1e6 / (double)(n1 - n0);
+    return 1;
+}
+
+/* The trace's word on how its energy was measured: one JSON object, which
+   the JSON's header holds as prof_energy and the .pftrace as a string
+   attribute of that name. Into buf[n]; its length. */
+static size_t prof__en_meta(const prof__cycle *cy, char *buf, size_t n) {
+    const prof__ecy *en = cy->en;
+    size_t o = 0;
+#define PROF__EN_PUT(...) (o += (size_t)snprintf(buf + o, o < n ? n - o : 0, __VA_ARGS__), o = o < n ? o : n)
+    PROF__EN_PUT("{\"source\": \"%s\"", en->src);
+    if (en->why) PROF__EN_PUT(", \"off\": \"%s\"", en->why);
+    if (en->from_trace || (en->why && !en->nd)) {       /* read back, or none read */
+        PROF__EN_PUT(", \"devices\": [");
+        for (int i = 0; i < en->nd; i++) PROF__EN_PUT("%s{\"device\": %d}", i ? ", " : "", en->d[i].dev);
+        PROF__EN_PUT("]}");
+        return o;
+    }
+    PROF__EN_PUT(", \"counter\": \"%s\""
+                 ", \"method\": \"the counter is read on the profiler's thread; a change seen between two reads is "
+                 "placed mid-way between them; between such knots the energy is spread evenly over time; a step's "
+                 "joules are that curve's difference at its ends, a step with no knot inside it holds a time share "
+                 "of one counter interval (marked energy: '" PROF__EN_SHARE "'); a window's total is exact to "
+                 "its ends' knot intervals; power (W) is the energy between knots over their time\""
+                 ", \"reads\": %llu, \"read_every_ms\": %.3f, \"counter_changes_every_ms\": %.3f"
+                 ", \"read_cost_us_median\": %.1f, \"read_cost_us_max\": %.1f, \"devices\": [",
+                 en->counter, (unsigned long long)en->reads, en->period_ms, en->change_ms, en->cost_med_us,
+                 en->cost_max_us);
+    for (int i = 0; i < en->nd; i++) {
+        const prof__ecdev *d = &en->d[i];
+        int64_t unc = 0;
+        for (size_t k = 0; k < d->nk; k++) {
+            int64_t h = prof__tclock_ns(&cy->clk, d->k[k].tick) - prof__tclock_ns(&cy->clk, d->k[k].tick - d->k[k].half);
+            unc = h > unc ? h : unc;
+        }
+        PROF__EN_PUT("%s{\"device\": %d, \"pci_bus_id\": \"%s\", \"resolution_mJ\": %.6g, \"knots\": %zu, "
+                     "\"knot_uncertainty_ms\": %.3f", i ? ", " : "", d->dev, d->bus, d->res_mj, d->nk, (double)unc / 1e6);
+        if (d->why) PROF__EN_PUT(", \"off\": \"%s\"", d->why);
+        PROF__EN_PUT("}");
+    }
+    PROF__EN_PUT("]}");
+#undef PROF__EN_PUT
+    return o;
+}
+
+static int prof__dbl_cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int prof__ev_t0_cmp(const void *a, const void *b) {
+    const prof__ev *x = *(const prof__ev *const *)a, *y = *(const prof__ev *const *)b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+/* The table's footer: each device's joules per step (median, p90), its
+   average power over those steps, and per token or sample, where the
+   engine counted them in the steps (PROF_COUNTER("tokens", n)). */
+static void prof__en_table(const prof__cycle *c, prof_table *out) {
+    if (!c->en) return;
+    size_t ns = 0;
+    for (size_t i = 0; i < c->n; i++) ns += c->ev[i].kind == PROF__K_STEP;
+    const prof__ev **st = ns ? (const prof__ev **)malloc(ns * sizeof *st) : NULL;
+    double *j = ns ? (double *)malloc(ns * sizeof *j) : NULL, *tok = ns ? (double *)calloc(2 * ns, sizeof *tok) : NULL;
+    if (!st || !j || !tok) goto done;
+    ns = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->ev[i].kind == PROF__K_STEP) st[ns++] = &c->ev[i];
+    qsort(st, ns, sizeof *st, prof__ev_t0_cmp);
+    for (size_t i = 0; i < c->n + c->en->ncnt; i++) {  /* tokens and samples, by the step they are in */
+        prof__ecount x = { 0, 0, -1 };
+        if (i >= c->n) {
+            x = c->en->cnt[i - c->n];           /* a model's */
+        } else if (c->ev[i].kind == PROF__K_COUNTER && c->ev[i].name) {
+            const prof__ev *e = &c->ev[i];
+            x.which = !strcmp(e->name, "tokens") ? 0 : !strcmp(e->name, "samples") ? 1 : -1;
+            x.tick = e->t0;
+            memcpy(&x.v, &e->t1, sizeof x.v);
+        }
+        if (x.which < 0) continue;
+        size_t lo = 0, hi = ns;                     /* the last step beginning at or before it */
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (st[m]->t0 <= x.tick) lo = m + 1;
+            else hi = m;
+        }
+        if (lo && x.tick < st[lo - 1]->t1) tok[2 * (lo - 1) + (size_t)x.which] += x.v;
+    }
+    for (int d = 0; d < c->en->nd && out->energy_devs < 8; d++) {
+        size_t n = 0;
+        double sum = 0, ns_sum = 0, t[2] = { 0, 0 };
+        for (size_t k = 0; k < ns; k++) {
+            double x;
+            if (!prof__en_step(c, d, st[k]->t0, st[k]->t1, &x)) continue;
+            j[n++] = x;
+            sum += x;
+            ns_sum += (double)(prof__tclock_ns(&c->clk, st[k]->t1) - prof__tclock_ns(&c->clk, st[k]->t0));
+            t[0] += tok[2 * k];
+            t[1] += tok[2 * k + 1];
+        }
+        if (!n) continue;
+        qsort(j, n, sizeof *j, prof__dbl_cmp);
+        prof_energy *e = &out->energy[out->energy_devs++];
+        e->device = c->en->d[d].dev;
+        e->steps = n;
+        e->j_p50 = j[(n * 50 + 99) / 100 - 1];     /* nearest rank */
+        e->j_p90 = j[(n * 90 + 99) / 100 - 1];
+        e->watts = ns_sum > 0 ? sum * 1e9 / ns_sum : 0;
+        e->j_per_token = t[0] > 0 ? sum / t[0] : 0;
+        e->j_per_sample = t[1] > 0 ? sum / t[1] : 0;
+    }
+done:
+    free(st);
+    free(j);
+    free(tok);
+}
+
+int prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *joules) {
+    *joules = 0;
+    if (!c || !c->en || i >= c->n || c->ev[i].kind != PROF__K_STEP) return 0;
+    for (int d = 0; d < c->en->nd; d++)
+        if (c->en->d[d].dev == device) return prof__en_step(c, d, c->ev[i].t0, c->ev[i].t1, joules);
+    return 0;
+}
+
+/* The profiler's thread: its first and last words with the library. */
+static void prof__en_thread_start(void) { __atomic_store_n(&prof__en_thread, (uint64_t)pthread_self(), __ATOMIC_RELAXED); }
+static void prof__en_thread_stop(void) {
+    if (prof__en_on() && prof__en.state == 1) prof__en_close(prof__now());
+    __atomic_store_n(&prof__en_thread, 0, __ATOMIC_RELAXED);
 }
 
 /* ---- >>analysis  the one analysis pass, and the walker every sink rides ----
@@ -4667,6 +5400,9 @@ typedef struct prof__sink {
        behind every byte it stores; each as span() would have it. Returns
        the first record it did not take: i to leave record i to span(). */
     size_t (*plains)(void *s, const prof__cycle *cy, const prof__wthread *t, size_t i);
+    /* PROF_ENERGY's power track: device dev's watts from tick on, by
+       device, in time order (>>energy) */
+    void (*power)(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -4979,6 +5715,17 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         if (nflows == (size_t)-1) goto fail;
         k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
     }
+    for (int d = 0; k->power && cy->en && d < cy->en->nd; d++) {    /* the power between knots */
+        const prof__ecdev *v = &cy->en->d[d];
+        double watts = 0;
+        int any = 0;
+        for (size_t j = 1; j < v->nk; j++) {
+            if (!prof__en_watts(cy, v, j, &watts)) continue;
+            k->power(s, cy, v->dev, v->k[j - 1].tick, watts);
+            any = 1;
+        }
+        if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);  /* where the last one ends */
+    }
     prof__walk_free(&w);
     return 1;
 fail:
@@ -4993,6 +5740,8 @@ fail:
    unit, put in the recorder's order at the finish. */
 typedef struct prof__munit { uint32_t th; uint64_t t0, t1; size_t first, last; } prof__munit;
 
+typedef struct prof__mjoule { int dev, share; uint64_t t0, t1; double j; } prof__mjoule;  /* a step's joules */
+
 typedef struct prof__model {
     prof__cycle cy;                     /* first: the cycle is the model */
     prof__munit *unit;
@@ -5000,6 +5749,10 @@ typedef struct prof__model {
     size_t gcap, acap;                  /* of cy.gpu, cy.act (prof_model_gpu, _activity) */
     int open;                           /* a unit takes arguments */
     int done;                           /* finished: nothing more is added */
+    prof__mjoule *en;                   /* prof_model_step_energy */
+    size_t nen, encap;
+    prof__ecount *cnt;                  /* prof_model_count */
+    size_t ncnt, cntcap;
 } prof__model;
 
 /* The model behind c, if c is one still taking records. */
@@ -5162,11 +5915,88 @@ static int prof__munit_cmp(const void *pa, const void *pb) {
     return (a->first > b->first) - (a->first < b->first);
 }
 
+int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) {
+    prof__model *m = prof__model_of(c);
+    if (!m || !m->open || device < 0 || !(joules >= 0 && joules < 1e15)) return 0;
+    const prof__munit *u = &m->unit[m->nunit - 1];
+    if (c->ev[u->first].kind != PROF__K_STEP) return 0;
+    prof__mjoule *v = (prof__mjoule *)prof__grow(m->en, &m->encap, m->nen + 1, sizeof *v);
+    if (!v) return 0;
+    m->en = v;
+    v[m->nen].dev = device;
+    v[m->nen].share = share != 0;
+    v[m->nen].t0 = u->t0;
+    v[m->nen].t1 = u->t1;
+    v[m->nen++].j = joules;
+    return 1;
+}
+
+int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) {
+    prof__model *m = prof__model_of(c);
+    int which = !name ? -1 : !strcmp(name, "tokens") ? 0 : !strcmp(name, "samples") ? 1 : -1;
+    if (!m || which < 0 || ts_ns < 0) return m != NULL && ts_ns >= 0;
+    prof__ecount *v = (prof__ecount *)prof__grow(m->cnt, &m->cntcap, m->ncnt + 1, sizeof *v);
+    if (!v) return 0;
+    m->cnt = v;
+    v[m->ncnt].tick = (uint64_t)ts_ns + 1;
+    v[m->ncnt].v = value;
+    v[m->ncnt++].which = which;
+    return 1;
+}
+
+static int prof__mjoule_cmp(const void *pa, const void *pb) {
+    const prof__mjoule *a = (const prof__mjoule *)pa, *b = (const prof__mjoule *)pb;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* The model's steps' joules as knots at their ends: steps that touch share
+   one; the time between two that do not is unknown (a gap). */
+static int prof__model_energy(prof__model *m) {
+    if (!m->nen) return 1;
+    prof__ecy *en = (prof__ecy *)calloc(1, sizeof *en);
+    if (!en) return 0;
+    en->src = "the steps' joules of a saved trace";
+    en->from_trace = 1;
+    m->cy.en = en;
+    en->cnt = m->cnt;                   /* the tokens go with the joules */
+    en->ncnt = m->ncnt;
+    m->cnt = NULL;
+    m->ncnt = 0;
+    qsort(m->en, m->nen, sizeof *m->en, prof__mjoule_cmp);
+    for (size_t i = 0; i < m->nen;) {
+        size_t e = i;
+        while (e < m->nen && m->en[e].dev == m->en[i].dev) e++;
+        if (en->nd < PROF__EN_DEVS) {
+            prof__ecdev *d = &en->d[en->nd++];
+            d->dev = m->en[i].dev;
+            snprintf(d->key, sizeof d->key, "GPU %d energy (J)", d->dev);
+            if (!(d->k = (prof__eknot *)calloc(2 * (e - i), sizeof *d->k))) return 0;
+            double acc = 0;
+            for (size_t k = i; k < e; k++) {
+                if (!d->nk || d->k[d->nk - 1].tick != m->en[k].t0) {
+                    d->k[d->nk].tick = m->en[k].t0;
+                    d->k[d->nk].mj = (uint64_t)(acc + 0.5);
+                    d->k[d->nk].gap = d->nk > 0;        /* between two steps that do not touch */
+                    d->nk++;
+                }
+                acc += m->en[k].j * 1000.0;
+                d->k[d->nk].tick = m->en[k].t1;
+                d->k[d->nk].mj = (uint64_t)(acc + 0.5);
+                d->k[d->nk++].gap = m->en[k].share ? 2 : 0;
+            }
+        }
+        i = e;
+    }
+    return 1;
+}
+
 int prof_model_finish(prof_cycle *c) {
     prof__model *m = prof__model_of(c);
     if (!m || c->oom) return 0;
     m->open = 0;
     m->done = 1;
+    if (!prof__model_energy(m)) return 0;
     if (m->nunit) qsort(m->unit, m->nunit, sizeof *m->unit, prof__munit_cmp);
     prof__ev *sorted = (prof__ev *)malloc((c->n + 1) * sizeof *sorted);
     if (!sorted) return 0;
@@ -5191,6 +6021,8 @@ void prof_cycle_free(prof_cycle *c) {
     if (!m) return;                     /* the recorder's cycles are its own */
     prof__cycle_free(c);
     free(m->unit);
+    free(m->en);
+    free(m->cnt);
     free(m);
 }
 
@@ -6156,10 +6988,26 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
         prof__region_fast(t, e);
     }
     int clipped = e->kind == PROF__K_CLIPPED, open = e->kind == PROF__K_OPEN;
-    if ((nargs || corr || t->os_tid || clipped || open) && !t->w.err) {
+    int energy = e->kind == PROF__K_STEP && t->cy->en;
+    if ((nargs || corr || t->os_tid || clipped || open || energy) && !t->w.err) {
         t->w.n--;                       /* the closing brace */
         PROF__W_LIT(&t->w, ",\"args\":{");
         int sep = 0;
+        for (int i = 0, share = 0; energy && i < t->cy->en->nd; i++) {  /* PROF_ENERGY: its joules per device */
+            double j;
+            int how = prof__en_step(t->cy, i, e->t0, e->t1, &j);
+            char kv[96];
+            if (how) {
+                snprintf(kv, sizeof kv, "%s\"%s\":%.3f", sep ? "," : "", t->cy->en->d[i].key, j);
+                prof__w_put(&t->w, kv, strlen(kv));
+                sep = 1;
+            }
+            if (how == 2 && !share++) {
+                if (sep) PROF__W_LIT(&t->w, ",");
+                PROF__W_LIT(&t->w, "\"energy\":\"" PROF__EN_SHARE "\"");
+                sep = 1;
+            }
+        }
         if (clipped) {                  /* began before this trace: ts is the trace's start */
             PROF__W_LIT(&t->w, "\"clipped\":\"" PROF__CLIPPED_MARK "\"");
             sep = 1;
@@ -6169,6 +7017,7 @@ __attribute__((noinline)) static void prof__region(prof__tw *t, const prof__ev *
             sep = 1;
         }
         if (corr) {
+            if (sep) PROF__W_LIT(&t->w, ",");
             PROF__W_LIT(&t->w, "\"correlation\":");
             prof__w_i64(&t->w, corr);
             sep = 1;
@@ -6395,6 +7244,12 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
         }
         PROF__W_LIT(w, "]");
     }
+    if (cy->en) {                       /* PROF_ENERGY: how its numbers were made */
+        char meta[4096];
+        size_t n = prof__en_meta(cy, meta, sizeof meta);
+        PROF__W_LIT(w, ",\n  \"prof_energy\": ");
+        prof__w_put(w, meta, n);
+    }
     PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
     char comm[96];
@@ -6565,8 +7420,26 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[0]);
 }
 
+/* PROF_ENERGY's power track: a counter of the process, "GPU d power (W)". */
+static void prof__js_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    (void)cy;
+    t->pid = t->cpu_pid;
+    prof__tw_thread(t, 0);
+    PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":\"GPU ");
+    prof__w_i64(w, dev);
+    PROF__W_LIT(w, " power (W)\"");
+    prof__ev_where(t, tick);
+    PROF__W_LIT(w, ",\"args\":{\"W\":");
+    char *o = prof__w_room(w, 40);
+    w->n += (size_t)snprintf(o, 40, "%.3f", watts);
+    PROF__W_LIT(w, "}}");
+}
+
 static const prof__sink prof__json_sink = {
     0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act, prof__js_plains,
+    prof__js_power,
 };
 
 
@@ -6664,6 +7537,7 @@ enum {
 #define PROF__PF_ACTS     0x20000000u   /* + n: kernel capture's tracks, in write order */
 #define PROF__PF_COUNTER  0x40000000u   /* + counter index */
 #define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
+#define PROF__PF_POWER    0x58000000u   /* + device: PROF_ENERGY's power track */
 #define PROF__PF_GPU      0x60000000u   /* + device */
 #define PROF__PF_STREAM   0x70000000u   /* + stream index */
 #define PROF__PF_SLANES   0x78000000u   /* + stream index * 16 + lane */
@@ -6764,6 +7638,7 @@ typedef struct prof__pw {               /* Perfetto-writing context */
                                            iid, len: the sequence last told it */
     uint32_t iids;                      /* interning ids handed out */
     prof__names ctr;                    /* counter name pointer -> off: track index */
+    int power_dev;                      /* the device whose power track is being written, + 1 */
     const char **ctr_name;              /* by track index: counters with the same
                                            text share a track, as in the JSON */
     size_t nctr, ctr_cap;
@@ -7190,9 +8065,26 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
     uint32_t corr = e->kind == PROF__K_GPU_REGION && (p->stream || prof__gpu_find(cy->gcorr, cy->ngcorr, e->aux))
                         ? e->aux : 0;
     if (!over) p->nopen--;
-    if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED && e->kind != PROF__K_OPEN)) {
+    int energy = e->kind == PROF__K_STEP && cy->en;
+    if (PROF__LIKELY(!over && !nargs && !corr && !os_tid && e->kind != PROF__K_CLIPPED && e->kind != PROF__K_OPEN &&
+                     !energy)) {
         prof__pf_plain(p, ts, PROF__TE_END, 0);
         return;
+    }
+    for (int i = 0, share = 0; energy && i < cy->en->nd; i++) {  /* PROF_ENERGY: as the JSON's args */
+        double j;
+        int how = prof__en_step(cy, i, e->t0, e->t1, &j);
+        char num[48];
+        if (how) {
+            uint64_t bits;
+            snprintf(num, sizeof num, "%.3f", j);                   /* the JSON's 3 decimals */
+            j = strtod(num, NULL);
+            memcpy(&bits, &j, sizeof bits);
+            prof__pb_uint(&p->an, 1, prof__pf_intern(p, &p->keys, 3, cy->en->d[i].key));  /* DebugAnnotation.name_iid */
+            prof__pb_fixed64(&p->an, 5, bits);                                  /* .double_value */
+            prof__pb_sub(&p->ev, PROF__TE_ANNOTATION, &p->an);
+        }
+        if (how == 2 && !share++) prof__pf_arg(p, "energy", 0, PROF__EN_SHARE);
     }
     if (over) prof__pb_uint(&p->ev, PROF__TE_TRACK, p->uuid0 + PROF__PF_LANES + 16ull * lead + over - 1);
     if (e->kind == PROF__K_CLIPPED) prof__pf_arg(p, "clipped", 0, PROF__CLIPPED_MARK);
@@ -7254,6 +8146,29 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
     prof__pb_uint(&p->ev, PROF__TE_COUNTER, (uint64_t)total);
     prof__pf_event(p, ts, 0, PROF__TE_COUNTER_T);
     p->nev += 2;
+}
+
+/* PROF_ENERGY's power track: a counter track per device under the
+   process, "GPU d power (W)", its own sequence (its samples in time order). */
+static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
+    prof__pw *p = (prof__pw *)s;
+    uint64_t track = p->uuid0 + PROF__PF_POWER + (uint64_t)dev, bits;
+    (void)cy;
+    if (p->power_dev != dev + 1) {      /* its first sample */
+        char name[48];
+        snprintf(name, sizeof name, "GPU %d power (W)", dev);
+        prof__pb_str(&p->d2, 6, "W");                   /* CounterDescriptor.unit_name */
+        prof__pf_track(p, track, p->uuid0 + PROF__PF_PROCESS, name, 8);
+        prof__pf_sequence(p, track);
+        p->power_dev = dev + 1;
+    }
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", watts);          /* the JSON's 3 decimals */
+    watts = strtod(num, NULL);
+    memcpy(&bits, &watts, sizeof bits);
+    prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, bits);
+    prof__pf_event(p, prof__pf_ts(p, tick), 0, PROF__TE_COUNTER_T);
+    p->nev++;
 }
 
 /* ---- the Perfetto sink: the walk's callbacks ----
@@ -7430,11 +8345,11 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 /* A part of a streamed trace has only its CPU side; the last, everything. */
 static const prof__sink prof__perfetto_cpu_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
-    prof__ps_plains,
+    prof__ps_plains, NULL,
 };
 static const prof__sink prof__perfetto_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
-    prof__ps_act, prof__ps_plains,
+    prof__ps_act, prof__ps_plains, prof__ps_power,
 };
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
@@ -7477,6 +8392,12 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
             snprintf(key, sizeof key, "gpu%d.%s", d->dev, f[k].key);
             prof__pf_attr(p, key, f[k].v, NULL);
         }
+    }
+    if (cy->en) {                       /* PROF_ENERGY: how its numbers were made, as the JSON says it */
+        char meta[4096];
+        size_t n = prof__en_meta(cy, meta, sizeof meta);
+        meta[n < sizeof meta ? n : sizeof meta - 1] = 0;
+        prof__pf_attr(p, "prof_energy", 0, meta);
     }
     prof__pf_seq(p, 1);
     prof__pb_sub(&p->pk, PROF__TP_ATTRIBUTES, &p->d1);
@@ -8038,7 +8959,7 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
 }
 
 static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL,
+    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL, NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -8063,6 +8984,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
         out->by_thread = x.t.by_thread;
         out->has_pct = x.pcts;
         prof__table_peaks(c, out);
+        prof__en_table(c, out);
         for (size_t d = 0; d < c->ngdev; d++) {
             int64_t b = prof__gdev_bound(&c->gdev[d]);
             out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
@@ -8262,6 +9184,14 @@ PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) 
                     t->gpu_one_clock ? "; kernels and GPU regions on one clock" : "");
         }
     }
+    for (int i = 0; i < t->energy_devs; i++) {     /* PROF_ENERGY */
+        const prof_energy *e = &t->energy[i];
+        fprintf(f, "GPU %d energy per step: median %.3f J, p90 %.3f J, %.1f W average (%zu steps)", e->device,
+                e->j_p50, e->j_p90, e->watts, e->steps);
+        if (e->j_per_token > 0) fprintf(f, "; %.4g J/token", e->j_per_token);
+        if (e->j_per_sample > 0) fprintf(f, "; %.4g J/sample", e->j_per_sample);
+        fprintf(f, "\n");
+    }
     /* torch's key_averages() sums over threads too, and says nothing */
     if (t->threads > 1 && !t->by_thread)
         fprintf(f, "Rows sum over the %zu threads that recorded regions, as torch's key_averages() does "
@@ -8300,7 +9230,8 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
     ((int64_t *)s)[r->idx] = r->self_ns;
 }
 
-static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL };
+static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL,
+                                               NULL };
 
 PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
@@ -8549,7 +9480,7 @@ static struct {
 static int prof__streams(void) {
     int fmt = prof__g.conf.format >= 0 ? prof__g.conf.format : prof__path_format(prof__g.conf.output);
     return fmt == PROF__FMT_PERFETTO && !prof__g.conf.on_ready && !prof__g.conf.tb_dir[0] &&
-           !prof__g.conf.stacks[0] && prof__g.conf.table_rows < 0;
+           !prof__g.conf.stacks[0] && prof__g.conf.table_rows < 0 && !prof__g.conf.energy;
 }
 
 /* Whether cycle `index` has parts in its file already. */
@@ -8642,6 +9573,7 @@ static void prof__part_done(const prof__cycle *cy) {
 /* The default trace-ready handler: the cycle goes to PROF_OUTPUT. */
 static void prof__save_cycle(prof__cycle *cy) {
     char path[PROF__PATH], what[64];
+    prof__en_take(cy);                  /* PROF_ENERGY: the knots around its steps */
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
     int streamed = prof__streaming(cy->index);
     if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
@@ -9610,6 +10542,15 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
                        fl ? "using the config's" : "no flight recorder");
     }
     prof__g.conf.flight = (int)fl;
+    int energy = cfg->energy != 0;
+    prof__env_bool("PROF_ENERGY", &energy);
+    if (energy && (cfg->trace_ready_at_step || fl)) {
+        prof__msg("PROF_ENERGY: not with %s (the energy counter is read on the profiler's thread%s); no energy in "
+                  "the trace", cfg->trace_ready_at_step ? "trace_ready_at_step" : "PROF_FLIGHT",
+                  cfg->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it yet");
+        energy = 0;
+    }
+    __atomic_store_n(&prof__g.conf.energy, energy, __ATOMIC_RELAXED);    /* the profiler's thread reads it */
     static const char *const fl_var[2] = { "PROF_FLIGHT_SLOW", "PROF_FLIGHT_COOLDOWN" };
     double *fv[2] = { &prof__g.conf.flight_slow, &prof__g.conf.flight_cooldown };
     *fv[0] = cfg->flight_slow != 0 ? cfg->flight_slow : 3.0;
@@ -9677,7 +10618,8 @@ PROF__COLD static void prof__init_locked(const prof_config *cfg) {
     static prof_config none;            /* all defaults */
     if (prof__g.proc.mute) return;      /* a fork's child: the parent's run, not its own */
     prof__resolve_config(cfg ? cfg : &none);
-    if (prof__g.conf.cupti && !prof__g.disabled) __atomic_store_n(&prof__gpu_auto, 1, __ATOMIC_RELEASE);
+    if ((prof__g.conf.cupti || prof__g.conf.energy) && !prof__g.disabled)
+        __atomic_store_n(&prof__gpu_auto, 1, __ATOMIC_RELEASE);
     if (!prof__g.inited) prof__start_clock();
     prof__trigger_start();              /* a triggered run: nothing recorded until asked */
     __atomic_store_n(&prof__g.inited, 1, __ATOMIC_RELEASE);   /* read without the lock */
@@ -9837,13 +10779,33 @@ static void *prof__wk_run(void *arg) {
     (void)arg;
     __atomic_store_n(&prof__act.own_pt, (uint64_t)pthread_self(), __ATOMIC_RELAXED);
     __atomic_store_n(&prof__act.own_tid, (uint64_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    prof__en_thread_start();
     pthread_mutex_lock(&prof__lock);
     for (;;) {
-        while (!prof__wk.n && !prof__wk.stop) pthread_cond_wait(&prof__wk_cv, &prof__lock);
+        while (!prof__wk.n && !prof__wk.stop) {
+            int64_t ns = -1;            /* PROF_ENERGY: a read when one is due, and the next */
+            if (prof__en_on()) {
+                pthread_mutex_unlock(&prof__lock);
+                ns = prof__en_poll();
+                pthread_mutex_lock(&prof__lock);
+                if (prof__wk.n || prof__wk.stop) break;
+            }
+            if (ns < 0) {
+                pthread_cond_wait(&prof__wk_cv, &prof__lock);
+                continue;
+            }
+            struct timespec until;
+            clock_gettime(PROF__CLOCK_REALTIME, &until);
+            ns += until.tv_nsec;
+            until.tv_sec += (time_t)(ns / 1000000000);
+            until.tv_nsec = (long)(ns % 1000000000);
+            pthread_cond_timedwait(&prof__wk_cv, &prof__lock, &until);
+        }
         if (!prof__wk.n) break;         /* stopped, and every job done */
         prof__job j = prof__wk.q[prof__wk.head];
         prof__wk.busy = 1;
         pthread_mutex_unlock(&prof__lock);
+        if (prof__en_on()) prof__en_poll();     /* a read due, before a job that may take long */
         prof__job_run_here(&j);
         pthread_mutex_lock(&prof__lock);
         prof__wk.busy = 0;
@@ -9852,6 +10814,7 @@ static void *prof__wk_run(void *arg) {
         if (!prof__wk.n) pthread_cond_broadcast(&prof__wk_idle);
     }
     pthread_mutex_unlock(&prof__lock);
+    prof__en_thread_stop();             /* a knot past the last step, for shutdown's save */
     return NULL;
 }
 
@@ -10676,6 +11639,8 @@ void prof_step(void) {
         prof__g.run.win_t0 = now;
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
+    if (prof__g.conf.energy && prev == PROF__NONE && next != PROF__NONE)
+        pthread_cond_signal(&prof__wk_cv);  /* PROF_ENERGY: the profiler's thread reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);

@@ -206,7 +206,8 @@ def from_packets(packets, allow_unclosed=False):
         args = {}
         for a in e.debug_annotations:
             key = s.keys[a.name_iid] if a.HasField("name_iid") else a.name
-            args[key] = a.string_value if a.HasField("string_value") else a.int_value
+            args[key] = (a.string_value if a.HasField("string_value") else
+                         a.double_value if a.HasField("double_value") else a.int_value)
         if e.type in (TE.TYPE_SLICE_BEGIN, TE.TYPE_SLICE_END):
             marks[track].append((ts, len(marks[track]), e.type, name, args, list(e.flow_ids),
                                  list(e.terminating_flow_ids)))

@@ -198,6 +198,24 @@ def case_disable(binary, tmp):
     check(os.path.exists(os.path.join(tmp, "t.json")), "malformed PROF_DISABLE stopped recording")
 
 
+def case_energy_cpu(binary, tmp):
+    """PROF_ENERGY=1 in a program with no GPU runtime bound (prof.h alone):
+    one line says so; the trace is the one written without it (the same
+    events), its prof_energy says why it has none."""
+    traces = []
+    for energy in ("0", "1"):
+        p = run(binary, "lazy_steps", {"PROF_OUTPUT": "t.json", "PROF_ENERGY": energy}, tmp)
+        said = [line for line in p.stderr.splitlines() if "PROF_ENERGY" in line]
+        want = 1 if energy == "1" else 0
+        check(len(said) == want and all("no GPU runtime is bound" in line for line in said),
+              f"PROF_ENERGY={energy}: {p.stderr}")
+        traces.append(load(os.path.join(tmp, "t.json")))
+    strip = lambda d: sorted((e["ph"], e["name"]) for e in d["traceEvents"])  # noqa: E731
+    check(strip(traces[0]) == strip(traces[1]), "PROF_ENERGY=1 changed the trace's events")
+    check("prof_energy" not in traces[0] and traces[1].get("prof_energy", {}).get("off", "").startswith(
+        "no GPU runtime is bound"), f"prof_energy: {traces[1].get('prof_energy')}")
+
+
 def case_cap(binary, tmp):
     p = run(binary, "cap", {"PROF_OUTPUT": "t.json", "PROF_BUFFER_MB": "1"}, tmp)
     d = load(os.path.join(tmp, "t.json"))

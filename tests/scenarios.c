@@ -1098,6 +1098,7 @@ static const scenario scenarios[] = {
     CASE(mem_peak),
     CASE(mem_lazy),
     CHECK(mem_tb),              /* mem_basic and mem_peak, read by TensorBoard */
+    CHECK(energy_cpu),          /* lazy_steps, PROF_ENERGY=1 with no GPU runtime bound */
 };
 #undef CASE
 #undef CHECK

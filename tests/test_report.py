@@ -3,7 +3,7 @@
 loaded by headless Chromium (offline), its rendered DOM read back and a
 screenshot taken.
 
-    test_report.py CASE PROF SCENARIOS [CUPTI_PROGRAM]
+    test_report.py CASE PROF SCENARIOS [CUPTI_PROGRAM [ENERGY_PROGRAM]]
 
 cpu      a synthetic trace of two threads and 4 steps: the Operators table's
          cells are prof table's (sort=self_cpu,percentiles), by name and by
@@ -28,6 +28,13 @@ diff     prof report --diff on synthetic runs: the rows and the U test's p as
 outlier  step #0 800x the median: the step charts keep the other steps'
          columns their height (the axis ends at the tallest step within 4x
          the median), #0 cut at the top with its true time and a note.
+energy   PROF_ENERGY's run on the NVML double (tests/gpu/energy_test.c,
+         ENERGY_PROGRAM): prof table's footer of its JSON and of its
+         .pftrace is the one the run printed (J/step median and p90, W,
+         J/token); the page's overview gives each GPU's J/step and J/token
+         beside the step time, each step's joules (the trace's) in the
+         steps table and the energy chart; the same from the .pftrace.
+         Skipped without the double (no CUDA headers or no nvml.h).
 
 Exit 77 (skipped) where Chromium is not installed (Debian: apt-get install
 chromium; run_tests.sh installs it)."""
@@ -349,6 +356,42 @@ def case_gpu(tool, _scen, cupti, tmp):
     check(launches == 6, f"{launches} launches of the driver case's 6 kernels (4 by cuLaunchKernelEx)")
 
 
+def case_energy(tool, _scen, program, tmp):
+    if not program:
+        print("report_energy skipped: no NVML double (CUDA's headers or NVIDIA's nvml.h are not installed)")
+        sys.exit(77)
+    p = subprocess.run([program, "energy", "run"], cwd=tmp, capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("PROF_")})
+    check(p.returncode == 0, f"energy: {p.stderr}")
+    footer = [line for line in open(os.path.join(tmp, "table.txt")).read().splitlines() if " energy per step: " in line]
+    check(len(footer) == 2, f"the run's table: {footer}")
+    steps = sorted((e for e in json.load(open(os.path.join(tmp, "energy.1.json")))["traceEvents"]
+                    if e["ph"] == "X" and e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    want_j = [[e["args"][f"GPU {d} energy (J)"] for d in (0, 1)] for e in steps]
+    for trace in ("energy.1.json", "energy.1.pftrace"):
+        text = run([tool, "table", trace], tmp).stdout
+        got = [line for line in text.splitlines() if " energy per step: " in line]
+        check(got == footer, f"prof table {trace}'s footer {got} != the run's {footer}")
+        page = report(tool, tmp, trace, "-o", trace.replace(".", "_") + ".html")
+        dom, data = render(page, tmp, shot=trace.endswith("json")), page_data(page)
+        en = data["energy"]
+        for d, line in enumerate(footer):
+            e = en[d]
+            said = (f"GPU {e['device']} energy per step: median {e['p50']:.3f} J, p90 {e['p90']:.3f} J, "
+                    f"{e['watts']:.1f} W average ({e['steps']} steps); {e['per_token']:.4g} J/token")
+            check(said == line, f"{trace}: the page's energy {e} is not the table's {line!r}")
+        check([r["j"] for r in data["steps"]["rows"]] == want_j, f"{trace}: steps' joules {data['steps']['rows'][:2]}")
+        check("energy-step-chart" in dom.ids, f"{trace}: no energy chart")
+        rows = dom.tables["steps-table"]
+        heads = rows[0]["cells"]
+        check(heads[-2:] == ["GPU 0 J", "GPU 1 J"], f"{trace}: steps table heads {heads}")
+        check([r["cells"][-2:] for r in rows[1:]] == [[f"{j:.3f}" for j in js] for js in want_j],
+              f"{trace}: steps table's joules {[r['cells'][-2:] for r in rows[1:3]]}")
+        for d in (0, 1):
+            check(f"{en[d]['p50']:.2f} J" in dom.text and f"GPU {d} per token" in dom.text,
+                  f"{trace}: overview cards lack GPU {d}'s J/step or J/token")
+
+
 def case_memory(tool, scen, _cupti, tmp):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
     p = subprocess.run([scen, "mem_basic"], cwd=tmp, env=dict(env, PROF_OUTPUT="m.json"), capture_output=True,
@@ -454,6 +497,8 @@ def case_diff(tool, _scen, _cupti, tmp):
 def main():
     case, tool, scen = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
     cupti = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None
+    if case == "energy":                # the program it runs is the fifth argument
+        cupti = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[5] else None
     if not CHROMIUM:
         print(f"report_{case} skipped: no headless Chromium (Debian: apt-get install chromium)")
         sys.exit(77)

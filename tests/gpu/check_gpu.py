@@ -980,6 +980,9 @@ def main():
     backend, case, program = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3])
     if case.startswith("fail_"):
         check_failure(backend, program, case)
+    elif case.startswith("energy"):     # PROF_ENERGY (tests/gpu/check_energy.py)
+        from check_energy import check_case
+        check_case(backend, case, run(program, case))
     else:
         fn = globals().get("case_" + case)
         if not fn:

@@ -29,6 +29,8 @@ extern "C" {
 #endif
 
 #define FAKE_GPU_MAX_DEVICES 8
+/* Device d's PCI bus number: 0x18, 0x38, ... (its bus id 0000:18:00.0, ...) */
+#define FAKE_GPU_PCI_BUS(d) (0x18 + 0x20 * (d))
 
 /* The calls that can be made to fail. Destroying never fails: a leak is
    then always the caller's. */

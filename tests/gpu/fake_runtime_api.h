@@ -71,6 +71,16 @@ rt_error RT(GetDeviceProperties)(rt_props *p, int d) {
     return RT(Success);
 }
 
+/* Device d's PCI bus id, as the runtimes write it: domain 0, bus
+   FAKE_GPU_PCI_BUS(d) (tests/gpu/fake_nvml.c lists them in another order). */
+rt_error RT(DeviceGetPCIBusId)(char *bus, int len, int d) {
+    int err = fake_device_check(d);
+    if (err) return rt_err(err);
+    if (!bus || len < 13) return RT(ErrorInvalidValue);
+    snprintf(bus, (size_t)len, "0000:%02X:00.0", FAKE_GPU_PCI_BUS(d));
+    return RT(Success);
+}
+
 rt_error RT(StreamCreateWithFlags)(rt_stream *s, unsigned int flags) {
     (void)flags;
     return rt_err(fake_stream_create((void **)s));

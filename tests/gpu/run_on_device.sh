@@ -28,11 +28,17 @@
 #      in a CPU region and in a GPU region, with kernel capture and without
 #      and with the profiler compiled out (bench/gpu_capture.cu), and
 #      torch.profiler on the same loop (bench/gpu_torch.py, where python3
-#      has torch), alternating, in rounds.
+#      has torch), alternating, in rounds;
 #   7. prof.h as the NVTX tool: a one-rank NCCL all-reduce (PyPI's
 #      nvidia-nccl wheel, found through python3 or $NCCL_LIB) run under
 #      `prof run` (libprof_nvtx.so): NCCL's own ranges, with their payload,
-#      nested in the program's regions (tests/gpu/check_nccl.py).
+#      nested in the program's regions (tests/gpu/check_nccl.py);
+#   8. energy (PROF_ENERGY=1): the CUDA example, 2,000 steps recorded, while
+#      tests/gpu/energy_device.py reads NVML's energy counter by hand as fast
+#      as it answers and nvidia-smi logs power.draw every 100 ms: each step's
+#      joules and the window's against the hand reads over the same steps,
+#      and the mean power against nvidia-smi's (energy_device.py check);
+#      then the same run with PROF_ENERGY off, for the step time.
 # Prints the figures, and writes them with the logs to $RESULTS (default
 # BUILD_DIR/results). Exit 0 when all passed; without a GPU it says so and
 # exits 0.
@@ -168,6 +174,37 @@ if [ -n "$nccl" ] && [ -f "$nccl" ] && [ -f "$build/tools/libprof_nvtx.so" ]; th
   grep "^prof: nvtx" "$results/nccl_run.txt"
 else
   echo "skipped: no libnccl.so.2 (pip install nvidia-nccl-cu13, or NCCL_LIB=...) or no libprof_nvtx.so"
+fi
+
+echo "== 8. energy (PROF_ENERGY=1) against NVML read by hand and nvidia-smi over the same seconds"
+if "$python" -c 'import ctypes; ctypes.CDLL("libnvidia-ml.so.1")' 2>/dev/null; then
+  nvidia-smi --query-gpu=timestamp,index,pci.bus_id,power.draw --format=csv,noheader -lms 100 \
+    >"$results/energy_smi.csv" 2>/dev/null &
+  smi=$!
+  # the hand reader runs until its stdin (a fifo, held open by a sleep) closes
+  fifo=$results/energy.fifo
+  rm -f "$fifo" && mkfifo "$fifo"
+  "$python" tests/gpu/energy_device.py sample "$results/energy_hand.txt" <"$fifo" &
+  hand=$!
+  sleep 900 >"$fifo" &
+  keep=$!
+  sleep 1
+  (cd "$results" && PROF_ENERGY=1 PROF_SCHEDULE=warmup=5,active=2000,repeat=1 PROF_OUTPUT=energy.json \
+    "$build/examples/train_mlp_cuda" 2010 >example_energy.txt 2>&1) || fail "train_mlp_cuda with PROF_ENERGY=1"
+  sleep 1
+  kill $smi $keep 2>/dev/null
+  wait $hand 2>/dev/null
+  rm -f "$fifo"
+  grep -E "^prof: |energy per step" "$results/example_energy.txt"
+  "$python" tests/gpu/energy_device.py check "$results/energy.1.json" "$results/energy_hand.txt" \
+    "$results/energy_smi.csv" || fail "PROF_ENERGY's joules against NVML read by hand"
+  (cd "$results" && PROF_SCHEDULE=warmup=5,active=2000,repeat=1 PROF_OUTPUT=energy_off.json \
+    "$build/examples/train_mlp_cuda" 2010 >example_energy_off.txt 2>&1) || fail "train_mlp_cuda without energy"
+  for way in energy energy_off; do
+    awk -v w=$way '/steps on the GPU in/ { printf "%-10s %s s for the run\n", w, $7 }' "$results/example_$way.txt"
+  done
+else
+  echo "no libnvidia-ml.so.1 here: skipped"
 fi
 
 [ $failed = 0 ] && echo "run_on_device.sh: all passed" || echo "run_on_device.sh: some checks FAILED"

@@ -705,6 +705,27 @@ static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int6
     return 1;
 }
 
+/* PROF_ENERGY: a step's "GPU d energy (J)" arguments, and "energy" when it
+   is a share of one counter interval, to the model. */
+static void step_energy(trace *t, const event *ev, prof_cycle *c) {
+    if (!ev->f[F_ARGS].n || ev->f[F_ARGS].p[0] != '{') return;
+    cursor cur;
+    span k, v;
+    int share = obj_find(&t->d, ev->f[F_ARGS], "\"energy\"").n > 0;
+    obj_begin(&cur, &t->d, ev->f[F_ARGS].p, 1);
+    while (obj_next(&cur, &k, &v)) {
+        char key[64], num[64], tail;
+        int dev;
+        if (k.n < 2 || k.n - 2 >= sizeof key || !v.n || v.n >= sizeof num || v.p[0] == '"') continue;
+        memcpy(key, k.p + 1, k.n - 2);
+        key[k.n - 2] = 0;
+        memcpy(num, v.p, v.n);
+        num[v.n] = 0;
+        if (sscanf(key, "GPU %d energy (J%c", &dev, &tail) == 2 && tail == ')')
+            prof_model_step_energy(c, dev, strtod(num, NULL), share);
+    }
+}
+
 /* Its CPU regions (X events off the GPUs) are the model's regions, per
    thread, with their arguments (prof.h's own keys left out); a region with
    a correlation is a GPU region's CPU side; a step (ProfilerStep#N) is a
@@ -719,6 +740,17 @@ static void model_event(trace *t, const event *ev, void *ctx) {
         if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') prof_model_thread(c, (long)tid, json_text(nm));
         return;
     }
+    if (is_str(ev->f[F_PH], "C") && (is_str(name, "tokens") || is_str(name, "samples"))) {
+        int64_t at;                             /* PROF_COUNTER's: the table's J/token, J/sample */
+        span v = obj_find(&t->d, ev->f[F_ARGS], is_str(name, "tokens") ? "\"tokens\"" : "\"samples\"");
+        char num[64];
+        if (v.n && v.n < sizeof num && event_time(t, ev->f[F_TS], ev->at, &at) && at >= 0) {
+            memcpy(num, v.p, v.n);
+            num[v.n] = 0;
+            prof_model_count(c, json_text(name), at, strtod(num, NULL));
+        }
+        return;
+    }
     if (!is_str(ev->f[F_PH], "X") || !name.n || name.p[0] != '"') return;
     if (!event_time(t, ev->f[F_TS], ev->at, &ts) || !span_scaled(ev->f[F_DUR], 3, &dur) || dur < 0 || ts < 0) return;
     if (model_gpu(t, ev, c, tid, ts, dur)) return;
@@ -726,6 +758,7 @@ static void model_event(trace *t, const event *ev, void *ctx) {
     const char *text = json_text(name);
     if (!strncmp(text, "ProfilerStep#", 13)) {  /* prof.h's JSON ends a step 1 ns early */
         prof_model_step(c, th, (int64_t)strtoul(text + 13, NULL, 10), ts, ts + dur + 1);
+        step_energy(t, ev, c);
         return;
     }
     int64_t corr = arg_or(t, ev, "\"correlation\"", 0);

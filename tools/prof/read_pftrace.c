@@ -342,7 +342,7 @@ void pf_scan(trace *t) {
    model (pf_to_model's also: every slice, with its BEGIN's arguments when
    its END has none, as a GPU slice's, and every instant). Per thread:
    prof ranks reads several traces at once. */
-typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; } pftrack;
+typedef struct { uint64_t uuid, parent; int64_t tid; int has_tid; const char *name; } pftrack;
 typedef struct { uint64_t track; const char *name; uint64_t t0; size_t a0, na; } pfopen;   /* a0, na: its BEGIN's args */
 
 static _Thread_local struct {
@@ -432,10 +432,11 @@ static int pfm_tid(uint64_t uuid, int64_t *tid) {
 static void pfm_desc(prof_cycle *c, const pbfield *f) {
     pbin in = pb_sub(f), sub;
     pbfield g, h;
-    pftrack k = { 0, 0, 0, 0 };
+    pftrack k = { 0, 0, 0, 0, NULL };
     const char *tname = NULL;
     while (pb_next(&in, &g)) {
         if (g.id == 1 && g.wt == 0) k.uuid = g.v;
+        if (g.id == 2 && g.wt == 2) k.name = pf_str(&g);     /* a counter track's: "tokens" */
         if (g.id == 5 && g.wt == 0) k.parent = g.v;
         if (g.id != 4 || g.wt != 2) continue;   /* ThreadDescriptor */
         sub = pb_sub(&g);
@@ -524,6 +525,7 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     pbfield g, h;
     uint64_t type = 0, track = s->track, name_iid = 0;
     const char *name = NULL;
+    double cv = 0;
     size_t nargs = 0;
     pf_arg args[PF_ARGS];
     while (pb_next(&in, &g)) {
@@ -531,19 +533,36 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
         if (g.id == 10 && g.wt == 0) name_iid = g.v;
         if (g.id == 23 && g.wt == 2) name = pf_str(&g);
         if (g.id == 11 && g.wt == 0) track = g.v;
+        if (g.id == 30 && g.wt == 0) cv = (double)(int64_t)g.v;      /* counter_value */
+        if (g.id == 44 && g.wt == 1) memcpy(&cv, &g.v, sizeof cv);    /* double_counter_value */
         if (g.id != 4 || g.wt != 2 || nargs == PF_ARGS) continue;
         const char *key = NULL;
         int has = 0;
+        args[nargs].is_dbl = 0;
         sub = pb_sub(&g);
         while (pb_next(&sub, &h)) {
             if (h.id == 1 && h.wt == 0) key = pfm_name(pfm_key(s->id, 3, h.v));
             if (h.id == 10 && h.wt == 2) key = pf_str(&h);
             if (h.id == 4 && h.wt == 0) { args[nargs].is_str = 0; args[nargs].v = (int64_t)h.v; has = 1; }
+            if (h.id == 5 && h.wt == 1) {     /* double_value: PROF_ENERGY's joules */
+                double d;
+                memcpy(&d, &h.v, sizeof d);
+                args[nargs].is_str = 0;
+                args[nargs].is_dbl = 1;
+                args[nargs].d = d;
+                args[nargs].v = (int64_t)d;
+                has = 1;
+            }
             if (h.id == 6 && h.wt == 2) { args[nargs].is_str = 1; args[nargs].str = pf_str(&h); has = 1; }
         }
         if (key && has) args[nargs++].key = key;
     }
     if (!name && name_iid) name = pfm_name(pfm_key(s->id, 2, name_iid));
+    if (type == 4 && c) {                       /* COUNTER: tokens and samples, for J/token */
+        const pftrack *k = pfm_track(track);
+        if (k && k->name) prof_model_count(c, k->name, (int64_t)ts, cv);
+        return;
+    }
     if (type == 3 && g_pfm.also) {              /* INSTANT */
         pf_slice sl = { name ? name : "(unnamed)", (int64_t)ts, (int64_t)ts, 1, 0, 0, nargs, args };
         sl.has_tid = pfm_tid(track, &sl.tid);
@@ -585,6 +604,13 @@ static void pfm_event(prof_cycle *c, pfseq *s, const pbfield *f, uint64_t ts) {
     int th = prof_model_thread(c, (long)tid, NULL);
     if (!strncmp(o.name, "ProfilerStep#", 13)) {    /* whole here, unlike the JSON's */
         prof_model_step(c, th, (int64_t)strtoul(o.name + 13, NULL, 10), (int64_t)o.t0, (int64_t)ts);
+        int share = 0, dev;                     /* PROF_ENERGY: its joules per GPU */
+        char tail;
+        for (size_t k = 0; k < sl.nargs; k++)
+            share |= sl.args[k].is_str && !strcmp(sl.args[k].key, "energy");
+        for (size_t k = 0; k < sl.nargs; k++)
+            if (sl.args[k].is_dbl && sscanf(sl.args[k].key, "GPU %d energy (J%c", &dev, &tail) == 2 && tail == ')')
+                prof_model_step_energy(c, dev, sl.args[k].d, share);
         return;
     }
     int64_t corr = pf_int(&sl, "correlation", 0);

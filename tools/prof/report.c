@@ -68,6 +68,7 @@ typedef struct {
     int64_t step;                       /* a step's number; -1: a region */
     int parent;                         /* the enclosing region on its thread, -1: none */
     int frame;                          /* its frame in the flame graph */
+    size_t ev;                          /* its event in the cycle */
 } reg;
 
 typedef struct {
@@ -138,7 +139,7 @@ static void nest_build(nest *s, const prof_cycle *cy) {
         }
         int step = e.kind == PROF_EVENT_STEP;
         s->r[s->n++] = (reg){ step ? "ProfilerStep*" : e.name, e.tid, e.ts_ns, e.ts_ns + e.dur_ns,
-                              step ? (int64_t)e.value : -1, -1, -1 };
+                              step ? (int64_t)e.value : -1, -1, -1, i };
     }
     sort(s->r, s->n, sizeof *s->r, reg_cmp);
     int *stack = xrealloc(NULL, (s->n + 1) * sizeof *stack);
@@ -498,7 +499,7 @@ static void put_flame(const nest *s, const prof_table *tab) {
 
 /* Step's parts: its top-level regions by name (the TOP_PARTS largest over
    the run, the rest as "other regions"), and the time in none. */
-static void put_steps(const nest *s, const extra *x) {
+static void put_steps(const nest *s, const extra *x, const prof_cycle *cy, const prof_table *tab) {
     agg *tops = NULL;
     size_t ntop = 0, captop = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -549,6 +550,19 @@ static void put_steps(const nest *s, const extra *x) {
             put_i(part[k]);
         }
         put("]");
+        if (tab->energy_devs) {         /* PROF_ENERGY: its joules per device (null: not known) */
+            key("j", 0);
+            put("[");
+            for (int d = 0; d < tab->energy_devs; d++) {
+                double j;
+                int how = prof_cycle_step_energy(cy, st->ev, tab->energy[d].device, &j);
+                char b[40];
+                snprintf(b, sizeof b, "%.3f", j);       /* the trace's mJ */
+                if (d) put(",");
+                put(how ? b : "null");
+            }
+            put("]");
+        }
         if (ng) {                       /* union of GPU busy time in the step: kernels, then the rest */
             int64_t busy[2] = { 0, 0 };
             for (int pass = 0; pass < 2; pass++) {
@@ -871,12 +885,35 @@ int cmd_report(int argc, char **argv) {
             put("}");
         }
         t = &g_tr[0];                   /* g_tr moved as the others were added */
-        put("],\"steps\":");
-        put_steps(&s, &x);
         prof_table tab[2];              /* prof table's, by name and by name and thread */
         for (int k = 0; k < 2; k++)
             if (!prof_cycle_table(cy, PROF_SORT_SELF_CPU, (k ? PROF_GROUP_THREAD : 0) | PROF_TABLE_PERCENTILES, &tab[k]))
                 die("%s: out of memory", t->path);
+        put("],\"steps\":");
+        put_steps(&s, &x, cy, &tab[0]);
+        if (tab[0].energy_devs) {       /* PROF_ENERGY: the table's footer, per device */
+            put(",\"energy\":[");
+            for (int d = 0; d < tab[0].energy_devs; d++) {
+                const prof_energy *e = &tab[0].energy[d];
+                put(d ? ",{" : "{");
+                key("device", 1);
+                put_i(e->device);
+                key("p50", 0);
+                put_d(e->j_p50);
+                key("p90", 0);
+                put_d(e->j_p90);
+                key("watts", 0);
+                put_d(e->watts);
+                key("per_token", 0);
+                put_d(e->j_per_token);
+                key("per_sample", 0);
+                put_d(e->j_per_sample);
+                key("steps", 0);
+                put_i((int64_t)e->steps);
+                put("}");
+            }
+            put("]");
+        }
         put(",\"ops\":");
         put_table(&tab[0], t->path);
         put(",\"ops_thread\":");

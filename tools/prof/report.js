@@ -213,6 +213,20 @@ function viewIdentity() {
   }
 }
 
+/* PROF_ENERGY: each device's joules per step (median) beside the step's
+   time, its average power, and per token or sample where the engine counted
+   them (PROF_COUNTER("tokens", n)). */
+function energyCards() {
+  const out = [];
+  for (const e of D.energy || []) {
+    out.push([`${e.p50.toFixed(2)} J`, `GPU ${e.device} per step (median; p90 ${e.p90.toFixed(2)} J, ` +
+              `${e.watts.toFixed(0)} W)`]);
+    if (e.per_token > 0) out.push([`${e.per_token.toPrecision(3)} J`, `GPU ${e.device} per token`]);
+    if (e.per_sample > 0) out.push([`${e.per_sample.toPrecision(3)} J`, `GPU ${e.device} per sample`]);
+  }
+  return out;
+}
+
 function viewOverview() {
   const t = D.traces[0], st = D.steps, rows = st ? st.rows : [];
   const kids = [];
@@ -224,8 +238,8 @@ function viewOverview() {
     [cycle ? cycle[1] : "-", "cycle"],
     [rows.length ? `#${rows[0].n} to #${rows[rows.length - 1].n}` : "-", "steps recorded"],
     [(t.devices || []).length ? t.devices.join(", ") : D.gpu ? "GPU" : "CPU only", "devices"],
-    [rows.length ? fmtNs(med) : "-", "median step"],
-    [t.regions, "regions"], [t.dropped, "dropped events"]]));
+    [rows.length ? fmtNs(med) : "-", "median step"]].concat(energyCards(), [
+    [t.regions, "regions"], [t.dropped, "dropped events"]])));
   if (D.traces.length > 1) kids.push(el("p", { class: "note" }, `${D.traces.length} traces given: this view and those ` +
     `below the Ranks view are of the first, ${t.file}; the Ranks view holds every trace's steps.`));
   if (t.gpu_dropped > 0) kids.push(el("p", { class: "error" }, `${t.gpu_dropped} GPU activity records were lost ` +
@@ -259,12 +273,25 @@ function viewOverview() {
     const gt = rows.map(r => r.gpu ? r.gpu.reduce((a, b) => a + b, 0) : 0), gnote = cutNote(xs, gt, median(gt));
     if (gnote) kids.push(el("p", { class: "note", id: "gpu-step-chart-cut" }, gnote));
   }
+  if ((D.energy || []).length) {        /* PROF_ENERGY: each step's joules, by GPU, under its time */
+    kids.push(el("h3", {}, "Energy per step, by GPU (J; PROF_ENERGY, from NVML's energy counter)"));
+    const e = D.energy.map((d, k) => [`GPU ${d.device}`, PALETTE[(k + 3) % PALETTE.length],
+                                      rows.map(r => r.j && r.j[k] !== null ? r.j[k] : 0)]);
+    kids.push(legend(e.map(s => [s[0], s[1]])));
+    kids.push(el("div", { id: "energy-step-chart" }, stackedColumns(xs, e, slow, width, 160, v => +v.toPrecision(3) + " J")));
+    kids.push(el("p", { class: "note" }, "A step's joules are the energy counter's rise over it, spread evenly " +
+      "between the counter's changes (about every 100 ms on an H200): a step shorter than that holds a time " +
+      "share of one change, marked so in the trace; the trace's prof_energy says how it was read."));
+  }
   if (slow.size) kids.push(el("p", { class: "note" }, "Slowest steps (\u25BC): " +
     [...slow].map(i => `#${rows[i].n} ${fmtNs(rows[i].dur)} (${(rows[i].dur / med).toFixed(2)}\u00D7 the median)`).join(", ")));
   const heads = ["Step", "Time"].concat(st.parts, ["outside regions"]);
   if (rows.some(r => r.gpu)) heads.push("GPU kernels", "GPU copies", "GPU idle");
+  const en = D.energy || [];
+  for (const e of en) heads.push(`GPU ${e.device} J`);
   const table = rows.map(r => ["#" + r.n, fmtNs(r.dur)].concat(r.parts.map(fmtNs),
-    [fmtNs(Math.max(0, r.dur - r.parts.reduce((a, b) => a + b, 0)))], r.gpu ? r.gpu.map(fmtNs) : []));
+    [fmtNs(Math.max(0, r.dur - r.parts.reduce((a, b) => a + b, 0)))], r.gpu ? r.gpu.map(fmtNs) : [],
+    en.map((e, k) => r.j && r.j[k] !== null ? r.j[k].toFixed(3) : "-")));
   kids.push(el("details", {}, [el("summary", {}, `Step times (${rows.length})`),
     sortableTable(heads, table, { id: "steps-table", rowAttrs: i => ({ "data-step": rows[i].n, "data-ns": rows[i].dur }) })]));
   section("overview", "Overview", kids);

@@ -296,7 +296,7 @@ void pf_scan(trace *t);
    the model's ns; its thread when its track is (or is under) a thread's;
    its debug annotations (their keys interned). */
 #define PF_ARGS 16
-typedef struct { const char *key; int is_str; int64_t v; const char *str; } pf_arg;
+typedef struct { const char *key; int is_str; int64_t v; const char *str; int is_dbl; double d; } pf_arg;
 typedef struct {
     const char *name;
     int64_t t0, t1;

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""PROF_ENERGY's cases of check_gpu.py: tests/gpu/energy_test.c on the
+simulated GPU with the NVML double (tests/gpu/fake_nvml.c; on HIP the AMD
+SMI double, fake_amdsmi.c), whose counter changes every 10 ms by the exact
+integral of the power each step sets (tests/gpu/fake_energy.h).
+
+What each case checks, read back by Python's json and Perfetto's proto:
+  energy        every recorded step carries each device's joules ("GPU d
+                energy (J)"), within one counter tick (10 ms at the highest
+                power of the step and its neighbours) of the exact energy,
+                or, where the profiler's thread was kept from reading (a
+                loaded machine, a sanitizer) and the counter's changes seen
+                around one of the step's ends lie more than 1.5 ticks apart,
+                within that interval's energy instead (the knots are the
+                power track's samples; the check says how many);
+                each device's total over the window within 1%; the devices
+                matched by PCI bus id (NVML lists them in another order:
+                a match by index would swap their powers); a power track per
+                device ("GPU d power (W)", counter events) whose integral is
+                the steps' joules; the .pftrace says the same as the JSON;
+                the trace's metadata says how (prof_energy); the table's
+                footer gives each device's median and p90 J/step, its
+                average W, and J/token; no NVML call on the engine's thread.
+  energy_slow   the same with reads that take 0.28 ms: an H200's read
+                against its counter's interval (2.8 ms of ~100 ms), here
+                against the double's 10 ms.
+  energy_no_lib, energy_init_fails, energy_no_counter, energy_backwards,
+  energy_read_fails: one line on stderr, the trace whole (every step, every
+                GPU region), energy where it is known and none where not."""
+import bisect
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from run_case import check, load  # noqa: E402
+import pftrace  # noqa: E402
+
+TICK_S = 0.010
+BUS = {0: "0000:18:00.0", 1: "0000:38:00.0"}
+# what each management library's binding says (its double's codes and strings)
+LIBS = {
+    "cuda": {"source": "NVML", "counter": "nvmlDeviceGetTotalEnergyConsumption", "resolution": 1.0,
+             "missing": "/nonexistent/libnvidia-ml.so.1", "init": "nvmlInit_v2 failed (NVML error 9: Driver Not Loaded)",
+             "no_counter": "NVML error 3: Not Supported", "read": "NVML error 15: GPU is lost"},
+    "hip": {"source": "AMD SMI", "counter": "amdsmi_get_energy_count", "resolution": 0.0152588,
+            "missing": "/nonexistent/libamd_smi.so",
+            "init": "amdsmi_init failed (AMD SMI error 34: AMDSMI_STATUS_DRIVER_NOT_LOADED)",
+            "no_counter": "AMD SMI error 2: AMDSMI_STATUS_NOT_SUPPORTED", "read": "AMD SMI error 7: AMDSMI_STATUS_API_FAILED"},
+}
+LIB = LIBS["cuda"]
+
+
+def steps_of(d):
+    return sorted((e for e in d["traceEvents"] if e["ph"] == "X" and e["name"].startswith("ProfilerStep#")),
+                  key=lambda e: e["ts"])
+
+
+def truth():
+    t = {"step": {}, "nvml": None}
+    with open("truth.jsonl") as f:
+        for line in f:
+            x = json.loads(line)
+            if "step" in x:
+                t["step"][x["step"]] = x
+            else:
+                t["nvml"] = x["nvml"]
+    return t
+
+
+def exact_j(tr, e, dev):
+    """A step's exact joules: the power its start set, over its length."""
+    n = int(e["name"].split("#")[1])
+    return tr["step"][n]["watts"][dev] * (e["dur"] + 0.001) / 1e6
+
+
+def span_at(knots, t):
+    """The counter's interval (s) around time t (us): a tick, or, where the
+    knots (the power track's times, us) around t lie more than 1.5 ticks
+    apart (the profiler's thread was kept from reading), that interval."""
+    i = bisect.bisect_right(knots or [], t)
+    if knots and 0 < i < len(knots) and (knots[i] - knots[i - 1]) / 1e6 > 1.5 * TICK_S:
+        return (knots[i] - knots[i - 1]) / 1e6
+    return TICK_S
+
+
+def p_hi(tr, e, dev):
+    n = int(e["name"].split("#")[1])
+    return max(tr["step"][k]["watts"][dev] for k in (n - 1, n, n + 1) if k in tr["step"])
+
+
+def tick_j(tr, e, dev, knots=None):
+    """One counter tick's energy at the highest power near the step; where
+    reads were delayed around one of its ends, that interval's energy."""
+    return max(span_at(knots, e["ts"]), span_at(knots, e["ts"] + e["dur"])) * p_hi(tr, e, dev)
+
+
+def key(dev):
+    return f"GPU {dev} energy (J)"
+
+
+def common(p, tr, d, steps_expected):
+    """Whole: every step, every GPU region, JSON = .pftrace; no NVML call
+    on the engine's thread."""
+    steps = steps_of(d)
+    check([int(e["name"].split("#")[1]) for e in steps] == list(range(2, 2 + steps_expected)),
+          f"recorded steps: {[e['name'] for e in steps]}")
+    gpu = [e for e in d["traceEvents"] if e["ph"] == "X" and e.get("cat") == "gpu_user_annotation"]
+    check(len(gpu) == 2 * steps_expected, f"{len(gpu)} GPU regions, not {2 * steps_expected}")
+    diff = pftrace.load_json("energy.1.json").diff(pftrace.decode_pftrace("energy.1.pftrace"))
+    check(not diff, "the .pftrace says otherwise: " + "; ".join(diff))
+    nv = tr["nvml"]
+    check(nv["on_engine"] == 0, f"{nv['on_engine']} NVML calls on the engine's thread (of {nv['all']})")
+    return steps
+
+
+def stderr_lines(p):
+    return [line for line in p.stderr.splitlines() if line.strip()]
+
+
+def one_line(p, says):
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and says in lines[0], f"expected one line saying {says!r}, got: {lines}")
+
+
+def power_track(d, dev):
+    return sorted(((e["ts"], e["args"]["W"]) for e in d["traceEvents"]
+                   if e["ph"] == "C" and e["name"] == f"GPU {dev} power (W)"))
+
+
+def integral_j(track, t0, t1):
+    """The power track's energy over [t0, t1] (us): each sample holds to the next."""
+    j = 0.0
+    for (ts, w), (nts, _) in zip(track, track[1:]):
+        a, b = max(ts, t0), min(nts, t1)
+        if b > a:
+            j += w * (b - a) / 1e6
+    return j
+
+
+def check_device(tr, steps, dev, where=lambda e: True, d=None):
+    """Within a tick on each step `where` says has energy; the window's
+    total within 1% where every step has it."""
+    knots = [t for t, _ in power_track(d, dev)] if d else None
+    got = ex = 0.0
+    wide = 0
+    for e in steps:
+        if not where(e):
+            continue
+        j = e["args"].get(key(dev))
+        check(j is not None, f"{e['name']} lacks {key(dev)}: {e.get('args')}")
+        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev, knots)
+        wide += tick > tick_j(tr, e, dev) + 1e-9
+        check(abs(j - x) <= tick, f"{e['name']} GPU {dev}: {j} J, exact {x:.3f} J: off by more than a tick "
+                                  f"({tick:.3f} J)")
+        got, ex = got + j, ex + x
+    if wide:
+        print(f"GPU {dev}: {wide} steps had the counter's changes around an end further apart than a tick (reads "
+              "delayed): checked within that interval's energy")
+    return got, ex
+
+
+def case_energy(p, tr, d, n=30):
+    steps = common(p, tr, d, n)
+    check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+    meta = d.get("prof_energy")
+    check(meta and meta["source"] == LIB["source"] and meta["counter"] == LIB["counter"] and "method" in meta,
+          f"prof_energy: {meta}")
+    res = LIB["resolution"]
+    check([(x["device"], x["pci_bus_id"], x["resolution_mJ"]) for x in meta["devices"]] == [(0, BUS[0], res),
+                                                                                         (1, BUS[1], res)],
+          f"devices: {meta['devices']}")
+    for dev in (0, 1):
+        got, ex = check_device(tr, steps, dev, d=d)
+        # 1%, or where reads were delayed at the window's ends, those intervals' energy
+        track = [t for t, _ in power_track(d, dev)]
+        spans = [span_at(track, steps[0]["ts"]), span_at(track, steps[-1]["ts"] + steps[-1]["dur"])]
+        limit = 0.01 * ex
+        if max(spans) > TICK_S:
+            limit = max(limit, spans[0] * p_hi(tr, steps[0], dev) + spans[1] * p_hi(tr, steps[-1], dev))
+        check(abs(got - ex) <= limit, f"GPU {dev}: the window's {got:.3f} J, exact {ex:.3f} J: off by more than "
+                                      f"{limit:.3f} J")
+        # no share marks: every step is longer than the counter's interval
+        track = power_track(d, dev)
+        check(len(track) >= n, f"GPU {dev}: {len(track)} power samples")
+        t0, t1 = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"] + 0.001
+        pj = integral_j(track, t0, t1)
+        check(abs(pj - got) <= 0.001 * got + 0.01, f"GPU {dev}: the power track holds {pj:.3f} J over the window, "
+                                                   f"its steps {got:.3f} J")
+        print(f"GPU {dev}: window {got:.3f} J, exact {ex:.3f} J ({100 * (got - ex) / ex:+.3f}%)")
+    check(all("energy" not in e["args"] for e in steps), "a step longer than the counter's interval marked a share")
+    # the table's footer: median and p90 (nearest rank), W, J/token
+    with open("table.txt") as f:
+        table = f.read()
+    for dev in (0, 1):
+        js = sorted(e["args"][key(dev)] for e in steps)
+        rank = lambda q: js[-(-len(js) * q // 100) - 1]  # noqa: E731
+        secs = sum(e["dur"] + 0.001 for e in steps) / 1e6
+        tokens = sum(tr["step"][int(e["name"].split("#")[1])]["tokens"] for e in steps)
+        line = (f"GPU {dev} energy per step: median {rank(50):.3f} J, p90 {rank(90):.3f} J, "
+                f"{sum(js) / secs:.1f} W average ({len(js)} steps); {sum(js) / tokens:.4g} J/token")
+        check(line in table, f"the table's footer lacks {line!r}:\n{table}")
+
+
+def case_energy_slow(p, tr, d):
+    case_energy(p, tr, d)
+    cost = d["prof_energy"]["read_cost_us_median"]
+    check(cost >= 280, f"reads that take 0.28 ms measured {cost} us")
+
+
+def no_energy(d):
+    check(all(not any(k.endswith("energy (J)") for k in e.get("args", {})) for e in steps_of(d)),
+          "a step carries energy")
+    check(not [e for e in d["traceEvents"] if e["ph"] == "C" and "power" in e["name"]], "a power track")
+
+
+def case_energy_no_lib(p, tr, d):
+    common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: cannot load {LIB['missing']}")
+    no_energy(d)
+    check(d["prof_energy"].get("off") == f"{LIB['source']} could not be loaded", f"prof_energy: {d['prof_energy']}")
+
+
+def case_energy_init_fails(p, tr, d):
+    common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: {LIB['init']}")
+    no_energy(d)
+
+
+def case_energy_no_counter(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter ({LIB['no_counter']}")
+    check_device(tr, steps, 0, d=d)
+    check(all(key(1) not in e["args"] for e in steps), "GPU 1 has joules without a counter")
+    off = [x for x in d["prof_energy"]["devices"] if x["device"] == 1][0]
+    check(off.get("off", "").startswith("no energy counter"), f"GPU 1: {off}")
+
+
+def case_energy_backwards(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): its energy counter went back from")
+    check_device(tr, steps, 1, d=d)
+    has = [key(0) in e["args"] for e in steps]
+    check(has[0] and has[-1] and not all(has), f"GPU 0 energy on steps: {has} (known before and after the reset, "
+                                               "unknown across it)")
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
+
+
+def case_energy_read_fails(p, tr, d):
+    steps = common(p, tr, d, 10)
+    one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed ({LIB['read']})")
+    check_device(tr, steps, 1, d=d)
+    has = [key(0) in e["args"] for e in steps]
+    check(has[0] and not has[-1] and has == sorted(has, reverse=True), f"GPU 0 energy on steps: {has}")
+    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
+
+
+def check_case(backend, case, p):
+    global LIB
+    LIB = LIBS[backend]
+    tr = truth()
+    d = load("energy.1.json")
+    globals()["case_" + case](p, tr, d)
