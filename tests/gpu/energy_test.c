@@ -15,6 +15,9 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L         /* setenv */
 #endif
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE                 /* syscall: the engine's thread id */
+#endif
 #ifndef PROF_TEST_SHARED_IMPL
 #define PROF_IMPLEMENTATION
 #endif

@@ -20,7 +20,9 @@
                           forked with a range open on another thread, makes
                           NVTX calls of every kind and exits: it records
                           nothing, says nothing, never waits */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include "../robustness/sanitized.h"

@@ -2,7 +2,9 @@
    it under tests/nvtx/fake_tool (an NVTX tool, as Nsight is one) and without
    a tool: each region is an NVTX range in the domain "prof", one push and
    one pop, whether prof.h records it or not, and the trace is the same. */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <pthread.h>

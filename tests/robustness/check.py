@@ -408,9 +408,9 @@ def case_dlclose(binary, plugin):
 
 
 def case_plugins(binary, *plugins):
-    # Libraries with their own prof.h beside the program's, 4 copies of each
-    # plugin (one built with -DPROF_NVTX where NVTX3 is there): each loads
-    # (its TLS fits glibc's static reserve), records into its own copy and
+    # Libraries with their own prof.h beside the program's, 4 copies of the
+    # plugin: each loads (its TLS fits glibc's static reserve; robust_linkage
+    # checks its size, with -DPROF_NVTX too), records into its own copy and
     # writes its own trace, numbered in load order. The program's thread
     # recorded into each copy and outlives its unloading: its buffer there
     # stays behind (see case_dlclose), which LeakSanitizer would report.

@@ -11,6 +11,10 @@
 #     prof_ or prof__ symbol is exported; without it, they are.
 #  4. A public copy carries the ELF note libprof_nvtx.so finds it by, with
 #     no text relocation; a private one none.
+#  5. A -fPIC copy's thread-local storage is small (at most 128 bytes, with
+#     -DPROF_NVTX too where NVTX3's headers are): initial-exec puts all of
+#     it in glibc's static reserve, which libraries loaded later share
+#     (robust_plugins loads several).
 # One line per check, PASS/FAIL; exit 0 when all passed. $CC: the compiler.
 set -uo pipefail
 repo=$(cd "$1" && pwd)
@@ -75,4 +79,23 @@ n=$(nm -D --defined-only public.so | grep -c prof__tool_table)
   say PASS "the tool note: in a public copy, no text relocation, its table not exported" ||
   say FAIL "the tool note: $(note public.so) notes, $textrel TEXTREL, $n exported"
 [[ $(note private.so) == 0 ]] && say PASS "-DPROF_PRIVATE: no tool note" || say FAIL "-DPROF_PRIVATE: a tool note"
+
+# 5. the static TLS a copy takes
+tls_bytes() {  # tls_bytes SO: its PT_TLS segment's size in memory
+  local hex
+  hex=$(readelf -lW "$1" | awk '$1 == "TLS" {print $6}')
+  printf '%d' "${hex:-0}"
+}
+n=$(tls_bytes private.so)
+((n > 0 && n <= 128)) && say PASS "a -fPIC copy's TLS: $n bytes" || say FAIL "a -fPIC copy's TLS: $n bytes (at most 128)"
+nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
+if [[ -f $nvtx_inc/nvtx3/nvToolsExt.h ]]; then
+  "$cc" "${flags[@]}" -DPROF_NVTX -isystem "$nvtx_inc" -fPIC -shared -DPROF_PRIVATE impl.c use.c -o nvtx.so \
+    -lpthread -ldl || exit 1
+  n=$(tls_bytes nvtx.so)
+  ((n > 0 && n <= 128)) && say PASS "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes" ||
+    say FAIL "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes (at most 128)"
+else
+  echo "SKIP: -DPROF_NVTX's TLS (no NVTX3 headers in $nvtx_inc)"
+fi
 exit $fail

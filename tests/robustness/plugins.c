@@ -6,7 +6,7 @@
    (dlopen of one path twice gives the same object); the copy loaded n-th
    records 10n regions and writes its own trace when it is unloaded.
 
-   plugins PLUGIN.so...   (robust_plugin; robust_plugin_nvtx, -DPROF_NVTX) */
+   plugins PLUGIN.so...   (robust_plugin) */
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
 
