@@ -3839,11 +3839,15 @@ static void prof__act_late_locked(void) {
 }
 
 /* A reading of both clocks: the tracer's between two of ours, taken at
-   their midpoint, so off by up to half their distance; the narrowest of 3
-   (a first call binds lazily, a preempted one takes milliseconds). */
+   their midpoint, so off by up to half their distance; the narrowest of 16
+   (a first call binds lazily, a preempted one takes milliseconds; on a
+   loaded machine under TSan the narrowest of 3 was often microseconds wide,
+   and a launch at a GPU region's first instant then fell before it:
+   cupti_c_cupti_loaded failed 7 runs in 25). Each try is three clock reads,
+   on the profiler's thread. */
 static void prof__act_reading(int k) {
     uint64_t best = (uint64_t)-1;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 16; i++) {
         uint64_t a = prof__now();
         int64_t ns = prof__act.tracer->now_ns();
         uint64_t b = prof__now();
