@@ -40,22 +40,13 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import pftrace  # noqa: E402
+from run_case import check, fail  # noqa: E402
 
 NVTX_NAMES = {"ncclAllReduce", "ncclGroupEnd", "ncclCommInitRank", "default_range", "async_range", "wide_\u03b1\u03b2"}
 OWN = Counter({"work": 10, "all_reduce": 10, "init": 1, "start_async": 1, "end_async": 1})
 LINE = ("prof: nvtx: 34 ranges and 20 marks recorded (libprof_nvtx, into the program's prof.h); not kept: "
         "1 ranges still open at exit (or when their thread ended), 1 pops with no range open, "
         "1 ends of no range open, 1 payloads with no schema registered")
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
 
 
 def run(cmd, cwd, env=None, ok=True):
