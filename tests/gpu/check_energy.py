@@ -7,8 +7,9 @@ integral of the power each step sets (tests/gpu/fake_energy.h).
 What each case checks, read back by Python's json and Perfetto's proto:
   energy        every recorded step carries each device's joules ("GPU d
                 energy (J)"), within one counter tick (10 ms at the highest
-                power of the step and its neighbours) of the exact energy,
-                or, where the profiler's thread was kept from reading (a
+                power of the step and its neighbours; or twice the knots'
+                uncertainty the trace states, where reads lagged so far
+                that it is more) of the exact energy, or, where the profiler's thread was kept from reading (a
                 loaded machine, a sanitizer) and the counter's changes seen
                 around one of the step's ends lie more than 1.5 ticks apart,
                 within that interval's energy instead (the knots are the
@@ -30,6 +31,7 @@ What each case checks, read back by Python's json and Perfetto's proto:
 import bisect
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -89,10 +91,18 @@ def p_hi(tr, e, dev):
     return max(tr["step"][k]["watts"][dev] for k in (n - 1, n, n + 1) if k in tr["step"])
 
 
-def tick_j(tr, e, dev, knots=None):
-    """One counter tick's energy at the highest power near the step; where
-    reads were delayed around one of its ends, that interval's energy."""
-    return max(span_at(knots, e["ts"]), span_at(knots, e["ts"] + e["dur"])) * p_hi(tr, e, dev)
+def tick_j(tr, e, dev, knots=None, least=TICK_S):
+    """One counter tick's energy at the highest power near the step (or, if
+    longer, `least`: twice the knots' stated uncertainty); where reads were
+    delayed around one of its ends, that interval's energy."""
+    span = max(span_at(knots, e["ts"]), span_at(knots, e["ts"] + e["dur"]), least)
+    return span * p_hi(tr, e, dev)
+
+
+def knot_uncertainty_s(d, dev):
+    """The trace's own word on how far a knot may lie from the change it
+    marks (half the widest gap between the reads that saw a change)."""
+    return [x for x in d["prof_energy"]["devices"] if x["device"] == dev][0]["knot_uncertainty_ms"] / 1e3
 
 
 def key(dev):
@@ -138,10 +148,14 @@ def integral_j(track, t0, t1):
     return j
 
 
-def check_device(tr, steps, dev, where=lambda e: True, d=None):
+def check_device(tr, steps, dev, d, where=lambda e: True):
     """Within a tick on each step `where` says has energy; the window's
     total within 1% where every step has it."""
-    knots = [t for t, _ in power_track(d, dev)] if d else None
+    knots = [t for t, _ in power_track(d, dev)]
+    # each end's estimate is off by at most the power times its knots'
+    # uncertainty: a tick where reads kept pace (half of 0.9 tick each),
+    # more where the profiler's thread was delayed (a loaded machine)
+    least = max(TICK_S, 2 * knot_uncertainty_s(d, dev))
     got = ex = 0.0
     wide = 0
     for e in steps:
@@ -149,14 +163,14 @@ def check_device(tr, steps, dev, where=lambda e: True, d=None):
             continue
         j = e["args"].get(key(dev))
         check(j is not None, f"{e['name']} lacks {key(dev)}: {e.get('args')}")
-        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev, knots)
+        x, tick = exact_j(tr, e, dev), tick_j(tr, e, dev, knots, least)
         wide += tick > tick_j(tr, e, dev) + 1e-9
         check(abs(j - x) <= tick, f"{e['name']} GPU {dev}: {j} J, exact {x:.3f} J: off by more than a tick "
-                                  f"({tick:.3f} J)")
+                                  f"or its knots' uncertainty ({tick:.3f} J)")
         got, ex = got + j, ex + x
     if wide:
-        print(f"GPU {dev}: {wide} steps had the counter's changes around an end further apart than a tick (reads "
-              "delayed): checked within that interval's energy")
+        print(f"GPU {dev}: {wide} steps checked within more than a tick (reads delayed: knots {1e3 * least / 2:.3f} ms "
+              "uncertain, or the counter's changes around an end further apart than 1.5 ticks)")
     return got, ex
 
 
@@ -171,7 +185,7 @@ def case_energy(p, tr, d, n=30):
                                                                                          (1, BUS[1], res)],
           f"devices: {meta['devices']}")
     for dev in (0, 1):
-        got, ex = check_device(tr, steps, dev, d=d)
+        got, ex = check_device(tr, steps, dev, d)
         # 1%, or where reads were delayed at the window's ends, those intervals' energy
         track = [t for t, _ in power_track(d, dev)]
         spans = [span_at(track, steps[0]["ts"]), span_at(track, steps[-1]["ts"] + steps[-1]["dur"])]
@@ -189,7 +203,9 @@ def case_energy(p, tr, d, n=30):
                                                    f"its steps {got:.3f} J")
         print(f"GPU {dev}: window {got:.3f} J, exact {ex:.3f} J ({100 * (got - ex) / ex:+.3f}%)")
     check(all("energy" not in e["args"] for e in steps), "a step longer than the counter's interval marked a share")
-    # the table's footer: median and p90 (nearest rank), W, J/token
+    # the table's footer: median and p90 (nearest rank), W, J/token; the
+    # table sums unrounded joules, these the trace's (to the mJ): W and
+    # J/token are compared within their printed precision, not as text
     with open("table.txt") as f:
         table = f.read()
     for dev in (0, 1):
@@ -197,9 +213,15 @@ def case_energy(p, tr, d, n=30):
         rank = lambda q: js[-(-len(js) * q // 100) - 1]  # noqa: E731
         secs = sum(e["dur"] + 0.001 for e in steps) / 1e6
         tokens = sum(tr["step"][int(e["name"].split("#")[1])]["tokens"] for e in steps)
-        line = (f"GPU {dev} energy per step: median {rank(50):.3f} J, p90 {rank(90):.3f} J, "
-                f"{sum(js) / secs:.1f} W average ({len(js)} steps); {sum(js) / tokens:.4g} J/token")
-        check(line in table, f"the table's footer lacks {line!r}:\n{table}")
+        m = re.search(rf"^GPU {dev} energy per step: median ([\d.]+) J, p90 ([\d.]+) J, ([\d.]+) W average "
+                      r"\((\d+) steps\); ([\d.e+-]+) J/token$", table, re.M)
+        check(m, f"the table's footer has no energy line for GPU {dev}:\n{table}")
+        want = (f"median {rank(50):.3f} J, p90 {rank(90):.3f} J, {sum(js) / secs:.1f} W average ({len(js)} steps); "
+                f"{sum(js) / tokens:.4g} J/token")
+        check(m[1] == f"{rank(50):.3f}" and m[2] == f"{rank(90):.3f}" and int(m[4]) == len(js) and
+              abs(float(m[3]) - sum(js) / secs) <= 0.06 and
+              abs(float(m[5]) - sum(js) / tokens) <= 6e-4 * sum(js) / tokens,
+              f"the table's footer says {m[0]!r}, the steps {want!r}")
 
 
 def case_energy_slow(p, tr, d):
@@ -230,7 +252,7 @@ def case_energy_init_fails(p, tr, d):
 def case_energy_no_counter(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 1 ({BUS[1]}) has no energy counter ({LIB['no_counter']}")
-    check_device(tr, steps, 0, d=d)
+    check_device(tr, steps, 0, d)
     check(all(key(1) not in e["args"] for e in steps), "GPU 1 has joules without a counter")
     off = [x for x in d["prof_energy"]["devices"] if x["device"] == 1][0]
     check(off.get("off", "").startswith("no energy counter"), f"GPU 1: {off}")
@@ -239,20 +261,20 @@ def case_energy_no_counter(p, tr, d):
 def case_energy_backwards(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): its energy counter went back from")
-    check_device(tr, steps, 1, d=d)
+    check_device(tr, steps, 1, d)
     has = [key(0) in e["args"] for e in steps]
     check(has[0] and has[-1] and not all(has), f"GPU 0 energy on steps: {has} (known before and after the reset, "
                                                "unknown across it)")
-    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
+    check_device(tr, steps, 0, d, where=lambda e: key(0) in e["args"])
 
 
 def case_energy_read_fails(p, tr, d):
     steps = common(p, tr, d, 10)
     one_line(p, f"PROF_ENERGY: GPU 0 ({BUS[0]}): reading its energy counter failed ({LIB['read']})")
-    check_device(tr, steps, 1, d=d)
+    check_device(tr, steps, 1, d)
     has = [key(0) in e["args"] for e in steps]
     check(has[0] and not has[-1] and has == sorted(has, reverse=True), f"GPU 0 energy on steps: {has}")
-    check_device(tr, steps, 0, where=lambda e: key(0) in e["args"], d=d)
+    check_device(tr, steps, 0, d, where=lambda e: key(0) in e["args"])
 
 
 def check_case(backend, case, p):
