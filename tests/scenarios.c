@@ -667,15 +667,21 @@ static int trigger(void) {
 }
 
 /* ---- the flight recorder -----------------------------------------------
-   1000 steps (FLIGHT_STEPS) of a fixed length (a spin on the clock,
-   FLIGHT_STEP_US each, default 2000), each with an outer region and two
-   inner ones; step 500 (FLIGHT_SLOW_AT) is 20x (FLIGHT_SLOW_X) as long.
-   Run with PROF_FLIGHT; FLIGHT_TRIGGER_AT=N makes the file go.trigger in
-   step N, holding FLIGHT_TRIGGER_TEXT. */
-static double now_us(void) {
+   1000 steps (FLIGHT_STEPS) of a fixed length (a sleep until the step's end
+   on CLOCK_MONOTONIC, FLIGHT_STEP_US each, default 2000: at least that long
+   however loaded the machine, and no CPU taken from the tests beside it),
+   each with an outer region and two inner ones; step 500 (FLIGHT_SLOW_AT)
+   is 20x (FLIGHT_SLOW_X) as long. Run with PROF_FLIGHT; FLIGHT_TRIGGER_AT=N
+   makes the file go.trigger in step N, holding FLIGHT_TRIGGER_TEXT. */
+static long long now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
+    return 1000000000LL * t.tv_sec + t.tv_nsec;
+}
+
+static void sleep_until_ns(long long end) {
+    struct timespec t = { (time_t)(end / 1000000000LL), (long)(end % 1000000000LL) };
+    while (now_ns() < end) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);  /* again after a signal */
 }
 
 static int flight(void) {
@@ -685,12 +691,12 @@ static int flight(void) {
     long slow_x = x ? atol(x) : 20, slow_at = at ? atol(at) : 500;
     PROF_INIT(NULL);
     for (long s = 0; s < steps; s++) {
-        double end = now_us() + (double)(s == slow_at ? slow_x * us : us);
+        long long end = now_ns() + 1000LL * (s == slow_at ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
             { PROF_SCOPE("inner_a"); }
             { PROF_SCOPE("inner_b"); }
-            while (now_us() < end) {}
+            sleep_until_ns(end);
         }
         if (s == trigger_at) {          /* FLIGHT_TRIGGER_TEXT: what the file says */
             FILE *f = fopen("go.trigger", "w");
@@ -803,9 +809,9 @@ static int handoff(void) {
             struct timespec t = { 1, 100000000 };
             nanosleep(&t, NULL);
         }
-        double t0 = now_us();
+        long long t0 = now_ns();
         PROF_STEP();
-        call_us[s] = now_us() - t0;
+        call_us[s] = 1e-3 * (double)(now_ns() - t0);
     }
     PROF_SHUTDOWN();
     qsort(call_us, STEPS, sizeof *call_us, cmp_double);

@@ -3,11 +3,12 @@
    names the region and the thread on stderr and dumps the ring, once; the
    main thread is never stopped.
 
-   Steps 0 to 19 take about 2 ms each: the main thread works ("host_work")
-   and lets the worker through one "collective" > "wait_peer" per step. At
-   step 20 the worker waits for a step that never comes; the main thread
-   keeps working, looks for the dump (t.hang-20.json) every millisecond, then
-   works 1.5 s more (no second dump for the same stall) and prints
+   Steps 0 to 19 take about 2 ms each: the main thread works ("host_work",
+   asleep) and lets the worker through one "collective" > "wait_peer" per
+   step. At step 20 the worker waits for a step that never comes; the main
+   thread keeps working, looks for the dump (t.hang-20.json) every
+   millisecond, then works 1.5 s more (no second dump for the same stall)
+   and prints
      dump after S.SSS s, main went on N
    S: from its last PROF_STEP to the dump's file; N: regions it recorded
    after the dump appeared. Without PROF_FLIGHT there is no dump: it looks
@@ -31,10 +32,16 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The main thread's work: a region that lasts `seconds`, asleep (the
+   watchdog's question is whether the thread is stopped, not whether it
+   computes; a spin would take a CPU from the tests beside this one). */
 static void work(double seconds) {
     PROF_SCOPE("host_work");
     double end = now_s() + seconds;
-    while (now_s() < end) {}
+    for (double left; (left = end - now_s()) > 0;) {
+        struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) + 1 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 static void *worker(void *arg) {
