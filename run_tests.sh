@@ -194,7 +194,13 @@ test_stage() {
     "build failed") echo "$status" >"$dir/result"; grep -m 20 -E 'error|warning' "$dir/build.log"; return ;;
   esac
   echo "built in $secs s (log: build-tests/$name/build.log)"
-  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$jobs" --output-junit junit.xml "${ctest_args[@]}")
+  # As many tests at once as there are CPUs, and beside them two of those
+  # labelled "waits" (mostly asleep on a clock): each other test takes one
+  # of the resource spec's $jobs "cpus" (prof_cpu_tests in CMakeLists.txt).
+  printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpus": [{"id": "0", "slots": %d}]}]}\n' "$jobs" \
+    >"$dir/resources.json"
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j "$((jobs + 2))" --resource-spec-file resources.json \
+                      --output-junit junit.xml "${ctest_args[@]}")
   echo ok >"$dir/result"
   echo "$name: $((secs + SECONDS - t0)) s (built in $secs s, tested in $((SECONDS - t0)) s)"
 }
