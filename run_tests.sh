@@ -27,9 +27,10 @@
 # each failure's first lines) and its closing line
 #     tests: N passed, N failed, N skipped
 # and exits 1 if anything failed. JOBS=N or -j N sets the parallelism
-# (default: the number of CPUs); SAN_CC/SAN_CXX choose the sanitizer stages'
-# compilers; PROF_TEST_PYTHON=... uses that interpreter for the checks and
-# makes no venv.
+# (default: the number of CPUs; the tests labelled "waits", mostly asleep on
+# a clock, run two more beside them); SAN_CC/SAN_CXX choose the sanitizer
+# stages' compilers; PROF_TEST_PYTHON=... uses that interpreter for the
+# checks and makes no venv.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(pwd)
