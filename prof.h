@@ -7657,6 +7657,7 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     size_t nopen, open_cap;
     prof__lane lane[PROF__LANES];       /* this track's overlap tracks */
     unsigned lanes_told;                /* bit L: lane L's track is described */
+    unsigned char *told;                /* by thread index: its track is described in this part */
     int stream;                         /* written in parts: a region's GPU side may
                                            be in a later part, its flow is written anyway */
     uint64_t part_t0;                   /* where this part's records begin (ticks): a
@@ -8180,11 +8181,13 @@ static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
    (the walk's begin() puts each span's BEGIN where it begins). */
 static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
     prof__pw *p = (prof__pw *)s;
-    if (th->lead == th->k) {                            /* its track */
+    if (!p->told[th->lead]) {           /* its track, before its first event: alike-named threads
+                                           share the first one's, which the walk may reach last */
+        p->told[th->lead] = 1;
         prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
-        prof__pb_uint(&p->d2, 2, (uint64_t)cy->th[th->k].tid); /* .tid */
-        prof__pb_str(&p->d2, 5, th->label);                /* .thread_name */
-        prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + th->k, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
+        prof__pb_uint(&p->d2, 2, (uint64_t)th->tid);      /* .tid: the lead's */
+        prof__pb_str(&p->d2, 5, cy->label[th->lead]);      /* .thread_name */
+        prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + th->lead, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
     }
     prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + th->lead);
 }
@@ -8448,7 +8451,7 @@ static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, c
 }
 
 static void prof__pw_free(prof__pw *p) {
-    free(p->open); free(p->ctr_name);
+    free(p->open); free(p->ctr_name); free(p->told);
     for (int l = 0; l < PROF__LANES; l++) free(p->lane[l].iv);
     prof__names_free(&p->names); prof__names_free(&p->keys); prof__names_free(&p->ctr);
     free(p->ev.b); free(p->an.b); free(p->pk.b); free(p->d1.b); free(p->d2.b);
@@ -8459,6 +8462,8 @@ static void prof__pw_free(prof__pw *p) {
    regions after them if last. 1 if all is written. */
 static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
     p->cy = cy;
+    free(p->told);                      /* a part's threads are numbered afresh */
+    if (!(p->told = (unsigned char *)calloc(cy->nth + 1, 1))) p->w.err = 1;
     if (!p->w.err) {
         if (first) prof__pf_head(p, path);
         /* each call with its own table: the compiler inlines what it holds */

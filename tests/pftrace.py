@@ -121,7 +121,8 @@ class _Seq:
 def decode_pftrace(path_or_bytes, truncated_ok=False):
     """The packets of a .pftrace, checked and read into a Trace. Raises
     ValueError on what a reader would reject (an END without a BEGIN, a
-    name never interned). truncated_ok: a file cut short (a killed run) is
+    name never interned, an event on a track not described before it in
+    the file: a reader in one pass, as prof's, cannot place it). truncated_ok: a file cut short (a killed run) is
     read as Perfetto reads it: the packets before the cut, the slices they
     close; t.cut says how many bytes of a last packet were lost."""
     raw = path_or_bytes if isinstance(path_or_bytes, bytes) else open(path_or_bytes, "rb").read()
@@ -162,7 +163,8 @@ def from_packets(packets, allow_unclosed=False):
     instants, counters = [], []
     ends = {}                       # flow id -> (track uuid, ts)
     primary = None
-    for p in packets:
+    described = set()               # tracks described so far, in file order
+    for i, p in enumerate(packets):
         s = seqs[p.trusted_packet_sequence_id]
         if p.sequence_flags & INCREMENTAL_CLEARED:
             seqs[p.trusted_packet_sequence_id] = s = _Seq()
@@ -188,9 +190,13 @@ def from_packets(packets, allow_unclosed=False):
             t.meta[a.key] = a.string_value if a.HasField("string_value") else a.long_value
         if p.HasField("track_descriptor"):
             tracks[p.track_descriptor.uuid] = p.track_descriptor
+            described.add(p.track_descriptor.uuid)
         if not p.HasField("track_event"):
             continue
         e = p.track_event
+        track = e.track_uuid if e.HasField("track_uuid") else s.track
+        if track not in described:      # a reader that reads in one pass would lose the event
+            raise ValueError(f"packet {i}: an event on track {track}, not described before it")
         clock = p.timestamp_clock_id or s.clock_id
         if clock >= 64:
             last, inc, to_real = s.clock[clock]
@@ -201,7 +207,6 @@ def from_packets(packets, allow_unclosed=False):
             ts = p.timestamp
         else:
             raise ValueError(f"timestamp on clock {clock}, not the trace's clock {primary}")
-        track = e.track_uuid if e.HasField("track_uuid") else s.track
         name = e.name if e.HasField("name") else (s.names[e.name_iid] if e.HasField("name_iid") else None)
         args = {}
         for a in e.debug_annotations:

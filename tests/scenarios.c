@@ -504,6 +504,42 @@ static void *pf_worker(void *arg) {
     return NULL;
 }
 
+/* Two more alike-named threads on one track, the one known to the profiler
+   first recording last: the track is the early one's, yet the walk comes
+   to the late one's records first. */
+static pthread_mutex_t pf_late_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pf_late_cv = PTHREAD_COND_INITIALIZER;
+static int pf_late_stage;                       /* 1: the late one is known; 2: the early one is done */
+
+static void pf_late_at(int stage) {
+    pthread_mutex_lock(&pf_late_lock);
+    pf_late_stage = stage;
+    pthread_cond_broadcast(&pf_late_cv);
+    pthread_mutex_unlock(&pf_late_lock);
+}
+
+static void pf_late_until(int stage) {
+    pthread_mutex_lock(&pf_late_lock);
+    while (pf_late_stage < stage) pthread_cond_wait(&pf_late_cv, &pf_late_lock);
+    pthread_mutex_unlock(&pf_late_lock);
+}
+
+static void *pf_late(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("pf-pair");
+    pf_late_at(1);
+    pf_late_until(2);
+    PROF_SCOPE("late work");
+    return NULL;
+}
+
+static void *pf_early(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("pf-pair");
+    PROF_SCOPE("early work");
+    return NULL;
+}
+
 /* A tree of regions drawn from *rs: up to 3 children a level, 5 levels, an
    argument now and then first in its region; deep chains of first children
    (each begins where its parent does, in the protobuf's BEGIN order). */
@@ -554,6 +590,13 @@ static int perfetto(void) {
                 pthread_create(&t, NULL, pf_worker, (void *)k);
                 pthread_join(t, NULL);
             }
+            pthread_t late, early;
+            pthread_create(&late, NULL, pf_late, NULL);
+            pf_late_until(1);
+            pthread_create(&early, NULL, pf_early, NULL);
+            pthread_join(early, NULL);
+            pf_late_at(2);
+            pthread_join(late, NULL);
             PROF_SYNC();
         }
         if (s == 4) PROF_BEGIN("overlaps the step");    /* partly over ProfilerStep#4 and #5 */

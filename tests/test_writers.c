@@ -28,7 +28,8 @@ static void R(uint32_t kind, uint32_t th, const char *name, uint64_t t0, uint64_
 static uint64_t dbl(double v) { uint64_t u; memcpy(&u, &v, 8); return u; }
 
 static void build(prof__cycle *cy, int gpu) {
-    static struct prof__tinfo th[4] = { { 100, "main", 0 }, { 101, "worker", 0 }, { 102, "worker", 0 }, { 103, NULL, 0 } };
+    /* the workers in the order a collection may find them: the later one first */
+    static struct prof__tinfo th[4] = { { 100, "main", 0 }, { 102, "worker", 0 }, { 101, "worker", 0 }, { 103, NULL, 0 } };
     NEV = 0;
     /* main: step 0 [1000, 50000) holding fwd > matmul(args) ; bwd ; mem ; instant ; counter ; sync */
     R(PROF__K_ARG_INT, 0, "M", 2100, 64, 0);
@@ -57,14 +58,15 @@ static void build(prof__cycle *cy, int gpu) {
     R(PROF__K_COUNTER, 0, "loss", 31000, dbl(1.25), 0);
     R(PROF__K_OPEN, 0, "still_open", 32000, 40000, 0);
     R(PROF__K_STEP, 0, NULL, 20000, 40000, 1);
-    /* worker 101: two loads with args; worker 102 (same name, later): one */
-    R(PROF__K_ARG_INT, 1, "batch", 3000, 5, 0);
-    R(PROF__K_REGION, 1, "read", 3100, 4000, 0);
-    R(PROF__K_REGION, 1, "load", 3000, 5000, 0);
-    R(PROF__K_REGION, 1, "load", 6000, 8000, 0);
-    R(PROF__K_REGION, 2, "load", 9000, 12000, 0);
-    R(PROF__K_ARG_STR, 2, "file", 9100, (uint64_t)(uintptr_t)"a\"b", 0);
-    R(PROF__K_REGION, 2, "read", 9050, 9900, 0);
+    /* worker 102 (index 1): one load; worker 101 (index 2, the same name,
+       earlier: its track is theirs): two loads with args */
+    R(PROF__K_REGION, 1, "load", 9000, 12000, 0);
+    R(PROF__K_ARG_STR, 1, "file", 9100, (uint64_t)(uintptr_t)"a\"b", 0);
+    R(PROF__K_REGION, 1, "read", 9050, 9900, 0);
+    R(PROF__K_ARG_INT, 2, "batch", 3000, 5, 0);
+    R(PROF__K_REGION, 2, "read", 3100, 4000, 0);
+    R(PROF__K_REGION, 2, "load", 3000, 5000, 0);
+    R(PROF__K_REGION, 2, "load", 6000, 8000, 0);
     /* unnamed thread: overlapping partly */
     R(PROF__K_REGION, 3, "a", 1000, 3000, 0);
     R(PROF__K_REGION, 3, "b", 2000, 5000, 0);
