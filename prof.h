@@ -2691,7 +2691,8 @@ static void prof__retire_locked(prof__thread *th) {
     prof__thread *st = &prof__g.rec.retired;
     uint64_t lost = __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
     int marked = 0;
-    if (th->head != th->tail || th->pinned) {  /* or a collection is draining it now */
+    /* a collection draining it now (pinned) moves its head: read only when not */
+    if (th->pinned || __atomic_load_n(&th->head, __ATOMIC_ACQUIRE) != th->tail) {
         th->dead = 1;
         return;
     }
