@@ -122,9 +122,10 @@ def decode_pftrace(path_or_bytes, truncated_ok=False):
     """The packets of a .pftrace, checked and read into a Trace. Raises
     ValueError on what a reader would reject (an END without a BEGIN, a
     name never interned, an event on a track not described before it in
-    the file: a reader in one pass, as prof's, cannot place it). truncated_ok: a file cut short (a killed run) is
-    read as Perfetto reads it: the packets before the cut, the slices they
-    close; t.cut says how many bytes of a last packet were lost."""
+    the file: a reader in one pass, as prof's, cannot place it).
+    truncated_ok: a file cut short (a killed run) is read as Perfetto reads
+    it: the packets before the cut, the slices they close; t.cut says how
+    many bytes of a last packet were lost."""
     raw = path_or_bytes if isinstance(path_or_bytes, bytes) else open(path_or_bytes, "rb").read()
     if not truncated_ok:
         trace = pb.Trace()

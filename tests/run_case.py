@@ -953,6 +953,10 @@ def check_mem_shape(d):
               and c["args"] == {"Allocated": a["Total Allocated"]}, f"counter after {e}: {c}")
 
 
+# The summary table's footer line for PROF_ENERGY, one per GPU: device,
+# median, p90, W average, steps, J/token
+ENERGY_FOOTER = re.compile(r"GPU (\d+) energy per step: median ([\d.]+) J, p90 ([\d.]+) J, ([\d.]+) W average "
+                           r"\((\d+) steps\); ([\d.e+-]+) J/token")
 LEAK_HEAD = re.compile(r"^prof: (\d+) allocations? never freed, (\d+) bytes \((.+)\) in all; largest first:$")
 LEAK_LINE = re.compile(r"^prof:   (\d+) bytes \((.+)\) at (0x[0-9a-f]+) on (CPU|GPU \d+), allocated in '(.*)'$")
 

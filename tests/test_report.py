@@ -51,6 +51,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_merge import calls_trace, check, fail, lcg, table_rows, u_test_p, us  # noqa: E402
+from run_case import ENERGY_FOOTER  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -379,8 +380,7 @@ def case_energy(tool, _scen, program, tmp):
             # the table's numbers, as printed, against the page's (rounded
             # once more: compared within the printed precision, not as text)
             e = en[d]
-            m = re.fullmatch(r"GPU (\d+) energy per step: median ([\d.]+) J, p90 ([\d.]+) J, ([\d.]+) W average "
-                             r"\((\d+) steps\); ([\d.e+-]+) J/token", line)
+            m = ENERGY_FOOTER.fullmatch(line)
             check(m, f"the table's energy line {line!r}")
             close = (abs(float(m[2]) - e["p50"]) <= 6e-4 and abs(float(m[3]) - e["p90"]) <= 6e-4 and
                      abs(float(m[4]) - e["watts"]) <= 0.06 and abs(float(m[6]) - e["per_token"]) <= 6e-4 * e["per_token"])

@@ -9,9 +9,10 @@ What each case checks, read back by Python's json and Perfetto's proto:
                 energy (J)"), within one counter tick (10 ms at the highest
                 power of the step and its neighbours; or twice the knots'
                 uncertainty the trace states, where reads lagged so far
-                that it is more) of the exact energy, or, where the profiler's thread was kept from reading (a
-                loaded machine, a sanitizer) and the counter's changes seen
-                around one of the step's ends lie more than 1.5 ticks apart,
+                that it is more) of the exact energy, or, where the
+                profiler's thread was kept from reading (a loaded machine,
+                a sanitizer) and the counter's changes seen around one of
+                the step's ends lie more than 1.5 ticks apart,
                 within that interval's energy instead (the knots are the
                 power track's samples; the check says how many);
                 each device's total over the window within 1%; the devices
@@ -31,11 +32,10 @@ What each case checks, read back by Python's json and Perfetto's proto:
 import bisect
 import json
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from run_case import check, load  # noqa: E402
+from run_case import ENERGY_FOOTER, check, load  # noqa: E402
 import pftrace  # noqa: E402
 
 TICK_S = 0.010
@@ -213,14 +213,14 @@ def case_energy(p, tr, d, n=30):
         rank = lambda q: js[-(-len(js) * q // 100) - 1]  # noqa: E731
         secs = sum(e["dur"] + 0.001 for e in steps) / 1e6
         tokens = sum(tr["step"][int(e["name"].split("#")[1])]["tokens"] for e in steps)
-        m = re.search(rf"^GPU {dev} energy per step: median ([\d.]+) J, p90 ([\d.]+) J, ([\d.]+) W average "
-                      r"\((\d+) steps\); ([\d.e+-]+) J/token$", table, re.M)
-        check(m, f"the table's footer has no energy line for GPU {dev}:\n{table}")
+        m = [m for m in map(ENERGY_FOOTER.fullmatch, table.splitlines()) if m and int(m[1]) == dev]
+        check(len(m) == 1, f"the table's footer has no energy line for GPU {dev}:\n{table}")
+        m = m[0]
         want = (f"median {rank(50):.3f} J, p90 {rank(90):.3f} J, {sum(js) / secs:.1f} W average ({len(js)} steps); "
                 f"{sum(js) / tokens:.4g} J/token")
-        check(m[1] == f"{rank(50):.3f}" and m[2] == f"{rank(90):.3f}" and int(m[4]) == len(js) and
-              abs(float(m[3]) - sum(js) / secs) <= 0.06 and
-              abs(float(m[5]) - sum(js) / tokens) <= 6e-4 * sum(js) / tokens,
+        check(m[2] == f"{rank(50):.3f}" and m[3] == f"{rank(90):.3f}" and int(m[5]) == len(js) and
+              abs(float(m[4]) - sum(js) / secs) <= 0.06 and
+              abs(float(m[6]) - sum(js) / tokens) <= 6e-4 * sum(js) / tokens,
               f"the table's footer says {m[0]!r}, the steps {want!r}")
 
 

@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,12 @@ static double now_s(void) {
    computes; a spin would take a CPU from the tests beside this one). */
 static void work(double seconds) {
     PROF_SCOPE("host_work");
-    double end = now_s() + seconds;
-    for (double left; (left = end - now_s()) > 0;) {
-        struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) + 1 };
-        nanosleep(&ts, NULL);
-    }
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    long long ns = end.tv_nsec + (long long)(seconds * 1e9);
+    end.tv_sec += (time_t)(ns / 1000000000);
+    end.tv_nsec = (long)(ns % 1000000000);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) == EINTR) {}
 }
 
 static void *worker(void *arg) {
