@@ -33,8 +33,9 @@ int main(void) { work(); return 0; }
 C
 printf '#define PROF_IMPLEMENTATION\n#include "prof.h"\n' >impl.c
 
-# 1. the clock mode is in the names
-"$cc" "${flags[@]}" -c impl.c -o impl.o && "$cc" "${flags[@]}" -DPROF_NO_TSC -c use.c -o use_mono.o || exit 1
+# 1. the clock mode is in the names (the implementation built once, -fPIC:
+#    the executables here and public.so below link the same object)
+"$cc" "${flags[@]}" -fPIC -c impl.c -o impl.o && "$cc" "${flags[@]}" -DPROF_NO_TSC -c use.c -o use_mono.o || exit 1
 if "$cc" use_mono.o impl.o -o mixed -lpthread -lm 2>link.log; then
   say FAIL "a -DPROF_NO_TSC unit linked against a TSC implementation"
 elif grep -q "prof__emit_slow_mono" link.log; then
@@ -63,7 +64,7 @@ exported() {  # exported SO: its dynamic symbols named prof_*
   nm -D --defined-only "$1" | awk '{print $3}' | grep -c '^prof_'
 }
 "$cc" "${flags[@]}" -fPIC -shared -DPROF_PRIVATE impl.c use.c -o private.so -lpthread || exit 1
-"$cc" "${flags[@]}" -fPIC -shared impl.c use.c -o public.so -lpthread || exit 1
+"$cc" -shared impl.o use_pic.o -o public.so -lpthread || exit 1
 n=$(exported private.so)
 [[ $n == 0 ]] && say PASS "-DPROF_PRIVATE: no prof_ symbol exported" || say FAIL "-DPROF_PRIVATE: $n prof_ symbols exported"
 n=$(exported public.so)
