@@ -70,9 +70,10 @@ build() {  # build [-gpu] NAME COMPILER FLAGS...: the program, run; with -gpu th
 
 # The optimised builds are at -O2 with gcc, some of whose warnings come from
 # its optimiser (-Wmaybe-uninitialized, -Wstringop-overflow, -Warray-bounds
-# ...), and at -O0 with clang: clang's warnings come from its front end, the
-# same at every -O, and its -O2 build takes ten times as long. (The api
-# test builds the implementation with clang -O2 and these sets, -Werror.)
+# ...), and at -O0 with clang: its warnings in these sets come from its
+# front end, the same at every -O, and its -O2 build takes ten times as
+# long. (The api test builds the implementation with clang -O2 and these
+# sets, -Werror.)
 for cc in gcc clang; do
   command -v "$cc" >/dev/null || { echo "SKIP: $cc not found"; continue; }
   cxx=g++; extra_c=""; extra_cxx=$cxx_strict_gcc; opt=-O2
