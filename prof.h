@@ -1784,11 +1784,13 @@ static inline __attribute__((always_inline)) void prof__window(const prof__threa
 
 /* n events dropped at the cap: counted (as the writer's, when the
    profiler's thread has steps handed to it not done yet), and the inline
-   path has no window. */
+   path has no window. The writer's count first: a collection that reads
+   the drop in the thread's count (acquire) finds it there too
+   (>>collect). */
 static void prof__drop(prof__thread *th, uint64_t n) {
-    __atomic_fetch_add(&th->dropped, n, __ATOMIC_RELAXED);
     if (__atomic_load_n(&prof__g.rec.pending, __ATOMIC_RELAXED))
         __atomic_fetch_add(&prof__g.rec.dropped_behind, n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&th->dropped, n, __ATOMIC_RELEASE);
     prof__tls.cur = prof__tls.end = NULL;
 }
 
@@ -2917,7 +2919,7 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
         }
     drained:
         th->head_pos = pos;
-        dropped += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+        dropped += __atomic_load_n(&th->dropped, __ATOMIC_ACQUIRE);
     }
 
     pthread_mutex_lock(&prof__lock);
@@ -2938,9 +2940,14 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
         if (oom) cy->oom = 1;
         prof__cycle_clock(cy);
         /* cy->behind so far: events of a window whose start was never handed
-           over. The writer's drops are counted twice (a thread's, then the
-           writer's), not at once: a drop read in one and not yet in the other
-           is told with the next cycle, never as more than were dropped. */
+           over. The writer's drops are counted twice, the writer's count
+           first (prof__drop): every one read above in its thread's count is
+           in the writer's read here. One read here and not yet above (its
+           thread between the two adds) is more than this cycle dropped: it
+           is left to the next cycle, which counts it. (Counted the other
+           way round, a drop read above and not here was left to the next
+           cycle, which could not tell it when all of its own drops were
+           the writer's: the cycles' lines said one fewer than the stats.) */
         uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
         cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
         if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
