@@ -11765,8 +11765,8 @@ void prof_get_stats(prof_stats *out) {
     pthread_mutex_lock(&prof__lock);
     *out = prof__g.stats;
     uint64_t pending = prof__g.rec.dropped_dead;
-    for (prof__thread *th = prof__g.rec.threads; th; th = th->next)
-        pending += __atomic_load_n(&th->dropped, __ATOMIC_RELAXED);
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next)  /* acquire: as a collection reads them */
+        pending += __atomic_load_n(&th->dropped, __ATOMIC_ACQUIRE);
     out->dropped += pending - prof__g.rec.dropped_reported;
     out->behind += __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
     out->unknown_frees = __atomic_load_n(&prof__mem.unknown_frees, __ATOMIC_RELAXED);
