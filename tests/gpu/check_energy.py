@@ -213,9 +213,9 @@ def case_energy(p, tr, d, n=30):
         rank = lambda q: js[-(-len(js) * q // 100) - 1]  # noqa: E731
         secs = sum(e["dur"] + 0.001 for e in steps) / 1e6
         tokens = sum(tr["step"][int(e["name"].split("#")[1])]["tokens"] for e in steps)
-        m = [m for m in map(ENERGY_FOOTER.fullmatch, table.splitlines()) if m and int(m[1]) == dev]
-        check(len(m) == 1, f"the table's footer has no energy line for GPU {dev}:\n{table}")
-        m = m[0]
+        lines = [m for m in map(ENERGY_FOOTER.fullmatch, table.splitlines()) if m and int(m[1]) == dev]
+        check(len(lines) == 1, f"the table's footer has no energy line for GPU {dev}:\n{table}")
+        m = lines[0]
         want = (f"median {rank(50):.3f} J, p90 {rank(90):.3f} J, {sum(js) / secs:.1f} W average ({len(js)} steps); "
                 f"{sum(js) / tokens:.4g} J/token")
         check(m[2] == f"{rank(50):.3f}" and m[3] == f"{rank(90):.3f}" and int(m[5]) == len(js) and
