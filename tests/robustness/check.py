@@ -252,11 +252,19 @@ def case_fork(binary):
     check(trace_names(f"t-{child}.json") == {"child": 1}, f"child's {trace_names(f't-{child}.json')}")
 
 
+def default_signals():
+    """In the child before exec: SIGINT and SIGTERM at their defaults, as in a
+    program started from a terminal. A shell without job control starts its
+    background jobs with SIGINT ignored, and the child would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def case_signals(binary):
     def interrupted(mode, sig, env):
         empty_dir()
         p = subprocess.Popen([binary, mode], env=clean_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, preexec_fn=default_signals)
         check(p.stdout.readline() == "ready\n", f"{mode}: not ready")
         p.send_signal(sig)
         out, err = p.communicate(timeout=30)
