@@ -171,7 +171,7 @@ build_stage() {
              -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_ARCHITECTURES=90-real
              -DPROF_BUILD_TESTS=ON -DPROF_BUILD_EXAMPLES=ON -DPROF_SANITIZE="$san")
   # TSan at -O0 -g1 (line tables: its reports keep their lines). Its
-  # tests take 5% more CPU than at -O1 and its build a quarter: clang -O1
+  # tests take 6% more CPU than at -O1 and its build a third: clang -O1
   # compiles prof.h's implementation in 5 s under TSan, -O0 in 0.6 s, and
   # TSan watches every access at either (bench/README.md, "The suite's time")
   [[ $san == thread ]] && cfg+=(-DCMAKE_C_FLAGS_DEBUG="-O0 -g1" -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1")
