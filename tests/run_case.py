@@ -773,11 +773,12 @@ def torch_saves(fn, steps):
 def case_schedule_torch(binary, tmp):
     """500 random schedules and step counts (a fixed seed; 100 under a
     sanitizer, below): prof.h's traces hold the steps torch.profiler's
-    saves hold, less torch's saves with no step the program completed (a window that exit interrupts in its first
-    step); each of those is one line, 'N events of the window from step S,
-    which no PROF_STEP completed' (or, after a saved cycle, 'N events after
-    the last step of cycle C, in no step'), with N = the 3 regions after
-    the loop. No file prof.h writes lacks a step."""
+    saves hold, less torch's saves with no step the program completed (a
+    window that exit interrupts in its first step); each of those is one
+    line, 'N events of the window from step S, which no PROF_STEP
+    completed' (or, after a saved cycle, 'N events after the last step of
+    cycle C, in no step'), with N = the 3 regions after the loop. No file
+    prof.h writes lacks a step."""
     # Under a sanitizer the first 100 of the same schedules: they run every
     # line and take every branch of prof.h that the 500 do (gcov, gcc -O0),
     # and the sanitizers watch code, where the 500 are for the semantics,
