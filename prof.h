@@ -4824,7 +4824,9 @@ static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t t
 }
 
 /* A step's joules on device i: 1 measured across knots, 2 a time share of
-   one counter interval (no knot inside it), 0 unknown. */
+   one counter interval (no knot inside it), 0 unknown. To the traces' 3
+   decimals, for every reader of it: the footer a run prints is then the
+   one prof table prints from its trace, to the last digit. */
 static int prof__en_step(const prof__cycle *cy, int i, uint64_t t0, uint64_t t1, double *joules) {
     const prof__ecdev *d = &cy->en->d[i];
     double e0, e1;
@@ -4832,7 +4834,9 @@ static int prof__en_step(const prof__cycle *cy, int i, uint64_t t0, uint64_t t1,
     if (!prof__en_at(d, &cy->clk, t0, &e0, &k0) || !prof__en_at(d, &cy->clk, t1, &e1, &k1)) return 0;
     for (size_t k = k0 + 1; k <= k1 && k < d->nk; k++)
         if (d->k[k].gap & 1) return 0;
-    *joules = (e1 - e0) / 1000.0;
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", (e1 - e0) / 1000.0);
+    *joules = strtod(num, NULL);
     return k1 > k0 && !(k1 == k0 + 1 && (d->k[k1].gap & 2)) ? 1 : 2;
 }
 
@@ -8087,12 +8091,9 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
     for (int i = 0, share = 0; energy && i < cy->en->nd; i++) {  /* PROF_ENERGY: as the JSON's args */
         double j;
         int how = prof__en_step(cy, i, e->t0, e->t1, &j);
-        char num[48];
         if (how) {
             uint64_t bits;
-            snprintf(num, sizeof num, "%.3f", j);                   /* the JSON's 3 decimals */
-            j = strtod(num, NULL);
-            memcpy(&bits, &j, sizeof bits);
+            memcpy(&bits, &j, sizeof bits);                         /* the JSON's 3 decimals already */
             prof__pb_uint(&p->an, 1, prof__pf_intern(p, &p->keys, 3, cy->en->d[i].key));  /* DebugAnnotation.name_iid */
             prof__pb_fixed64(&p->an, 5, bits);                                  /* .double_value */
             prof__pb_sub(&p->ev, PROF__TE_ANNOTATION, &p->an);
