@@ -417,8 +417,9 @@ PROF__FN int      prof_cycle_event(const prof_cycle *c, size_t i, prof_event *ou
     PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 PROF__FN int      prof_cycle_write_trace(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
 /* PROF_ENERGY: the joules GPU `device` used in step i (an event of kind
-   PROF_EVENT_STEP): 1 measured, 2 a time share of one counter interval,
-   0 not known (no energy for it, or i is not a step). */
+   PROF_EVENT_STEP), to the millijoule as the traces hold them: 1
+   measured, 2 a time share of one counter interval, 0 not known (no
+   energy for it, or i is not a step). */
 PROF__FN int      prof_cycle_step_energy(const prof_cycle *c, size_t i, int device, double *joules)
     PROF__OFF(if (joules) *joules = 0; return 0;)
 PROF__FN int      prof_cycle_write_stacks(const prof_cycle *c, const char *path) PROF__OFF(return 0;)
