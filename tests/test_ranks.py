@@ -39,6 +39,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pftrace  # noqa: E402
+from run_case import sanitizer  # noqa: E402
 
 MiB = 1 << 20
 
@@ -91,25 +92,25 @@ def events_of(path):
 # ---- memory ------------------------------------------------------------------
 
 BOUND = 32 * MiB        # peak RSS allowed: prof merge used to hold every input whole
-# under ASan or TSan the runtime's own memory (shadow, quarantine) is most of
-# a process's RSS: the counts are checked there, the bound is not
-SANITIZED = any(k in os.environ for k in ("ASAN_OPTIONS", "TSAN_OPTIONS"))
-
-
-def check_rss(rss, what):
-    check(SANITIZED or rss < BOUND, f"{what}: peak RSS {rss >> 20} MiB, over {BOUND >> 20} MiB")
 
 
 def case_memory(prof, ranks_sim, tmp):
     # 64 ranks, 20 steps of 600 regions: about 1.2 MB of JSON each (and
-    # 1,400 regions: 0.6 MB of .pftrace); a sixth of that under a sanitizer
-    # (the bound is not checked there, the sizes need not show it)
-    scale = 6 if SANITIZED else 1
+    # 1,400 regions: 0.6 MB of .pftrace); a sixth of that under a sanitizer.
+    # Under ASan or TSan the runtime's own memory (shadow, quarantine) is
+    # most of a process's RSS: the counts are checked there, the bound is not
+    # (nor need the sizes show it).
+    sanitized = sanitizer(prof) is not None
+
+    def check_rss(rss, what):
+        check(sanitized or rss < BOUND, f"{what}: peak RSS {rss >> 20} MiB, over {BOUND >> 20} MiB")
+
+    scale = 6 if sanitized else 1
     sim(ranks_sim, tmp, 64, 20, 600 // scale)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("rank"))
     check(len(files) == 64, f"{len(files)} traces")
     total = sum(os.path.getsize(os.path.join(tmp, f)) for f in files)
-    check(SANITIZED or total > 2 * BOUND, f"the inputs ({total} bytes) are too small to tell")
+    check(sanitized or total > 2 * BOUND, f"the inputs ({total} bytes) are too small to tell")
     want = sum(len(events_of(os.path.join(tmp, f))) for f in files)
 
     rss, _, err = peak_rss(ranks_sim, [prof, "merge", "-o", "merged.json", *files], tmp)
@@ -140,7 +141,7 @@ def case_memory(prof, ranks_sim, tmp):
     sim(ranks_sim, tmp, 64, 20, 1400 // scale, output="rank{rank}.pftrace")
     files = sorted(f for f in os.listdir(tmp) if f.startswith("rank"))
     total = sum(os.path.getsize(os.path.join(tmp, f)) for f in files)
-    check(SANITIZED or total > BOUND, f"the .pftrace inputs ({total} bytes) are too small to tell")
+    check(sanitized or total > BOUND, f"the .pftrace inputs ({total} bytes) are too small to tell")
     rss, _, err = peak_rss(ranks_sim, [prof, "merge", "-o", "merged.pftrace", *files], tmp)
     peaks.append(rss)
     check_rss(rss, f"prof merge of {total >> 20} MiB of .pftrace")
@@ -148,7 +149,7 @@ def case_memory(prof, ranks_sim, tmp):
     os.remove(os.path.join(tmp, "merged.pftrace"))
     print(f"memory: 64 ranks, {want} JSON events, {total >> 20} MiB of .pftrace: peak RSS of prof merge, prof ranks, "
           f"prof merge (.pftrace): {', '.join(f'{p / MiB:.1f}' for p in peaks)} MiB "
-          f"({'not bounded under a sanitizer' if SANITIZED else f'bound {BOUND >> 20} MiB'})")
+          f"({'not bounded under a sanitizer' if sanitized else f'bound {BOUND >> 20} MiB'})")
 
 
 # ---- the straggler, on simulated ranks ---------------------------------------
