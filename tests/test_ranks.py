@@ -380,6 +380,25 @@ def case_hang(prof, ranks_sim, tmp):
     print("hang: " + " | ".join(said))
 
 
+def case_hang_tie(prof, _ranks_sim, tmp):
+    # allreduce and wait_peer begun in the same nanosecond, both open to the
+    # dump: the same span, written children first as prof.h writes them. The
+    # later is the parent, on every rank, whatever the sort does with a tie.
+    for r in range(4):
+        ev = [f'{{"ph":"X","cat":"user_annotation","name":"{n}","pid":7,"tid":1,"ts":{us(5 * MS)},'
+              f'"dur":{us(2000 * MS)},"args":{{"open":"still running at the dump"}}}}'
+              for n in ("wait_peer", "allreduce")]
+        ev.append(f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":7,"tid":1,"ts":0.000,'
+                  f'"dur":{us(2005 * MS)},"args":{{"open":"still running at the dump"}}}}')
+        with open(os.path.join(tmp, f"h{r}.json"), "w") as f:
+            f.write('{\n  "schemaVersion": 1,\n  "distributedInfo": {"backend": "nccl", "rank": %d, "world_size": 4},\n'
+                    '  "baseTimeNanoseconds": %d,\n  "prof_dump_reason": "hang",\n  "prof_dump_step": 2,\n  "traceEvents": [\n%s\n  ]\n}\n'
+                    % (r, BASE, ",\n".join(ev)))
+    out, _ = run([prof, "ranks", *(f"h{r}.json" for r in range(4))], tmp)
+    check(out.splitlines() == ["hang at step 2: 4 ranks in allreduce > wait_peer for 2.000s (ranks 0-3)"], out)
+    print("hang_tie: " + out.strip())
+
+
 # ---- errors -----------------------------------------------------------------------
 
 

@@ -74,7 +74,7 @@ typedef struct {
     long tid;
     size_t cell, ncell;             /* its cells */
 } rk_step;
-typedef struct { long tid; const char *name; int64_t t0, t1; } rk_reg;
+typedef struct { long tid; const char *name; int64_t t0, t1; size_t seq; } rk_reg;   /* seq: the open list's order */
 
 /* A region as a reader finds it: thread tid, from t0 to t1 in absolute ns,
    its name interned (prof_intern); open: still running when the trace was
@@ -134,12 +134,13 @@ static void on_region(void *ctx, const region *g) {
     int64_t step;
     if (g->nccl) {
         r->coll = xrealloc(r->coll, (r->ncoll + 1) * sizeof *r->coll);
-        r->coll[r->ncoll++] = (rk_reg){ g->tid, g->name, g->t0, g->t1 };
+        r->coll[r->ncoll++] = (rk_reg){ g->tid, g->name, g->t0, g->t1, 0 };
     }
     if (g->open) {
         r->dump = 1;
         r->open = xrealloc(r->open, (r->nopen + 1) * sizeof *r->open);
-        r->open[r->nopen++] = (rk_reg){ g->tid, g->name, g->t0, g->t1 };
+        r->open[r->nopen] = (rk_reg){ g->tid, g->name, g->t0, g->t1, r->nopen };
+        r->nopen++;
     }
     if (step_number(g->name, &step)) {
         r->steps = xrealloc(r->steps, (r->nsteps + 1) * sizeof *r->steps);
@@ -164,7 +165,7 @@ static void on_region(void *ctx, const region *g) {
     memmove(&r->top[lo + 1], &r->top[hi], (r->ntop - hi) * sizeof *r->top);
     r->ntop = r->ntop - (hi - lo) + 1;
     i = lo;
-    r->top[i] = (rk_reg){ g->tid, g->name, g->t0, g->t1 };
+    r->top[i] = (rk_reg){ g->tid, g->name, g->t0, g->t1, 0 };
 }
 
 /* A JSON event: its CPU regions (X events off the GPUs), sync points. */
@@ -226,11 +227,15 @@ static int cmp_reg(const void *a, const void *b) {         /* by time */
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static int cmp_open(const void *a, const void *b) {        /* by thread, outer first */
+/* By thread, outer first. Two regions begun in the same nanosecond and
+   open to the dump have the same span: the later to come is the parent
+   (on_region's rule), so that order decides, not qsort's. */
+static int cmp_open(const void *a, const void *b) {
     const rk_reg *x = a, *y = b;
     if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
     if (x->t0 != y->t0) return x->t0 < y->t0 ? -1 : 1;
-    return x->t1 > y->t1 ? -1 : x->t1 < y->t1;
+    if (x->t1 != y->t1) return x->t1 > y->t1 ? -1 : 1;
+    return x->seq > y->seq ? -1 : x->seq < y->seq;
 }
 
 /* A dump: the open path of the thread whose innermost open region has run
