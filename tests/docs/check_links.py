@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The manual's links and test names hold:
 
-  - every relative link in README.md, docs/*.md and bench/README.md points to
+  - every relative link in README.md, HACKING.md, docs/*.md and bench/README.md points to
     a file that exists, and its #anchor, if any, to a heading of that file
     (GitHub's rule: lower case, punctuation dropped, spaces to hyphens);
   - every test named in them (`robust_crash`, `scenario_*_trigger`,
@@ -24,7 +24,7 @@ TEST = re.compile(r"`((?:robust|scenario|fuzz|merge|gpu_(?:cuda|hip|\*)|cupti|re
 
 
 def pages(root):
-    out = [os.path.join(root, "README.md"), os.path.join(root, "bench", "README.md")]
+    out = [os.path.join(root, "README.md"), os.path.join(root, "HACKING.md"), os.path.join(root, "bench", "README.md")]
     out += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
     return [p for p in out if os.path.exists(p)]
 
