@@ -29,7 +29,7 @@
      >>gpu          GPU core: event pairs, resolution at steps, clock
                     alignment; kernel capture's records
      >>energy       PROF_ENERGY: joules per step and watts per GPU, from
-                    NVML, read on the profiler's thread
+                    the binding's energy source, read on the profiler's thread
      >>analysis     the one pass every sink reads (parents, tracks, labels,
                     correlations) and the walk that drives every sink
      >>model        cycles made from outside (the prof tool's readers)
@@ -590,6 +590,7 @@ typedef struct prof_gpu_api {
     const char *(*error_string)(int err);
     const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
     int (*pci_bus_id)(char *buf, int len, int dev); /* "0000:18:00.0" (PROF_ENERGY) */
+    const struct prof_gpu_energy *energy;       /* PROF_ENERGY's counter, or NULL */
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -650,6 +651,30 @@ typedef struct prof_gpu_tracer {
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
     void (*capture)(int on);                    /* NULL: always on while started */
 } prof_gpu_tracer;
+
+/* PROF_ENERGY's source: the GPU vendor's management library, which the
+   binding loads (prof_cuda.h: NVML, prof_hip.h: AMD SMI) and the core
+   reads as its reading policy says (>>energy). Every call is made on the
+   profiler's thread, one at a time: open once, device once for each device
+   of the runtime, by its PCI bus id as the runtime writes it, then read as
+   often as the policy says. Errors are the library's codes, 0 for success.
+   Nothing is closed: the library stays loaded, its handles valid, to the
+   process's end.
+   Further reads of a device (clocks, utilisation, memory in use, throttle
+   reasons: what device tracks would show) are further members after these,
+   each taking device's handle and NULL in a binding without it: a binding
+   fills what it has, and the core asks only for what is there. */
+typedef struct prof_gpu_energy {
+    const char *source;                         /* "NVML": the trace's and the lines' name */
+    const char *counter;                        /* the call that reads it (the trace's "counter") */
+    int  unsupported;                           /* the error of a device without the counter */
+    const char *no_counter_hint;                /* what that line adds after the error, or "" */
+    int  (*open)(const char **why);             /* loads, initialises: 1; 0: said why, *why the trace's */
+    int  (*device)(const char *pci_bus, void **handle);                /* 0 or an error */
+    int  (*read)(void *handle, uint64_t *count, double *mj_per_count); /* the counter, in units of
+                                                   *mj_per_count (set where the library says); 0 or an error */
+    void (*error)(int err, char *buf, size_t n); /* "NVML error 3: Not Supported", into buf[n] */
+} prof_gpu_energy;
 
 /* From the tracer's callbacks, on any thread; copies a. */
 PROF__FN void prof_gpu_activity_add(const prof_gpu_activity *a) PROF__OFF()
@@ -1004,10 +1029,10 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 /* The runtime calls that CUDA and HIP spell alike, bound once: prof_cuda.h
    expands PROF__GPU_RUNTIME(cuda, ...), prof_hip.h PROF__GPU_RUNTIME(hip, ...),
    after defining prof__<rt>_device_props and prof__<rt>_stream_info, which
-   differ. It defines prof__<rt>_api, prof__<rt>_device() and the allocation
+   differ; tracer and energy are the binding's (NULL: none). It defines prof__<rt>_api, prof__<rt>_device() and the allocation
    wrappers prof_<rt>Malloc / prof_<rt>Free (in C++ also for T **, as the
    runtime's own template). Every call returns the runtime's error as int. */
-#define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event, tracer)                                        \
+#define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event, tracer, energy)                                \
     static int prof__##rt##_device_count(int *n) { return PROF__SCAST(int, rt##GetDeviceCount(n)); }   \
     static int prof__##rt##_get_device(int *d) { return PROF__SCAST(int, rt##GetDevice(d)); }          \
     static int prof__##rt##_set_device(int d) { return PROF__SCAST(int, rt##SetDevice(d)); }           \
@@ -1047,7 +1072,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
-        prof__##rt##_pci_bus_id,                                                                        \
+        prof__##rt##_pci_bus_id, energy,                                                                \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -1136,7 +1161,6 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 #define PROF__IMPLEMENTED
 
 #include <errno.h>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -4289,18 +4313,18 @@ static void prof__gpu_release_locked(void) {
     __atomic_store_n(&prof__gpu.state, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- >>energy  joules per step, watts per GPU: NVML / AMD SMI (PROF_ENERGY) ----
+/* ---- >>energy  joules per step, watts per GPU (PROF_ENERGY) ---------------
    Each device of the runtime in use (CUDA or HIP, through prof_cuda.h /
-   prof_hip.h) is matched to its management-library device by PCI bus id,
-   never by index. NVML (libnvidia-ml.so.1) is loaded with dlopen, never
-   linked; PROF_NVML_LIB names another file (the tests' double). Every call
-   into it is made on the profiler's thread: nvmlInit, the matching, and the
-   reads of the device's total-energy counter (mJ since the driver loaded),
-   which cost milliseconds (2.8 ms median, 206 ms at worst on an H200) and
-   change about every 100 ms. So the thread reads while a window records,
-   no more often than the counter changes (0.9 times the mean interval
-   between the changes it saw: 10 ms at first, then what the device does,
-   5 ms to 1 s), between its jobs and at their start.
+   prof_hip.h) has a total-energy counter in its vendor's management
+   library, which the binding loads and hands over as a prof_gpu_energy
+   (>>api-gpu); each device is matched to the library's by PCI bus id,
+   never by index. Every call into it is made on the profiler's thread:
+   its init, the matching, and the reads of the counter (energy since the
+   driver loaded), which cost milliseconds (2.8 ms median, 206 ms at worst
+   on an H200) and change about every 100 ms. So the thread reads while a
+   window records, no more often than the counter changes (0.9 times the
+   mean interval between the changes it saw: 10 ms at first, then what the
+   device does, 5 ms to 1 s), between its jobs and at their start.
    A change seen between two reads happened between the start of the one
    before and the end of this one: a knot, placed mid-way, whose value is
    exact. Between knots the energy is spread evenly over time (the power is
@@ -4312,11 +4336,7 @@ static void prof__gpu_release_locked(void) {
    same curve's slope: ΔmJ / Δms between knots. A device without the
    counter, a read that fails, a counter that goes back: one line, that
    device's energy stops (or the interval is left unknown), the trace is
-   whole. HIP devices go through AMD SMI the same way (libamd_smi.so,
-   PROF_AMDSMI_LIB, else $ROCM_PATH/lib's: amdsmi_init, a processor by its
-   bdf, amdsmi_get_energy_count's accumulator times its resolution), bound
-   from AMD SMI's documented ABI: tested against a double, not yet on a real
-   AMD GPU. */
+   whole. */
 #define PROF__EN_DEVS     16
 #define PROF__EN_FIRST_NS 10000000      /* between reads until the counter is seen to change */
 #define PROF__EN_MIN_NS   5000000
@@ -4337,7 +4357,7 @@ typedef struct prof__eknot {
 typedef struct prof__edev {
     int dev;                            /* the runtime's device number */
     char bus[32];                       /* its PCI bus id, as the runtime writes it */
-    void *h;                            /* NVML's handle */
+    void *h;                            /* the library's handle */
     int on;                             /* read; 0: said why (why), never read again */
     const char *why;
     int have;                           /* a read before: raw, a */
@@ -4345,7 +4365,7 @@ typedef struct prof__edev {
     uint64_t a;                         /* tick at which the last read that saw raw began */
     int64_t a_mono;
     int gap, back_said;                 /* the next knot ends an unknown interval */
-    double mj_per_count;                /* the counter's unit: NVML's 1 mJ; AMD SMI's resolution */
+    double mj_per_count;                /* the counter's unit (1 until the library says) */
     prof__eknot *k;                     /* under prof__en_lock */
     size_t nk, cap;
 } prof__edev;
@@ -4363,7 +4383,7 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
 typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
 
 typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
-    const char *src;                    /* "NVML", "AMD SMI" */
+    const char *src;                    /* the library (prof_gpu_energy's source) */
     const char *counter;                /* the call that reads it */
     const char *why;                    /* none at all: why */
     int nd;
@@ -4385,16 +4405,7 @@ static int prof__en_reader(void) {
 static struct {
     int state;                          /* profiler's thread: 0 not tried, 1 reading, 2 off */
     const char *why;                    /* off: why */
-    int amd;                            /* AMD SMI (HIP), else NVML (CUDA) */
-    const char *lib;                    /* "NVML", "AMD SMI": what the lines say */
-    int (*init)(void);                  /* NVML's calls */
-    int (*by_bus)(const char *bus, void **h);
-    int (*energy)(void *h, unsigned long long *mj);
-    const char *(*errstr)(int);
-    int (*a_init)(uint64_t flags);      /* AMD SMI's */
-    int (*a_by_bdf)(uint64_t bdf, void **h);
-    int (*a_energy)(void *h, uint64_t *acc, float *res_uj, uint64_t *ts);
-    int (*a_str)(int status, const char **s);
+    const prof_gpu_energy *src;         /* the binding's library, once started */
     prof__edev d[PROF__EN_DEVS];
     int nd;
     int64_t period_ns, next_ns;         /* between reads; the next (CLOCK_MONOTONIC) */
@@ -4402,43 +4413,16 @@ static struct {
     uint32_t cost[PROF__EN_COSTS];
 } prof__en;
 
-/* dlopen without a link requirement: libc has it since glibc 2.34, libdl
-   before; absent, energy says so and stays off. */
-#pragma weak dlopen
-#pragma weak dlsym
-#pragma weak dlerror
-
 static const char *prof__en_err(int r, char *buf, size_t n) {
-    const char *s = NULL;
-    if (prof__en.amd && prof__en.a_str && prof__en.a_str(r, &s) != 0) s = NULL;
-    if (!prof__en.amd && prof__en.errstr) s = prof__en.errstr(r);
-    snprintf(buf, n, "%s error %d%s%s", prof__en.lib, r, s ? ": " : "", s ? s : "");
+    if (prof__en.src->error) prof__en.src->error(r, buf, n);
+    else snprintf(buf, n, "%s error %d", prof__en.src->source, r);
     return buf;
 }
 
 /* One read of device v's counter, in its own units (mj_per_count). */
 static int prof__en_get(prof__edev *v, uint64_t *raw) {
-    if (!prof__en.amd) {
-        unsigned long long mj = 0;
-        int err = prof__en.energy(v->h, &mj);
-        *raw = mj;
-        return err;
-    }
-    uint64_t acc = 0, ts = 0;
-    float res = 0;
-    int err = prof__en.a_energy(v->h, &acc, &res, &ts);
-    if (!err && res > 0) v->mj_per_count = (double)res / 1000.0;   /* resolution: uJ per count */
-    *raw = acc;
-    return err;
-}
-
-/* A PCI bus id as the runtimes write it ("0000:18:00.0") as AMD SMI's bdf:
-   function in bits 0-2, device 3-7, bus 8-15, domain 16-63. 0: not one. */
-static int prof__en_bdf(const char *bus, uint64_t *bdf) {
-    unsigned dom = 0, b = 0, d = 0, f = 0;
-    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4 || b > 255 || d > 31 || f > 7) return 0;
-    *bdf = (uint64_t)f | (uint64_t)d << 3 | (uint64_t)b << 8 | (uint64_t)dom << 16;
-    return 1;
+    *raw = 0;
+    return prof__en.src->read(v->h, raw, &v->mj_per_count);
 }
 
 static void prof__en_off(const char *why) {
@@ -4446,75 +4430,12 @@ static void prof__en_off(const char *why) {
     prof__en.why = why;
 }
 
-static void *prof__en_sym(void *lib, const char *name) {
-    void *p = dlsym(lib, name);
-    return p;
-}
-
-/* The library, loaded: NVML's calls (CUDA) or AMD SMI's (HIP), and its
-   init. 0: said why, and off. */
-PROF__COLD static int prof__en_load(void) {
-    char e[160];
-    int amd = prof__en.amd, err;
-    const char *path = amd ? getenv("PROF_AMDSMI_LIB") : getenv("PROF_NVML_LIB");
-    if (!path || !*path) path = amd ? "libamd_smi.so" : "libnvidia-ml.so.1";
-    if (!dlopen || !dlsym) {
-        prof__msg("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
-        prof__en_off("no dlopen");
-        return 0;
-    }
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib && amd && !getenv("PROF_AMDSMI_LIB")) {  /* ROCm's own folder */
-        char p[PROF__PATH];
-        const char *rocm = getenv("ROCM_PATH");
-        snprintf(p, sizeof p, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
-        lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-    }
-    if (!lib) {
-        const char *de = dlerror ? dlerror() : NULL;
-        prof__msg("PROF_ENERGY: cannot load %s (%s); no energy in the trace", path, de ? de : "dlopen failed");
-        prof__en_off(amd ? "AMD SMI could not be loaded" : "NVML could not be loaded");
-        return 0;
-    }
-    static const char *const names[2][4] = {
-        { "nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetTotalEnergyConsumption", "nvmlErrorString" },
-        { "amdsmi_init", "amdsmi_get_processor_handle_from_bdf", "amdsmi_get_energy_count",
-          "amdsmi_status_code_to_string" },
-    };
-    void *f[4];
-    for (int i = 0; i < 4; i++) f[i] = prof__en_sym(lib, names[amd][i]);
-    if (!f[0] || !f[1] || !f[2]) {
-        prof__msg("PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[amd][0], names[amd][1],
-                  names[amd][2]);
-        prof__en_off(amd ? "AMD SMI lacks the calls it needs" : "NVML lacks the calls it needs");
-        return 0;
-    }
-    if (amd) {
-        memcpy(&prof__en.a_init, &f[0], sizeof f[0]);
-        memcpy(&prof__en.a_by_bdf, &f[1], sizeof f[1]);
-        memcpy(&prof__en.a_energy, &f[2], sizeof f[2]);
-        if (f[3]) memcpy(&prof__en.a_str, &f[3], sizeof f[3]);
-        err = prof__en.a_init(2);       /* AMDSMI_INIT_AMD_GPUS */
-    } else {
-        memcpy(&prof__en.init, &f[0], sizeof f[0]);
-        memcpy(&prof__en.by_bus, &f[1], sizeof f[1]);
-        memcpy(&prof__en.energy, &f[2], sizeof f[2]);
-        if (f[3]) memcpy(&prof__en.errstr, &f[3], sizeof f[3]);
-        err = prof__en.init();
-    }
-    if (err) {
-        prof__msg("PROF_ENERGY: %s failed (%s); no energy in the trace", names[amd][0], prof__en_err(err, e, sizeof e));
-        prof__en_off(amd ? "amdsmi_init failed" : "nvmlInit failed");
-        return 0;
-    }
-    return 1;
-}
-
 /* The profiler's thread, once: the library, each device by its bus id, a
    first read of its counter. */
 PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
     char e[160];
     int n = 0, err;
+    const char *why = NULL;
     prof__en_off("not started");
     if (!api->pci_bus_id) {
         prof__msg("PROF_ENERGY: %s's binding gives no PCI bus ids (a prof_cuda.h or prof_hip.h older than prof.h); "
@@ -4522,18 +4443,25 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
         prof__en_off("the runtime's binding gives no PCI bus ids");
         return;
     }
-    prof__en.amd = !strcmp(api->name, "HIP");
-    prof__en.lib = prof__en.amd ? "AMD SMI" : "NVML";
+    if (!api->energy) {
+        prof__msg("PROF_ENERGY: %s's binding reads no energy counter; no energy in the trace", api->name);
+        prof__en_off("the runtime's binding reads no energy counter");
+        return;
+    }
+    prof__en.src = api->energy;
     if ((err = api->device_count(&n)) || n <= 0) {
         prof__msg("PROF_ENERGY: no %s device; no energy in the trace", api->name);
         prof__en_off("no device");
         return;
     }
-    if (!prof__en_load()) return;
+    if (!prof__en.src->open(&why)) {
+        prof__en_off(why ? why : "the management library cannot be used");
+        return;
+    }
     int on = 0;
     for (int d = 0; d < n && d < PROF__EN_DEVS; d++) {
         prof__edev *v = &prof__en.d[prof__en.nd++];
-        uint64_t raw = 0, bdf = 0;
+        uint64_t raw = 0;
         v->dev = d;
         v->mj_per_count = 1.0;
         if ((err = api->pci_bus_id(v->bus, (int)sizeof v->bus, d)) != 0) {
@@ -4544,20 +4472,19 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
             continue;
         }
         v->bus[sizeof v->bus - 1] = 0;
-        if (prof__en.amd && !prof__en_bdf(v->bus, &bdf)) err = -1;
-        else err = prof__en.amd ? prof__en.a_by_bdf(bdf, &v->h) : prof__en.by_bus(v->bus, &v->h);
-        if (err) {
+        if ((err = prof__en.src->device(v->bus, &v->h)) != 0) {
             prof__msg("PROF_ENERGY: GPU %d (%s): %s has no device at that bus (%s); no energy for it", d, v->bus,
-                      prof__en.lib, prof__en_err(err, e, sizeof e));
+                      prof__en.src->source, prof__en_err(err, e, sizeof e));
             v->why = "the management library has no device at its PCI bus id";
             continue;
         }
         uint64_t a = prof__now();
         if ((err = prof__en_get(v, &raw)) != 0) {
+            const char *hint = prof__en.src->no_counter_hint;
             prof__msg("PROF_ENERGY: GPU %d (%s) has no energy counter (%s%s); no energy for it", d, v->bus,
-                      prof__en_err(err, e, sizeof e), prof__en.amd ? "" : "; NVIDIA GPUs have one from Volta on");
-            v->why = err == (prof__en.amd ? 2 : 3) ? "no energy counter (not supported)"
-                                                   : "its energy counter cannot be read";
+                      prof__en_err(err, e, sizeof e), hint ? hint : "");
+            v->why = err == prof__en.src->unsupported ? "no energy counter (not supported)"
+                                                     : "its energy counter cannot be read";
             continue;
         }
         v->on = v->have = 1;
@@ -4735,12 +4662,14 @@ static void prof__en_take(prof__cycle *cy) {
     prof__en_close(hi);
     prof__ecy *en = (prof__ecy *)calloc(1, sizeof *en);
     if (!en) return;
-    en->src = prof__en.lib ? prof__en.lib : "NVML";
-    en->counter = prof__en.amd ? "amdsmi_get_energy_count" : "nvmlDeviceGetTotalEnergyConsumption";
     static int unbound_said;
     pthread_mutex_lock(&prof__lock);
-    int unbound = prof__gpu.api == NULL;
+    const prof_gpu_api *api = prof__gpu.api;
     pthread_mutex_unlock(&prof__lock);
+    int unbound = api == NULL;
+    const prof_gpu_energy *src = prof__en.src ? prof__en.src : api ? api->energy : NULL;
+    en->src = src ? src->source : "none";
+    en->counter = src ? src->counter : "none";
     if (prof__en.state == 0 && unbound && !unbound_said++)
         prof__msg("PROF_ENERGY: no GPU runtime is bound (the file with PROF_IMPLEMENTATION includes neither "
                   "prof_cuda.h nor prof_hip.h, and no GPU region ran); no energy in the trace");

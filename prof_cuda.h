@@ -4,7 +4,8 @@
    (PROF_IMPLEMENTATION in one file, -DPROF_ENABLE to compile it in). It binds
    prof.h's PROF_GPU_* macros (>>api-gpu) to libcudart, which the engine links
    already, and adds prof_cudaMalloc / prof_cudaFree: cudaMalloc and cudaFree
-   that also record. Stream ids need CUDA 12.0, a stream's device 12.8. */
+   that also record. Stream ids need CUDA 12.0, a stream's device 12.8.
+   PROF_ENERGY reads NVML's energy counters (loaded with dlopen). */
 #ifndef PROF_CUDA_H
 #define PROF_CUDA_H
 
@@ -395,6 +396,96 @@ static const prof_gpu_tracer prof__cupti_tracer = { "CUPTI", prof__cupti_start, 
 #define PROF__CUDA_TRACER PROF__NULLPTR          /* no CUPTI headers: PROF_CUPTI says so */
 #endif /* PROF__CUPTI */
 
+/* ---- energy through NVML (PROF_ENERGY=1) -----------------------------------
+   NVIDIA's management library, loaded with dlopen when energy is asked for,
+   never linked: PROF_NVML_LIB names it, else libnvidia-ml.so.1 from the
+   loader's paths. A device's total-energy counter (NVIDIA GPUs from Volta
+   on) counts mJ since the driver loaded. prof.h's core makes every call,
+   on its own thread (>>energy); the four calls are declared here as
+   nvml.h's ABI has them (an int for nvmlReturn_t, a pointer for a device),
+   so no NVML header is needed. dlopen is referenced weakly: a program
+   without it (glibc before 2.34, no -ldl) still links, and says so. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *prof__nvml_dlopen(const char *, int) __attribute__((weakref("dlopen")));
+static void *prof__nvml_dlsym(void *, const char *) __attribute__((weakref("dlsym")));
+static char *prof__nvml_dlerror(void) __attribute__((weakref("dlerror")));
+
+static struct {
+    int (*init)(void);                          /* nvmlInit_v2 */
+    int (*by_bus)(const char *bus, void **h);   /* nvmlDeviceGetHandleByPciBusId_v2 */
+    int (*energy)(void *h, unsigned long long *mj); /* nvmlDeviceGetTotalEnergyConsumption */
+    const char *(*errstr)(int err);             /* nvmlErrorString, if there */
+} prof__nvml;
+
+static void prof__nvml_error(int err, char *buf, size_t n) {
+    const char *s = prof__nvml.errstr ? prof__nvml.errstr(err) : PROF__NULLPTR;
+    snprintf(buf, n, "NVML error %d%s%s", err, s ? ": " : "", s ? s : "");
+}
+
+/* NVML loaded and initialised: 1; 0: said why (one line), *why the trace's. */
+static int prof__nvml_open(const char **why) {
+    static const char *const names[4] = { "nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2",
+                                          "nvmlDeviceGetTotalEnergyConsumption", "nvmlErrorString" };
+    char line[2 * 4096 + 512], e[160];
+    const char *path = getenv("PROF_NVML_LIB");
+    if (!path || !*path) path = "libnvidia-ml.so.1";
+    if (!prof__nvml_dlopen || !prof__nvml_dlsym) {
+        prof_gpu_say("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
+        *why = "no dlopen";
+        return 0;
+    }
+    void *lib = prof__nvml_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *de = prof__nvml_dlerror ? prof__nvml_dlerror() : PROF__NULLPTR;
+        snprintf(line, sizeof line, "PROF_ENERGY: cannot load %s (%s); no energy in the trace", path,
+                 de ? de : "dlopen failed");
+        prof_gpu_say(line);
+        *why = "NVML could not be loaded";
+        return 0;
+    }
+    void *f[4];
+    for (int i = 0; i < 4; i++) f[i] = prof__nvml_dlsym(lib, names[i]);
+    if (!f[0] || !f[1] || !f[2]) {
+        snprintf(line, sizeof line, "PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[0],
+                 names[1], names[2]);
+        prof_gpu_say(line);
+        *why = "NVML lacks the calls it needs";
+        return 0;
+    }
+    memcpy(&prof__nvml.init, &f[0], sizeof f[0]);   /* an object pointer into a function pointer */
+    memcpy(&prof__nvml.by_bus, &f[1], sizeof f[1]);
+    memcpy(&prof__nvml.energy, &f[2], sizeof f[2]);
+    if (f[3]) memcpy(&prof__nvml.errstr, &f[3], sizeof f[3]);
+    int err = prof__nvml.init();
+    if (err) {
+        prof__nvml_error(err, e, sizeof e);
+        snprintf(line, sizeof line, "PROF_ENERGY: %s failed (%s); no energy in the trace", names[0], e);
+        prof_gpu_say(line);
+        *why = "nvmlInit failed";
+        return 0;
+    }
+    return 1;
+}
+
+static int prof__nvml_device(const char *bus, void **h) { return prof__nvml.by_bus(bus, h); }
+
+static int prof__nvml_read(void *h, uint64_t *count, double *mj_per_count) {
+    unsigned long long mj = 0;          /* its unit is 1 mJ: *mj_per_count stays */
+    int err = prof__nvml.energy(h, &mj);
+    (void)mj_per_count;
+    *count = mj;
+    return err;
+}
+
+static const prof_gpu_energy prof__nvml_energy = {
+    "NVML", "nvmlDeviceGetTotalEnergyConsumption", 3 /* NVML_ERROR_NOT_SUPPORTED */,
+    "; NVIDIA GPUs have one from Volta on", prof__nvml_open, prof__nvml_device, prof__nvml_read, prof__nvml_error,
+};
+
 /* What differs from HIP: the properties struct and stream identity. */
 static int prof__cuda_device_props(int d, prof_gpu_props *o) {
     struct cudaDeviceProp p;
@@ -437,7 +528,7 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
 #endif
 }
 
-PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t, PROF__CUDA_TRACER)
+PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t, PROF__CUDA_TRACER, &prof__nvml_energy)
 #define PROF__GPU_API      prof__cuda_api
 #define PROF__GPU_DEVICE() prof__cuda_device()
 

@@ -5,7 +5,8 @@
    defines the platform; a plain C or C++ compiler gets AMD's. HIP has no
    stream ids: streams are numbered here, 0 for the default one. Kernel
    capture (PROF_KERNELS=1) goes through rocprofiler-sdk, whose tracer lives
-   in the file that defines PROF_IMPLEMENTATION: include prof_hip.h there. */
+   in the file that defines PROF_IMPLEMENTATION: include prof_hip.h there.
+   PROF_ENERGY reads AMD SMI's energy counters (loaded with dlopen). */
 #ifndef PROF_HIP_H
 #define PROF_HIP_H
 
@@ -49,7 +50,113 @@ static int prof__hip_stream_info(void *s, int *dev, long long *id) {
     return PROF__SCAST(int, hipGetDevice(dev));
 }
 
-PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t, &prof__roc_tracer)
+/* ---- energy through AMD SMI (PROF_ENERGY=1) --------------------------------
+   AMD's management library, the same way as NVML in prof_cuda.h: loaded
+   with dlopen, never linked (PROF_AMDSMI_LIB, else libamd_smi.so from the
+   loader's paths, else $ROCM_PATH/lib's), amdsmi_init for its GPUs, a
+   processor by its bdf, and amdsmi_get_energy_count's accumulator times
+   its resolution (uJ per count, given with each read). The calls are bound
+   from AMD SMI's documented ABI (no amdsmi.h is needed): tested against a
+   double, not on a real AMD GPU. prof.h's core makes every call, on its
+   own thread (>>energy). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *prof__amdsmi_dlopen(const char *, int) __attribute__((weakref("dlopen")));
+static void *prof__amdsmi_dlsym(void *, const char *) __attribute__((weakref("dlsym")));
+static char *prof__amdsmi_dlerror(void) __attribute__((weakref("dlerror")));
+
+static struct {
+    int (*init)(uint64_t flags);                /* amdsmi_init */
+    int (*by_bdf)(uint64_t bdf, void **h);      /* amdsmi_get_processor_handle_from_bdf */
+    int (*energy)(void *h, uint64_t *acc, float *res_uj, uint64_t *ts); /* amdsmi_get_energy_count */
+    int (*str)(int status, const char **s);     /* amdsmi_status_code_to_string, if there */
+} prof__amdsmi;
+
+static void prof__amdsmi_error(int err, char *buf, size_t n) {
+    const char *s = PROF__NULLPTR;
+    if (prof__amdsmi.str && prof__amdsmi.str(err, &s) != 0) s = PROF__NULLPTR;
+    snprintf(buf, n, "AMD SMI error %d%s%s", err, s ? ": " : "", s ? s : "");
+}
+
+/* AMD SMI loaded and initialised: 1; 0: said why (one line), *why the trace's. */
+static int prof__amdsmi_open(const char **why) {
+    static const char *const names[4] = { "amdsmi_init", "amdsmi_get_processor_handle_from_bdf",
+                                          "amdsmi_get_energy_count", "amdsmi_status_code_to_string" };
+    char line[2 * 4096 + 512], e[160];
+    const char *path = getenv("PROF_AMDSMI_LIB");
+    if (!path || !*path) path = "libamd_smi.so";
+    if (!prof__amdsmi_dlopen || !prof__amdsmi_dlsym) {
+        prof_gpu_say("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
+        *why = "no dlopen";
+        return 0;
+    }
+    void *lib = prof__amdsmi_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib && !getenv("PROF_AMDSMI_LIB")) {  /* ROCm's own folder */
+        char p[4096];
+        const char *rocm = getenv("ROCM_PATH");
+        snprintf(p, sizeof p, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
+        lib = prof__amdsmi_dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) {
+        const char *de = prof__amdsmi_dlerror ? prof__amdsmi_dlerror() : PROF__NULLPTR;
+        snprintf(line, sizeof line, "PROF_ENERGY: cannot load %s (%s); no energy in the trace", path,
+                 de ? de : "dlopen failed");
+        prof_gpu_say(line);
+        *why = "AMD SMI could not be loaded";
+        return 0;
+    }
+    void *f[4];
+    for (int i = 0; i < 4; i++) f[i] = prof__amdsmi_dlsym(lib, names[i]);
+    if (!f[0] || !f[1] || !f[2]) {
+        snprintf(line, sizeof line, "PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[0],
+                 names[1], names[2]);
+        prof_gpu_say(line);
+        *why = "AMD SMI lacks the calls it needs";
+        return 0;
+    }
+    memcpy(&prof__amdsmi.init, &f[0], sizeof f[0]);     /* an object pointer into a function pointer */
+    memcpy(&prof__amdsmi.by_bdf, &f[1], sizeof f[1]);
+    memcpy(&prof__amdsmi.energy, &f[2], sizeof f[2]);
+    if (f[3]) memcpy(&prof__amdsmi.str, &f[3], sizeof f[3]);
+    int err = prof__amdsmi.init(2);     /* AMDSMI_INIT_AMD_GPUS */
+    if (err) {
+        prof__amdsmi_error(err, e, sizeof e);
+        snprintf(line, sizeof line, "PROF_ENERGY: %s failed (%s); no energy in the trace", names[0], e);
+        prof_gpu_say(line);
+        *why = "amdsmi_init failed";
+        return 0;
+    }
+    return 1;
+}
+
+/* A PCI bus id as the runtimes write it ("0000:18:00.0") as AMD SMI's bdf:
+   function in bits 0-2, device 3-7, bus 8-15, domain 16-63. -1: not one. */
+static int prof__amdsmi_device(const char *bus, void **h) {
+    unsigned dom = 0, b = 0, d = 0, f = 0;
+    if (sscanf(bus, "%x:%x:%x.%x", &dom, &b, &d, &f) != 4 || b > 255 || d > 31 || f > 7) return -1;
+    uint64_t bdf = PROF__SCAST(uint64_t, f) | PROF__SCAST(uint64_t, d) << 3 | PROF__SCAST(uint64_t, b) << 8 |
+                   PROF__SCAST(uint64_t, dom) << 16;
+    return prof__amdsmi.by_bdf(bdf, h);
+}
+
+static int prof__amdsmi_read(void *h, uint64_t *count, double *mj_per_count) {
+    uint64_t acc = 0, ts = 0;
+    float res = 0;
+    int err = prof__amdsmi.energy(h, &acc, &res, &ts);
+    if (!err && res > 0) *mj_per_count = PROF__SCAST(double, res) / 1000.0;   /* resolution: uJ per count */
+    *count = acc;
+    return err;
+}
+
+static const prof_gpu_energy prof__amdsmi_energy = {
+    "AMD SMI", "amdsmi_get_energy_count", 2 /* AMDSMI_STATUS_NOT_SUPPORTED */, "",
+    prof__amdsmi_open, prof__amdsmi_device, prof__amdsmi_read, prof__amdsmi_error,
+};
+
+PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t, &prof__roc_tracer, &prof__amdsmi_energy)
 #define PROF__GPU_API      prof__hip_api
 #define PROF__GPU_DEVICE() prof__hip_device()
 

@@ -1,8 +1,10 @@
 /* bench/energy.c - what PROF_ENERGY costs, and whom: the engine's thread at
    each PROF_STEP(), and the profiler's thread, which reads the energy
    counter. The device is bound through a minimal runtime binding (one
-   device at PCI bus 0000:18:00.0); NVML is tests/gpu/fake_nvml.c, whose
-   reads take FAKE_NVML_READ_US (an H200's: 2800 us median, 206000 worst).
+   device at PCI bus 0000:18:00.0) whose energy source calls NVML as
+   prof_cuda.h does, linked rather than loaded: NVML is
+   tests/gpu/fake_nvml.c, whose reads take FAKE_NVML_READ_US (an H200's:
+   2800 us median, 206000 worst).
    bench/energy.sh builds and runs it in each mode.
 
      energy STEPS STEP_US [off]
@@ -35,9 +37,30 @@ static int query(void *ev) { (void)ev; return 0; }
 static int elapsed(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0.001f; return 0; }
 static const char *str(int e) { (void)e; return "none"; }
 static int bus_id(char *buf, int len, int d) { (void)d; snprintf(buf, (size_t)len, "0000:18:00.0"); return 0; }
+int nvmlInit_v2(void);                  /* the double's, as nvml.h declares them */
+int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **h);
+int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj);
+static int en_open(const char **why) {
+    if (!nvmlInit_v2()) return 1;
+    prof_gpu_say("PROF_ENERGY: nvmlInit_v2 failed; no energy in the trace");
+    *why = "nvmlInit failed";
+    return 0;
+}
+static int en_device(const char *bus, void **h) { return nvmlDeviceGetHandleByPciBusId_v2(bus, h); }
+static int en_read(void *h, uint64_t *count, double *mj_per_count) {
+    unsigned long long mj = 0;
+    int err = nvmlDeviceGetTotalEnergyConsumption(h, &mj);
+    (void)mj_per_count;
+    *count = mj;
+    return err;
+}
+static void en_error(int err, char *buf, size_t n) { snprintf(buf, n, "NVML error %d", err); }
+static const prof_gpu_energy energy = {
+    "NVML", "nvmlDeviceGetTotalEnergyConsumption", 3, "", en_open, en_device, en_read, en_error,
+};
 static const prof_gpu_api api = {
     "CUDA", 600, one, dev0, set_dev, props, stream_info, make, unmake, make, unmake, record, query, unmake, elapsed,
-    str, str, NULL, bus_id,
+    str, str, NULL, bus_id, &energy,
 };
 
 static int64_t now_ns(void) {

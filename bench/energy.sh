@@ -19,7 +19,6 @@ $cc -std=c11 -O2 -g -shared -fPIC -I"$inc" -I"$root/tests/gpu" "$root/tests/gpu/
 $cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -I"$root" "$root/bench/energy.c" -o "$out/energy" \
   -L"$out" -Wl,-rpath,"$out" -lfake_nvml -lpthread -ldl
 cd "$out"
-export PROF_NVML_LIB=$out/libfake_nvml.so
 run() { env -u PROF_SCHEDULE -u PROF_OUTPUT "$@"; }
 field() { sed -E "s/.*$1 ([0-9.]+).*/\1/"; }
 instr() {
