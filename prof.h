@@ -104,7 +104,8 @@
    run time once, and return the same pointer for the same text. Close regions before PROF_STEP(): a region that spans a step
    boundary overlaps the ProfilerStep#N event only partially.
 
-   ENVIRONMENT (read at init, overrides the config)
+   ENVIRONMENT (read at init, overrides the config; every option, with its
+   prof_config field and default: docs/options.md, from PROF__OPTIONS)
      PROF_OUTPUT     trace path; {pid}, {rank}, {cycle} are replaced
                      (default prof_trace_{pid}.json). Its extension picks
                      the format: .json.gz gzip JSON, .pftrace or
