@@ -259,11 +259,13 @@ typedef void (*prof_trace_ready_fn)(const prof_cycle *cycle, void *user_data);
        PROF_INIT(&cfg);
    Where 0 is the default and an option can also be turned off, PROF_OFF
    turns it off (cfg.signals = PROF_OFF; cfg.flight_slow = PROF_OFF); in the
-   environment, 0 is off (PROF_SIGNALS=0, PROF_FLIGHT_SLOW=0). Each field is
-   named as its variable is (PROF_MERGE_THREADS: merge_threads); the table of
-   options in >>impl (PROF__OPTIONS, docs/options.md) gives each one's kind,
-   default and range, and its readers check each field's type against it at
-   compile time. The struct stays written out here, to be read.         */
+   environment, 0 is off (PROF_SIGNALS=0, PROF_FLIGHT_SLOW=0). A field is
+   named as its variable is (PROF_MERGE_THREADS: merge_threads), with its
+   unit where the variable leaves it out (PROF_FLIGHT: flight_steps,
+   PROF_WATCHDOG: watchdog_s). The table of options in >>impl (PROF__OPTIONS;
+   docs/options.md) gives each one's kind, default and range; its readers
+   check each field's type against it at compile time, and the struct stays
+   written out here, where it is read.                                  */
 #define PROF_OFF (-1)
 typedef struct prof_config {
     const char   *output;     /* trace path, see PROF_OUTPUT                */
@@ -1243,9 +1245,9 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
 
 /* ---- the options: one row each, in the order they are read (a message per
    malformed value, in this order; a column may use the rows read before it,
-   as PROF_OUTPUT's default follows PROF_FORMAT's). The readers (>>env) give a field of
-   prof__g.opt per row, from the default, then prof_config, then the
-   environment, and check each prof_config field's type at compile time;
+   as PROF_OUTPUT's default follows PROF_FORMAT's). The readers (>>env) give
+   a field of prof__g.opt per row, from the default, then prof_config, then
+   the environment, and check each prof_config field's type at compile time;
    tests/docs/check_env.py checks the rows against prof_config, the top
    comment's ENVIRONMENT list and docs/options.md.
    How to add an option:
@@ -1273,7 +1275,7 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
     "[,percentiles]"
 #define PROF__OPTIONS(X)                                                                                      \
     X("PROF_FORMAT", format, SPEC, "", 0, 0, prof__fmt_forms(), "the output's extension decides",              \
-      "json, json.gz or perfetto, whatever the extension (default: the output's extension decides)")          \
+      "a trace format by its name (PROF__FORMATS), whatever the extension (default: the extension decides)")  \
     X("PROF_OUTPUT", output, PATH, "", 0, 0, "", prof__fmt_instead(o->format),                               \
       "trace path; {pid}, {rank}, {cycle} are replaced (default prof_trace_{pid} and the format's extension)") \
     X("PROF_BUFFER_MB", buffer_mb, MIB, PROF__DEFAULT_MB, 1, 0x7fffffff, "a whole number of MiB above 0", "",   \
@@ -10678,7 +10680,8 @@ PROF__COLD static void prof__opt_cfg_sched(prof__opt_schedule *o, const prof_sch
 #define PROF__OPT_CFG_REAL(v, f, d, lo, hi, form, then)  prof__opt_cfg_real(&o->f, &c->f, d);
 #define PROF__OPT_CFG_MIB(v, f, d, lo, hi, form, then)   prof__opt_cfg_mib(&o->f, &c->f, d);
 #define PROF__OPT_CFG_PATH(v, f, d, lo, hi, form, then)  prof__opt_cfg_path(o->f, &c->f, v, d, then);
-#define PROF__OPT_CFG_SPEC(v, f, d, lo, hi, form, then)  prof__opt_cfg_spec(&o->f, &c->f, prof__spec_##f, #f, d, form, then);
+#define PROF__OPT_CFG_SPEC(v, f, d, lo, hi, form, then) \
+    prof__opt_cfg_spec(&o->f, &c->f, prof__spec_##f, #f, d, form, then);
 #define PROF__OPT_CFG_SCHED(v, f, d, lo, hi, form, then) prof__opt_cfg_sched(&o->f, &c->f);
 #define PROF__OPT_CFG_ALIAS(v, f, d, lo, hi, form, then)
 #define PROF__OPT_CFG_LIB(v, f, d, lo, hi, form, then)
@@ -10687,7 +10690,8 @@ PROF__COLD static void prof__opt_cfg_sched(prof__opt_schedule *o, const prof_sch
 #define PROF__OPT_ENV_REAL(v, f, d, lo, hi, form, then)  prof__opt_real(v, &o->f, lo, hi, form, then);
 #define PROF__OPT_ENV_MIB(v, f, d, lo, hi, form, then)   prof__opt_mib(v, &o->f, lo, hi, form, then);
 #define PROF__OPT_ENV_PATH(v, f, d, lo, hi, form, then)  prof__opt_path(v, o->f, then);
-#define PROF__OPT_ENV_SPEC(v, f, d, lo, hi, form, then)  prof__opt_spec(v, prof__opt_env(v), prof__spec_##f, &o->f, form, then);
+#define PROF__OPT_ENV_SPEC(v, f, d, lo, hi, form, then) \
+    prof__opt_spec(v, prof__opt_env(v), prof__spec_##f, &o->f, form, then);
 #define PROF__OPT_ENV_SCHED PROF__OPT_ENV_SPEC
 #define PROF__OPT_ENV_ALIAS PROF__OPT_ENV_BOOL
 #define PROF__OPT_ENV_LIB(v, f, d, lo, hi, form, then)
