@@ -106,67 +106,66 @@
 
    ENVIRONMENT (read at init, overrides the config; every option, with its
    prof_config field and default: docs/options.md, from PROF__OPTIONS)
-     PROF_OUTPUT     trace path; {pid}, {rank}, {cycle} are replaced
-                     (default prof_trace_{pid}.json). Its extension picks
-                     the format: .json.gz gzip JSON, .pftrace or
-                     .perfetto-trace Perfetto's protobuf, else JSON
-     PROF_FORMAT     json, json.gz or perfetto: the format whatever the
-                     extension (default file prof_trace_{pid}.<its ext>)
-     PROF_BUFFER_MB  cap on recorder memory (default 64); beyond it events
-                     are dropped, counted, reported and stored in the trace
+     PROF_FORMAT     a trace format by its name (PROF__FORMATS), whatever the
+                     extension (default: the extension decides)
+     PROF_OUTPUT     trace path; {pid}, {rank}, {cycle} are replaced (default
+                     prof_trace_{pid} and the format's extension)
+     PROF_BUFFER_MB  cap on recorder memory; beyond it events are dropped,
+                     counted, reported and stored in the trace (default 64)
      PROF_DISABLE    1: record nothing at run time
      PROF_SCHEDULE   skip_first=N,wait=N,warmup=N,active=N,repeat=N
                      (torch.profiler.schedule); one trace per cycle
-     PROF_TABLE      print the summary table per cycle: sort=self_cpu,rows=10
-     PROF_TB_DIR     also write each cycle for TensorBoard's profiler plugin
-     PROF_STACKS     also write folded stacks (flamegraph.pl, speedscope)
-     PROF_RANKS      ranks that record, e.g. 0 or 0,2-3 (default all)
-     PROF_CLOCK      monotonic: CLOCK_MONOTONIC instead of the TSC
+     PROF_TABLE      print the summary table per cycle, e.g.
+                     sort=self_cpu,rows=10
+     PROF_TB_DIR     also write each cycle for TensorBoard's profiler plugin,
+                     in this directory
+     PROF_STACKS     also write folded stacks to this path (flamegraph.pl,
+                     speedscope)
+     PROF_RANKS      ranks that record, e.g. 0 or 0,2-3
+     PROF_CLOCK      monotonic: CLOCK_MONOTONIC instead of the TSC (at the
+                     first init)
      PROF_LOG        messages and tables go to this file, not stderr (the
                      profiler never writes to stdout)
-     PROF_MERGE_THREADS  0: a track per OS thread (default: alike-named
-                     threads that never overlap share one)
      PROF_SIGNALS    0: leave SIGINT/SIGTERM and crash signals alone (default:
                      on SIGINT/SIGTERM the trace is written, then the signal's
                      default action; a crash says what each thread is inside
                      and what is lost, then the previous handler runs)
-     PROF_PEAK_TFLOPS, PROF_PEAK_GBPS  the device's peaks, for the table's
-                     "% peak" columns (default: a known GPU's)
+     PROF_MERGE_THREADS  0: a track per OS thread (default: alike-named
+                     threads that never overlap share one)
+     PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
+                     arrives or the file appears or changes (looked for at
+                     steps, once a second at most; never removed: ranks may
+                     share it); then PROF_TRIGGER_STEPS steps from the next
+                     step, or from the step the file names (step=1200), a
+                     trace per trigger
+     PROF_TRIGGER_STEPS  steps a trigger records (default 5)
+     PROF_PEAK_TFLOPS  the device's peak TFLOP/s, for the table's % peak
+                     (default: a known GPU's)
+     PROF_PEAK_GBPS  the device's peak GB/s, likewise
      PROF_FLIGHT     N: the flight recorder: every step recorded, the last N
                      kept, written only when a step takes PROF_FLIGHT_SLOW
                      times the median, or a trigger asks (at most once per
                      PROF_FLIGHT_COOLDOWN seconds)
-     PROF_FLIGHT_SLOW      a slow step: this many times the median of the
-                     steps before it (default 3; 0: never)
-     PROF_FLIGHT_COOLDOWN  seconds between two dumps (default 300; 0: no
-                     limit)
-     PROF_WATCHDOG   SECONDS: no PROF_STEP for that long: say on stderr what
+     PROF_FLIGHT_SLOW  a slow step, for the flight recorder: this many times
+                     the median of the steps before it (0: never) (default 3)
+     PROF_FLIGHT_COOLDOWN  seconds between two flight recorder dumps (0: no
+                     limit) (default 300)
+     PROF_WATCHDOG   no PROF_STEP for this many seconds: say on stderr what
                      every thread is inside and which GPU regions have not
                      completed; with PROF_FLIGHT, dump the ring too
-     PROF_CUPTI      1: every kernel, copy and fill, and the runtime calls
-                     that launched them, through CUPTI (prof_cuda.h; the
-                     library is dlopen()ed: PROF_CUPTI_LIB, else libcupti.so)
-     PROF_CUPTI_LIB  the libcupti.so to load (default: the loader's paths,
-                     then /usr/local/cuda's)
-     PROF_KERNELS    1: kernel capture for the runtime in use: CUPTI
-                     (prof_cuda.h; PROF_CUPTI is its CUDA spelling) or
-                     rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)
-     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (default:
-                     $ROCM_PATH/lib's, then the loader's paths)
+     PROF_CUPTI      the CUDA spelling of PROF_KERNELS (which decides when
+                     both are set)
+     PROF_KERNELS    1: every kernel, copy and fill, and the runtime calls
+                     that launched them: CUPTI (prof_cuda.h), rocprofiler-sdk
+                     (prof_hip.h; ROCm 6.2 or later)
      PROF_ENERGY     1: each recorded step's joules per GPU ("GPU 0 energy
-                     (J)"), a power track per GPU and the table's J/step,
-                     from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read
-                     on the profiler's thread
-     PROF_NVML_LIB   the NVML to load (default libnvidia-ml.so.1)
-     PROF_AMDSMI_LIB the AMD SMI to load with prof_hip.h (default
-                     libamd_smi.so, then $ROCM_PATH/lib's)
-     PROF_TRIGGER    signal or file:<path>: record nothing until SIGUSR2
-                     arrives or the file appears or changes (looked for at
-                     steps, once a second at most; never removed: ranks may
-                     share it); then PROF_TRIGGER_STEPS steps (default 5)
-                     from the next step, or from the step the file names
-                     ("step=1200"), a trace per trigger
-     PROF_TRIGGER_STEPS  steps a trigger records (default 5)
+                     (J)"), a power track per GPU and the table's J/step, from
+                     NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read on the
+                     profiler's thread
+     PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
+     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
+     PROF_NVML_LIB   the NVML to load for PROF_ENERGY
+     PROF_AMDSMI_LIB  the AMD SMI to load for PROF_ENERGY (prof_hip.h)
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
    A shared library that embeds its own copy (a plugin with its own
@@ -1321,11 +1320,15 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
     X("PROF_LOG", log, PATH, "", 0, 0, "", "speaking on stderr",                                               \
       "messages and tables go to this file, not stderr (the profiler never writes to stdout)")                 \
     X("PROF_SIGNALS", signals, BOOL, 1, 0, 1, "0 or 1", "ignoring it",                                         \
-      "0: leave SIGINT/SIGTERM and crash signals alone (default: the trace is written first)")                 \
+      "0: leave SIGINT/SIGTERM and crash signals alone (default: on SIGINT/SIGTERM the trace is written, "     \
+      "then the signal's default action; a crash says what each thread is inside and what is lost, then the "  \
+      "previous handler runs)")                                                                                \
     X("PROF_MERGE_THREADS", merge_threads, BOOL, 1, 0, 1, "0 or 1", "ignoring it",                             \
       "0: a track per OS thread (default: alike-named threads that never overlap share one)")                  \
     X("PROF_TRIGGER", trigger, SPEC, "", 0, 0, "signal or file:<path>", "recording as if it were unset",       \
-      "signal or file:<path>: record nothing until SIGUSR2 arrives or the file appears or changes")            \
+      "signal or file:<path>: record nothing until SIGUSR2 arrives or the file appears or changes (looked "   \
+      "for at steps, once a second at most; never removed: ranks may share it); then PROF_TRIGGER_STEPS "      \
+      "steps from the next step, or from the step the file names (step=1200), a trace per trigger")           \
     X("PROF_TRIGGER_STEPS", trigger_steps, INT, 5, 1, 999999, "a number of steps from 1 to 999999", "",        \
       "steps a trigger records")                                                                               \
     X("PROF_PEAK_TFLOPS", peak_tflops, REAL, 0, 0, 1e12, "a positive number", "no peak",                       \
@@ -1333,21 +1336,25 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
     X("PROF_PEAK_GBPS", peak_gbps, REAL, 0, 0, 1e12, "a positive number", "no peak",                           \
       "the device's peak GB/s, likewise")                                                                      \
     X("PROF_FLIGHT", flight_steps, INT, 0, 0, 99999, "a number of steps from 0 to 99999", "no flight recorder", \
-      "the flight recorder: every step recorded, the last N kept, written when a step goes wrong")             \
+      "N: the flight recorder: every step recorded, the last N kept, written only when a step takes "          \
+      "PROF_FLIGHT_SLOW times the median, or a trigger asks (at most once per PROF_FLIGHT_COOLDOWN seconds)")  \
     X("PROF_FLIGHT_SLOW", flight_slow, REAL, 3, 0, 1e9, "a number from 0", "",                                 \
       "a slow step, for the flight recorder: this many times the median of the steps before it (0: never)")    \
     X("PROF_FLIGHT_COOLDOWN", flight_cooldown, REAL, 300, 0, 1e9, "a number from 0", "",                       \
       "seconds between two flight recorder dumps (0: no limit)")                                               \
     X("PROF_WATCHDOG", watchdog_s, REAL, 0, 0, 1e7, "a number of seconds from 0", "no watchdog",               \
-      "no PROF_STEP for this many seconds: say what every thread is inside, dump the flight recorder")         \
+      "no PROF_STEP for this many seconds: say on stderr what every thread is inside and which GPU regions "   \
+      "have not completed; with PROF_FLIGHT, dump the ring too")                                               \
     X("", trace_ready_at_step, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                         \
       "write each cycle (and call on_trace_ready) inside PROF_STEP, on the thread that steps")                 \
     X("PROF_CUPTI", kernels, ALIAS, 0, 0, 1, "0 or 1", "ignoring it",                                          \
       "the CUDA spelling of PROF_KERNELS (which decides when both are set)")                                   \
     X("PROF_KERNELS", kernels, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                         \
-      "1: every kernel, copy and fill: CUPTI (prof_cuda.h), rocprofiler-sdk (prof_hip.h)")                     \
+      "1: every kernel, copy and fill, and the runtime calls that launched them: CUPTI (prof_cuda.h), "        \
+      "rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)")                                                       \
     X("PROF_ENERGY", energy, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                           \
-      "1: each recorded step's joules per GPU and a power track per GPU, from NVML or AMD SMI")                \
+      "1: each recorded step's joules per GPU (\"GPU 0 energy (J)\"), a power track per GPU and the table's "   \
+      "J/step, from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read on the profiler's thread")                \
     X("PROF_CUPTI_LIB", none, LIB, "libcupti.so", 0, 0, "", "", "the libcupti.so to load (prof_cuda.h)")       \
     X("PROF_ROCPROFILER_SDK", none, LIB, "$ROCM_PATH/lib's", 0, 0, "", "",                                     \
       "the librocprofiler-sdk.so to load (prof_hip.h)")                                                        \

@@ -5,7 +5,8 @@ malformed value must have, what happens then, one line of doc). This check
 holds everything else that names them to that table:
 
   - prof.h's ENVIRONMENT block (the top comment): an entry per variable, its
-    name (or "A, B") at the start of a line indented five spaces;
+    name at the start of a line indented five spaces, then the row's doc:
+    generated from the table, like docs/options.md;
   - docs/options.md, which is generated from the table (and from the formats'
     table, PROF__FORMATS in >>write): `check_env.py --write` regenerates it;
   - prof_config's fields: each is a row's field, or a callback or a
@@ -221,6 +222,46 @@ def code_reads(root):
     return getenvs, literals, problems
 
 
+def header_text(rows):
+    """The ENVIRONMENT block's entries as the table gives them: a row with a
+    variable is an entry, its doc wrapped under it (a config-only row is
+    none)."""
+    out = []
+    for r in rows:
+        if not r["var"]:
+            continue
+        doc = r["doc"]
+        if r["kind"] in ("INT", "MIB", "REAL") and r["default"] not in ("", "0") and "default" not in doc:
+            doc += f" (default {r['default']})"
+        lead = f"     {r['var']}"
+        lead = lead.ljust(21) if len(lead) < 20 else lead + "  "
+        line, words = lead, doc.split(" ")
+        for w in words:
+            if len(line) + len(w) + (0 if line.endswith(" ") else 1) > 78 and line.strip() != r["var"]:
+                out.append(line.rstrip())
+                line = " " * 21
+            line += w if line.endswith(" ") else " " + w
+        out.append(line.rstrip())
+    return out
+
+
+def with_header(text, rows):
+    """prof.h with its ENVIRONMENT block's entries replaced by header_text."""
+    lines = text.split("\n")
+    start = next((i for i, l in enumerate(lines) if l.startswith("   ENVIRONMENT")), None)
+    if start is None:
+        raise SystemExit("prof.h: no ENVIRONMENT block in the top comment")
+    first = start + 1
+    while not lines[first].startswith("     PROF_"):   # the heading's own lines
+        first += 1
+    end = first
+    while end < len(lines) and not (re.match(r"^   [A-Z]", lines[end]) or "*/" in lines[end]):
+        end += 1
+    while lines[end - 1] == "":                  # the blank line before the next heading stays
+        end -= 1
+    return "\n".join(lines[:first] + header_text(rows) + lines[end:])
+
+
 def cell(s):
     return s.replace("|", "\\|")
 
@@ -299,13 +340,18 @@ def main():
     if write:
         with open(md_path, "w") as f:
             f.write(md)
-        print(f"docs_env: wrote {md_path} ({len(rows)} options)")
+        prof_h = with_header(prof_h, rows)
+        with open(os.path.join(root, "prof.h"), "w") as f:
+            f.write(prof_h)
+        print(f"docs_env: wrote {md_path} ({len(rows)} options) and prof.h's ENVIRONMENT block")
 
     problems = []
     table_vars = {r["var"]: r for r in rows if r["var"]}
     lib_vars = {v for v, r in table_vars.items() if r["kind"] == "LIB"}
     where = f"prof.h:{table_line} (PROF__OPTIONS)"
 
+    if with_header(prof_h, rows) != prof_h:
+        problems.append("prof.h's ENVIRONMENT block is not what the table gives: run python3 tests/docs/check_env.py --write")
     header = header_block(prof_h)
     for name in sorted(set(table_vars) - set(header)):
         problems.append(f"{name} is a row of {where} but has no entry in prof.h's ENVIRONMENT block")
