@@ -47,6 +47,7 @@
      >>open         what each thread is inside now (watchdog, crashes)
      >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, ranks, init
+     >>worker       the hand-off: the jobs a step leaves to the profiler's thread
      >>flight       the flight recorder: a ring of steps, dumps
      >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
