@@ -8923,7 +8923,7 @@ typedef struct prof__tsink {
     const char *only;                   /* the one argument grouped by ("domain"), or NULL: all */
 } prof__tsink;
 
-static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
+static void prof__table_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
     prof__tsink *x = (prof__tsink *)s;
     if (!x->ok) return;
     x->nthreads += !x->seen[th->lead];  /* alike threads: one row */
@@ -8959,7 +8959,7 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 /* Kernel capture: a row per kernel, copy and fill name, with its GPU time
    as its self and total (torch's rows for kernels). */
-static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
+static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
     prof__tsink *x = (prof__tsink *)s;
     (void)c;
@@ -8979,7 +8979,7 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
 }
 
 static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL, NULL,
+    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__table_span, NULL, NULL, NULL, prof__table_act, NULL, NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
