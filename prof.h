@@ -7910,7 +7910,7 @@ static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, 
 
 /* A region with nothing inside it, nothing attached, on its own thread's
    track: its BEGIN and END at once, 0 if it must go the long way (it
-   overlaps what is open). Most regions of most traces (prof__ps_run takes
+   overlaps what is open). Most regions of most traces (prof__pf_sink_run takes
    runs of them). */
 static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
     int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
@@ -7939,7 +7939,7 @@ static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
    region that must go the long way, and one whose name this sequence was
    not told yet or is not in its first slot. At most 64 bytes an event: the
    room for a batch is made once. */
-PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
+PROF__INLINE size_t prof__pf_sink_run(prof__pw *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
     const prof__ev *const ev = cy->ev;
     const uint32_t *const first = cy->first;
     const uint32_t seq = p->seq;
@@ -7992,11 +7992,11 @@ PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, c
 /* The usual case made constants: the sequence's field is 2 bytes for the
    first 127 sequences (most traces' all), and only a streamed part has a
    start that a region may begin before. */
-static size_t prof__ps_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+static size_t prof__pf_sink_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
     prof__pw *p = (prof__pw *)s;
     if (th->os_tid || !cy->first) return i;
-    if (p->seqn == 2 && !p->part_t0) return prof__ps_run(p, cy, i, 2, 0);
-    return prof__ps_run(p, cy, i, p->seqn, p->part_t0);
+    if (p->seqn == 2 && !p->part_t0) return prof__pf_sink_run(p, cy, i, 2, 0);
+    return prof__pf_sink_run(p, cy, i, p->seqn, p->part_t0);
 }
 
 /* The name of a step, "ProfilerStep#N", into buf[48]. */
@@ -8166,7 +8166,7 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
 
 /* PROF_ENERGY's power track: a counter track per device under the
    process, "GPU d power (W)", its own sequence (its samples in time order). */
-static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
+static void prof__pf_sink_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
     prof__pw *p = (prof__pw *)s;
     uint64_t track = p->uuid0 + PROF__PF_POWER + (uint64_t)dev, bits;
     (void)cy;
@@ -8190,7 +8190,7 @@ static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
 /* ---- the Perfetto sink: the walk's callbacks ----
    The CPU side: a sequence per run of a thread's records, in time order
    (the walk's begin() puts each span's BEGIN where it begins). */
-static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
+static void prof__pf_sink_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
     prof__pw *p = (prof__pw *)s;
     if (!p->told[th->lead]) {           /* its track, before its first event: alike-named threads
                                            share the first one's, which the walk may reach last */
@@ -8203,11 +8203,11 @@ static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread 
     prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + th->lead);
 }
 
-static uint32_t prof__ps_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+static uint32_t prof__pf_sink_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
     return prof__pf_begin((prof__pw *)s, &cy->ev[i], th->lead);
 }
 
-PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
+PROF__INLINE void prof__pf_sink_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
     prof__pw *p = (prof__pw *)s;
     const prof__ev *e = r->e;
     uint32_t begun = r->begun;
@@ -8219,7 +8219,7 @@ PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthr
     prof__pf_end(p, e, begun, th->lead, th->os_tid, r->args, r->nargs);
 }
 
-static void prof__ps_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
+static void prof__pf_sink_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
     prof__pw *p = (prof__pw *)s;
     (void)cy;
     (void)th;
@@ -8240,7 +8240,7 @@ static void prof__ps_point(void *s, const prof__cycle *cy, const prof__wthread *
     p->nev++;
 }
 
-static void prof__ps_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
+static void prof__pf_sink_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
                          const prof__ev *tot) {
     (void)cy;
     (void)th;
@@ -8251,7 +8251,7 @@ static void prof__ps_mem(void *s, const prof__cycle *cy, const prof__wthread *th
    sequence; every region ends the flow its CPU region began. Regions on a
    stream nest or follow each other; one that overlaps partly goes to one of
    the stream's overlap tracks. g NULL: the last stream ends. */
-static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
+static void prof__pf_sink_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
     prof__pw *p = (prof__pw *)s;
     char label[64];
     uint64_t st = p->uuid0 + PROF__PF_STREAM + p->streams, lane;
@@ -8303,7 +8303,7 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
    sequence, and what one holds follows in time (a stream runs one at a
    time, a thread makes one call at a time): a start before the last end is
    moved to it. */
-static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
     prof__pw *p = (prof__pw *)s;
     uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
@@ -8362,12 +8362,12 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 
 /* A part of a streamed trace has only its CPU side; the last, everything. */
 static const prof__sink prof__perfetto_cpu_sink = {
-    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
-    prof__ps_plains, NULL,
+    PROF__NEED_ORDER, prof__pf_sink_thread, prof__pf_sink_begin, prof__pf_sink_span, prof__pf_sink_point, prof__pf_sink_mem, NULL, NULL,
+    prof__pf_sink_plains, NULL,
 };
 static const prof__sink prof__perfetto_sink = {
-    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
-    prof__ps_act, prof__ps_plains, prof__ps_power,
+    PROF__NEED_ORDER, prof__pf_sink_thread, prof__pf_sink_begin, prof__pf_sink_span, prof__pf_sink_point, prof__pf_sink_mem, prof__pf_sink_gpu,
+    prof__pf_sink_act, prof__pf_sink_plains, prof__pf_sink_power,
 };
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
