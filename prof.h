@@ -7646,7 +7646,7 @@ typedef struct prof__lane {             /* an overlap track: its slices, (t0, t1
     size_t n, cap;
 } prof__lane;
 
-typedef struct prof__pw {               /* Perfetto-writing context */
+typedef struct prof__pf {               /* Perfetto-writing context */
     prof__w w;                          /* the buffer, the file, the first error */
     const prof__cycle *cy;
     prof__tclock clk;                   /* ticks -> trace ns (REALTIME) */
@@ -7684,10 +7684,10 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     uint32_t streams;                   /* GPU streams written */
     uint32_t act_tracks;                /* kernel capture's tracks written */
     uint64_t act_end;                   /* the last end on the current one (ticks) */
-} prof__pw;
+} prof__pf;
 
 /* One whole packet: the sequence, then the TracePacket fields m holds. */
-static void prof__pf_packet(prof__pw *p, prof__pb *m) {
+static void prof__pf_packet(prof__pf *p, prof__pb *m) {
     prof__w *w = &p->w;
     unsigned char *o = (unsigned char *)prof__w_room(w, 32);
     *o++ = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);           /* Trace.packet */
@@ -7703,7 +7703,7 @@ static void prof__pf_packet(prof__pw *p, prof__pb *m) {
 /* Makes seq the current sequence: the field every packet starts with, and
    what follows a leaf's packets' timestamps (16 bytes each: that field,
    then the TrackEvent's tag, length, type and, BEGIN's, the name's tag). */
-static void prof__pf_seq(prof__pw *p, uint32_t seq) {
+static void prof__pf_seq(prof__pf *p, uint32_t seq) {
     unsigned char *tb = p->tb, *te = p->te;
     p->seq = seq;
     unsigned char *o = prof__pb_varint(p->seqb, PROF__PB_TAG(PROF__TP_SEQ_ID, PROF__PB_VARINT));
@@ -7723,7 +7723,7 @@ static void prof__pf_seq(prof__pw *p, uint32_t seq) {
 
 /* Starts a new sequence: its incremental state cleared, its default track,
    and its own clock (PROF__CLK_SEQ: incremental, equal to REALTIME) at base. */
-static void prof__pf_sequence(prof__pw *p, uint64_t track) {
+static void prof__pf_sequence(prof__pf *p, uint64_t track) {
     prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
     prof__pf_seq(p, ++p->seqs);
     p->last = p->base;
@@ -7749,7 +7749,7 @@ static void prof__pf_sequence(prof__pw *p, uint64_t track) {
 /* The interning id of name, an InternedData packet written first if this
    sequence was not told it yet. table: p->names (InternedData.event_names,
    field 2) or p->keys (debug_annotation_names, 3). Leaves p->ev alone. */
-static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field, const char *name) {
+static uint32_t prof__pf_intern(prof__pf *p, prof__names *table, uint32_t field, const char *name) {
     static const char null_key[] = "(null)";
     int fresh;
     ptrdiff_t j = prof__names_slot(table, name ? name : null_key, &fresh);
@@ -7770,7 +7770,7 @@ static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field,
 /* A TrackDescriptor packet: uuid, parent (0: none), name (NULL: none), and
    p->d2 as field `field` (a ProcessDescriptor, 3; ThreadDescriptor, 4;
    CounterDescriptor, 8; 0: nothing). Leaves p->ev alone. */
-static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const char *name, uint32_t field) {
+static void prof__pf_track(prof__pf *p, uint64_t uuid, uint64_t parent, const char *name, uint32_t field) {
     prof__pb *d1 = &p->d1;
     prof__pb_uint(d1, 1, uuid);
     if (parent) prof__pb_uint(d1, 5, parent);
@@ -7780,12 +7780,12 @@ static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const ch
     prof__pf_packet(p, &p->pk);
 }
 
-static int64_t prof__pf_ts(const prof__pw *p, uint64_t tick) { return prof__tclock_ns(&p->clk, tick); }
+static int64_t prof__pf_ts(const prof__pf *p, uint64_t tick) { return prof__tclock_ns(&p->clk, tick); }
 
 /* A packet's timestamp: a delta on the sequence's clock, or where time goes
    back on the sequence (a region on an overlap track, a thread met again)
    or the slice is on an overlap track, ts itself on REALTIME. */
-PROF__INLINE unsigned char *prof__pf_time(prof__pw *p, unsigned char *o, int64_t ts, int absolute) {
+PROF__INLINE unsigned char *prof__pf_time(prof__pf *p, unsigned char *o, int64_t ts, int absolute) {
     *o++ = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
     if (PROF__LIKELY(ts >= p->last && !absolute)) {
         o = prof__pb_varint(o, (uint64_t)(ts - p->last));
@@ -7799,7 +7799,7 @@ PROF__INLINE unsigned char *prof__pf_time(prof__pw *p, unsigned char *o, int64_t
 }
 
 /* A packet holding one TrackEvent: its type, then the fields in p->ev. */
-static void prof__pf_event(prof__pw *p, int64_t ts, int absolute, uint32_t type) {
+static void prof__pf_event(prof__pf *p, int64_t ts, int absolute, uint32_t type) {
     prof__w *w = &p->w;
     prof__pb *m = &p->ev;
     unsigned char head[40], *o = prof__pf_time(p, head, ts, absolute);
@@ -7823,7 +7823,7 @@ static void prof__pf_event(prof__pw *p, int64_t ts, int absolute, uint32_t type)
 }
 
 /* A debug annotation on the event being built: key = v, or = s if not NULL. */
-static void prof__pf_arg(prof__pw *p, const char *key, int64_t v, const char *s) {
+static void prof__pf_arg(prof__pf *p, const char *key, int64_t v, const char *s) {
     prof__pb *a = &p->an;
     prof__pb_uint(a, 1, prof__pf_intern(p, &p->keys, 3, key));  /* DebugAnnotation.name_iid */
     if (s) prof__pb_str(a, 6, s);                       /* .string_value */
@@ -7833,7 +7833,7 @@ static void prof__pf_arg(prof__pw *p, const char *key, int64_t v, const char *s)
 
 /* The plain slice ends: BEGIN with an interned name, END with nothing, on
    the sequence's own track; written straight into the buffer. Most events. */
-PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_t iid) {
+PROF__INLINE void prof__pf_plain(prof__pf *p, int64_t ts, uint32_t type, uint32_t iid) {
     prof__w *w = &p->w;
     unsigned char *o0 = (unsigned char *)prof__w_room(w, 64), *o = o0 + 2, *te;
     o = prof__pf_time(p, o, ts, 0);
@@ -7855,7 +7855,7 @@ PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_
 }
 
 /* The interning id of a region's name: most are told the sequence already. */
-PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
+PROF__INLINE uint32_t prof__pf_name(prof__pf *p, const char *name) {
     prof__names *t = &p->names;
     const prof__nslot *sl = &t->s[prof__hash(name) & (t->slots - 1)];
     if (PROF__LIKELY(sl->key == name && sl->len == p->seq && name)) return sl->off;
@@ -7912,7 +7912,7 @@ static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, 
    track: its BEGIN and END at once, 0 if it must go the long way (it
    overlaps what is open). Most regions of most traces (prof__pf_sink_run takes
    runs of them). */
-static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
+static int prof__pf_leaf(prof__pf *p, const prof__ev *e) {
     int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
     if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]) ||
                        e->t0 < p->part_t0))
@@ -7939,7 +7939,7 @@ static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
    region that must go the long way, and one whose name this sequence was
    not told yet or is not in its first slot. At most 64 bytes an event: the
    room for a batch is made once. */
-PROF__INLINE size_t prof__pf_sink_run(prof__pw *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
+PROF__INLINE size_t prof__pf_sink_run(prof__pf *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
     const prof__ev *const ev = cy->ev;
     const uint32_t *const first = cy->first;
     const uint32_t seq = p->seq;
@@ -7993,7 +7993,7 @@ PROF__INLINE size_t prof__pf_sink_run(prof__pw *p, const prof__cycle *cy, size_t
    first 127 sequences (most traces' all), and only a streamed part has a
    start that a region may begin before. */
 static size_t prof__pf_sink_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     if (th->os_tid || !cy->first) return i;
     if (p->seqn == 2 && !p->part_t0) return prof__pf_sink_run(p, cy, i, 2, 0);
     return prof__pf_sink_run(p, cy, i, p->seqn, p->part_t0);
@@ -8012,7 +8012,7 @@ static const char *prof__step_name(char *buf, uint32_t n) {
    misses every slice; the last if none. Returns the lane + 1, and the
    lane's track in *uuid, described on first use. Lanes start afresh with
    each sequence. */
-static uint32_t prof__pf_lane(prof__pw *p, uint64_t lanes, uint64_t parent, uint64_t t0, uint64_t t1, uint64_t *uuid) {
+static uint32_t prof__pf_lane(prof__pf *p, uint64_t lanes, uint64_t parent, uint64_t t0, uint64_t t1, uint64_t *uuid) {
     int l = 0;
     for (; l < PROF__LANES - 1; l++) {
         const prof__lane *ln = &p->lane[l];
@@ -8042,7 +8042,7 @@ static uint32_t prof__pf_lane(prof__pw *p, uint64_t lanes, uint64_t parent, uint
 
 /* A region's or step's BEGIN. 0, or its overlap lane + 1 (it began before
    something already written ended, or ends after what holds it). */
-static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
+static uint32_t prof__pf_begin(prof__pf *p, const prof__ev *e, uint32_t lead) {
     int64_t ts = prof__pf_ts(p, e->t0);
     int over = ts < p->last || (p->nopen && e->t1 > p->open[p->nopen - 1]) || e->t0 < p->part_t0;
     if (!over) {
@@ -8077,7 +8077,7 @@ static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
 
 /* A region's or step's END, with what the JSON puts in its args; over: its
    lane + 1, or 0. */
-static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
+static void prof__pf_end(prof__pf *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
                          const size_t *args, size_t nargs) {
     const prof__cycle *cy = p->cy;
     int64_t ts = prof__pf_ts(p, e->t1);
@@ -8116,7 +8116,7 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
 }
 
 /* The track of a counter: one per distinct text, under the process. */
-static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
+static uint64_t prof__pf_counter_track(prof__pf *p, const char *name) {
     int fresh;
     ptrdiff_t j = prof__names_slot(&p->ctr, name ? name : "(null)", &fresh);
     if (j < 0) { p->w.err = 1; return 0; }
@@ -8138,7 +8138,7 @@ static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
 
 /* A memory event as the JSON writes it: a "[memory]" instant with Kineto's
    args, and a sample of the device's memory counter track. */
-static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
+static void prof__pf_mem(prof__pf *p, const prof__ev *e, const prof__ev *tot) {
     int dev = (int)e->aux - 1;
     int64_t total = (int64_t)tot->t1, ts = prof__pf_ts(p, e->t0);
     uint64_t track = p->uuid0 + PROF__PF_MEMORY + (uint64_t)(dev + 1);
@@ -8167,7 +8167,7 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
 /* PROF_ENERGY's power track: a counter track per device under the
    process, "GPU d power (W)", its own sequence (its samples in time order). */
 static void prof__pf_sink_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     uint64_t track = p->uuid0 + PROF__PF_POWER + (uint64_t)dev, bits;
     (void)cy;
     if (p->power_dev != dev + 1) {      /* its first sample */
@@ -8191,7 +8191,7 @@ static void prof__pf_sink_power(void *s, const prof__cycle *cy, int dev, uint64_
    The CPU side: a sequence per run of a thread's records, in time order
    (the walk's begin() puts each span's BEGIN where it begins). */
 static void prof__pf_sink_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     if (!p->told[th->lead]) {           /* its track, before its first event: alike-named threads
                                            share the first one's, which the walk may reach last */
         p->told[th->lead] = 1;
@@ -8204,11 +8204,11 @@ static void prof__pf_sink_thread(void *s, const prof__cycle *cy, const prof__wth
 }
 
 static uint32_t prof__pf_sink_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
-    return prof__pf_begin((prof__pw *)s, &cy->ev[i], th->lead);
+    return prof__pf_begin((prof__pf *)s, &cy->ev[i], th->lead);
 }
 
 PROF__INLINE void prof__pf_sink_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     const prof__ev *e = r->e;
     uint32_t begun = r->begun;
     (void)cy;
@@ -8220,7 +8220,7 @@ PROF__INLINE void prof__pf_sink_span(void *s, const prof__cycle *cy, const prof_
 }
 
 static void prof__pf_sink_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     (void)cy;
     (void)th;
     if (e->kind == PROF__K_INSTANT) {
@@ -8244,7 +8244,7 @@ static void prof__pf_sink_mem(void *s, const prof__cycle *cy, const prof__wthrea
                          const prof__ev *tot) {
     (void)cy;
     (void)th;
-    prof__pf_mem((prof__pw *)s, e, tot);
+    prof__pf_mem((prof__pf *)s, e, tot);
 }
 
 /* The GPU side: a track per device, under it one per stream, each stream a
@@ -8252,7 +8252,7 @@ static void prof__pf_sink_mem(void *s, const prof__cycle *cy, const prof__wthrea
    stream nest or follow each other; one that overlaps partly goes to one of
    the stream's overlap tracks. g NULL: the last stream ends. */
 static void prof__pf_sink_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     char label[64];
     uint64_t st = p->uuid0 + PROF__PF_STREAM + p->streams, lane;
     if (!g) {
@@ -8305,7 +8305,7 @@ static void prof__pf_sink_gpu(void *s, const prof__cycle *cy, const prof__gev *g
    moved to it. */
 static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
     int api = g->a.kind == PROF_GPU_RUNTIME;
     (void)cy;
@@ -8370,7 +8370,7 @@ static const prof__sink prof__perfetto_sink = {
     prof__pf_sink_act, prof__pf_sink_plains, prof__pf_sink_power,
 };
 
-static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
+static void prof__pf_attr(prof__pf *p, const char *key, int64_t v, const char *s) {
     prof__pb *a = &p->d2;
     prof__pb_str(a, 1, key);                            /* TraceAttributes.Attribute.key */
     if (s) prof__pb_str(a, 3, s);                       /* .string_value */
@@ -8382,7 +8382,7 @@ static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s
    Perfetto shows them as trace_attribute.<key> metadata), the process. */
 /* The trace attributes packet: what the JSON's header says (Perfetto shows
    them as trace_attribute.<key> metadata; a later packet's value wins). */
-static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint64_t clipped) {
+static void prof__pf_attrs(prof__pf *p, const char *path, uint64_t dropped, uint64_t clipped) {
     const prof__cycle *cy = p->cy;
     prof__pf_attr(p, "traceName", 0, path);
     prof__pf_attr(p, "baseTimeNanoseconds", p->base, NULL);
@@ -8423,7 +8423,7 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
 }
 
 /* Sequence 1: the clocks, the attributes, the process. */
-static void prof__pf_head(prof__pw *p, const char *path) {
+static void prof__pf_head(prof__pf *p, const char *path) {
     prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
     prof__pf_seq(p, ++p->seqs);
     prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
@@ -8446,7 +8446,7 @@ static void prof__pf_head(prof__pw *p, const char *path) {
 /* A writer on path's temporary file (tmp[cap]); 0, having said why, if it
    cannot be opened. Times are converted with the clock of cy, the first
    cycle or part: the same for every part of a streamed trace. */
-static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, char *tmp, size_t cap) {
+static int prof__pf_open(prof__pf *p, const prof__cycle *cy, const char *path, char *tmp, size_t cap) {
     memset(p, 0, sizeof *p);
     p->base = cy->base_ns;
     p->clk = cy->clk;
@@ -8461,7 +8461,7 @@ static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, c
     return 1;
 }
 
-static void prof__pw_free(prof__pw *p) {
+static void prof__pf_free(prof__pf *p) {
     free(p->open); free(p->ctr_name); free(p->told);
     for (int l = 0; l < PROF__LANES; l++) free(p->lane[l].iv);
     prof__names_free(&p->names); prof__names_free(&p->keys); prof__names_free(&p->ctr);
@@ -8471,7 +8471,7 @@ static void prof__pw_free(prof__pw *p) {
 
 /* Appends cy's events to the file: the head before them if first, its GPU
    regions after them if last. 1 if all is written. */
-static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
+static int prof__pf_part(prof__pf *p, const prof__cycle *cy, const char *path, int first, int last) {
     p->cy = cy;
     free(p->told);                      /* a part's threads are numbered afresh */
     if (!(p->told = (unsigned char *)calloc(cy->nth + 1, 1))) p->w.err = 1;
@@ -8489,13 +8489,13 @@ static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, i
 /* Writes the cycle in Perfetto's format. *nev (if not NULL) gets the number
    of events (slices, instants, counter samples). */
 __attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy, const char *path, size_t *nev) {
-    prof__pw p;
+    prof__pf p;
     char tmp[PROF__PATH + 32];
-    if (!prof__pw_open(&p, cy, path, tmp, sizeof tmp)) return 0;
-    prof__pw_part(&p, cy, path, 1, 1);
+    if (!prof__pf_open(&p, cy, path, tmp, sizeof tmp)) return 0;
+    prof__pf_part(&p, cy, path, 1, 1);
     int ok = prof__out_close(p.w.f, tmp, path, !p.w.err, p.w.errnum, "trace");
     if (nev) *nev = p.nev;
-    prof__pw_free(&p);
+    prof__pf_free(&p);
     return ok;
 }
 
@@ -9489,7 +9489,7 @@ static void prof__write_tb(const prof__cycle *cy) {
    as before and written with the cycle's last part. */
 static struct {
     pthread_mutex_t lock;               /* one part written at a time */
-    prof__pw *pw;                       /* the open stream, or NULL */
+    prof__pf *pw;                       /* the open stream, or NULL */
     int cycle;                          /* the cycle it is, or was, for */
     char path[PROF__PATH], tmp[PROF__PATH + 32];
     long good;                          /* bytes of whole parts in the file */
@@ -9515,7 +9515,7 @@ static int prof__streaming(int index) {
    cycle's end collected, and the file is finished. 1 if written. */
 static int prof__stream_part(prof__cycle *cy, int last) {
     pthread_mutex_lock(&prof__stream.lock);
-    prof__pw *p = prof__stream.pw;
+    prof__pf *p = prof__stream.pw;
     const char *path = prof__stream.path;
     int first = !p || prof__stream.cycle != cy->index;
     if (first && prof__stream.cycle == cy->index) {     /* its stream failed: said already */
@@ -9527,7 +9527,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         if (p) {                        /* an earlier cycle's, never finished (recording was
                                            switched off): its parts are a trace as they are */
             fclose(p->w.f);
-            prof__pw_free(p);
+            prof__pf_free(p);
             free(p);
         }
         snprintf(what, sizeof what, "cycle %d's trace", cy->index);
@@ -9536,9 +9536,9 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         prof__stream.good = 0;
         prof__calibrate();
         prof__cycle_clock(cy);          /* the trace's clock, for every part */
-        if (!(p = (prof__pw *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
+        if (!(p = (prof__pf *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
                                                                        cy->index, what) ||
-            !prof__pw_open(p, cy, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
+            !prof__pf_open(p, cy, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
             if (!p) prof__msg("out of memory: %s not written", what);
             free(p);
             pthread_mutex_unlock(&prof__stream.lock);
@@ -9547,7 +9547,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         p->stream = 1;
         prof__stream.pw = p;
     }
-    int ok = prof__pw_part(p, cy, path, first, last), errnum = p->w.errnum;
+    int ok = prof__pf_part(p, cy, path, first, last), errnum = p->w.errnum;
     if (ok && first && rename(prof__stream.tmp, path) != 0) { ok = 0; errnum = errno; }
     if (ok && last) {                   /* what the JSON's header says, for the whole cycle */
         prof__pf_attrs(p, path, cy->dropped, prof__stream.clipped + cy->clipped);
@@ -9571,7 +9571,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
                       first ? "a file there before is left as it was" : "it holds the steps written before");
         else if (!prof__g.conf.quiet)
             prof__msg("wrote %s (%zu events)", path, p->nev);
-        prof__pw_free(p);
+        prof__pf_free(p);
         free(p);
         prof__stream.pw = NULL;
     }
