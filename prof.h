@@ -1133,6 +1133,24 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 /* ======================================================================== */
 /*  >>impl  Implementation                                                */
 /* ======================================================================== */
+/* The locks, what each guards, and the order they nest in: a thread that
+   holds one takes only those indented under it, never one above it.
+     prof__wk_lock        a job running (>>worker): the profiler's thread
+                          takes it per job; the watchdog's dump and
+                          shutdown take it to run jobs themselves
+       prof__lock           the registry of threads, prof__g's state, the
+                            job queue (its condition variables wait on it),
+                            the schedule, the GPU core's slots and rings
+         prof__pool_lock      the free chunks, the reserve, the cap (>>buffers)
+         prof__act_lock       kernel capture's records (>>gpu)
+         prof__gpool.lock     the GPU event pairs made ahead and given up (>>gpu)
+         a shard's spinlock   its live allocations (>>memory), one at a time
+       prof__stream.lock    the open Perfetto stream: one part at a time (>>output)
+       prof__en_lock        PROF_ENERGY's readings (>>energy)
+     prof__intern_lock    the interned names (>>events): nothing under it
+     prof__nvtx_lock      the NVTX domain's creation (>>events): nothing under it
+   prof__lock, prof__stream.lock and prof__en_lock are never held together.
+   A crash's report only tries prof__lock, for 100 ms at most (>>process). */
 #if PROF__ENABLED && defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
 #define PROF__IMPLEMENTED
 
@@ -7528,7 +7546,11 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                     sequence; timestamps as deltas on an incremental clock
      one per        its GPU regions, each with the end of the flow from the
      GPU stream     CPU region that launched it
-   Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds. */
+   Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds.
+   Names: prof__pb_* encode protobuf (varints, fields, nested messages in a
+   prof__pb; the prof tool's writer uses them too), prof__pf_* are the
+   writer on them (its state a prof__pf), prof__pf_sink_* the callbacks the
+   walk drives. */
 
 #define PROF__PB_VARINT 0u
 #define PROF__PB_I64    1u
