@@ -2865,6 +2865,64 @@ static struct prof__snap {
 } *prof__snap;
 static size_t prof__nsnap, prof__snapcap;
 
+/* A collection's start: the registry into prof__snap, each thread pinned
+   and its name read. Takes prof__lock for that alone. */
+static void prof__snap_take(void) {
+    pthread_mutex_lock(&prof__lock);
+    size_t n = 0;
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) n++;
+    struct prof__snap *snap = (struct prof__snap *)prof__grow(prof__snap, &prof__snapcap, n, sizeof *snap);
+    if (snap) prof__snap = snap;
+    else n = prof__snapcap;             /* out of memory: the rest wait for the next collection */
+    prof__nsnap = 0;
+    for (prof__thread *th = prof__g.rec.threads; th && prof__nsnap < n; th = th->next) {
+        if (!th->retired) prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+        th->pinned = 1;
+        prof__snap[prof__nsnap].th = th;
+        prof__snap[prof__nsnap++].dead = th->dead;
+    }
+    pthread_mutex_unlock(&prof__lock);
+}
+
+/* A collection's end, under prof__lock: cycle cy's clock, its drops
+   (dropped: the threads' counts read while draining) and its threads. */
+static void prof__collect_counts(prof__cycle *cy, uint64_t dropped, int oom) {
+    if (oom) cy->oom = 1;
+    prof__cycle_clock(cy);
+    /* cy->behind so far: events of a window whose start was never handed
+       over. The writer's drops are counted twice, the writer's count
+       first (prof__drop): every one read while draining in its thread's
+       count is in the writer's read here. One read here and not yet then (its
+       thread between the two adds) is more than this cycle dropped: it
+       is left to the next cycle, which counts it. (Counted the other
+       way round, a drop read while draining and not here was left to the
+       next cycle, which could not tell it when all of its own drops were
+       the writer's: the cycles' lines said one fewer than the stats.) */
+    uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
+    cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
+    if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
+    cy->behind += behind;
+    prof__g.rec.behind_reported += behind;
+    cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
+    if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
+    cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
+}
+
+/* The threads that had exited before the collection, now out of the
+   registry: their chunks and themselves go. */
+static void prof__snap_free_dead(void) {
+    for (size_t k = 0; k < prof__nsnap; k++) {
+        prof__thread *th = prof__snap[k].th;
+        if (!prof__snap[k].dead) continue;
+        for (prof__chunk *c = th->head; c;) {
+            prof__chunk *next = c->next;
+            prof__chunk_release(c);
+            c = next;
+        }
+        free(th);
+    }
+}
+
 /* Takes every published record of every thread (and of the retired store)
    up to t_to, recycles drained chunks and frees threads that exited with
    more than a chunk. A thread writes its records in the order it made them,
@@ -2888,21 +2946,7 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     free(prof__g.rec.spill);
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
-    pthread_mutex_lock(&prof__lock);
-    size_t n = 0;
-    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) n++;
-    struct prof__snap *snap = (struct prof__snap *)prof__grow(prof__snap, &prof__snapcap, n, sizeof *snap);
-    if (snap) prof__snap = snap;
-    else n = prof__snapcap;             /* out of memory: the rest wait for the next collection */
-    prof__nsnap = 0;
-    for (prof__thread *th = prof__g.rec.threads; th && prof__nsnap < n; th = th->next) {
-        if (!th->retired) prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
-        th->pinned = 1;
-        prof__snap[prof__nsnap].th = th;
-        prof__snap[prof__nsnap++].dead = th->dead;
-    }
-    pthread_mutex_unlock(&prof__lock);
-
+    prof__snap_take();
     uint64_t dropped = 0;
     for (size_t k = 0; k < prof__nsnap; k++) {
         prof__thread *th = prof__snap[k].th;
@@ -2956,39 +3000,10 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     prof__g.rec.spill = spill;
     prof__g.rec.nspill = nspill;
     prof__g.rec.spillcap = spillcap;
-    if (cy) {
-        if (oom) cy->oom = 1;
-        prof__cycle_clock(cy);
-        /* cy->behind so far: events of a window whose start was never handed
-           over. The writer's drops are counted twice, the writer's count
-           first (prof__drop): every one read above in its thread's count is
-           in the writer's read here. One read here and not yet above (its
-           thread between the two adds) is more than this cycle dropped: it
-           is left to the next cycle, which counts it. (Counted the other
-           way round, a drop read above and not here was left to the next
-           cycle, which could not tell it when all of its own drops were
-           the writer's: the cycles' lines said one fewer than the stats.) */
-        uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
-        cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
-        if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
-        cy->behind += behind;
-        prof__g.rec.behind_reported += behind;
-        cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
-        if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
-        cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
-    }
+    if (cy) prof__collect_counts(cy, dropped, oom);
     prof__g.rec.dropped_reported = dropped;
     pthread_mutex_unlock(&prof__lock);
-    for (size_t k = 0; k < prof__nsnap; k++) {  /* the exited ones, out of the registry: their memory */
-        prof__thread *th = prof__snap[k].th;
-        if (!prof__snap[k].dead) continue;
-        for (prof__chunk *c = th->head; c;) {
-            prof__chunk *next = c->next;
-            prof__chunk_release(c);
-            c = next;
-        }
-        free(th);
-    }
+    prof__snap_free_dead();
     /* spilled events came first: regroup by thread, keeping record order */
     if (cy && from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
 }
@@ -3976,6 +3991,52 @@ static long prof__act_tid(uint64_t v) {
     return (long)v;
 }
 
+/* Ticks per tracer ns: the rate between the two readings of both clocks,
+   or the calibration's before there are two. */
+PROF__INLINE double prof__act_rate(double npt) {
+    double k = npt > 0 ? 1.0 / npt : 1.0;
+    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
+        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    return k;
+}
+
+/* The correlations of the n records' launches (kernels, copies, fills) and
+   of the runtime's own calls (not the driver's), each sorted. */
+PROF__INLINE void prof__act_launches(size_t n, uint32_t *launched, size_t *nlaunched, uint32_t *rt, size_t *nrt) {
+    for (size_t i = 0; i < n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->kind < PROF_GPU_RUNTIME) launched[(*nlaunched)++] = a->correlation;
+        else if (a->kind == PROF_GPU_RUNTIME && !a->driver) rt[(*nrt)++] = a->correlation;
+    }
+    qsort(launched, *nlaunched, sizeof *launched, prof__u32_cmp);
+    qsort(rt, *nrt, sizeof *rt, prof__u32_cmp);
+}
+
+/* Record a's ends in ticks, both by one monotonic map (k ticks per tracer
+   ns): back-to-back kernels stay so. 1 when it ends before its start
+   (pytorch#192021): then it has no length. */
+PROF__INLINE int prof__act_ticks(const prof_gpu_activity *a, double k, uint64_t *t0, uint64_t *t1) {
+    *t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
+    *t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+    if ((int64_t)(*t1 - *t0) >= 0) return 0;
+    *t1 = *t0;
+    return 1;
+}
+
+/* A saved cycle's lines about its kernel capture's records: those drawn
+   with no length, and those lost (which the cycle counts). */
+PROF__COLD static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
+    if (backwards)
+        prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
+                  "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
+                  prof__act.tracer->name);
+    cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
+    if (cy->act_lost)
+        prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
+                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
+                  (unsigned long long)cy->act_lost, prof__act.tracer->name);
+}
+
 /* A cycle is saved: what the tracer completed goes into it, on the CPU
    clock. A runtime call belongs to it if it began in [from_ns, to_ns], the
    tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
@@ -3992,10 +4053,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     prof__act.tracer->flush();
     prof__act_reading(1);
     if (to_ns == INT64_MAX) to_ns = prof__act.ns[1];
-    double npt = prof__ns_per_tick();
-    double k = npt > 0 ? 1.0 / npt : 1.0;  /* ticks per tracer ns */
-    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
-        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    double npt = prof__ns_per_tick(), k = prof__act_rate(npt);
     pthread_mutex_lock(&prof__act_lock);
     size_t n = prof__act.n, nin = 0, nall = 0, backwards = 0;
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
@@ -4015,13 +4073,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
         cy->act = NULL;
         n = 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        const prof_gpu_activity *a = &prof__act.a[i];
-        if (a->kind < PROF_GPU_RUNTIME) launched[nlaunched++] = a->correlation;
-        else if (a->kind == PROF_GPU_RUNTIME && !a->driver) rt[nrt++] = a->correlation;
-    }
-    qsort(launched, nlaunched, sizeof *launched, prof__u32_cmp);
-    qsort(rt, nrt, sizeof *rt, prof__u32_cmp);
+    prof__act_launches(n, launched, &nlaunched, rt, &nrt);
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
@@ -4035,13 +4087,8 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            /* both ends by one monotonic map: back-to-back kernels stay so */
-            uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
-            uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
-            if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
-                t1 = t0;
-                backwards++;
-            }
+            uint64_t t0, t1;
+            backwards += (size_t)prof__act_ticks(a, k, &t0, &t1);
             int inside = a->t0_ns >= from_ns && a->t0_ns <= to_ns;
             if (api) {
                 all[nall++] = a->correlation;
@@ -4072,15 +4119,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
     cy->spans_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
     cy->spans_due = 1;              /* for prof__analyse: a save's CPU sides are collected after this */
-    if (backwards)
-        prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
-                  "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
-                  prof__act.tracer->name);
-    cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
-    if (cy->act_lost)
-        prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
-                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
-                  (unsigned long long)cy->act_lost, prof__act.tracer->name);
+    prof__act_say_lost(cy, backwards);
 }
 
 /* Flight mode: the window never ends, so at steps what the tracer recorded
@@ -5645,6 +5684,116 @@ PROF__INLINE int prof__wplain(const prof__ev *e, uint32_t kt, const uint32_t *f)
     return f ? *f == PROF__LONE : prof__ev_kt(e) == kt;
 }
 
+/* The start of a run of thread th's records: which track it is on, its
+   ids and label into *t; the sink is told. */
+PROF__INLINE void prof__walk_thread(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s,
+                                    prof__wthread *t, uint32_t th) {
+    t->k = th;
+    t->lead = cy->track[th];
+    t->tid = cy->th[t->lead].tid;
+    t->os_tid = t->lead != th ? cy->th[th].tid : 0;
+    t->label = cy->label[th];
+    t->plain = prof__region_kt(th);
+    w->nbegun = 0;
+    if (k->thread) k->thread(s, cy, t);
+}
+
+/* Record i of run t, one the plain loop does not take: a span with the
+   arguments it owns and, as the sink needs, its times and where it begins;
+   an argument or a memory event, which waits for its span; a point. *np,
+   *nm, *sp: how many arguments, memory events and finished spans wait.
+   0 when memory runs out. */
+PROF__INLINE int prof__walk_record(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s,
+                                   const prof__wthread *t, size_t i, size_t *np, size_t *nm, size_t *sp) {
+    const prof__ev *e = &cy->ev[i];
+    const unsigned kind = e->kind, need = k->need;
+    if ((need & PROF__NEED_ORDER) && !prof__walk_begin(w, cy, k, s, t, i)) return 0;
+    if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
+        prof__wreg r;
+        size_t first_arg = *np;         /* the arguments it owns: pend[first_arg, *np) */
+        while (first_arg && prof__owner(cy, w->pend[first_arg - 1]) == i) first_arg--;
+        r.e = e;
+        r.idx = i;
+        r.args = w->pend + first_arg;
+        r.nargs = *np - first_arg;
+        r.plain = kind == PROF__K_REGION && !r.nargs;
+        /* only itself began here: the sink begins it if it must */
+        r.leaf = (need & PROF__NEED_ORDER) && (cy->first[i] == PROF__LONE || cy->first[i] == i);
+        r.begun = (need & PROF__NEED_ORDER) && !r.leaf && w->nbegun ? w->begun[--w->nbegun] : 0;
+        if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(w, cy, need, sp, &r, nm)) return 0;
+        k->span(s, cy, t, &r);
+        *np = first_arg;
+    } else if (prof__role[kind] == PROF__R_ARG) {
+        if (!prof__walk_wait(&w->pend, &w->pcap, np, i)) return 0;
+    } else if (prof__role[kind] == PROF__R_POINT) {
+        if (k->point) k->point(s, cy, t, e);
+    } else if (prof__role[kind] == PROF__R_MEM) {
+        const prof__ev *tot = prof__mem_total(cy, i);
+        if (!tot) return 1;
+        if (k->mem) k->mem(s, cy, t, e, tot);
+        if ((need & PROF__NEED_MEM) && !prof__walk_wait(&w->mpend, &w->mcap, nm, i)) return 0;
+    }
+    return 1;
+}
+
+/* The GPU regions by device, stream and start; then once with NULL: they
+   are done. */
+PROF__INLINE void prof__walk_gpu(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (size_t j = 0; j < cy->ngpu; j++) {
+        const prof__gev *g = &cy->gpu[j];
+        int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
+        k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
+    }
+    k->gpu(s, cy, NULL, 0, 0);
+}
+
+/* Kernel capture's records: the runtime calls by thread, then what they
+   launched by device and stream, each with its flows. 0 when memory runs
+   out. */
+PROF__INLINE int prof__walk_acts(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s) {
+    if (cy->nact > cy->nact_api) {
+        w->nkf = cy->nact - cy->nact_api;
+        if (!(w->kf = (uint64_t *)malloc(w->nkf * sizeof *w->kf)) ||
+            !(w->fl = (uint64_t *)prof__grow(NULL, &w->flcap, 1, sizeof *w->fl)))
+            return 0;
+        for (size_t j = cy->nact_api; j < cy->nact; j++)
+            w->kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
+        qsort(w->kf, w->nkf, sizeof *w->kf, prof__u64first_cmp);
+    }
+    for (size_t j = 0; j < cy->nact; j++) {
+        const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
+        int api = j < cy->nact_api, new_track, new_dev = 0;
+        char buf[32];
+        if (api) {
+            new_track = !q || q->tid != g->tid;
+        } else {
+            new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
+            new_track = new_dev || q->a.stream != g->a.stream;
+        }
+        const uint64_t *flows = NULL;
+        size_t nflows = w->nkf ? prof__walk_flows(w, cy, j, &flows) : 0;
+        if (nflows == (size_t)-1) return 0;
+        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
+    }
+    return 1;
+}
+
+/* PROF_ENERGY's power track: each device's watts between its knots, and
+   where the last one ends. */
+PROF__INLINE void prof__walk_power(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (int d = 0; d < cy->en->nd; d++) {
+        const prof__ecdev *v = &cy->en->d[d];
+        double watts = 0;
+        int any = 0;
+        for (size_t j = 1; j < v->nk; j++) {
+            if (!prof__en_watts(cy, v, j, &watts)) continue;
+            k->power(s, cy, v->dev, v->k[j - 1].tick, watts);
+            any = 1;
+        }
+        if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);
+    }
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -5657,17 +5806,9 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         const uint32_t th = cy->ev[i].th;
         const uint32_t *first = need == PROF__NEED_ORDER ? cy->first : NULL;
         size_t np = 0, nm = 0, sp = 0;
-        t.k = th;
-        t.lead = cy->track[th];
-        t.tid = cy->th[t.lead].tid;
-        t.os_tid = t.lead != th ? cy->th[th].tid : 0;
-        t.label = cy->label[th];
-        t.plain = prof__region_kt(th);
-        w.nbegun = 0;
-        if (k->thread) k->thread(s, cy, &t);
+        prof__walk_thread(&w, cy, k, s, &t, th);
         for (; i < n; i++) {
             const prof__ev *e = &cy->ev[i];
-            const unsigned kind = e->kind;
             /* most records: a plain region, nothing waiting (a lone one
                may begin the next thread's run); the sink sees plain and
                leaf as constants */
@@ -5692,76 +5833,12 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 continue;
             }
             if (e->th != th) break;
-            if ((need & PROF__NEED_ORDER) && !prof__walk_begin(&w, cy, k, s, &t, i)) goto fail;
-            if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
-                prof__wreg r;
-                size_t first_arg = np;  /* the arguments it owns: pend[first_arg, np) */
-                while (first_arg && prof__owner(cy, w.pend[first_arg - 1]) == i) first_arg--;
-                r.e = e;
-                r.idx = i;
-                r.args = w.pend + first_arg;
-                r.nargs = np - first_arg;
-                r.plain = kind == PROF__K_REGION && !r.nargs;
-                /* only itself began here: the sink begins it if it must */
-                r.leaf = (need & PROF__NEED_ORDER) && (cy->first[i] == PROF__LONE || cy->first[i] == i);
-                r.begun = (need & PROF__NEED_ORDER) && !r.leaf && w.nbegun ? w.begun[--w.nbegun] : 0;
-                if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
-                    goto fail;
-                k->span(s, cy, &t, &r);
-                np = first_arg;
-            } else if (prof__role[kind] == PROF__R_ARG) {
-                if (!prof__walk_wait(&w.pend, &w.pcap, &np, i)) goto fail;
-            } else if (prof__role[kind] == PROF__R_POINT) {
-                if (k->point) k->point(s, cy, &t, e);
-            } else if (prof__role[kind] == PROF__R_MEM) {
-                const prof__ev *tot = prof__mem_total(cy, i);
-                if (!tot) continue;
-                if (k->mem) k->mem(s, cy, &t, e, tot);
-                if ((need & PROF__NEED_MEM) && !prof__walk_wait(&w.mpend, &w.mcap, &nm, i)) goto fail;
-            }
+            if (!prof__walk_record(&w, cy, k, s, &t, i, &np, &nm, &sp)) goto fail;
         }
     }
-    for (size_t j = 0; k->gpu && j < cy->ngpu; j++) {
-        const prof__gev *g = &cy->gpu[j];
-        int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
-        k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
-    }
-    if (k->gpu) k->gpu(s, cy, NULL, 0, 0);  /* the GPU regions are done */
-    if (k->act && cy->nact > cy->nact_api) {
-        w.nkf = cy->nact - cy->nact_api;
-        if (!(w.kf = (uint64_t *)malloc(w.nkf * sizeof *w.kf)) ||
-            !(w.fl = (uint64_t *)prof__grow(NULL, &w.flcap, 1, sizeof *w.fl)))
-            goto fail;
-        for (size_t j = cy->nact_api; j < cy->nact; j++)
-            w.kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
-        qsort(w.kf, w.nkf, sizeof *w.kf, prof__u64first_cmp);
-    }
-    for (size_t j = 0; k->act && j < cy->nact; j++) {
-        const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
-        int api = j < cy->nact_api, new_track, new_dev = 0;
-        char buf[32];
-        if (api) {
-            new_track = !q || q->tid != g->tid;
-        } else {
-            new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
-            new_track = new_dev || q->a.stream != g->a.stream;
-        }
-        const uint64_t *flows = NULL;
-        size_t nflows = w.nkf ? prof__walk_flows(&w, cy, j, &flows) : 0;
-        if (nflows == (size_t)-1) goto fail;
-        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
-    }
-    for (int d = 0; k->power && cy->en && d < cy->en->nd; d++) {    /* the power between knots */
-        const prof__ecdev *v = &cy->en->d[d];
-        double watts = 0;
-        int any = 0;
-        for (size_t j = 1; j < v->nk; j++) {
-            if (!prof__en_watts(cy, v, j, &watts)) continue;
-            k->power(s, cy, v->dev, v->k[j - 1].tick, watts);
-            any = 1;
-        }
-        if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);  /* where the last one ends */
-    }
+    if (k->gpu) prof__walk_gpu(cy, k, s);
+    if (k->act && !prof__walk_acts(&w, cy, k, s)) goto fail;
+    if (k->power && cy->en) prof__walk_power(cy, k, s);   /* the power between knots */
     prof__walk_free(&w);
     return 1;
 fail:
@@ -9275,18 +9352,17 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
 static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL,
                                                NULL };
 
-PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+/* The calling-context tree of cycle c into *nodep (*nnodep nodes): a node
+   per distinct stack, its self time summed over threads. Backwards, every
+   region comes before its children, whose node's parent is then its node.
+   0 when memory runs out. */
+PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep) {
     prof__cct *node = NULL;
-    prof__sbuf lines = { NULL, 0, 0 };
-    size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
-    const char **line = NULL;
+    size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0;
     int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
     int ok = 1;
     size_t *node_of = (size_t *)malloc((c->n + 1) * sizeof *node_of);  /* a span's node */
     if (!self || !node_of || !prof__walk(c, &prof__stacks_sink, self)) ok = 0;
-
-    /* Backwards, every region comes before its children, whose node's
-       parent is then its node. */
     for (size_t i = c->n; ok && i-- > 0;) {
         const prof__ev *e = &c->ev[i];
         if (!prof__spans(e->kind)) continue;
@@ -9315,6 +9391,31 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     free(node_of);
     free(self);
     free(slot);
+    *nodep = node;
+    *nnodep = nnode;
+    return ok;
+}
+
+/* The sorted lines, nl of them, into the file at path, whole. */
+PROF__COLD static int prof__st_write(const char *path, const char *const *line, size_t nl) {
+    char tmp[PROF__PATH + 32];
+    FILE *f = prof__out_open(path, tmp, sizeof tmp, "stacks");
+    if (!f) return 0;
+    int errnum = 0, ok = 1;
+    prof__sbuf text = { NULL, 0, 0 };   /* the file, in one write */
+    for (size_t k = 0; k < nl && ok; k++)
+        ok = prof__sb_put(&text, line[k], strlen(line[k])) && prof__sb_put(&text, "\n", 1);
+    if (ok && text.n && fwrite(text.p, 1, text.n, f) != text.n) { errnum = errno; ok = 0; }
+    free(text.p);
+    return prof__out_close(f, tmp, path, ok, errnum, "stacks");
+}
+
+PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+    prof__cct *node = NULL;
+    prof__sbuf lines = { NULL, 0, 0 };
+    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0;
+    const char **line = NULL;
+    int ok = prof__st_tree(c, &node, &nnode);
 
     /* The lines, each NUL-terminated in one buffer, then sorted. */
     if (ok && nnode) {
@@ -9335,22 +9436,10 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
         int len = snprintf(num, sizeof num, " %lld", (long long)us);
         ok = ok && prof__sb_put(&lines, num, (size_t)len + 1);
     }
-    FILE *f = NULL;
     if (ok) {
         for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
         if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
-        char tmp[PROF__PATH + 32];
-        if (!(f = prof__out_open(path, tmp, sizeof tmp, "stacks"))) {
-            ok = 0;
-        } else {
-            int errnum = 0;
-            prof__sbuf text = { NULL, 0, 0 };   /* the file, in one write */
-            for (size_t k = 0; k < nl && ok; k++)
-                ok = prof__sb_put(&text, line[k], strlen(line[k])) && prof__sb_put(&text, "\n", 1);
-            if (ok && text.n && fwrite(text.p, 1, text.n, f) != text.n) { errnum = errno; ok = 0; }
-            free(text.p);
-            ok = prof__out_close(f, tmp, path, ok, errnum, "stacks");
-        }
+        ok = prof__st_write(path, line, nl);
     } else {
         prof__msg("out of memory writing stacks '%s'", path);
     }
@@ -11541,43 +11630,77 @@ static size_t prof__held(const prof__cycle *cy) {
     return (cy->n * (sizeof *cy->ev + sizeof *cy->parent) + PROF__CHUNK_BYTES - 1) / PROF__CHUNK_BYTES;
 }
 
+/* What a job leaves to write (prof__job_run). */
+typedef enum {
+    PROF__OUT_NOTHING,                  /* warm-up thrown away, the GPU's pairs drained, a dump that failed */
+    PROF__OUT_CYCLE,                    /* the job's cycle, saved whole */
+    PROF__OUT_PART,                     /* a part of the cycle in progress, streamed */
+    PROF__OUT_DUMP                      /* the flight recorder's ring: a hang's, a trigger's, a slow step's */
+} prof__job_out;
+
+/* A flight-mode step's job: the step joins the ring, and the ring is dumped
+   into cy when a trigger's step has ended or the step was slow. *gone: a
+   trigger's step no longer in the ring. */
+static prof__job_out prof__job_flight(prof__cycle *cy, prof__job *j, int64_t *gone) {
+    prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);  /* what finished by the step, placed */
+    prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
+    if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
+    int64_t upto = prof__fl.want - 1;
+    if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
+        prof__fl.want = 0;
+        if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
+            return prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? PROF__OUT_DUMP : PROF__OUT_NOTHING;
+        *gone = upto;
+    } else if (j->slow >= 0) {
+        return prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? PROF__OUT_DUMP
+                                                                                      : PROF__OUT_NOTHING;
+    }
+    return PROF__OUT_NOTHING;
+}
+
+/* The line a dump is announced with: the watchdog's (hang), a slow step's
+   or a trigger's. */
+static void prof__job_say_dump(const prof__cycle *cy, const prof__job *j, int hang) {
+    if (hang) {
+        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
+                  (long long)j->step);
+        return;
+    }
+    prof__calibrate();                  /* ticks to ns: before the first save, not yet */
+    double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
+    if (!strcmp(cy->reason, "slow_step"))
+        prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
+                  "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
+                  median / 1e6, (long long)cy->first_step, (long long)j->step);
+    else
+        prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
+                  (long long)cy->first_step, (long long)cy->reason_step);
+}
+
 /* One job, on the profiler's thread (or the stepping thread, with no such
    thread), under prof__wk_lock: what the step at its end leaves to do. */
 static void prof__job_run(prof__job *j) {
     prof__cycle dump, *cy = &dump;      /* what is written: a flight dump, a part, or the job's cycle */
     memset(&dump, 0, sizeof dump);
-    int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
+    prof__job_out out = PROF__OUT_NOTHING;
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
-    const char *hang = NULL;
-    if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
+    int hang = j->kind == PROF__JOB_HANG;
+    if (hang) {                         /* the watchdog's: the step so far, then the ring */
         prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);
         prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
-        save = prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
-        hang = "";
+        if (prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX)) out = PROF__OUT_DUMP;
     } else if (prof__g.conf.flight) {
-        prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);  /* what finished by the step, placed */
-        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
-        if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
-        int64_t upto = prof__fl.want - 1;
-        if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
-            prof__fl.want = 0;
-            if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
-                save = prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
-            else
-                gone = upto;
-        } else if (j->slow >= 0) {
-            save = prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
-        }
+        out = prof__job_flight(cy, j, &gone);
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
         prof__gpu_save(&j->cy, j->from, j->now, j->gen);   /* waits for the window's GPU work */
         prof__cycle_make(j);
         cy = &j->cy;
-        save = 1;
+        out = PROF__OUT_CYCLE;
     } else if (j->prev == PROF__RECORD) {
         prof__gpu_step(j->gen, j->now); /* what finished: drained, so the rings stay small */
         if (prof__streams()) {
             prof__part_make(cy, j);     /* the window goes on: what it recorded so far */
-            save = 2;
+            out = PROF__OUT_PART;
         }
     } else {
         prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
@@ -11585,25 +11708,12 @@ static void prof__job_run(prof__job *j) {
     size_t held = prof__held(cy);
     __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__say_lost();
-    if (save == 2 && prof__stream_part(cy, 0)) prof__part_done(cy);
-    if (save == 3 && hang) {
-        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
-                  (long long)j->step);
-    } else if (save == 3) {
-        prof__calibrate();              /* ticks to ns: before the first save, not yet */
-        double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
-        if (!strcmp(cy->reason, "slow_step"))
-            prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
-                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
-                      median / 1e6, (long long)cy->first_step, (long long)j->step);
-        else
-            prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
-                      (long long)cy->first_step, (long long)cy->reason_step);
-    }
+    if (out == PROF__OUT_PART && prof__stream_part(cy, 0)) prof__part_done(cy);
+    if (out == PROF__OUT_DUMP) prof__job_say_dump(cy, j, hang);
     if (gone >= 0)
         prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
                   "nothing dumped", (long long)gone);
-    if (save == 1 || save == 3) prof__save_cycle(cy);
+    if (out == PROF__OUT_CYCLE || out == PROF__OUT_DUMP) prof__save_cycle(cy);
     prof__cycle_free(&dump);
     __atomic_fetch_sub(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__cycle_free(&j->cy);
@@ -11689,6 +11799,45 @@ void prof_step(void) {
     if (work && !queued) prof__job_run_here(&j);
 }
 
+/* Shutdown: the collections' scratch and the free chunks go. Live threads
+   keep their current chunk: a region open right now may still close into
+   it. What was lost is said first. */
+PROF__COLD static void prof__shutdown_release(void) {
+    free(prof__g.rec.spill);
+    prof__g.rec.spill = NULL;
+    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
+    free(prof__g.rec.opened);
+    prof__g.rec.opened = NULL;
+    prof__g.rec.nopened = 0;
+    free(prof__found.ev);
+    prof__found.ev = NULL;
+    prof__found.cap = 0;
+    prof__say_lost();
+    pthread_mutex_lock(&prof__pool_lock);
+    while (prof__g.rec.pool) {
+        prof__chunk *c = prof__g.rec.pool;
+        prof__g.rec.pool = c->next;
+        free(c);
+        prof__g.rec.chunks--;
+    }
+    prof__g.rec.npool = 0;
+    pthread_mutex_unlock(&prof__pool_lock);
+}
+
+/* Shutdown's lines about what is not written: the tail events of cycle
+   `index` (in no step), and the slow steps the flight recorder did not dump. */
+PROF__COLD static void prof__shutdown_say(size_t tail, int index, int64_t tail_step, uint64_t suppressed) {
+    if (tail && index > 1)              /* the frees after the training loop, say: no trace of its own */
+        prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
+                  "steps)", tail, tail == 1 ? "" : "s", index - 1);
+    else if (tail)
+        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
+                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
+    if (suppressed)
+        prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
+                  (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
+}
+
 void prof_shutdown(void) {
     if (prof__in_job) {                 /* a trace-ready handler calls exit(): its cycle is the last */
         prof__msg("PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not "
@@ -11750,36 +11899,8 @@ void prof_shutdown(void) {
         prof__collect(NULL, 0, 0);
     }
     free(j.open);
-    free(prof__g.rec.spill);
-    prof__g.rec.spill = NULL;
-    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
-    free(prof__g.rec.opened);
-    prof__g.rec.opened = NULL;
-    prof__g.rec.nopened = 0;
-    free(prof__found.ev);
-    prof__found.ev = NULL;
-    prof__found.cap = 0;
-    prof__say_lost();
-    /* Live threads keep their current chunk: a region open right now may still
-       close into it. Everything else goes back. */
-    pthread_mutex_lock(&prof__pool_lock);
-    while (prof__g.rec.pool) {
-        prof__chunk *c = prof__g.rec.pool;
-        prof__g.rec.pool = c->next;
-        free(c);
-        prof__g.rec.chunks--;
-    }
-    prof__g.rec.npool = 0;
-    pthread_mutex_unlock(&prof__pool_lock);
-    if (tail && cy->index > 1)          /* the frees after the training loop, say: no trace of its own */
-        prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
-                  "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
-    else if (tail)
-        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
-                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
-    if (suppressed)
-        prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
-                  (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
+    prof__shutdown_release();
+    prof__shutdown_say(tail, cy->index, tail_step, suppressed);
     if (save) prof__save_cycle(cy);
     prof__cycle_free(cy);
     pthread_mutex_unlock(&prof__wk_lock);
