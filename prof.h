@@ -4024,8 +4024,10 @@ PROF__INLINE int prof__act_ticks(const prof_gpu_activity *a, double k, uint64_t 
 }
 
 /* A saved cycle's lines about its kernel capture's records: those drawn
-   with no length, and those lost (which the cycle counts). */
-PROF__COLD static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
+   with no length, and those lost (which the cycle counts). Not PROF__COLD:
+   gcc then stops inlining prof__gpu_find into the caller's loop, which
+   runs at a save's step on the engine's thread. */
+static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
