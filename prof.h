@@ -5453,6 +5453,10 @@ typedef struct prof__wreg {             /* one span (region or step), complete *
     int64_t cpu_mem, gpu_mem;           /*   by the events it owns, and its subtree's */
 } prof__wreg;
 
+/* A sink's callbacks. A sink's table names each slot (.span = ...), every
+   one and in this order, NULL where it has none: C++ takes designated
+   initialisers only so, and before C++20 only as an extension, hence the
+   tables' __extension__. */
 typedef struct prof__sink {
     unsigned need;                      /* PROF__NEED_* */
     void (*thread)(void *s, const prof__cycle *cy, const prof__wthread *t);
@@ -7552,9 +7556,17 @@ static void prof__js_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
     PROF__W_LIT(w, "}}");
 }
 
-static const prof__sink prof__json_sink = {
-    0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act, prof__js_plains,
-    prof__js_power,
+__extension__ static const prof__sink prof__json_sink = {
+    .need = 0,
+    .thread = prof__js_thread,
+    .begin = NULL,
+    .span = prof__js_span,
+    .point = prof__js_point,
+    .mem = prof__js_mem,
+    .gpu = prof__js_gpu,
+    .act = prof__js_act,
+    .plains = prof__js_plains,
+    .power = prof__js_power,
 };
 
 
@@ -8462,13 +8474,29 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
 }
 
 /* A part of a streamed trace has only its CPU side; the last, everything. */
-static const prof__sink prof__perfetto_cpu_sink = {
-    PROF__NEED_ORDER, prof__pf_sink_thread, prof__pf_sink_begin, prof__pf_sink_span, prof__pf_sink_point, prof__pf_sink_mem, NULL, NULL,
-    prof__pf_sink_plains, NULL,
+__extension__ static const prof__sink prof__perfetto_cpu_sink = {
+    .need = PROF__NEED_ORDER,
+    .thread = prof__pf_sink_thread,
+    .begin = prof__pf_sink_begin,
+    .span = prof__pf_sink_span,
+    .point = prof__pf_sink_point,
+    .mem = prof__pf_sink_mem,
+    .gpu = NULL,
+    .act = NULL,
+    .plains = prof__pf_sink_plains,
+    .power = NULL,
 };
-static const prof__sink prof__perfetto_sink = {
-    PROF__NEED_ORDER, prof__pf_sink_thread, prof__pf_sink_begin, prof__pf_sink_span, prof__pf_sink_point, prof__pf_sink_mem, prof__pf_sink_gpu,
-    prof__pf_sink_act, prof__pf_sink_plains, prof__pf_sink_power,
+__extension__ static const prof__sink prof__perfetto_sink = {
+    .need = PROF__NEED_ORDER,
+    .thread = prof__pf_sink_thread,
+    .begin = prof__pf_sink_begin,
+    .span = prof__pf_sink_span,
+    .point = prof__pf_sink_point,
+    .mem = prof__pf_sink_mem,
+    .gpu = prof__pf_sink_gpu,
+    .act = prof__pf_sink_act,
+    .plains = prof__pf_sink_plains,
+    .power = prof__pf_sink_power,
 };
 
 static void prof__pf_attr(prof__pf *p, const char *key, int64_t v, const char *s) {
@@ -9079,8 +9107,17 @@ static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, 
     a->r.gpu_total_ns += ns;
 }
 
-static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__table_span, NULL, NULL, NULL, prof__table_act, NULL, NULL,
+__extension__ static const prof__sink prof__table_sink = {
+    .need = PROF__NEED_TIMES | PROF__NEED_MEM,
+    .thread = NULL,
+    .begin = NULL,
+    .span = prof__table_span,
+    .point = NULL,
+    .mem = NULL,
+    .gpu = NULL,
+    .act = prof__table_act,
+    .plains = NULL,
+    .power = NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -9351,8 +9388,18 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
     ((int64_t *)s)[r->idx] = r->self_ns;
 }
 
-static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL,
-                                               NULL };
+__extension__ static const prof__sink prof__stacks_sink = {
+    .need = PROF__NEED_TIMES,
+    .thread = NULL,
+    .begin = NULL,
+    .span = prof__st_span,
+    .point = NULL,
+    .mem = NULL,
+    .gpu = NULL,
+    .act = NULL,
+    .plains = NULL,
+    .power = NULL,
+};
 
 /* The calling-context tree of cycle c into *nodep (*nnodep nodes): a node
    per distinct stack, its self time summed over threads. Backwards, every
