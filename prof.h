@@ -47,6 +47,7 @@
      >>open         what each thread is inside now (watchdog, crashes)
      >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, ranks, init
+     >>worker       the hand-off: the jobs a step leaves to the profiler's thread
      >>flight       the flight recorder: a ring of steps, dumps
      >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
@@ -1174,6 +1175,24 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
 /* ======================================================================== */
 /*  >>impl  Implementation                                                */
 /* ======================================================================== */
+/* The locks, what each guards, and the order they nest in: a thread that
+   holds one takes only those indented under it, never one above it.
+     prof__wk_lock        a job running (>>worker): the profiler's thread
+                          takes it per job; the watchdog's dump and
+                          shutdown take it to run jobs themselves
+       prof__lock           the registry of threads, prof__g's state, the
+                            job queue (its condition variables wait on it),
+                            the schedule, the GPU core's slots and rings
+         prof__pool_lock      the free chunks, the reserve, the cap (>>buffers)
+         prof__act_lock       kernel capture's records (>>gpu)
+         prof__gpool.lock     the GPU event pairs made ahead and given up (>>gpu)
+         a shard's spinlock   its live allocations (>>memory), one at a time
+       prof__stream.lock    the open Perfetto stream: one part at a time (>>output)
+       prof__en_lock        PROF_ENERGY's readings (>>energy)
+     prof__intern_lock    the interned names (>>events): nothing under it
+     prof__nvtx_lock      the NVTX domain's creation (>>events): nothing under it
+   prof__lock, prof__stream.lock and prof__en_lock are never held together.
+   A crash's report only tries prof__lock, for 100 ms at most (>>process). */
 #if PROF__ENABLED && defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
 #define PROF__IMPLEMENTED
 
@@ -3002,6 +3021,64 @@ static struct prof__snap {
 } *prof__snap;
 static size_t prof__nsnap, prof__snapcap;
 
+/* A collection's start: the registry into prof__snap, each thread pinned
+   and its name read. Takes prof__lock for that alone. */
+static void prof__snap_take(void) {
+    pthread_mutex_lock(&prof__lock);
+    size_t n = 0;
+    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) n++;
+    struct prof__snap *snap = (struct prof__snap *)prof__grow(prof__snap, &prof__snapcap, n, sizeof *snap);
+    if (snap) prof__snap = snap;
+    else n = prof__snapcap;             /* out of memory: the rest wait for the next collection */
+    prof__nsnap = 0;
+    for (prof__thread *th = prof__g.rec.threads; th && prof__nsnap < n; th = th->next) {
+        if (!th->retired) prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
+        th->pinned = 1;
+        prof__snap[prof__nsnap].th = th;
+        prof__snap[prof__nsnap++].dead = th->dead;
+    }
+    pthread_mutex_unlock(&prof__lock);
+}
+
+/* A collection's end, under prof__lock: cycle cy's clock, its drops
+   (dropped: the threads' counts read while draining) and its threads. */
+static void prof__collect_counts(prof__cycle *cy, uint64_t dropped, int oom) {
+    if (oom) cy->oom = 1;
+    prof__cycle_clock(cy);
+    /* cy->behind so far: events of a window whose start was never handed
+       over. The writer's drops are counted twice, the writer's count
+       first (prof__drop): every one read while draining in its thread's
+       count is in the writer's read here. One read here and not yet then (its
+       thread between the two adds) is more than this cycle dropped: it
+       is left to the next cycle, which counts it. (Counted the other
+       way round, a drop read while draining and not here was left to the
+       next cycle, which could not tell it when all of its own drops were
+       the writer's: the cycles' lines said one fewer than the stats.) */
+    uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
+    cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
+    if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
+    cy->behind += behind;
+    prof__g.rec.behind_reported += behind;
+    cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
+    if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
+    cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
+}
+
+/* The threads that had exited before the collection, now out of the
+   registry: their chunks and themselves go. */
+static void prof__snap_free_dead(void) {
+    for (size_t k = 0; k < prof__nsnap; k++) {
+        prof__thread *th = prof__snap[k].th;
+        if (!prof__snap[k].dead) continue;
+        for (prof__chunk *c = th->head; c;) {
+            prof__chunk *next = c->next;
+            prof__chunk_release(c);
+            c = next;
+        }
+        free(th);
+    }
+}
+
 /* Takes every published record of every thread (and of the retired store)
    up to t_to, recycles drained chunks and frees threads that exited with
    more than a chunk. A thread writes its records in the order it made them,
@@ -3025,21 +3102,7 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     free(prof__g.rec.spill);
     int from_spill = cy && cy->n > 0;   /* then records are no longer grouped by thread */
 
-    pthread_mutex_lock(&prof__lock);
-    size_t n = 0;
-    for (prof__thread *th = prof__g.rec.threads; th; th = th->next) n++;
-    struct prof__snap *snap = (struct prof__snap *)prof__grow(prof__snap, &prof__snapcap, n, sizeof *snap);
-    if (snap) prof__snap = snap;
-    else n = prof__snapcap;             /* out of memory: the rest wait for the next collection */
-    prof__nsnap = 0;
-    for (prof__thread *th = prof__g.rec.threads; th && prof__nsnap < n; th = th->next) {
-        if (!th->retired) prof__g.rec.tinfo[th->idx].name = __atomic_load_n(&th->name, __ATOMIC_ACQUIRE);
-        th->pinned = 1;
-        prof__snap[prof__nsnap].th = th;
-        prof__snap[prof__nsnap++].dead = th->dead;
-    }
-    pthread_mutex_unlock(&prof__lock);
-
+    prof__snap_take();
     uint64_t dropped = 0;
     for (size_t k = 0; k < prof__nsnap; k++) {
         prof__thread *th = prof__snap[k].th;
@@ -3093,39 +3156,10 @@ __attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_
     prof__g.rec.spill = spill;
     prof__g.rec.nspill = nspill;
     prof__g.rec.spillcap = spillcap;
-    if (cy) {
-        if (oom) cy->oom = 1;
-        prof__cycle_clock(cy);
-        /* cy->behind so far: events of a window whose start was never handed
-           over. The writer's drops are counted twice, the writer's count
-           first (prof__drop): every one read above in its thread's count is
-           in the writer's read here. One read here and not yet above (its
-           thread between the two adds) is more than this cycle dropped: it
-           is left to the next cycle, which counts it. (Counted the other
-           way round, a drop read above and not here was left to the next
-           cycle, which could not tell it when all of its own drops were
-           the writer's: the cycles' lines said one fewer than the stats.) */
-        uint64_t behind = __atomic_load_n(&prof__g.rec.dropped_behind, __ATOMIC_RELAXED) - prof__g.rec.behind_reported;
-        cy->dropped = dropped - prof__g.rec.dropped_reported + cy->behind;
-        if (behind > cy->dropped - cy->behind) behind = cy->dropped - cy->behind;
-        cy->behind += behind;
-        prof__g.rec.behind_reported += behind;
-        cy->th = (struct prof__tinfo *)malloc(prof__g.rec.ntinfo * sizeof *cy->th + 1);
-        if (cy->th && prof__g.rec.ntinfo) memcpy(cy->th, prof__g.rec.tinfo, prof__g.rec.ntinfo * sizeof *cy->th);
-        cy->nth = cy->th ? prof__g.rec.ntinfo : 0;
-    }
+    if (cy) prof__collect_counts(cy, dropped, oom);
     prof__g.rec.dropped_reported = dropped;
     pthread_mutex_unlock(&prof__lock);
-    for (size_t k = 0; k < prof__nsnap; k++) {  /* the exited ones, out of the registry: their memory */
-        prof__thread *th = prof__snap[k].th;
-        if (!prof__snap[k].dead) continue;
-        for (prof__chunk *c = th->head; c;) {
-            prof__chunk *next = c->next;
-            prof__chunk_release(c);
-            c = next;
-        }
-        free(th);
-    }
+    prof__snap_free_dead();
     /* spilled events came first: regroup by thread, keeping record order */
     if (cy && from_spill && (!cy->th || !prof__by_thread(cy))) cy->oom = 1;   /* it counts by cy->th */
 }
@@ -4113,6 +4147,54 @@ static long prof__act_tid(uint64_t v) {
     return (long)v;
 }
 
+/* Ticks per tracer ns: the rate between the two readings of both clocks,
+   or the calibration's before there are two. */
+PROF__INLINE double prof__act_rate(double npt) {
+    double k = npt > 0 ? 1.0 / npt : 1.0;
+    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
+        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    return k;
+}
+
+/* The correlations of the n records' launches (kernels, copies, fills) and
+   of the runtime's own calls (not the driver's), each sorted. */
+PROF__INLINE void prof__act_launches(size_t n, uint32_t *launched, size_t *nlaunched, uint32_t *rt, size_t *nrt) {
+    for (size_t i = 0; i < n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->kind < PROF_GPU_RUNTIME) launched[(*nlaunched)++] = a->correlation;
+        else if (a->kind == PROF_GPU_RUNTIME && !a->driver) rt[(*nrt)++] = a->correlation;
+    }
+    qsort(launched, *nlaunched, sizeof *launched, prof__u32_cmp);
+    qsort(rt, *nrt, sizeof *rt, prof__u32_cmp);
+}
+
+/* Record a's ends in ticks, both by one monotonic map (k ticks per tracer
+   ns): back-to-back kernels stay so. 1 when it ends before its start
+   (pytorch#192021): then it has no length. */
+PROF__INLINE int prof__act_ticks(const prof_gpu_activity *a, double k, uint64_t *t0, uint64_t *t1) {
+    *t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
+    *t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+    if ((int64_t)(*t1 - *t0) >= 0) return 0;
+    *t1 = *t0;
+    return 1;
+}
+
+/* A saved cycle's lines about its kernel capture's records: those drawn
+   with no length, and those lost (which the cycle counts). Not PROF__COLD:
+   gcc then stops inlining prof__gpu_find into the caller's loop, which
+   runs at a save's step on the engine's thread. */
+static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
+    if (backwards)
+        prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
+                  "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
+                  prof__act.tracer->name);
+    cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
+    if (cy->act_lost)
+        prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
+                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
+                  (unsigned long long)cy->act_lost, prof__act.tracer->name);
+}
+
 /* A cycle is saved: what the tracer completed goes into it, on the CPU
    clock. A runtime call belongs to it if it began in [from_ns, to_ns], the
    tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
@@ -4129,10 +4211,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     prof__act.tracer->flush();
     prof__act_reading(1);
     if (to_ns == INT64_MAX) to_ns = prof__act.ns[1];
-    double npt = prof__ns_per_tick();
-    double k = npt > 0 ? 1.0 / npt : 1.0;  /* ticks per tracer ns */
-    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
-        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    double npt = prof__ns_per_tick(), k = prof__act_rate(npt);
     pthread_mutex_lock(&prof__act_lock);
     size_t n = prof__act.n, nin = 0, nall = 0, backwards = 0;
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
@@ -4152,13 +4231,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
         cy->act = NULL;
         n = 0;
     }
-    for (size_t i = 0; i < n; i++) {
-        const prof_gpu_activity *a = &prof__act.a[i];
-        if (a->kind < PROF_GPU_RUNTIME) launched[nlaunched++] = a->correlation;
-        else if (a->kind == PROF_GPU_RUNTIME && !a->driver) rt[nrt++] = a->correlation;
-    }
-    qsort(launched, nlaunched, sizeof *launched, prof__u32_cmp);
-    qsort(rt, nrt, sizeof *rt, prof__u32_cmp);
+    prof__act_launches(n, launched, &nlaunched, rt, &nrt);
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
             const prof_gpu_activity *a = &prof__act.a[i];
@@ -4172,13 +4245,8 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            /* both ends by one monotonic map: back-to-back kernels stay so */
-            uint64_t t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
-            uint64_t t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
-            if ((int64_t)(t1 - t0) < 0) {  /* an end before its start (pytorch#192021): no length */
-                t1 = t0;
-                backwards++;
-            }
+            uint64_t t0, t1;
+            backwards += (size_t)prof__act_ticks(a, k, &t0, &t1);
             int inside = a->t0_ns >= from_ns && a->t0_ns <= to_ns;
             if (api) {
                 all[nall++] = a->correlation;
@@ -4209,15 +4277,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
     int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
     cy->spans_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
     cy->spans_due = 1;              /* for prof__analyse: a save's CPU sides are collected after this */
-    if (backwards)
-        prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
-                  "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
-                  prof__act.tracer->name);
-    cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
-    if (cy->act_lost)
-        prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
-                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
-                  (unsigned long long)cy->act_lost, prof__act.tracer->name);
+    prof__act_say_lost(cy, backwards);
 }
 
 /* Flight mode: the window never ends, so at steps what the tracer recorded
@@ -5454,6 +5514,10 @@ typedef struct prof__wreg {             /* one span (region or step), complete *
     int64_t cpu_mem, gpu_mem;           /*   by the events it owns, and its subtree's */
 } prof__wreg;
 
+/* A sink's callbacks. A sink's table names each slot (.span = ...), every
+   one and in this order, NULL where it has none: C++ takes designated
+   initialisers only so, and before C++20 only as an extension, hence the
+   tables' __extension__. */
 typedef struct prof__sink {
     unsigned need;                      /* PROF__NEED_* */
     void (*thread)(void *s, const prof__cycle *cy, const prof__wthread *t);
@@ -5687,6 +5751,116 @@ PROF__INLINE int prof__wplain(const prof__ev *e, uint32_t kt, const uint32_t *f)
     return f ? *f == PROF__LONE : prof__ev_kt(e) == kt;
 }
 
+/* The start of a run of thread th's records: which track it is on, its
+   ids and label into *t; the sink is told. */
+PROF__INLINE void prof__walk_thread(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s,
+                                    prof__wthread *t, uint32_t th) {
+    t->k = th;
+    t->lead = cy->track[th];
+    t->tid = cy->th[t->lead].tid;
+    t->os_tid = t->lead != th ? cy->th[th].tid : 0;
+    t->label = cy->label[th];
+    t->plain = prof__region_kt(th);
+    w->nbegun = 0;
+    if (k->thread) k->thread(s, cy, t);
+}
+
+/* Record i of run t, one the plain loop does not take: a span with the
+   arguments it owns and, as the sink needs, its times and where it begins;
+   an argument or a memory event, which waits for its span; a point. *np,
+   *nm, *sp: how many arguments, memory events and finished spans wait.
+   0 when memory runs out. */
+PROF__INLINE int prof__walk_record(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s,
+                                   const prof__wthread *t, size_t i, size_t *np, size_t *nm, size_t *sp) {
+    const prof__ev *e = &cy->ev[i];
+    const unsigned kind = e->kind, need = k->need;
+    if ((need & PROF__NEED_ORDER) && !prof__walk_begin(w, cy, k, s, t, i)) return 0;
+    if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
+        prof__wreg r;
+        size_t first_arg = *np;         /* the arguments it owns: pend[first_arg, *np) */
+        while (first_arg && prof__owner(cy, w->pend[first_arg - 1]) == i) first_arg--;
+        r.e = e;
+        r.idx = i;
+        r.args = w->pend + first_arg;
+        r.nargs = *np - first_arg;
+        r.plain = kind == PROF__K_REGION && !r.nargs;
+        /* only itself began here: the sink begins it if it must */
+        r.leaf = (need & PROF__NEED_ORDER) && (cy->first[i] == PROF__LONE || cy->first[i] == i);
+        r.begun = (need & PROF__NEED_ORDER) && !r.leaf && w->nbegun ? w->begun[--w->nbegun] : 0;
+        if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(w, cy, need, sp, &r, nm)) return 0;
+        k->span(s, cy, t, &r);
+        *np = first_arg;
+    } else if (prof__role[kind] == PROF__R_ARG) {
+        if (!prof__walk_wait(&w->pend, &w->pcap, np, i)) return 0;
+    } else if (prof__role[kind] == PROF__R_POINT) {
+        if (k->point) k->point(s, cy, t, e);
+    } else if (prof__role[kind] == PROF__R_MEM) {
+        const prof__ev *tot = prof__mem_total(cy, i);
+        if (!tot) return 1;
+        if (k->mem) k->mem(s, cy, t, e, tot);
+        if ((need & PROF__NEED_MEM) && !prof__walk_wait(&w->mpend, &w->mcap, nm, i)) return 0;
+    }
+    return 1;
+}
+
+/* The GPU regions by device, stream and start; then once with NULL: they
+   are done. */
+PROF__INLINE void prof__walk_gpu(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (size_t j = 0; j < cy->ngpu; j++) {
+        const prof__gev *g = &cy->gpu[j];
+        int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
+        k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
+    }
+    k->gpu(s, cy, NULL, 0, 0);
+}
+
+/* Kernel capture's records: the runtime calls by thread, then what they
+   launched by device and stream, each with its flows. 0 when memory runs
+   out. */
+PROF__INLINE int prof__walk_acts(prof__walker *w, const prof__cycle *cy, const prof__sink *k, void *s) {
+    if (cy->nact > cy->nact_api) {
+        w->nkf = cy->nact - cy->nact_api;
+        if (!(w->kf = (uint64_t *)malloc(w->nkf * sizeof *w->kf)) ||
+            !(w->fl = (uint64_t *)prof__grow(NULL, &w->flcap, 1, sizeof *w->fl)))
+            return 0;
+        for (size_t j = cy->nact_api; j < cy->nact; j++)
+            w->kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
+        qsort(w->kf, w->nkf, sizeof *w->kf, prof__u64first_cmp);
+    }
+    for (size_t j = 0; j < cy->nact; j++) {
+        const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
+        int api = j < cy->nact_api, new_track, new_dev = 0;
+        char buf[32];
+        if (api) {
+            new_track = !q || q->tid != g->tid;
+        } else {
+            new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
+            new_track = new_dev || q->a.stream != g->a.stream;
+        }
+        const uint64_t *flows = NULL;
+        size_t nflows = w->nkf ? prof__walk_flows(w, cy, j, &flows) : 0;
+        if (nflows == (size_t)-1) return 0;
+        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
+    }
+    return 1;
+}
+
+/* PROF_ENERGY's power track: each device's watts between its knots, and
+   where the last one ends. */
+PROF__INLINE void prof__walk_power(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (int d = 0; d < cy->en->nd; d++) {
+        const prof__ecdev *v = &cy->en->d[d];
+        double watts = 0;
+        int any = 0;
+        for (size_t j = 1; j < v->nk; j++) {
+            if (!prof__en_watts(cy, v, j, &watts)) continue;
+            k->power(s, cy, v->dev, v->k[j - 1].tick, watts);
+            any = 1;
+        }
+        if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);
+    }
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -5699,17 +5873,9 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         const uint32_t th = cy->ev[i].th;
         const uint32_t *first = need == PROF__NEED_ORDER ? cy->first : NULL;
         size_t np = 0, nm = 0, sp = 0;
-        t.k = th;
-        t.lead = cy->track[th];
-        t.tid = cy->th[t.lead].tid;
-        t.os_tid = t.lead != th ? cy->th[th].tid : 0;
-        t.label = cy->label[th];
-        t.plain = prof__region_kt(th);
-        w.nbegun = 0;
-        if (k->thread) k->thread(s, cy, &t);
+        prof__walk_thread(&w, cy, k, s, &t, th);
         for (; i < n; i++) {
             const prof__ev *e = &cy->ev[i];
-            const unsigned kind = e->kind;
             /* most records: a plain region, nothing waiting (a lone one
                may begin the next thread's run); the sink sees plain and
                leaf as constants */
@@ -5734,76 +5900,12 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
                 continue;
             }
             if (e->th != th) break;
-            if ((need & PROF__NEED_ORDER) && !prof__walk_begin(&w, cy, k, s, &t, i)) goto fail;
-            if (PROF__LIKELY(kind == PROF__K_REGION) || prof__role[kind] == PROF__R_SPAN) {
-                prof__wreg r;
-                size_t first_arg = np;  /* the arguments it owns: pend[first_arg, np) */
-                while (first_arg && prof__owner(cy, w.pend[first_arg - 1]) == i) first_arg--;
-                r.e = e;
-                r.idx = i;
-                r.args = w.pend + first_arg;
-                r.nargs = np - first_arg;
-                r.plain = kind == PROF__K_REGION && !r.nargs;
-                /* only itself began here: the sink begins it if it must */
-                r.leaf = (need & PROF__NEED_ORDER) && (cy->first[i] == PROF__LONE || cy->first[i] == i);
-                r.begun = (need & PROF__NEED_ORDER) && !r.leaf && w.nbegun ? w.begun[--w.nbegun] : 0;
-                if ((need & (PROF__NEED_TIMES | PROF__NEED_MEM)) && !prof__walk_times(&w, cy, need, &sp, &r, &nm))
-                    goto fail;
-                k->span(s, cy, &t, &r);
-                np = first_arg;
-            } else if (prof__role[kind] == PROF__R_ARG) {
-                if (!prof__walk_wait(&w.pend, &w.pcap, &np, i)) goto fail;
-            } else if (prof__role[kind] == PROF__R_POINT) {
-                if (k->point) k->point(s, cy, &t, e);
-            } else if (prof__role[kind] == PROF__R_MEM) {
-                const prof__ev *tot = prof__mem_total(cy, i);
-                if (!tot) continue;
-                if (k->mem) k->mem(s, cy, &t, e, tot);
-                if ((need & PROF__NEED_MEM) && !prof__walk_wait(&w.mpend, &w.mcap, &nm, i)) goto fail;
-            }
+            if (!prof__walk_record(&w, cy, k, s, &t, i, &np, &nm, &sp)) goto fail;
         }
     }
-    for (size_t j = 0; k->gpu && j < cy->ngpu; j++) {
-        const prof__gev *g = &cy->gpu[j];
-        int new_dev = !j || g->dev != cy->gpu[j - 1].dev;
-        k->gpu(s, cy, g, new_dev, new_dev || g->stream != cy->gpu[j - 1].stream);
-    }
-    if (k->gpu) k->gpu(s, cy, NULL, 0, 0);  /* the GPU regions are done */
-    if (k->act && cy->nact > cy->nact_api) {
-        w.nkf = cy->nact - cy->nact_api;
-        if (!(w.kf = (uint64_t *)malloc(w.nkf * sizeof *w.kf)) ||
-            !(w.fl = (uint64_t *)prof__grow(NULL, &w.flcap, 1, sizeof *w.fl)))
-            goto fail;
-        for (size_t j = cy->nact_api; j < cy->nact; j++)
-            w.kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
-        qsort(w.kf, w.nkf, sizeof *w.kf, prof__u64first_cmp);
-    }
-    for (size_t j = 0; k->act && j < cy->nact; j++) {
-        const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
-        int api = j < cy->nact_api, new_track, new_dev = 0;
-        char buf[32];
-        if (api) {
-            new_track = !q || q->tid != g->tid;
-        } else {
-            new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
-            new_track = new_dev || q->a.stream != g->a.stream;
-        }
-        const uint64_t *flows = NULL;
-        size_t nflows = w.nkf ? prof__walk_flows(&w, cy, j, &flows) : 0;
-        if (nflows == (size_t)-1) goto fail;
-        k->act(s, cy, g, new_track, new_dev, flows, nflows, api && new_track ? prof__tid_label(cy, g->tid, buf) : NULL);
-    }
-    for (int d = 0; k->power && cy->en && d < cy->en->nd; d++) {    /* the power between knots */
-        const prof__ecdev *v = &cy->en->d[d];
-        double watts = 0;
-        int any = 0;
-        for (size_t j = 1; j < v->nk; j++) {
-            if (!prof__en_watts(cy, v, j, &watts)) continue;
-            k->power(s, cy, v->dev, v->k[j - 1].tick, watts);
-            any = 1;
-        }
-        if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);  /* where the last one ends */
-    }
+    if (k->gpu) prof__walk_gpu(cy, k, s);
+    if (k->act && !prof__walk_acts(&w, cy, k, s)) goto fail;
+    if (k->power && cy->en) prof__walk_power(cy, k, s);   /* the power between knots */
     prof__walk_free(&w);
     return 1;
 fail:
@@ -7563,9 +7665,17 @@ static void prof__js_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
     PROF__W_LIT(w, "}}");
 }
 
-static const prof__sink prof__json_sink = {
-    0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act, prof__js_plains,
-    prof__js_power,
+__extension__ static const prof__sink prof__json_sink = {
+    .need = 0,
+    .thread = prof__js_thread,
+    .begin = NULL,
+    .span = prof__js_span,
+    .point = prof__js_point,
+    .mem = prof__js_mem,
+    .gpu = prof__js_gpu,
+    .act = prof__js_act,
+    .plains = prof__js_plains,
+    .power = prof__js_power,
 };
 
 
@@ -7636,7 +7746,11 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                     sequence; timestamps as deltas on an incremental clock
      one per        its GPU regions, each with the end of the flow from the
      GPU stream     CPU region that launched it
-   Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds. */
+   Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds.
+   Names: prof__pb_* encode protobuf (varints, fields, nested messages in a
+   prof__pb; the prof tool's writer uses them too), prof__pf_* are the
+   writer on them (its state a prof__pf), prof__pf_sink_* the callbacks the
+   walk drives. */
 
 #define PROF__PB_VARINT 0u
 #define PROF__PB_I64    1u
@@ -7754,7 +7868,7 @@ typedef struct prof__lane {             /* an overlap track: its slices, (t0, t1
     size_t n, cap;
 } prof__lane;
 
-typedef struct prof__pw {               /* Perfetto-writing context */
+typedef struct prof__pf {               /* Perfetto-writing context */
     prof__w w;                          /* the buffer, the file, the first error */
     const prof__cycle *cy;
     prof__tclock clk;                   /* ticks -> trace ns (REALTIME) */
@@ -7792,10 +7906,10 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     uint32_t streams;                   /* GPU streams written */
     uint32_t act_tracks;                /* kernel capture's tracks written */
     uint64_t act_end;                   /* the last end on the current one (ticks) */
-} prof__pw;
+} prof__pf;
 
 /* One whole packet: the sequence, then the TracePacket fields m holds. */
-static void prof__pf_packet(prof__pw *p, prof__pb *m) {
+static void prof__pf_packet(prof__pf *p, prof__pb *m) {
     prof__w *w = &p->w;
     unsigned char *o = (unsigned char *)prof__w_room(w, 32);
     *o++ = (unsigned char)PROF__PB_TAG(1, PROF__PB_LEN);           /* Trace.packet */
@@ -7811,7 +7925,7 @@ static void prof__pf_packet(prof__pw *p, prof__pb *m) {
 /* Makes seq the current sequence: the field every packet starts with, and
    what follows a leaf's packets' timestamps (16 bytes each: that field,
    then the TrackEvent's tag, length, type and, BEGIN's, the name's tag). */
-static void prof__pf_seq(prof__pw *p, uint32_t seq) {
+static void prof__pf_seq(prof__pf *p, uint32_t seq) {
     unsigned char *tb = p->tb, *te = p->te;
     p->seq = seq;
     unsigned char *o = prof__pb_varint(p->seqb, PROF__PB_TAG(PROF__TP_SEQ_ID, PROF__PB_VARINT));
@@ -7831,7 +7945,7 @@ static void prof__pf_seq(prof__pw *p, uint32_t seq) {
 
 /* Starts a new sequence: its incremental state cleared, its default track,
    and its own clock (PROF__CLK_SEQ: incremental, equal to REALTIME) at base. */
-static void prof__pf_sequence(prof__pw *p, uint64_t track) {
+static void prof__pf_sequence(prof__pf *p, uint64_t track) {
     prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
     prof__pf_seq(p, ++p->seqs);
     p->last = p->base;
@@ -7857,7 +7971,7 @@ static void prof__pf_sequence(prof__pw *p, uint64_t track) {
 /* The interning id of name, an InternedData packet written first if this
    sequence was not told it yet. table: p->names (InternedData.event_names,
    field 2) or p->keys (debug_annotation_names, 3). Leaves p->ev alone. */
-static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field, const char *name) {
+static uint32_t prof__pf_intern(prof__pf *p, prof__names *table, uint32_t field, const char *name) {
     static const char null_key[] = "(null)";
     int fresh;
     ptrdiff_t j = prof__names_slot(table, name ? name : null_key, &fresh);
@@ -7878,7 +7992,7 @@ static uint32_t prof__pf_intern(prof__pw *p, prof__names *table, uint32_t field,
 /* A TrackDescriptor packet: uuid, parent (0: none), name (NULL: none), and
    p->d2 as field `field` (a ProcessDescriptor, 3; ThreadDescriptor, 4;
    CounterDescriptor, 8; 0: nothing). Leaves p->ev alone. */
-static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const char *name, uint32_t field) {
+static void prof__pf_track(prof__pf *p, uint64_t uuid, uint64_t parent, const char *name, uint32_t field) {
     prof__pb *d1 = &p->d1;
     prof__pb_uint(d1, 1, uuid);
     if (parent) prof__pb_uint(d1, 5, parent);
@@ -7888,12 +8002,12 @@ static void prof__pf_track(prof__pw *p, uint64_t uuid, uint64_t parent, const ch
     prof__pf_packet(p, &p->pk);
 }
 
-static int64_t prof__pf_ts(const prof__pw *p, uint64_t tick) { return prof__tclock_ns(&p->clk, tick); }
+static int64_t prof__pf_ts(const prof__pf *p, uint64_t tick) { return prof__tclock_ns(&p->clk, tick); }
 
 /* A packet's timestamp: a delta on the sequence's clock, or where time goes
    back on the sequence (a region on an overlap track, a thread met again)
    or the slice is on an overlap track, ts itself on REALTIME. */
-PROF__INLINE unsigned char *prof__pf_time(prof__pw *p, unsigned char *o, int64_t ts, int absolute) {
+PROF__INLINE unsigned char *prof__pf_time(prof__pf *p, unsigned char *o, int64_t ts, int absolute) {
     *o++ = (unsigned char)PROF__PB_TAG(PROF__TP_TIMESTAMP, PROF__PB_VARINT);
     if (PROF__LIKELY(ts >= p->last && !absolute)) {
         o = prof__pb_varint(o, (uint64_t)(ts - p->last));
@@ -7907,7 +8021,7 @@ PROF__INLINE unsigned char *prof__pf_time(prof__pw *p, unsigned char *o, int64_t
 }
 
 /* A packet holding one TrackEvent: its type, then the fields in p->ev. */
-static void prof__pf_event(prof__pw *p, int64_t ts, int absolute, uint32_t type) {
+static void prof__pf_event(prof__pf *p, int64_t ts, int absolute, uint32_t type) {
     prof__w *w = &p->w;
     prof__pb *m = &p->ev;
     unsigned char head[40], *o = prof__pf_time(p, head, ts, absolute);
@@ -7931,7 +8045,7 @@ static void prof__pf_event(prof__pw *p, int64_t ts, int absolute, uint32_t type)
 }
 
 /* A debug annotation on the event being built: key = v, or = s if not NULL. */
-static void prof__pf_arg(prof__pw *p, const char *key, int64_t v, const char *s) {
+static void prof__pf_arg(prof__pf *p, const char *key, int64_t v, const char *s) {
     prof__pb *a = &p->an;
     prof__pb_uint(a, 1, prof__pf_intern(p, &p->keys, 3, key));  /* DebugAnnotation.name_iid */
     if (s) prof__pb_str(a, 6, s);                       /* .string_value */
@@ -7941,7 +8055,7 @@ static void prof__pf_arg(prof__pw *p, const char *key, int64_t v, const char *s)
 
 /* The plain slice ends: BEGIN with an interned name, END with nothing, on
    the sequence's own track; written straight into the buffer. Most events. */
-PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_t iid) {
+PROF__INLINE void prof__pf_plain(prof__pf *p, int64_t ts, uint32_t type, uint32_t iid) {
     prof__w *w = &p->w;
     unsigned char *o0 = (unsigned char *)prof__w_room(w, 64), *o = o0 + 2, *te;
     o = prof__pf_time(p, o, ts, 0);
@@ -7963,7 +8077,7 @@ PROF__INLINE void prof__pf_plain(prof__pw *p, int64_t ts, uint32_t type, uint32_
 }
 
 /* The interning id of a region's name: most are told the sequence already. */
-PROF__INLINE uint32_t prof__pf_name(prof__pw *p, const char *name) {
+PROF__INLINE uint32_t prof__pf_name(prof__pf *p, const char *name) {
     prof__names *t = &p->names;
     const prof__nslot *sl = &t->s[prof__hash(name) & (t->slots - 1)];
     if (PROF__LIKELY(sl->key == name && sl->len == p->seq && name)) return sl->off;
@@ -8018,9 +8132,9 @@ static unsigned char *prof__pf_pair(unsigned char *o, uint64_t d0, uint64_t d1, 
 
 /* A region with nothing inside it, nothing attached, on its own thread's
    track: its BEGIN and END at once, 0 if it must go the long way (it
-   overlaps what is open). Most regions of most traces (prof__ps_run takes
+   overlaps what is open). Most regions of most traces (prof__pf_sink_run takes
    runs of them). */
-static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
+static int prof__pf_leaf(prof__pf *p, const prof__ev *e) {
     int64_t t0 = prof__pf_ts(p, e->t0), t1 = prof__pf_ts(p, e->t1);
     if (PROF__UNLIKELY(t0 < p->last || t1 < t0 || (p->nopen && e->t1 > p->open[p->nopen - 1]) ||
                        e->t0 < p->part_t0))
@@ -8047,7 +8161,7 @@ static int prof__pf_leaf(prof__pw *p, const prof__ev *e) {
    region that must go the long way, and one whose name this sequence was
    not told yet or is not in its first slot. At most 64 bytes an event: the
    room for a batch is made once. */
-PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
+PROF__INLINE size_t prof__pf_sink_run(prof__pf *p, const prof__cycle *cy, size_t i, const size_t sn, const uint64_t from) {
     const prof__ev *const ev = cy->ev;
     const uint32_t *const first = cy->first;
     const uint32_t seq = p->seq;
@@ -8100,11 +8214,11 @@ PROF__INLINE size_t prof__ps_run(prof__pw *p, const prof__cycle *cy, size_t i, c
 /* The usual case made constants: the sequence's field is 2 bytes for the
    first 127 sequences (most traces' all), and only a streamed part has a
    start that a region may begin before. */
-static size_t prof__ps_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
-    prof__pw *p = (prof__pw *)s;
+static size_t prof__pf_sink_plains(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+    prof__pf *p = (prof__pf *)s;
     if (th->os_tid || !cy->first) return i;
-    if (p->seqn == 2 && !p->part_t0) return prof__ps_run(p, cy, i, 2, 0);
-    return prof__ps_run(p, cy, i, p->seqn, p->part_t0);
+    if (p->seqn == 2 && !p->part_t0) return prof__pf_sink_run(p, cy, i, 2, 0);
+    return prof__pf_sink_run(p, cy, i, p->seqn, p->part_t0);
 }
 
 /* The name of a step, "ProfilerStep#N", into buf[48]. */
@@ -8120,7 +8234,7 @@ static const char *prof__step_name(char *buf, uint32_t n) {
    misses every slice; the last if none. Returns the lane + 1, and the
    lane's track in *uuid, described on first use. Lanes start afresh with
    each sequence. */
-static uint32_t prof__pf_lane(prof__pw *p, uint64_t lanes, uint64_t parent, uint64_t t0, uint64_t t1, uint64_t *uuid) {
+static uint32_t prof__pf_lane(prof__pf *p, uint64_t lanes, uint64_t parent, uint64_t t0, uint64_t t1, uint64_t *uuid) {
     int l = 0;
     for (; l < PROF__LANES - 1; l++) {
         const prof__lane *ln = &p->lane[l];
@@ -8150,7 +8264,7 @@ static uint32_t prof__pf_lane(prof__pw *p, uint64_t lanes, uint64_t parent, uint
 
 /* A region's or step's BEGIN. 0, or its overlap lane + 1 (it began before
    something already written ended, or ends after what holds it). */
-static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
+static uint32_t prof__pf_begin(prof__pf *p, const prof__ev *e, uint32_t lead) {
     int64_t ts = prof__pf_ts(p, e->t0);
     int over = ts < p->last || (p->nopen && e->t1 > p->open[p->nopen - 1]) || e->t0 < p->part_t0;
     if (!over) {
@@ -8185,7 +8299,7 @@ static uint32_t prof__pf_begin(prof__pw *p, const prof__ev *e, uint32_t lead) {
 
 /* A region's or step's END, with what the JSON puts in its args; over: its
    lane + 1, or 0. */
-static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
+static void prof__pf_end(prof__pf *p, const prof__ev *e, uint32_t over, uint32_t lead, long os_tid,
                          const size_t *args, size_t nargs) {
     const prof__cycle *cy = p->cy;
     int64_t ts = prof__pf_ts(p, e->t1);
@@ -8224,7 +8338,7 @@ static void prof__pf_end(prof__pw *p, const prof__ev *e, uint32_t over, uint32_t
 }
 
 /* The track of a counter: one per distinct text, under the process. */
-static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
+static uint64_t prof__pf_counter_track(prof__pf *p, const char *name) {
     int fresh;
     ptrdiff_t j = prof__names_slot(&p->ctr, name ? name : "(null)", &fresh);
     if (j < 0) { p->w.err = 1; return 0; }
@@ -8246,7 +8360,7 @@ static uint64_t prof__pf_counter_track(prof__pw *p, const char *name) {
 
 /* A memory event as the JSON writes it: a "[memory]" instant with Kineto's
    args, and a sample of the device's memory counter track. */
-static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
+static void prof__pf_mem(prof__pf *p, const prof__ev *e, const prof__ev *tot) {
     int dev = (int)e->aux - 1;
     int64_t total = (int64_t)tot->t1, ts = prof__pf_ts(p, e->t0);
     uint64_t track = p->uuid0 + PROF__PF_MEMORY + (uint64_t)(dev + 1);
@@ -8274,8 +8388,8 @@ static void prof__pf_mem(prof__pw *p, const prof__ev *e, const prof__ev *tot) {
 
 /* PROF_ENERGY's power track: a counter track per device under the
    process, "GPU d power (W)", its own sequence (its samples in time order). */
-static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
-    prof__pw *p = (prof__pw *)s;
+static void prof__pf_sink_power(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts) {
+    prof__pf *p = (prof__pf *)s;
     uint64_t track = p->uuid0 + PROF__PF_POWER + (uint64_t)dev, bits;
     (void)cy;
     if (p->power_dev != dev + 1) {      /* its first sample */
@@ -8298,8 +8412,8 @@ static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
 /* ---- the Perfetto sink: the walk's callbacks ----
    The CPU side: a sequence per run of a thread's records, in time order
    (the walk's begin() puts each span's BEGIN where it begins). */
-static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
-    prof__pw *p = (prof__pw *)s;
+static void prof__pf_sink_thread(void *s, const prof__cycle *cy, const prof__wthread *th) {
+    prof__pf *p = (prof__pf *)s;
     if (!p->told[th->lead]) {           /* its track, before its first event: alike-named threads
                                            share the first one's, which the walk may reach last */
         p->told[th->lead] = 1;
@@ -8311,12 +8425,12 @@ static void prof__ps_thread(void *s, const prof__cycle *cy, const prof__wthread 
     prof__pf_sequence(p, p->uuid0 + PROF__PF_THREAD + th->lead);
 }
 
-static uint32_t prof__ps_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
-    return prof__pf_begin((prof__pw *)s, &cy->ev[i], th->lead);
+static uint32_t prof__pf_sink_begin(void *s, const prof__cycle *cy, const prof__wthread *th, size_t i) {
+    return prof__pf_begin((prof__pf *)s, &cy->ev[i], th->lead);
 }
 
-PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
-    prof__pw *p = (prof__pw *)s;
+PROF__INLINE void prof__pf_sink_span(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__wreg *r) {
+    prof__pf *p = (prof__pf *)s;
     const prof__ev *e = r->e;
     uint32_t begun = r->begun;
     (void)cy;
@@ -8327,8 +8441,8 @@ PROF__INLINE void prof__ps_span(void *s, const prof__cycle *cy, const prof__wthr
     prof__pf_end(p, e, begun, th->lead, th->os_tid, r->args, r->nargs);
 }
 
-static void prof__ps_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
-    prof__pw *p = (prof__pw *)s;
+static void prof__pf_sink_point(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e) {
+    prof__pf *p = (prof__pf *)s;
     (void)cy;
     (void)th;
     if (e->kind == PROF__K_INSTANT) {
@@ -8348,19 +8462,19 @@ static void prof__ps_point(void *s, const prof__cycle *cy, const prof__wthread *
     p->nev++;
 }
 
-static void prof__ps_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
+static void prof__pf_sink_mem(void *s, const prof__cycle *cy, const prof__wthread *th, const prof__ev *e,
                          const prof__ev *tot) {
     (void)cy;
     (void)th;
-    prof__pf_mem((prof__pw *)s, e, tot);
+    prof__pf_mem((prof__pf *)s, e, tot);
 }
 
 /* The GPU side: a track per device, under it one per stream, each stream a
    sequence; every region ends the flow its CPU region began. Regions on a
    stream nest or follow each other; one that overlaps partly goes to one of
    the stream's overlap tracks. g NULL: the last stream ends. */
-static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
-    prof__pw *p = (prof__pw *)s;
+static void prof__pf_sink_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int new_dev, int new_stream) {
+    prof__pf *p = (prof__pf *)s;
     char label[64];
     uint64_t st = p->uuid0 + PROF__PF_STREAM + p->streams, lane;
     if (!g) {
@@ -8411,9 +8525,9 @@ static void prof__ps_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
    sequence, and what one holds follows in time (a stream runs one at a
    time, a thread makes one call at a time): a start before the last end is
    moved to it. */
-static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
+static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
-    prof__pw *p = (prof__pw *)s;
+    prof__pf *p = (prof__pf *)s;
     uint64_t flow0 = p->uuid0 ^ ((uint64_t)1 << 63);    /* apart from the regions' flows */
     int api = g->a.kind == PROF_GPU_RUNTIME;
     (void)cy;
@@ -8469,16 +8583,32 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 }
 
 /* A part of a streamed trace has only its CPU side; the last, everything. */
-static const prof__sink prof__perfetto_cpu_sink = {
-    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
-    prof__ps_plains, NULL,
+__extension__ static const prof__sink prof__perfetto_cpu_sink = {
+    .need = PROF__NEED_ORDER,
+    .thread = prof__pf_sink_thread,
+    .begin = prof__pf_sink_begin,
+    .span = prof__pf_sink_span,
+    .point = prof__pf_sink_point,
+    .mem = prof__pf_sink_mem,
+    .gpu = NULL,
+    .act = NULL,
+    .plains = prof__pf_sink_plains,
+    .power = NULL,
 };
-static const prof__sink prof__perfetto_sink = {
-    PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
-    prof__ps_act, prof__ps_plains, prof__ps_power,
+__extension__ static const prof__sink prof__perfetto_sink = {
+    .need = PROF__NEED_ORDER,
+    .thread = prof__pf_sink_thread,
+    .begin = prof__pf_sink_begin,
+    .span = prof__pf_sink_span,
+    .point = prof__pf_sink_point,
+    .mem = prof__pf_sink_mem,
+    .gpu = prof__pf_sink_gpu,
+    .act = prof__pf_sink_act,
+    .plains = prof__pf_sink_plains,
+    .power = prof__pf_sink_power,
 };
 
-static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
+static void prof__pf_attr(prof__pf *p, const char *key, int64_t v, const char *s) {
     prof__pb *a = &p->d2;
     prof__pb_str(a, 1, key);                            /* TraceAttributes.Attribute.key */
     if (s) prof__pb_str(a, 3, s);                       /* .string_value */
@@ -8490,7 +8620,7 @@ static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s
    Perfetto shows them as trace_attribute.<key> metadata), the process. */
 /* The trace attributes packet: what the JSON's header says (Perfetto shows
    them as trace_attribute.<key> metadata; a later packet's value wins). */
-static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint64_t clipped) {
+static void prof__pf_attrs(prof__pf *p, const char *path, uint64_t dropped, uint64_t clipped) {
     const prof__cycle *cy = p->cy;
     prof__pf_attr(p, "traceName", 0, path);
     prof__pf_attr(p, "baseTimeNanoseconds", p->base, NULL);
@@ -8531,7 +8661,7 @@ static void prof__pf_attrs(prof__pw *p, const char *path, uint64_t dropped, uint
 }
 
 /* Sequence 1: the clocks, the attributes, the process. */
-static void prof__pf_head(prof__pw *p, const char *path) {
+static void prof__pf_head(prof__pf *p, const char *path) {
     prof__pb *m = &p->pk, *d1 = &p->d1, *d2 = &p->d2;
     prof__pf_seq(p, ++p->seqs);
     prof__pb_uint(d2, 1, PROF__CLK_REALTIME);
@@ -8554,7 +8684,7 @@ static void prof__pf_head(prof__pw *p, const char *path) {
 /* A writer on path's temporary file (tmp[cap]); 0, having said why, if it
    cannot be opened. Times are converted with the clock of cy, the first
    cycle or part: the same for every part of a streamed trace. */
-static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, char *tmp, size_t cap) {
+static int prof__pf_open(prof__pf *p, const prof__cycle *cy, const char *path, char *tmp, size_t cap) {
     memset(p, 0, sizeof *p);
     p->base = cy->base_ns;
     p->clk = cy->clk;
@@ -8569,7 +8699,7 @@ static int prof__pw_open(prof__pw *p, const prof__cycle *cy, const char *path, c
     return 1;
 }
 
-static void prof__pw_free(prof__pw *p) {
+static void prof__pf_free(prof__pf *p) {
     free(p->open); free(p->ctr_name); free(p->told);
     for (int l = 0; l < PROF__LANES; l++) free(p->lane[l].iv);
     prof__names_free(&p->names); prof__names_free(&p->keys); prof__names_free(&p->ctr);
@@ -8579,7 +8709,7 @@ static void prof__pw_free(prof__pw *p) {
 
 /* Appends cy's events to the file: the head before them if first, its GPU
    regions after them if last. 1 if all is written. */
-static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, int first, int last) {
+static int prof__pf_part(prof__pf *p, const prof__cycle *cy, const char *path, int first, int last) {
     p->cy = cy;
     free(p->told);                      /* a part's threads are numbered afresh */
     if (!(p->told = (unsigned char *)calloc(cy->nth + 1, 1))) p->w.err = 1;
@@ -8597,13 +8727,13 @@ static int prof__pw_part(prof__pw *p, const prof__cycle *cy, const char *path, i
 /* Writes the cycle in Perfetto's format. *nev (if not NULL) gets the number
    of events (slices, instants, counter samples). */
 __attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy, const char *path, size_t *nev) {
-    prof__pw p;
+    prof__pf p;
     char tmp[PROF__PATH + 32];
-    if (!prof__pw_open(&p, cy, path, tmp, sizeof tmp)) return 0;
-    prof__pw_part(&p, cy, path, 1, 1);
+    if (!prof__pf_open(&p, cy, path, tmp, sizeof tmp)) return 0;
+    prof__pf_part(&p, cy, path, 1, 1);
     int ok = prof__out_close(p.w.f, tmp, path, !p.w.err, p.w.errnum, "trace");
     if (nev) *nev = p.nev;
-    prof__pw_free(&p);
+    prof__pf_free(&p);
     return ok;
 }
 
@@ -9042,7 +9172,7 @@ typedef struct prof__tsink {
     const char *only;                   /* the one argument grouped by ("domain"), or NULL: all */
 } prof__tsink;
 
-static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
+static void prof__table_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
     prof__tsink *x = (prof__tsink *)s;
     if (!x->ok) return;
     x->nthreads += !x->seen[th->lead];  /* alike threads: one row */
@@ -9078,7 +9208,7 @@ static void prof__tb_span(void *s, const prof__cycle *c, const prof__wthread *th
 
 /* Kernel capture: a row per kernel, copy and fill name, with its GPU time
    as its self and total (torch's rows for kernels). */
-static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
+static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
     prof__tsink *x = (prof__tsink *)s;
     (void)c;
@@ -9097,8 +9227,17 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
     a->r.gpu_total_ns += ns;
 }
 
-static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL, NULL,
+__extension__ static const prof__sink prof__table_sink = {
+    .need = PROF__NEED_TIMES | PROF__NEED_MEM,
+    .thread = NULL,
+    .begin = NULL,
+    .span = prof__table_span,
+    .point = NULL,
+    .mem = NULL,
+    .gpu = NULL,
+    .act = prof__table_act,
+    .plains = NULL,
+    .power = NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -9369,21 +9508,30 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
     ((int64_t *)s)[r->idx] = r->self_ns;
 }
 
-static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL,
-                                               NULL };
+__extension__ static const prof__sink prof__stacks_sink = {
+    .need = PROF__NEED_TIMES,
+    .thread = NULL,
+    .begin = NULL,
+    .span = prof__st_span,
+    .point = NULL,
+    .mem = NULL,
+    .gpu = NULL,
+    .act = NULL,
+    .plains = NULL,
+    .power = NULL,
+};
 
-PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+/* The calling-context tree of cycle c into *nodep (*nnodep nodes): a node
+   per distinct stack, its self time summed over threads. Backwards, every
+   region comes before its children, whose node's parent is then its node.
+   0 when memory runs out. */
+PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep) {
     prof__cct *node = NULL;
-    prof__sbuf lines = { NULL, 0, 0 };
-    size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0, *up = NULL, *off = NULL, nl = 0;
-    const char **line = NULL;
+    size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0;
     int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
     int ok = 1;
     size_t *node_of = (size_t *)malloc((c->n + 1) * sizeof *node_of);  /* a span's node */
     if (!self || !node_of || !prof__walk(c, &prof__stacks_sink, self)) ok = 0;
-
-    /* Backwards, every region comes before its children, whose node's
-       parent is then its node. */
     for (size_t i = c->n; ok && i-- > 0;) {
         const prof__ev *e = &c->ev[i];
         if (!prof__spans(e->kind)) continue;
@@ -9412,6 +9560,31 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     free(node_of);
     free(self);
     free(slot);
+    *nodep = node;
+    *nnodep = nnode;
+    return ok;
+}
+
+/* The sorted lines, nl of them, into the file at path, whole. */
+PROF__COLD static int prof__st_write(const char *path, const char *const *line, size_t nl) {
+    char tmp[PROF__PATH + 32];
+    FILE *f = prof__out_open(path, tmp, sizeof tmp, "stacks");
+    if (!f) return 0;
+    int errnum = 0, ok = 1;
+    prof__sbuf text = { NULL, 0, 0 };   /* the file, in one write */
+    for (size_t k = 0; k < nl && ok; k++)
+        ok = prof__sb_put(&text, line[k], strlen(line[k])) && prof__sb_put(&text, "\n", 1);
+    if (ok && text.n && fwrite(text.p, 1, text.n, f) != text.n) { errnum = errno; ok = 0; }
+    free(text.p);
+    return prof__out_close(f, tmp, path, ok, errnum, "stacks");
+}
+
+PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
+    prof__cct *node = NULL;
+    prof__sbuf lines = { NULL, 0, 0 };
+    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0;
+    const char **line = NULL;
+    int ok = prof__st_tree(c, &node, &nnode);
 
     /* The lines, each NUL-terminated in one buffer, then sorted. */
     if (ok && nnode) {
@@ -9432,22 +9605,10 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
         int len = snprintf(num, sizeof num, " %lld", (long long)us);
         ok = ok && prof__sb_put(&lines, num, (size_t)len + 1);
     }
-    FILE *f = NULL;
     if (ok) {
         for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
         if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
-        char tmp[PROF__PATH + 32];
-        if (!(f = prof__out_open(path, tmp, sizeof tmp, "stacks"))) {
-            ok = 0;
-        } else {
-            int errnum = 0;
-            prof__sbuf text = { NULL, 0, 0 };   /* the file, in one write */
-            for (size_t k = 0; k < nl && ok; k++)
-                ok = prof__sb_put(&text, line[k], strlen(line[k])) && prof__sb_put(&text, "\n", 1);
-            if (ok && text.n && fwrite(text.p, 1, text.n, f) != text.n) { errnum = errno; ok = 0; }
-            free(text.p);
-            ok = prof__out_close(f, tmp, path, ok, errnum, "stacks");
-        }
+        ok = prof__st_write(path, line, nl);
     } else {
         prof__msg("out of memory writing stacks '%s'", path);
     }
@@ -9608,7 +9769,7 @@ static void prof__write_tb(const prof__cycle *cy) {
    as before and written with the cycle's last part. */
 static struct {
     pthread_mutex_t lock;               /* one part written at a time */
-    prof__pw *pw;                       /* the open stream, or NULL */
+    prof__pf *pw;                       /* the open stream, or NULL */
     int cycle;                          /* the cycle it is, or was, for */
     char path[PROF__PATH], tmp[PROF__PATH + 32];
     long good;                          /* bytes of whole parts in the file */
@@ -9634,7 +9795,7 @@ static int prof__streaming(int index) {
    cycle's end collected, and the file is finished. 1 if written. */
 static int prof__stream_part(prof__cycle *cy, int last) {
     pthread_mutex_lock(&prof__stream.lock);
-    prof__pw *p = prof__stream.pw;
+    prof__pf *p = prof__stream.pw;
     const char *path = prof__stream.path;
     int first = !p || prof__stream.cycle != cy->index;
     if (first && prof__stream.cycle == cy->index) {     /* its stream failed: said already */
@@ -9646,7 +9807,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         if (p) {                        /* an earlier cycle's, never finished (recording was
                                            switched off): its parts are a trace as they are */
             fclose(p->w.f);
-            prof__pw_free(p);
+            prof__pf_free(p);
             free(p);
         }
         snprintf(what, sizeof what, "cycle %d's trace", cy->index);
@@ -9655,9 +9816,9 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         prof__stream.good = 0;
         prof__calibrate();
         prof__cycle_clock(cy);          /* the trace's clock, for every part */
-        if (!(p = (prof__pw *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
+        if (!(p = (prof__pf *)malloc(sizeof *p)) || !prof__expand_path(prof__stream.path, prof__g.conf.output,
                                                                        cy->index, what) ||
-            !prof__pw_open(p, cy, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
+            !prof__pf_open(p, cy, path, prof__stream.tmp, sizeof prof__stream.tmp)) {
             if (!p) prof__msg("out of memory: %s not written", what);
             free(p);
             pthread_mutex_unlock(&prof__stream.lock);
@@ -9666,7 +9827,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
         p->stream = 1;
         prof__stream.pw = p;
     }
-    int ok = prof__pw_part(p, cy, path, first, last), errnum = p->w.errnum;
+    int ok = prof__pf_part(p, cy, path, first, last), errnum = p->w.errnum;
     if (ok && first && rename(prof__stream.tmp, path) != 0) { ok = 0; errnum = errno; }
     if (ok && last) {                   /* what the JSON's header says, for the whole cycle */
         prof__pf_attrs(p, path, cy->dropped, prof__stream.clipped + cy->clipped);
@@ -9690,7 +9851,7 @@ static int prof__stream_part(prof__cycle *cy, int last) {
                       first ? "a file there before is left as it was" : "it holds the steps written before");
         else if (!prof__g.conf.quiet)
             prof__msg("wrote %s (%zu events)", path, p->nev);
-        prof__pw_free(p);
+        prof__pf_free(p);
         free(p);
         prof__stream.pw = NULL;
     }
@@ -11682,43 +11843,77 @@ static size_t prof__held(const prof__cycle *cy) {
     return (cy->n * (sizeof *cy->ev + sizeof *cy->parent) + PROF__CHUNK_BYTES - 1) / PROF__CHUNK_BYTES;
 }
 
+/* What a job leaves to write (prof__job_run). */
+typedef enum {
+    PROF__OUT_NOTHING,                  /* warm-up thrown away, the GPU's pairs drained, a dump that failed */
+    PROF__OUT_CYCLE,                    /* the job's cycle, saved whole */
+    PROF__OUT_PART,                     /* a part of the cycle in progress, streamed */
+    PROF__OUT_DUMP                      /* the flight recorder's ring: a hang's, a trigger's, a slow step's */
+} prof__job_out;
+
+/* A flight-mode step's job: the step joins the ring, and the ring is dumped
+   into cy when a trigger's step has ended or the step was slow. *gone: a
+   trigger's step no longer in the ring. */
+static prof__job_out prof__job_flight(prof__cycle *cy, prof__job *j, int64_t *gone) {
+    prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);  /* what finished by the step, placed */
+    prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
+    if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
+    int64_t upto = prof__fl.want - 1;
+    if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
+        prof__fl.want = 0;
+        if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
+            return prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? PROF__OUT_DUMP : PROF__OUT_NOTHING;
+        *gone = upto;
+    } else if (j->slow >= 0) {
+        return prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? PROF__OUT_DUMP
+                                                                                      : PROF__OUT_NOTHING;
+    }
+    return PROF__OUT_NOTHING;
+}
+
+/* The line a dump is announced with: the watchdog's (hang), a slow step's
+   or a trigger's. */
+static void prof__job_say_dump(const prof__cycle *cy, const prof__job *j, int hang) {
+    if (hang) {
+        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
+                  (long long)j->step);
+        return;
+    }
+    prof__calibrate();                  /* ticks to ns: before the first save, not yet */
+    double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
+    if (!strcmp(cy->reason, "slow_step"))
+        prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
+                  "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
+                  median / 1e6, (long long)cy->first_step, (long long)j->step);
+    else
+        prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
+                  (long long)cy->first_step, (long long)cy->reason_step);
+}
+
 /* One job, on the profiler's thread (or the stepping thread, with no such
    thread), under prof__wk_lock: what the step at its end leaves to do. */
 static void prof__job_run(prof__job *j) {
     prof__cycle dump, *cy = &dump;      /* what is written: a flight dump, a part, or the job's cycle */
     memset(&dump, 0, sizeof dump);
-    int save = 0;                       /* 1 a cycle, 2 a streamed part, 3 a flight dump */
+    prof__job_out out = PROF__OUT_NOTHING;
     int64_t gone = -1;                  /* a trigger's step no longer in the ring */
-    const char *hang = NULL;
-    if (j->kind == PROF__JOB_HANG) {    /* the watchdog's: the step so far, then the ring */
+    int hang = j->kind == PROF__JOB_HANG;
+    if (hang) {                         /* the watchdog's: the step so far, then the ring */
         prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);
         prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
-        save = prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX) ? 3 : 0;
-        hang = "";
+        if (prof__fl_dump(cy, "hang", j->step, j->now, 0, j->open, j->nopen, INT64_MAX)) out = PROF__OUT_DUMP;
     } else if (prof__g.conf.flight) {
-        prof__fl_gpu(&j->cy.gpu, &j->cy.ngpu, j->gen, j->now);  /* what finished by the step, placed */
-        prof__fl_segment(j->step, j->t0, j->now, &j->cy, j->act_ns);
-        if (j->fired) prof__fl.want = (j->at < 0 ? j->step : j->at) + 1;
-        int64_t upto = prof__fl.want - 1;
-        if (prof__fl.want && j->step >= upto) {     /* a trigger's step has ended: the ring up to it */
-            prof__fl.want = 0;
-            if (prof__fl.n && prof__fl.seg[prof__fl.head].step <= upto)
-                save = prof__fl_dump(cy, "on_demand", upto, j->now, 0, NULL, 0, upto) ? 3 : 0;
-            else
-                gone = upto;
-        } else if (j->slow >= 0) {
-            save = prof__fl_dump(cy, "slow_step", j->slow, j->now, 1, NULL, 0, INT64_MAX) ? 3 : 0;
-        }
+        out = prof__job_flight(cy, j, &gone);
     } else if (j->prev == PROF__RECORD_AND_SAVE) {
         prof__gpu_save(&j->cy, j->from, j->now, j->gen);   /* waits for the window's GPU work */
         prof__cycle_make(j);
         cy = &j->cy;
-        save = 1;
+        out = PROF__OUT_CYCLE;
     } else if (j->prev == PROF__RECORD) {
         prof__gpu_step(j->gen, j->now); /* what finished: drained, so the rings stay small */
         if (prof__streams()) {
             prof__part_make(cy, j);     /* the window goes on: what it recorded so far */
-            save = 2;
+            out = PROF__OUT_PART;
         }
     } else {
         prof__collect(NULL, 0, j->now);     /* warm-up is thrown away */
@@ -11726,25 +11921,12 @@ static void prof__job_run(prof__job *j) {
     size_t held = prof__held(cy);
     __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__say_lost();
-    if (save == 2 && prof__stream_part(cy, 0)) prof__part_done(cy);
-    if (save == 3 && hang) {
-        prof__msg("watchdog: dumping steps %lld to %lld and the regions open now", (long long)cy->first_step,
-                  (long long)j->step);
-    } else if (save == 3) {
-        prof__calibrate();              /* ticks to ns: before the first save, not yet */
-        double ns = (double)j->slow_dur * prof__ns_per_tick(), median = j->median * prof__ns_per_tick();
-        if (!strcmp(cy->reason, "slow_step"))
-            prof__msg("flight recorder: step %lld took %.3f ms, %.1fx the median of the steps before it "
-                      "(%.3f ms); dumping steps %lld to %lld", (long long)j->slow, ns / 1e6, ns / median,
-                      median / 1e6, (long long)cy->first_step, (long long)j->step);
-        else
-            prof__msg("flight recorder: %s; dumping steps %lld to %lld", prof__trigger_who(),
-                      (long long)cy->first_step, (long long)cy->reason_step);
-    }
+    if (out == PROF__OUT_PART && prof__stream_part(cy, 0)) prof__part_done(cy);
+    if (out == PROF__OUT_DUMP) prof__job_say_dump(cy, j, hang);
     if (gone >= 0)
         prof__msg("flight recorder: PROF_TRIGGER file asks for step %lld, which the ring no longer holds; "
                   "nothing dumped", (long long)gone);
-    if (save == 1 || save == 3) prof__save_cycle(cy);
+    if (out == PROF__OUT_CYCLE || out == PROF__OUT_DUMP) prof__save_cycle(cy);
     prof__cycle_free(&dump);
     __atomic_fetch_sub(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__cycle_free(&j->cy);
@@ -11830,6 +12012,45 @@ void prof_step(void) {
     if (work && !queued) prof__job_run_here(&j);
 }
 
+/* Shutdown: the collections' scratch and the free chunks go. Live threads
+   keep their current chunk: a region open right now may still close into
+   it. What was lost is said first. */
+PROF__COLD static void prof__shutdown_release(void) {
+    free(prof__g.rec.spill);
+    prof__g.rec.spill = NULL;
+    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
+    free(prof__g.rec.opened);
+    prof__g.rec.opened = NULL;
+    prof__g.rec.nopened = 0;
+    free(prof__found.ev);
+    prof__found.ev = NULL;
+    prof__found.cap = 0;
+    prof__say_lost();
+    pthread_mutex_lock(&prof__pool_lock);
+    while (prof__g.rec.pool) {
+        prof__chunk *c = prof__g.rec.pool;
+        prof__g.rec.pool = c->next;
+        free(c);
+        prof__g.rec.chunks--;
+    }
+    prof__g.rec.npool = 0;
+    pthread_mutex_unlock(&prof__pool_lock);
+}
+
+/* Shutdown's lines about what is not written: the tail events of cycle
+   `index` (in no step), and the slow steps the flight recorder did not dump. */
+PROF__COLD static void prof__shutdown_say(size_t tail, int index, int64_t tail_step, uint64_t suppressed) {
+    if (tail && index > 1)              /* the frees after the training loop, say: no trace of its own */
+        prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
+                  "steps)", tail, tail == 1 ? "" : "s", index - 1);
+    else if (tail)
+        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
+                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
+    if (suppressed)
+        prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
+                  (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
+}
+
 void prof_shutdown(void) {
     if (prof__in_job) {                 /* a trace-ready handler calls exit(): its cycle is the last */
         prof__msg("PROF_SHUTDOWN or exit() inside a trace-ready handler: the cycles after this one are not "
@@ -11891,36 +12112,8 @@ void prof_shutdown(void) {
         prof__collect(NULL, 0, 0);
     }
     free(j.open);
-    free(prof__g.rec.spill);
-    prof__g.rec.spill = NULL;
-    prof__g.rec.nspill = prof__g.rec.spillcap = 0;
-    free(prof__g.rec.opened);
-    prof__g.rec.opened = NULL;
-    prof__g.rec.nopened = 0;
-    free(prof__found.ev);
-    prof__found.ev = NULL;
-    prof__found.cap = 0;
-    prof__say_lost();
-    /* Live threads keep their current chunk: a region open right now may still
-       close into it. Everything else goes back. */
-    pthread_mutex_lock(&prof__pool_lock);
-    while (prof__g.rec.pool) {
-        prof__chunk *c = prof__g.rec.pool;
-        prof__g.rec.pool = c->next;
-        free(c);
-        prof__g.rec.chunks--;
-    }
-    prof__g.rec.npool = 0;
-    pthread_mutex_unlock(&prof__pool_lock);
-    if (tail && cy->index > 1)          /* the frees after the training loop, say: no trace of its own */
-        prof__msg("%zu event%s after the last step of cycle %d, in no step: not written (a trace holds "
-                  "steps)", tail, tail == 1 ? "" : "s", cy->index - 1);
-    else if (tail)
-        prof__msg("%zu event%s of the window from step %lld, which no PROF_STEP completed: not written (a "
-                  "trace holds steps)", tail, tail == 1 ? "" : "s", (long long)tail_step);
-    if (suppressed)
-        prof__msg("flight recorder: %llu more slow step%s not dumped (within PROF_FLIGHT_COOLDOWN of a dump)",
-                  (unsigned long long)suppressed, suppressed == 1 ? " was" : "s were");
+    prof__shutdown_release();
+    prof__shutdown_say(tail, cy->index, tail_step, suppressed);
     if (save) prof__save_cycle(cy);
     prof__cycle_free(cy);
     pthread_mutex_unlock(&prof__wk_lock);
