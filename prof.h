@@ -161,11 +161,11 @@
                      (prof_hip.h; ROCm 6.2 or later)
      PROF_ENERGY     1: each recorded step's joules per GPU ("GPU 0 energy
                      (J)"), a power track per GPU and the table's J/step, from
-                     NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read on the
-                     profiler's thread
+                     the energy counter of the GPU binding (prof_cuda.h,
+                     prof_hip.h), read on the profiler's thread
      PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
-     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
      PROF_NVML_LIB   the NVML to load for PROF_ENERGY
+     PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
      PROF_AMDSMI_LIB  the AMD SMI to load for PROF_ENERGY (prof_hip.h)
 
    LINKAGE  Every function is declared PROF_API (default: nothing, extern).
@@ -1308,8 +1308,9 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
      SPEC   a string read by prof__spec_<field> into a prof__opt_<field>
      SCHED  the same, a prof_schedule in the config
      ALIAS  another variable for the BOOL named by field, read before it
-     LIB    read by its binding where the library is loaded: a row for the
-            docs only (field none)                                        */
+     LIB    a binding's library, read where it is loaded: a row of the
+            binding's own table (PROF__CUDA_LIBS in prof_cuda.h,
+            PROF__HIP_LIBS in prof_hip.h), for the docs only (field none)                                        */
 #define PROF__FORM_SCHEDULE "of the form skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1"
 #define PROF__FORM_TABLE                                                                                      \
     "of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|" \
@@ -1373,12 +1374,8 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
       "rocprofiler-sdk (prof_hip.h; ROCm 6.2 or later)")                                                       \
     X("PROF_ENERGY", energy, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                           \
       "1: each recorded step's joules per GPU (\"GPU 0 energy (J)\"), a power track per GPU and the table's "   \
-      "J/step, from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read on the profiler's thread")                \
-    X("PROF_CUPTI_LIB", none, LIB, "libcupti.so", 0, 0, "", "", "the libcupti.so to load (prof_cuda.h)")       \
-    X("PROF_ROCPROFILER_SDK", none, LIB, "$ROCM_PATH/lib's", 0, 0, "", "",                                     \
-      "the librocprofiler-sdk.so to load (prof_hip.h)")                                                        \
-    X("PROF_NVML_LIB", none, LIB, "libnvidia-ml.so.1", 0, 0, "", "", "the NVML to load for PROF_ENERGY")        \
-    X("PROF_AMDSMI_LIB", none, LIB, "libamd_smi.so", 0, 0, "", "", "the AMD SMI to load for PROF_ENERGY (prof_hip.h)")
+      "J/step, from the energy counter of the GPU binding (prof_cuda.h, prof_hip.h), read on the profiler's "  \
+      "thread")
 
 /* What the SPEC and SCHED rows hold, once read (>>env). */
 typedef struct { prof_schedule s; int on; } prof__opt_schedule;

@@ -14,6 +14,13 @@
 #if PROF__ENABLED
 #include <cuda_runtime_api.h>
 
+/* The libraries this binding loads, as rows of prof.h's table of options
+   (PROF__OPTIONS's columns, kind LIB: for the docs; each is read where it
+   is loaded, below). */
+#define PROF__CUDA_LIBS(X)                                                                                    \
+    X("PROF_CUPTI_LIB", none, LIB, "libcupti.so", 0, 0, "", "", "the libcupti.so to load (prof_cuda.h)")       \
+    X("PROF_NVML_LIB", none, LIB, "libnvidia-ml.so.1", 0, 0, "", "", "the NVML to load for PROF_ENERGY")
+
 /* ---- kernel capture through CUPTI (PROF_CUPTI=1) ---------------------------
    libcupti is loaded with dlopen when capture is asked for, never linked:
    PROF_CUPTI_LIB names it, else the loader's paths and the toolkit's. Its

@@ -18,6 +18,14 @@
 #endif
 #include <hip/hip_runtime_api.h>
 
+/* The libraries this binding loads, as rows of prof.h's table of options
+   (PROF__OPTIONS's columns, kind LIB: for the docs; each is read where it
+   is loaded, below). */
+#define PROF__HIP_LIBS(X)                                                                                     \
+    X("PROF_ROCPROFILER_SDK", none, LIB, "$ROCM_PATH/lib's", 0, 0, "", "",                                     \
+      "the librocprofiler-sdk.so to load (prof_hip.h)")                                                        \
+    X("PROF_AMDSMI_LIB", none, LIB, "libamd_smi.so", 0, 0, "", "", "the AMD SMI to load for PROF_ENERGY (prof_hip.h)")
+
 /* The rocprofiler-sdk tracer and the streams' numbers, defined below in the
    implementation's file; weak, so that a program whose implementation's
    file includes prof.h alone still links (without kernel capture). */

@@ -48,7 +48,7 @@ def macro_body(text, name):
     """The replacement text of `#define name(X)`, its lines joined."""
     m = re.search(r"^#define " + re.escape(name) + r"\(X\)(.*)$", text, re.M)
     if not m:
-        raise SystemExit(f"prof.h: no #define {name}(X)")
+        raise SystemExit(f"no #define {name}(X)")
     lines, pos = [m.group(1)], m.end() + 1
     while lines[-1].rstrip().endswith("\\"):
         lines[-1] = lines[-1].rstrip()[:-1]
@@ -127,12 +127,24 @@ def defines_of(text):
     return out
 
 
-def options(prof_h):
+# The bindings' own rows (their libraries, kind LIB), after prof.h's.
+BINDING_TABLES = (("prof_cuda.h", "PROF__CUDA_LIBS"), ("prof_hip.h", "PROF__HIP_LIBS"))
+
+
+def options(prof_h, root):
     body, line = macro_body(prof_h, "PROF__OPTIONS")
     defines = defines_of(prof_h)
     fmts = formats(prof_h)
     rows = []
-    for a in rows_of(body):
+    args = rows_of(body)
+    for header, name in BINDING_TABLES:
+        text = open(os.path.join(root, header)).read()
+        more = rows_of(macro_body(text, name)[0])
+        for a in more:
+            if len(a) == 9 and a[2] != "LIB":
+                raise SystemExit(f"{header}: {name}'s rows are kind LIB, not {a[2]}: {a}")
+        args += more
+    for a in args:
         if len(a) != 9:
             raise SystemExit(f"prof.h:{line}: a PROF__OPTIONS row has {len(a)} columns, not 9: {a}")
         var, field, kind, dflt, lo, hi, form, then, doc = a
@@ -277,8 +289,9 @@ def options_md(rows, fmts):
         "be turned off, `PROF_OFF` turns it off (`cfg.signals = PROF_OFF`). In the environment, `0`",
         "is off (`PROF_SIGNALS=0`).",
         "",
-        "This file is generated from the table of options in prof.h (`PROF__OPTIONS`, in `>>impl`)",
-        "and the table of formats (`PROF__FORMATS`, in `>>write`) by",
+        "This file is generated from the table of options in prof.h (`PROF__OPTIONS`, in `>>impl`;",
+        "the libraries the GPU bindings load are rows of their own, `PROF__CUDA_LIBS` in prof_cuda.h",
+        "and `PROF__HIP_LIBS` in prof_hip.h) and the table of formats (`PROF__FORMATS`, in `>>write`) by",
         "`python3 tests/docs/check_env.py --write`; the test `docs_env` fails when they disagree.",
         "To add an option, add its row there (the comment above the table says how) and regenerate.",
         "",
@@ -333,7 +346,7 @@ def main():
     root = os.path.abspath(args[0] if args else
                            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     prof_h = open(os.path.join(root, "prof.h")).read()
-    rows, table_line = options(prof_h)
+    rows, table_line = options(prof_h, root)
     fmts = formats(prof_h)
     md_path = os.path.join(root, "docs", "options.md")
     md = options_md(rows, fmts)
