@@ -2482,7 +2482,7 @@ enum { PROF__TRIG_NONE, PROF__TRIG_SIGNAL, PROF__TRIG_FILE };
 
 static struct {
     int fired;                          /* atomic: SIGUSR2 came */
-    int ours;                           /* the handler is installed */
+    int ours;                           /* atomic: the handler is installed */
     int64_t next_look;                  /* mono ns: the file's next look */
     uint64_t stamp;                     /* the file as last seen; 0: not there */
 } prof__trig;
@@ -2500,9 +2500,39 @@ static uint64_t prof__trig_stamp(void) {
     return h | 1;
 }
 
+/* Where sigaction is declared the handler stays installed; under strict C,
+   glibc's signal() puts the default action back as it delivers (which
+   would end the process at the next SIGUSR2): the handler takes it again. */
 static void prof__on_trigger(int sig) {
+#if !defined(SA_SIGINFO)
+    int saved = errno;
+    if (__atomic_load_n(&prof__trig.ours, __ATOMIC_RELAXED)) signal(sig, prof__on_trigger);
+    errno = saved;
+#else
     (void)sig;
+#endif
     __atomic_store_n(&prof__trig.fired, 1, __ATOMIC_RELAXED);
+}
+
+/* Installs prof__on_trigger for SIGUSR2; the action that was there before. */
+static void (*prof__trigger_take(void))(int) {
+#if defined(SA_SIGINFO)
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = prof__on_trigger;
+    sigemptyset(&sa.sa_mask);
+#ifdef SA_RESTART
+    sa.sa_flags = SA_RESTART;           /* the engine's system calls go on */
+#endif
+    if (sigaction(SIGUSR2, &sa, &old) != 0) return SIG_ERR;
+    if (old.sa_flags & SA_SIGINFO) {    /* the engine's, as it was */
+        sigaction(SIGUSR2, &old, NULL);
+        return SIG_ERR;
+    }
+    return old.sa_handler;
+#else
+    return signal(SIGUSR2, prof__on_trigger);
+#endif
 }
 
 /* Init, under the lock: the never-ending wait, and SIGUSR2's handler where
@@ -2517,10 +2547,10 @@ static void prof__trigger_start(void) {
     prof__trig.next_look = 0;
     if (prof__g.conf.trigger == PROF__TRIG_FILE) prof__trig.stamp = prof__trig_stamp();  /* older: no trigger */
     if (prof__g.conf.trigger != PROF__TRIG_SIGNAL || prof__trig.ours || prof__g.disabled) return;
-    void (*old)(int) = signal(SIGUSR2, prof__on_trigger);
-    if (old == SIG_DFL) {
-        prof__trig.ours = 1;
-    } else {
+    __atomic_store_n(&prof__trig.ours, 1, __ATOMIC_RELAXED);
+    void (*old)(int) = prof__trigger_take();
+    if (old != SIG_DFL) {
+        __atomic_store_n(&prof__trig.ours, 0, __ATOMIC_RELAXED);
         if (old != SIG_ERR) signal(SIGUSR2, old);
         prof__msg("PROF_TRIGGER=signal: SIGUSR2 has a handler already (the engine's, or ignored); "
                   "it is left alone and nothing will trigger a trace");
@@ -2529,7 +2559,7 @@ static void prof__trigger_start(void) {
 
 static void prof__trigger_stop(void) {
     if (!prof__trig.ours) return;
-    prof__trig.ours = 0;
+    __atomic_store_n(&prof__trig.ours, 0, __ATOMIC_RELAXED);
     void (*old)(int) = signal(SIGUSR2, SIG_DFL);
     if (old != prof__on_trigger && old != SIG_ERR) signal(SIGUSR2, old);   /* the engine's since */
 }
