@@ -281,13 +281,54 @@ def case_signals(binary):
         # opted out: the signal's default action alone
         rc, out, err = interrupted("wait", sig, dict(env, PROF_SIGNALS="0"))
         check(rc == -sig and err == "" and os.listdir(".") == [], f"{name}, PROF_SIGNALS=0: {rc} {err}")
+        # cfg.keep_signals, PROF_SIGNALS=0's config form: the same
+        rc, out, err = interrupted("keep", sig, env)
+        check(rc == -sig and err == "" and os.listdir(".") == [], f"{name}, cfg.keep_signals: {rc} {err}")
+        # a second signal while the first one's shutdown waits (on a
+        # trace-ready handler that never returns) ends the process at once
+        empty_dir()
+        p = subprocess.Popen([binary, "second"], env=clean_env(env), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+        check(p.stdout.readline() == "ready\n", "second: not ready")
+        p.send_signal(sig)
+        check(p.stdout.readline() == "handler\n", f"second: the first {name} did not reach the handler")
+        p.send_signal(sig)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail(f"second {name}: the process went on waiting for the handler: {p.communicate()[1]}")
+        check(p.returncode == -sig and err.splitlines() == [f"prof: {name}: writing the trace before the process "
+                                                            "ends (PROF_SIGNALS=0 turns this off)"],
+              f"second {name}: exit {p.returncode}, stderr {err}")
+        check(os.listdir(".") == [], f"second {name}: files {os.listdir('.')}")
+    # SIG_IGN is left alone: the SIGINT sent first is ignored, the SIGTERM
+    # after it writes the trace
+    empty_dir()
+    p = subprocess.Popen([binary, "ignored"], env=clean_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=default_signals)
+    check(p.stdout.readline() == "ready\n", "ignored: not ready")
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == -signal.SIGTERM and err.splitlines() == [
+        "prof: SIGTERM: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)",
+        "prof: wrote t.json (1005 events)"], f"SIGINT ignored: exit {p.returncode}, stderr {err}")
+    # SIGUSR2 (PROF_TRIGGER=signal) is taken while running, each time it
+    # comes, and its default action (the end of the process) is back after
+    # shutdown
+    empty_dir()
+    p = run(binary, dict(env, PROF_TRIGGER="signal"), args=["usr2"])
+    check(p.stdout == "ready\ntriggered twice\nshut down\n" and p.returncode == -signal.SIGUSR2,
+          f"usr2: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr}")
     # the engine's own handler is left alone; its clean exit writes the trace
     rc, out, err = interrupted("user", signal.SIGINT, env)
     check(rc == 0 and out == "user handler\n", f"user handler: exit {rc}, stdout {out}")
     check(err == "prof: wrote t.json (1005 events)\n" and trace_names("t.json") == {"work": 1000}, f"user: {err}")
     # crashes: where the thread was and what is lost are said, the crash goes
     # on as before (strict C: prof.h takes only signals left at the default)
-    for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
+    for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV), ("bus", signal.SIGBUS),
+                      ("fpe", signal.SIGFPE), ("ill", signal.SIGILL)):
         empty_dir()
         p = run(binary, env, args=[mode])
         if "sanitized" in p.stdout:
@@ -298,6 +339,23 @@ def case_signals(binary):
                            f"prof: {name}: the process is crashing; up to 2047 events recorded since the last "
                            "trace are lost \\(a schedule writes one per cycle\\)\n", p.stderr), f"{mode}: stderr {p.stderr}")
         check(os.listdir(".") == [], f"{mode}: files {os.listdir('.')}")
+    # under a schedule, a crash loses only the current cycle: the three
+    # written before it stay whole, and what is lost is the one chunk
+    # holding step 3's 500 regions, not the 11,000 before
+    empty_dir()
+    p = run(binary, env, args=["cycles"])
+    if "sanitized" not in p.stdout:
+        check(p.returncode == -signal.SIGSEGV, f"cycles: exit {p.returncode}: {p.stderr}")
+        m = re.fullmatch("prof: wrote t\\.1\\.json \\(1006 events\\)\n"
+                         "prof: wrote t\\.2\\.json \\(5006 events\\)\n"
+                         "prof: wrote t\\.3\\.json \\(5006 events\\)\n"
+                         "prof: SIGSEGV: thread [0-9]+ is inside no region\n"
+                         "prof: SIGSEGV: the process is crashing; up to ([0-9]+) events recorded since the last "
+                         "trace are lost \\(a schedule writes one per cycle\\)\n", p.stderr)
+        check(m and int(m[1]) == 2047, f"cycles: stderr {p.stderr}")
+        check(sorted(os.listdir(".")) == ["t.1.json", "t.2.json", "t.3.json"], f"cycles: files {os.listdir('.')}")
+        for f, n in (("t.1.json", 1000), ("t.2.json", 5000), ("t.3.json", 5000)):
+            check(trace_names(f).get("work") == n, f"cycles: {f}: {trace_names(f)}")
 
 
 def case_crash(binary):
