@@ -250,6 +250,21 @@ def case_fork(binary):
     check(sorted(os.listdir(".")) == sorted(["t.json", f"t-{child}.json"]), f"files {os.listdir('.')}")
     check(trace_names("t.json") == {"parent": 1}, f"parent's {trace_names('t.json')}")
     check(trace_names(f"t-{child}.json") == {"child": 1}, f"child's {trace_names(f't-{child}.json')}")
+    # a child forked after init that exec()s starts afresh: it records,
+    # takes SIGTERM (its trace written, then the signal ends it) and writes
+    # its own trace; the parent's holds the parent's regions
+    empty_dir()
+    p = run(binary, {"PROF_OUTPUT": "t_{pid}.json"}, args=["exec"])
+    m = re.fullmatch(r"child ([0-9]+) status ([0-9]+)\n", p.stdout)
+    check(p.returncode == 0 and m and int(m[2]) == signal.SIGTERM, f"exec: exit {p.returncode}, stdout {p.stdout!r}, "
+          f"stderr {p.stderr}")
+    check(f"prof: SIGTERM: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)" in p.stderr,
+          f"exec: stderr {p.stderr}")
+    parent = [f for f in os.listdir(".") if f != f"t_{m[1]}.json"]
+    check(f"t_{m[1]}.json" in os.listdir(".") and len(parent) == 1, f"exec: files {os.listdir('.')}")
+    check(trace_names(f"t_{m[1]}.json") == {"fresh": 1}, f"exec: the child's {trace_names(f't_{m[1]}.json')}")
+    names = trace_names(parent[0])
+    check(names.get("parent") == 1 and set(names) <= {"parent", "busy"}, f"exec: the parent's {names}")
 
 
 def default_signals():
