@@ -10724,6 +10724,10 @@ static void prof__ensure_init(void) {
    cannot be started: every job runs on the thread that steps, as before. */
 #define PROF__JOBS    256
 #define PROF__WK_WAIT 60                /* seconds shutdown waits for the writer */
+/* The wait in use: PROF__WK_WAIT; a test (robust_behind) sets it lower to
+   reach the limit. */
+extern PROF_API int prof__wk_wait_s;
+PROF_API int prof__wk_wait_s = PROF__WK_WAIT;
 
 enum { PROF__JOB_STEP, PROF__JOB_HANG };
 
@@ -10888,7 +10892,7 @@ static unsigned prof__wk_wait_locked(const struct timespec *until) {
 static struct timespec prof__wk_deadline(void) {
     struct timespec t;
     clock_gettime(PROF__CLOCK_REALTIME, &t);
-    t.tv_sec += PROF__WK_WAIT;
+    t.tv_sec += prof__wk_wait_s;
     return t;
 }
 
@@ -10904,7 +10908,7 @@ int prof_flush(void) {
     pthread_mutex_unlock(&prof__lock);
     if (left)
         prof__msg("prof_flush: the profiler's thread has not finished writing in %d s (%u step%s still queued)",
-                  PROF__WK_WAIT, left, left == 1 ? "" : "s");
+                  prof__wk_wait_s, left, left == 1 ? "" : "s");
     return !left;
 }
 
@@ -10931,7 +10935,7 @@ PROF__COLD static int prof__wk_stop(void) {
     pthread_mutex_unlock(&prof__lock);
     if (left) {
         prof__msg("the profiler's thread has not finished writing in %d s (%u step%s still queued); what it has "
-                  "not written is lost (a file it was writing is left as it was)", PROF__WK_WAIT, left,
+                  "not written is lost (a file it was writing is left as it was)", prof__wk_wait_s, left,
                   left == 1 ? "" : "s");
         return 0;
     }
