@@ -89,6 +89,49 @@ def case_behind(binary):
                        p.stderr)]
     check(said and all(a <= b for a, b in said) and sum(a for a, _ in said) == sum(b for _, b in said) == dropped,
           f"stderr: {p.stderr}")
+    behind_modes(binary)
+
+
+def slow_writer(binary, mode):
+    """behind exit / sigint: exit() and SIGINT's shutdown wait for a sink
+    that is stuck until check.py sends a line, sent only once the process
+    is in exit() or SIGINT's shutdown: each of the 5 cycles is written."""
+    empty_dir()
+    p = subprocess.Popen([binary, mode], env=clean_env({}), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+    check(p.stdout.readline() == ("exiting\n" if mode == "exit" else "ready\n"), f"{mode}: not ready")
+    if mode == "sigint":
+        p.send_signal(signal.SIGINT)
+        line = p.stderr.readline()
+        check(line == "prof: SIGINT: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)\n",
+              f"{mode}: stderr {line!r}")
+    try:
+        p.stdin.write("go\n")
+        p.stdin.close()
+    except BrokenPipeError:
+        pass                            # gone: it did not wait, which the checks below say
+    p.stdin = None
+    out, err = p.communicate(timeout=30)
+    want = 0 if mode == "exit" else -signal.SIGINT
+    check(p.returncode == want and out == "sink: released\n", f"{mode}: exit {p.returncode}, stdout {out!r}: {err}")
+    files = sorted(os.listdir("."))
+    check(files == [f"s.{i}.json" for i in range(1, 6)], f"{mode}: files {files}")
+    for f in files:
+        check(trace_names(f).get("work") == 100, f"{mode}: {f}: {trace_names(f)}")
+
+
+def behind_modes(binary):
+    for mode in ("exit", "sigint"):
+        slow_writer(binary, mode)
+    # a writer stuck for good: PROF_SHUTDOWN waits its limit (here 1 s),
+    # says what is not written, and returns
+    empty_dir()
+    p = run(binary, args=["limit"])
+    check(p.returncode == 0 and p.stdout == "shutdown returned\n", f"limit: exit {p.returncode}, stdout {p.stdout!r}")
+    check(p.stderr.splitlines() == ["prof: the profiler's thread has not finished writing in 1 s (5 steps still "
+                                    "queued); what it has not written is lost (a file it was writing is left as it "
+                                    "was)"], f"limit: stderr {p.stderr}")
+    check(os.listdir(".") == [], f"limit: files {os.listdir('.')}")
 
 
 def case_handler_exit(binary):
