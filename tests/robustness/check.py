@@ -517,9 +517,24 @@ def case_dlclose(binary, plugin):
     # Two copies in one process, one unloaded while its thread lives on. That
     # thread's buffer (one chunk and its struct) stays behind, as the README
     # says, which LeakSanitizer would report.
+    # The plugin's threads, its watchdog among them with PROF_WATCHDOG, are
+    # all gone when dlclose returns: the count after it is the host's and
+    # the worker's, and the plugin held one more thread with a watchdog.
     asan = os.environ.get("ASAN_OPTIONS", "")
-    p = run(binary, {"ASAN_OPTIONS": asan + ":detect_leaks=0"}, args=[plugin])
-    check(p.returncode == 0 and p.stdout == "ok\n", f"exit {p.returncode}: {p.stderr}")
+    held = {}
+    for wd in ("", "1"):
+        empty_dir()
+        env = {"ASAN_OPTIONS": asan + ":detect_leaks=0"}
+        if wd:
+            env["PROF_WATCHDOG"] = wd
+        p = run(binary, env, args=[plugin])
+        m = re.fullmatch(r"threads ([0-9]+) loaded ([0-9]+) unloaded ([0-9]+)\nok\n", p.stdout)
+        check(p.returncode == 0 and m, f"PROF_WATCHDOG={wd}: exit {p.returncode}, stdout {p.stdout!r}: {p.stderr}")
+        before, loaded, after = map(int, m.groups())
+        check(after == before + 1 and loaded >= before + 2, f"PROF_WATCHDOG={wd}: threads {before} before dlopen, "
+              f"{loaded} loaded, {after} after dlclose (the worker's, which outlives it, is one)")
+        held[wd] = loaded - before - 1
+    check(held["1"] == held[""] + 1, f"the plugin's threads: {held[''] } and {held['1']} with PROF_WATCHDOG")
     files = sorted(os.listdir("."))
     check(len(files) == 2, f"files {files}")
     host, copy2 = files[1], files[0]            # prof_trace_<pid>-2.json sorts first
