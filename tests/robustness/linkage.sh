@@ -11,10 +11,13 @@
 #     prof_ or prof__ symbol is exported; without it, they are.
 #  4. A public copy carries the ELF note libprof_nvtx.so finds it by, with
 #     no text relocation; a private one none.
-#  5. A -fPIC copy's thread-local storage is small (at most 128 bytes, with
+#  5. A -fPIC copy's thread-local storage is the 80 bytes prof.h says (with
 #     -DPROF_NVTX too where NVTX3's headers are): initial-exec puts all of
 #     it in glibc's static reserve, which libraries loaded later share
 #     (robust_plugins loads several).
+#  6. PROF_API decorates every declaration: a copy built with
+#     -fvisibility=hidden and PROF_API naming the default visibility exports
+#     the same prof_ and prof__ symbols as one built with neither.
 # One line per check, PASS/FAIL; exit 0 when all passed. $CC: the compiler.
 set -uo pipefail
 repo=$(cd "$1" && pwd)
@@ -88,15 +91,30 @@ tls_bytes() {  # tls_bytes SO: its PT_TLS segment's size in memory
   printf '%d' "${hex:-0}"
 }
 n=$(tls_bytes private.so)
-((n > 0 && n <= 128)) && say PASS "a -fPIC copy's TLS: $n bytes" || say FAIL "a -fPIC copy's TLS: $n bytes (at most 128)"
+((n == 80)) && say PASS "a -fPIC copy's TLS: $n bytes" || say FAIL "a -fPIC copy's TLS: $n bytes (not 80)"
 nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
 if [[ -f $nvtx_inc/nvtx3/nvToolsExt.h ]]; then
   "$cc" "${flags[@]}" -DPROF_NVTX -isystem "$nvtx_inc" -fPIC -shared -DPROF_PRIVATE impl.c use.c -o nvtx.so \
     -lpthread -ldl || exit 1
   n=$(tls_bytes nvtx.so)
-  ((n > 0 && n <= 128)) && say PASS "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes" ||
-    say FAIL "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes (at most 128)"
+  ((n == 80)) && say PASS "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes" ||
+    say FAIL "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes (not 80)"
 else
   echo "SKIP: -DPROF_NVTX's TLS (no NVTX3 headers in $nvtx_inc)"
+fi
+
+# 6. PROF_API on every declaration
+symbols() {  # symbols SO: its exported prof_ and prof__ names, sorted
+  nm -D --defined-only "$1" | awk '{print $3}' | grep '^prof_' | sort
+}
+"$cc" "${flags[@]}" -fPIC -shared -fvisibility=hidden -DPROF_API='__attribute__((visibility("default")))' \
+  impl.c use.c -o api.so -lpthread || exit 1
+symbols public.so >public.syms
+symbols api.so >api.syms
+if [[ $(wc -l <api.syms) -gt 20 ]] && cmp -s public.syms api.syms; then
+  say PASS "PROF_API: the same $(wc -l <api.syms) symbols exported under -fvisibility=hidden"
+else
+  say FAIL "PROF_API: not on every declaration; exported without it only: $(comm -23 public.syms api.syms | head -n 5 |
+    tr '\n' ' ')with it only: $(comm -13 public.syms api.syms | head -n 5 | tr '\n' ' ')"
 fi
 exit $fail
