@@ -9540,6 +9540,15 @@ static int prof__streaming(int index) {
     return on;
 }
 
+/* Whether cycle `index` began a stream: open, finished or stopped by a part
+   that failed (its file holds the steps before: nothing rewrites it). */
+static int prof__streamed(int index) {
+    pthread_mutex_lock(&prof__stream.lock);
+    int on = index > 0 && prof__stream.cycle == index;
+    pthread_mutex_unlock(&prof__stream.lock);
+    return on;
+}
+
 /* Appends a part of cycle cy->index to its file; last: cy is what the
    cycle's end collected, and the file is finished. 1 if written. */
 static int prof__stream_part(prof__cycle *cy, int last) {
@@ -9624,7 +9633,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     char path[PROF__PATH], what[64];
     prof__en_take(cy);                  /* PROF_ENERGY: the knots around its steps */
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
-    int streamed = prof__streaming(cy->index);
+    int streamed = prof__streamed(cy->index);
     if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
         pthread_mutex_lock(&prof__stream.lock);
         cy->dropped += prof__stream.dropped;
