@@ -55,6 +55,52 @@ def case_full_disk(binary):
     p = run(binary, {"PROF_OUTPUT": "no/such/dir/t.json"})
     check(p.returncode == 0 and "prof: cannot write trace 'no/such/dir/t.json': No such file or directory" in p.stderr,
           f"stderr: {p.stderr}")
+    streamed_full_disk(binary)
+
+
+def pftrace_steps(path):
+    """The whole steps of a .pftrace read strictly: [step numbers], each
+    checked to hold its 2,000 regions."""
+    import pftrace
+    t = pftrace.decode_pftrace(path)
+    steps = sorted(int(k[1].split("#")[1]) for k in t.slices if k[1].startswith("ProfilerStep#"))
+    for n in steps:
+        s = next(k for k in t.slices if k[1] == f"ProfilerStep#{n}")
+        inside = [k for k in t.slices.elements() if k[1] == "work" and s[2] <= k[2] and k[2] + k[3] <= s[2] + s[3]]
+        check(len(inside) == 2000, f"{path}: step {n} holds {len(inside)} regions")
+    return steps
+
+
+def streamed_full_disk(binary):
+    """A streamed .pftrace: its first part replaces the file there, a later
+    part that fails is cut off again, and the file keeps the steps before;
+    a first part that fails leaves the file that was there."""
+    import pftrace
+    if pftrace.pb is None:
+        print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed: a streamed part")
+        return
+    empty_dir()
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, args=["steps"])
+    check(p.returncode == 0 and pftrace_steps("t.pftrace") == list(range(20)), f"free: {p.returncode} {p.stderr}")
+    good = open("t.pftrace", "rb").read()
+    check(len(good) > 256 << 10, f"the whole trace is {len(good)} bytes, not more than the limit")
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, limit_bytes=256 << 10, args=["steps"])
+    check(p.returncode == 0 and "engine still running" in p.stdout, f"streamed: exit {p.returncode}")
+    said = [l for l in p.stderr.splitlines() if l.startswith("prof: failed writing")]
+    check(said == ["prof: failed writing cycle 1's trace 't.pftrace': File too large; it holds the steps written "
+                   "before"], f"streamed: stderr {p.stderr}")
+    steps = pftrace_steps("t.pftrace")
+    check(steps and steps == list(range(len(steps))) and len(steps) < 20, f"streamed: steps in the file {steps}")
+    check(os.path.getsize("t.pftrace") <= 256 << 10 and sorted(os.listdir(".")) == ["t.pftrace"],
+          f"streamed: files {os.listdir('.')}, {os.path.getsize('t.pftrace')} bytes")
+    # the first part fails: the good trace stays
+    open("t.pftrace", "wb").write(good)
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, limit_bytes=4 << 10, args=["steps"])
+    said = [l for l in p.stderr.splitlines() if l.startswith("prof: failed writing")]
+    check(p.returncode == 0 and said == ["prof: failed writing cycle 1's trace 't.pftrace': File too large; a file "
+                                         "there before is left as it was"], f"first part: stderr {p.stderr}")
+    check(open("t.pftrace", "rb").read() == good and os.listdir(".") == ["t.pftrace"],
+          f"first part: the good trace was changed, files {os.listdir('.')}")
 
 
 def case_behind(binary):
