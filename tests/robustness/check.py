@@ -507,19 +507,21 @@ def case_crash(binary):
 
 def case_watchdog(binary):
     """A worker blocked forever inside a region, the main thread going on:
-    one watchdog report and dump, within PROF_WATCHDOG + 2 s of the last
-    step, naming the region and the thread; the main thread never stops."""
+    one watchdog report and dump, after the last step and no sooner than
+    PROF_WATCHDOG by the watchdog's own count, naming the region and the
+    thread; the main thread never stops (it records after the dump)."""
     empty_dir()
     env = {"PROF_OUTPUT": "t.json", "PROF_FLIGHT": "5", "PROF_WATCHDOG": "1", "PROF_FLIGHT_SLOW": "0"}
     p = run(binary, env)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     m = re.fullmatch(r"dump after ([0-9.]+) s, main went on ([0-9]+)\n", p.stdout)
-    check(m and 1.0 <= float(m[1]) < 3.0 and int(m[2]) > 0, f"stdout {p.stdout!r}")
+    check(m and float(m[1]) > 0 and int(m[2]) > 0, f"stdout {p.stdout!r}")
     check(os.listdir(".") == ["t.hang-20.json"], f"files {os.listdir('.')}")
     lines = p.stderr.splitlines()
     secs = r"\([0-9]+\.[0-9]{3} s\)"
-    check(re.fullmatch(r"prof: watchdog: no PROF_STEP for [0-9.]+ s \(step 20 is running\); "
-                       "what each thread is inside now:", lines[0]), f"stderr {p.stderr}")
+    m = re.fullmatch(r"prof: watchdog: no PROF_STEP for ([0-9.]+) s \(step 20 is running\); "
+                     "what each thread is inside now:", lines[0])
+    check(m and float(m[1]) >= 1.0, f"stderr {p.stderr}")
     threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
     stuck = [l for l in threads if re.fullmatch(f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside "
                                                 f"collective {secs} > wait_peer {secs}", l)]
@@ -544,19 +546,20 @@ def case_watchdog(binary):
     c, w = (next(e for e in xs if e["name"] == n and "open" in e.get("args", {})) for n in ("collective", "wait_peer"))
     check(c["ts"] <= w["ts"] and w["ts"] + w["dur"] <= c["ts"] + c["dur"] + 1e-3, f"wait_peer outside collective: {c} {w}")
     # without the flight recorder: the same report (threads by their names,
-    # though no cycle has been collected yet), and no dump: only the run's
+    # though no cycle has been collected yet), said in PROF_LOG's file, which
+    # the main thread reads until it is there; and no dump: only the run's
     # trace, at its end
     empty_dir()
     del env["PROF_FLIGHT"]
-    p = run(binary, env)
+    p = run(binary, dict(env, PROF_LOG="wd.log"))
     check(p.returncode == 0 and re.fullmatch(r"dump after -1\.000 s, main went on [1-9][0-9]*\n", p.stdout),
           f"no flight: exit {p.returncode}, stdout {p.stdout!r}")
-    check(os.listdir(".") == ["t.json"], f"no flight: files {os.listdir('.')}")
-    lines = [l for l in p.stderr.splitlines() if l.startswith("prof: watchdog:")]
+    check(sorted(os.listdir(".")) == ["t.json", "wd.log"], f"no flight: files {os.listdir('.')}")
+    lines = [l for l in open("wd.log").read().splitlines() if l.startswith("prof: watchdog:")]
     threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
     check(len(lines) == 1 + len(threads) and any(re.fullmatch(
         f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside collective {secs} > wait_peer {secs}", l)
-        for l in threads), f"no flight: stderr {p.stderr}")
+        for l in threads), f"no flight: the log {lines}")
 
 
 def case_dlclose(binary, plugin):
