@@ -478,19 +478,22 @@ def case_flight(binary, tmp):
           f"header {d.get('prof_dump_reason')} {d.get('prof_dump_step')} {d.get('prof_dump_first_step')}")
     said = [l for l in r.stderr.splitlines() if "flight recorder" in l]
     check(len(said) == 1 and "step 150 took" in said[0] and "dumping steps 130 to 150" in said[0], f"stderr {said}")
-    # a trigger file made in step 100 (0.5 s in): the ring at the next look
-    # for it (once a second at most), named by its reason, in Perfetto's format
+    # a trigger file made in step 100: the ring at the next look for it (once
+    # a second at most), after step 100, named by its reason, in Perfetto's
+    # format; the run steps on until the dump is there
     r = run(binary, "flight", {"PROF_OUTPUT": "t.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
-                               "PROF_TRIGGER": "file:go.trigger", "FLIGHT_STEPS": "400", "FLIGHT_STEP_US": "5000",
-                               "FLIGHT_TRIGGER_AT": "100"}, tmp)
+                               "PROF_TRIGGER": "file:go.trigger", "FLIGHT_STEPS": "101", "FLIGHT_STEP_US": "5000",
+                               "FLIGHT_TRIGGER_AT": "100", "FLIGHT_UNTIL": "t.on_demand-"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("t."))
     check(len(files) == 1 and re.fullmatch(r"t\.on_demand-\d+\.pftrace", files[0]), f"trigger: files {files}; stderr: {r.stderr}")
     step = int(files[0].split("-")[1].split(".")[0])
-    check(100 < step < 400 and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
+    check(100 < step and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
           f"stderr {r.stderr}")
     # a cluster: two ranks watch one trigger file, which rank 0 writes in its
-    # step 100 naming step 400; each notices it within a second (200 steps)
-    # and both dump steps 380 to 400, named by rank
+    # step 100 naming step 400 and rank 1 waits for in its step 100 (as at a
+    # collective); each looks for it once a second at most and steps take 5
+    # ms at least, so each notices it in the 300 steps (1.5 s) before step
+    # 400, and both dump steps 380 to 400, named by rank
     os.remove(os.path.join(tmp, "go.trigger"))
     procs = []
     for rank in (0, 1):
@@ -500,6 +503,8 @@ def case_flight(binary, tmp):
                     "FLIGHT_STEPS": "450", "FLIGHT_STEP_US": "5000"})
         if rank == 0:
             env.update({"FLIGHT_TRIGGER_AT": "100", "FLIGHT_TRIGGER_TEXT": "step=400"})
+        else:
+            env.update({"FLIGHT_WAIT_AT": "100"})
         procs.append(subprocess.Popen([binary, "flight"], cwd=tmp, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     for rank, p in enumerate(procs):
