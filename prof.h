@@ -740,6 +740,7 @@ typedef struct prof__tls_t {
 #endif
 
 extern PROF_API unsigned char prof__on;  /* 1 while recording (or not yet initialised) */
+extern PROF_API unsigned long prof__jobs_off_thread;   /* for tests: jobs run off the profiler's thread */
 extern PROF_API __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 PROF_API void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
 PROF_API uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
@@ -10828,8 +10829,15 @@ static int prof__wk_submit_locked(prof__job *j) {
 
 static __thread int prof__in_job;       /* this thread runs a job (a handler may call exit()) */
 
+/* Jobs run on a thread other than the profiler's: by a step where that
+   thread is not running (cfg.trace_ready_at_step), by shutdown and the
+   watchdog's dump; none by a step while it runs (robust tests count them). */
+PROF_API unsigned long prof__jobs_off_thread;
+
 /* j, on the calling thread, in turn with the profiler's thread's jobs. */
 static void prof__job_run_here(prof__job *j) {
+    if (!__atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE) || !pthread_equal(pthread_self(), prof__wk.thread))
+        __atomic_fetch_add(&prof__jobs_off_thread, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&prof__wk_lock);
     prof__in_job = 1;
     prof__job_run(j);
