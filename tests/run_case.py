@@ -566,7 +566,10 @@ def case_handoff(binary, tmp):
     and the flight recorder dumped on a trigger: every event is in the files,
     counted by `prof table` reading them back; nothing is dropped; the
     process's peak memory stays within the cap (512 MiB, which holds the whole
-    run) and 64 MiB beside it. The step call's times are printed, not checked."""
+    run) and 64 MiB beside it. The hand-off is constant on the engine's
+    thread: no step ran a job there (prof.h counts them), which with
+    cfg.trace_ready_at_step (the steps run them, 100 regions a step) is 60.
+    The step call's times are printed, not checked."""
     tool = os.environ.get("PROF_TEST_TOOL")
     if not tool:
         print("SKIP: no prof tool built (PROF_BUILD_TOOLS=OFF)")
@@ -576,18 +579,22 @@ def case_handoff(binary, tmp):
              ("stream", {"PROF_OUTPUT": "stream.pftrace"}),
              ("schedule", {"PROF_OUTPUT": "sched.json", "PROF_SCHEDULE": "wait=1,active=1"}),
              ("flight", {"PROF_OUTPUT": "fl.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
-                         "PROF_TRIGGER": "file:go", "HANDOFF_TRIGGER": "go"})]
+                         "PROF_TRIGGER": "file:go", "HANDOFF_TRIGGER": "go"}),
+             ("at_step", {"PROF_OUTPUT": "sched.json", "PROF_SCHEDULE": "wait=1,active=1", "HANDOFF_AT_STEP": "1",
+                          "HANDOFF_REGIONS": "100"})]
     for mode, env in modes:
         for f in os.listdir(tmp):
             os.remove(os.path.join(tmp, f))
         r = run(binary, "handoff", dict(env, PROF_BUFFER_MB=str(cap_mb)), tmp)
-        m = re.search(r"handoff: regions (\d+) steps 60 step_call_us (.*) peak_rss_kib (\d+)", r.stdout)
+        m = re.search(r"handoff: regions (\d+) steps 60 step_call_us (.*) peak_rss_kib (\d+) jobs_at_steps (\d+)",
+                      r.stdout)
         check(m, f"{mode}: stdout {r.stdout}")
-        regions, rss = int(m.group(1)), int(m.group(3))
+        regions, rss, at_steps = int(m.group(1)), int(m.group(3)), int(m.group(4))
+        check(at_steps == (60 if mode == "at_step" else 0), f"{mode}: {at_steps} jobs run by the steps")
         check("dropped" not in r.stderr and "behind" not in r.stderr, f"{mode}: {r.stderr}")
         traces = sorted(f for f in os.listdir(tmp) if f != "go")
         tables = [table_calls(tool, os.path.join(tmp, f)) for f in traces]
-        if mode == "schedule":          # steps 1, 3, ... 59: a cycle each
+        if mode in ("schedule", "at_step"):     # steps 1, 3, ... 59: a cycle each
             check(len(traces) == 30, f"{mode}: files {traces}")
             want = [{"op": regions, "step_work": 1, "ProfilerStep*": 1}] * 30
         elif mode == "flight":          # the ring: the last steps, up to the trigger's

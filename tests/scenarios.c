@@ -861,7 +861,10 @@ static int handoff(void) {
     const char *e = getenv("HANDOFF_REGIONS"), *trigger = getenv("HANDOFF_TRIGGER");
     long regions = e ? atol(e) : HANDOFF_REGIONS;
     double call_us[STEPS];
-    PROF_INIT(NULL);
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_ready_at_step = getenv("HANDOFF_AT_STEP") != NULL;    /* the steps run the jobs: counted */
+    PROF_INIT(&cfg);
     for (int s = 0; s < STEPS; s++) {
         {
             PROF_SCOPE("step_work");
@@ -876,13 +879,14 @@ static int handoff(void) {
         PROF_STEP();
         call_us[s] = 1e-3 * (double)(now_ns() - t0);
     }
+    unsigned long off = __atomic_load_n(&prof__jobs_off_thread, __ATOMIC_RELAXED);  /* by the steps */
     PROF_SHUTDOWN();
     qsort(call_us, STEPS, sizeof *call_us, cmp_double);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("handoff: regions %ld steps %d step_call_us p50 %.1f p99 %.1f max %.1f peak_rss_kib %ld\n", regions,
-           STEPS, call_us[STEPS / 2], call_us[STEPS * 99 / 100], call_us[STEPS - 1],
-           (long)ru.ru_maxrss);
+    printf("handoff: regions %ld steps %d step_call_us p50 %.1f p99 %.1f max %.1f peak_rss_kib %ld "
+           "jobs_at_steps %lu\n", regions, STEPS, call_us[STEPS / 2], call_us[STEPS * 99 / 100], call_us[STEPS - 1],
+           (long)ru.ru_maxrss, off);
     return 0;
 }
 
