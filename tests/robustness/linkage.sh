@@ -12,9 +12,10 @@
 #  4. A public copy carries the ELF note libprof_nvtx.so finds it by, with
 #     no text relocation; a private one none.
 #  5. A -fPIC copy's thread-local storage is the 80 bytes prof.h says (with
-#     -DPROF_NVTX too where NVTX3's headers are): initial-exec puts all of
-#     it in glibc's static reserve, which libraries loaded later share
-#     (robust_plugins loads several).
+#     -DPROF_NVTX too where NVTX3's headers are; gcc's layout: clang packs
+#     the same variables in fewer, so there it is at most 80): initial-exec
+#     puts all of it in glibc's static reserve, which libraries loaded later
+#     share (robust_plugins loads several).
 #  6. PROF_API decorates every declaration: a copy built with
 #     -fvisibility=hidden and PROF_API naming the default visibility exports
 #     the same prof_ and prof__ symbols as one built with neither.
@@ -90,15 +91,18 @@ tls_bytes() {  # tls_bytes SO: its PT_TLS segment's size in memory
   hex=$(readelf -lW "$1" | awk '$1 == "TLS" {print $6}')
   printf '%d' "${hex:-0}"
 }
+tls_ok() {  # tls_ok BYTES: the documented 80 (gcc), or at most that (other compilers)
+  if "$cc" --version 2>/dev/null | head -n 1 | grep -qiE 'clang'; then (($1 > 0 && $1 <= 80)); else (($1 == 80)); fi
+}
 n=$(tls_bytes private.so)
-((n == 80)) && say PASS "a -fPIC copy's TLS: $n bytes" || say FAIL "a -fPIC copy's TLS: $n bytes (not 80)"
+tls_ok "$n" && say PASS "a -fPIC copy's TLS: $n bytes" || say FAIL "a -fPIC copy's TLS: $n bytes (prof.h says 80)"
 nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
 if [[ -f $nvtx_inc/nvtx3/nvToolsExt.h ]]; then
   "$cc" "${flags[@]}" -DPROF_NVTX -isystem "$nvtx_inc" -fPIC -shared -DPROF_PRIVATE impl.c use.c -o nvtx.so \
     -lpthread -ldl || exit 1
   n=$(tls_bytes nvtx.so)
-  ((n == 80)) && say PASS "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes" ||
-    say FAIL "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes (not 80)"
+  tls_ok "$n" && say PASS "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes" ||
+    say FAIL "-DPROF_NVTX: a -fPIC copy's TLS: $n bytes (prof.h says 80)"
 else
   echo "SKIP: -DPROF_NVTX's TLS (no NVTX3 headers in $nvtx_inc)"
 fi
