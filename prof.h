@@ -10831,7 +10831,7 @@ static __thread int prof__in_job;       /* this thread runs a job (a handler may
 
 /* Jobs run on a thread other than the profiler's: by a step where that
    thread is not running (cfg.trace_ready_at_step), by shutdown and the
-   watchdog's dump; none by a step while it runs (robust tests count them). */
+   watchdog's dump; none by a step while it runs (scenario_*_handoff counts). */
 PROF_API unsigned long prof__jobs_off_thread;
 
 /* j, on the calling thread, in turn with the profiler's thread's jobs. */
