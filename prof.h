@@ -783,6 +783,7 @@ typedef struct prof__tls_t {
 #endif
 
 extern PROF_API unsigned char prof__on;  /* 1 while recording (or not yet initialised) */
+extern PROF_API unsigned long prof__jobs_off_thread;   /* for tests: jobs run off the profiler's thread */
 extern PROF_API __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 PROF_API void prof__emit_slow(const char *name, uint64_t t0, uint64_t t1);
 PROF_API uint64_t prof__ticks_clock(void);       /* CLOCK_MONOTONIC ns, where there is no TSC */
@@ -2654,7 +2655,7 @@ enum { PROF__TRIG_NONE, PROF__TRIG_SIGNAL, PROF__TRIG_FILE };
 
 static struct {
     int fired;                          /* atomic: SIGUSR2 came */
-    int ours;                           /* the handler is installed */
+    int ours;                           /* atomic: the handler is installed */
     int64_t next_look;                  /* mono ns: the file's next look */
     uint64_t stamp;                     /* the file as last seen; 0: not there */
 } prof__trig;
@@ -2672,9 +2673,39 @@ static uint64_t prof__trig_stamp(void) {
     return h | 1;
 }
 
+/* Where sigaction is declared the handler stays installed; under strict C,
+   glibc's signal() puts the default action back as it delivers (which
+   would end the process at the next SIGUSR2): the handler takes it again. */
 static void prof__on_trigger(int sig) {
+#if !defined(SA_SIGINFO)
+    int saved = errno;
+    if (__atomic_load_n(&prof__trig.ours, __ATOMIC_RELAXED)) signal(sig, prof__on_trigger);
+    errno = saved;
+#else
     (void)sig;
+#endif
     __atomic_store_n(&prof__trig.fired, 1, __ATOMIC_RELAXED);
+}
+
+/* Installs prof__on_trigger for SIGUSR2; the action that was there before. */
+static void (*prof__trigger_take(void))(int) {
+#if defined(SA_SIGINFO)
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = prof__on_trigger;
+    sigemptyset(&sa.sa_mask);
+#ifdef SA_RESTART
+    sa.sa_flags = SA_RESTART;           /* the engine's system calls go on */
+#endif
+    if (sigaction(SIGUSR2, &sa, &old) != 0) return SIG_ERR;
+    if (old.sa_flags & SA_SIGINFO) {    /* the engine's, as it was */
+        sigaction(SIGUSR2, &old, NULL);
+        return SIG_ERR;
+    }
+    return old.sa_handler;
+#else
+    return signal(SIGUSR2, prof__on_trigger);
+#endif
 }
 
 /* Init, under the lock: the never-ending wait, and SIGUSR2's handler where
@@ -2689,10 +2720,10 @@ static void prof__trigger_start(void) {
     prof__trig.next_look = 0;
     if (prof__g.conf.trigger == PROF__TRIG_FILE) prof__trig.stamp = prof__trig_stamp();  /* older: no trigger */
     if (prof__g.conf.trigger != PROF__TRIG_SIGNAL || prof__trig.ours || prof__g.disabled) return;
-    void (*old)(int) = signal(SIGUSR2, prof__on_trigger);
-    if (old == SIG_DFL) {
-        prof__trig.ours = 1;
-    } else {
+    __atomic_store_n(&prof__trig.ours, 1, __ATOMIC_RELAXED);
+    void (*old)(int) = prof__trigger_take();
+    if (old != SIG_DFL) {
+        __atomic_store_n(&prof__trig.ours, 0, __ATOMIC_RELAXED);
         if (old != SIG_ERR) signal(SIGUSR2, old);
         prof__msg("PROF_TRIGGER=signal: SIGUSR2 has a handler already (the engine's, or ignored); "
                   "it is left alone and nothing will trigger a trace");
@@ -2701,7 +2732,7 @@ static void prof__trigger_start(void) {
 
 static void prof__trigger_stop(void) {
     if (!prof__trig.ours) return;
-    prof__trig.ours = 0;
+    __atomic_store_n(&prof__trig.ours, 0, __ATOMIC_RELAXED);
     void (*old)(int) = signal(SIGUSR2, SIG_DFL);
     if (old != prof__on_trigger && old != SIG_ERR) signal(SIGUSR2, old);   /* the engine's since */
 }
@@ -9788,6 +9819,15 @@ static int prof__streaming(int index) {
     return on;
 }
 
+/* Whether cycle `index` began a stream: open, finished or stopped by a part
+   that failed (its file holds the steps before: nothing rewrites it). */
+static int prof__streamed(int index) {
+    pthread_mutex_lock(&prof__stream.lock);
+    int on = index > 0 && prof__stream.cycle == index;
+    pthread_mutex_unlock(&prof__stream.lock);
+    return on;
+}
+
 /* Appends a part of cycle cy->index to its file; last: cy is what the
    cycle's end collected, and the file is finished. 1 if written. */
 static int prof__stream_part(prof__cycle *cy, int last) {
@@ -9872,7 +9912,7 @@ static void prof__save_cycle(prof__cycle *cy) {
     char path[PROF__PATH], what[64];
     prof__en_take(cy);                  /* PROF_ENERGY: the knots around its steps */
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
-    int streamed = prof__streaming(cy->index);
+    int streamed = prof__streamed(cy->index);
     if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
         pthread_mutex_lock(&prof__stream.lock);
         cy->dropped += prof__stream.dropped;
@@ -11016,6 +11056,10 @@ static void prof__ensure_init(void) {
    cannot be started: every job runs on the thread that steps, as before. */
 #define PROF__JOBS    256
 #define PROF__WK_WAIT 60                /* seconds shutdown waits for the writer */
+/* The wait in use: PROF__WK_WAIT; a test (robust_behind) sets it lower to
+   reach the limit. */
+extern PROF_API int prof__wk_wait_s;
+PROF_API int prof__wk_wait_s = PROF__WK_WAIT;
 
 enum { PROF__JOB_STEP, PROF__JOB_HANG };
 
@@ -11107,8 +11151,15 @@ static int prof__wk_submit_locked(prof__job *j) {
 
 static __thread int prof__in_job;       /* this thread runs a job (a handler may call exit()) */
 
+/* Jobs run on a thread other than the profiler's: by a step where that
+   thread is not running (cfg.trace_ready_at_step), by shutdown and the
+   watchdog's dump; none by a step while it runs (scenario_*_handoff counts). */
+PROF_API unsigned long prof__jobs_off_thread;
+
 /* j, on the calling thread, in turn with the profiler's thread's jobs. */
 static void prof__job_run_here(prof__job *j) {
+    if (!__atomic_load_n(&prof__wk.running, __ATOMIC_ACQUIRE) || !pthread_equal(pthread_self(), prof__wk.thread))
+        __atomic_fetch_add(&prof__jobs_off_thread, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&prof__wk_lock);
     prof__in_job = 1;
     prof__job_run(j);
@@ -11180,7 +11231,7 @@ static unsigned prof__wk_wait_locked(const struct timespec *until) {
 static struct timespec prof__wk_deadline(void) {
     struct timespec t;
     clock_gettime(PROF__CLOCK_REALTIME, &t);
-    t.tv_sec += PROF__WK_WAIT;
+    t.tv_sec += prof__wk_wait_s;
     return t;
 }
 
@@ -11196,7 +11247,7 @@ int prof_flush(void) {
     pthread_mutex_unlock(&prof__lock);
     if (left)
         prof__msg("prof_flush: the profiler's thread has not finished writing in %d s (%u step%s still queued)",
-                  PROF__WK_WAIT, left, left == 1 ? "" : "s");
+                  prof__wk_wait_s, left, left == 1 ? "" : "s");
     return !left;
 }
 
@@ -11223,7 +11274,7 @@ PROF__COLD static int prof__wk_stop(void) {
     pthread_mutex_unlock(&prof__lock);
     if (left) {
         prof__msg("the profiler's thread has not finished writing in %d s (%u step%s still queued); what it has "
-                  "not written is lost (a file it was writing is left as it was)", PROF__WK_WAIT, left,
+                  "not written is lost (a file it was writing is left as it was)", prof__wk_wait_s, left,
                   left == 1 ? "" : "s");
         return 0;
     }

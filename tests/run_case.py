@@ -478,19 +478,22 @@ def case_flight(binary, tmp):
           f"header {d.get('prof_dump_reason')} {d.get('prof_dump_step')} {d.get('prof_dump_first_step')}")
     said = [l for l in r.stderr.splitlines() if "flight recorder" in l]
     check(len(said) == 1 and "step 150 took" in said[0] and "dumping steps 130 to 150" in said[0], f"stderr {said}")
-    # a trigger file made in step 100 (0.5 s in): the ring at the next look
-    # for it (once a second at most), named by its reason, in Perfetto's format
+    # a trigger file made in step 100: the ring at the next look for it (once
+    # a second at most), after step 100, named by its reason, in Perfetto's
+    # format; the run steps on until the dump is there
     r = run(binary, "flight", {"PROF_OUTPUT": "t.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
-                               "PROF_TRIGGER": "file:go.trigger", "FLIGHT_STEPS": "400", "FLIGHT_STEP_US": "5000",
-                               "FLIGHT_TRIGGER_AT": "100"}, tmp)
+                               "PROF_TRIGGER": "file:go.trigger", "FLIGHT_STEPS": "101", "FLIGHT_STEP_US": "5000",
+                               "FLIGHT_TRIGGER_AT": "100", "FLIGHT_UNTIL": "t.on_demand-"}, tmp)
     files = sorted(f for f in os.listdir(tmp) if f.startswith("t."))
     check(len(files) == 1 and re.fullmatch(r"t\.on_demand-\d+\.pftrace", files[0]), f"trigger: files {files}; stderr: {r.stderr}")
     step = int(files[0].split("-")[1].split(".")[0])
-    check(100 < step < 400 and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
+    check(100 < step and f"flight recorder: PROF_TRIGGER file; dumping steps {step - 20} to {step}" in r.stderr,
           f"stderr {r.stderr}")
     # a cluster: two ranks watch one trigger file, which rank 0 writes in its
-    # step 100 naming step 400; each notices it within a second (200 steps)
-    # and both dump steps 380 to 400, named by rank
+    # step 100 naming step 400 and rank 1 waits for in its step 100 (as at a
+    # collective); each looks for it once a second at most and steps take 5
+    # ms at least, so each notices it in the 300 steps (1.5 s) before step
+    # 400, and both dump steps 380 to 400, named by rank
     os.remove(os.path.join(tmp, "go.trigger"))
     procs = []
     for rank in (0, 1):
@@ -500,6 +503,8 @@ def case_flight(binary, tmp):
                     "FLIGHT_STEPS": "450", "FLIGHT_STEP_US": "5000"})
         if rank == 0:
             env.update({"FLIGHT_TRIGGER_AT": "100", "FLIGHT_TRIGGER_TEXT": "step=400"})
+        else:
+            env.update({"FLIGHT_WAIT_AT": "100"})
         procs.append(subprocess.Popen([binary, "flight"], cwd=tmp, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True))
     for rank, p in enumerate(procs):
@@ -561,7 +566,10 @@ def case_handoff(binary, tmp):
     and the flight recorder dumped on a trigger: every event is in the files,
     counted by `prof table` reading them back; nothing is dropped; the
     process's peak memory stays within the cap (512 MiB, which holds the whole
-    run) and 64 MiB beside it. The step call's times are printed, not checked."""
+    run) and 64 MiB beside it. The hand-off is constant on the engine's
+    thread: no step ran a job there (prof.h counts them), which with
+    cfg.trace_ready_at_step (the steps run them, 100 regions a step) is 60.
+    The step call's times are printed, not checked."""
     tool = os.environ.get("PROF_TEST_TOOL")
     if not tool:
         print("SKIP: no prof tool built (PROF_BUILD_TOOLS=OFF)")
@@ -571,18 +579,22 @@ def case_handoff(binary, tmp):
              ("stream", {"PROF_OUTPUT": "stream.pftrace"}),
              ("schedule", {"PROF_OUTPUT": "sched.json", "PROF_SCHEDULE": "wait=1,active=1"}),
              ("flight", {"PROF_OUTPUT": "fl.pftrace", "PROF_FLIGHT": "20", "PROF_FLIGHT_SLOW": "0",
-                         "PROF_TRIGGER": "file:go", "HANDOFF_TRIGGER": "go"})]
+                         "PROF_TRIGGER": "file:go", "HANDOFF_TRIGGER": "go"}),
+             ("at_step", {"PROF_OUTPUT": "sched.json", "PROF_SCHEDULE": "wait=1,active=1", "HANDOFF_AT_STEP": "1",
+                          "HANDOFF_REGIONS": "100"})]
     for mode, env in modes:
         for f in os.listdir(tmp):
             os.remove(os.path.join(tmp, f))
         r = run(binary, "handoff", dict(env, PROF_BUFFER_MB=str(cap_mb)), tmp)
-        m = re.search(r"handoff: regions (\d+) steps 60 step_call_us (.*) peak_rss_kib (\d+)", r.stdout)
+        m = re.search(r"handoff: regions (\d+) steps 60 step_call_us (.*) peak_rss_kib (\d+) jobs_at_steps (\d+)",
+                      r.stdout)
         check(m, f"{mode}: stdout {r.stdout}")
-        regions, rss = int(m.group(1)), int(m.group(3))
+        regions, rss, at_steps = int(m.group(1)), int(m.group(3)), int(m.group(4))
+        check(at_steps == (60 if mode == "at_step" else 0), f"{mode}: {at_steps} jobs run by the steps")
         check("dropped" not in r.stderr and "behind" not in r.stderr, f"{mode}: {r.stderr}")
         traces = sorted(f for f in os.listdir(tmp) if f != "go")
         tables = [table_calls(tool, os.path.join(tmp, f)) for f in traces]
-        if mode == "schedule":          # steps 1, 3, ... 59: a cycle each
+        if mode in ("schedule", "at_step"):     # steps 1, 3, ... 59: a cycle each
             check(len(traces) == 30, f"{mode}: files {traces}")
             want = [{"op": regions, "step_work": 1, "ProfilerStep*": 1}] * 30
         elif mode == "flight":          # the ring: the last steps, up to the trigger's

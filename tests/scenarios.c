@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>                 /* the flight case's look for its dump */
+#include <unistd.h>
 
 #define THREADS 4
 #define OUTER 100
@@ -715,7 +717,10 @@ static int trigger(void) {
    however loaded the machine, and no CPU taken from the tests beside it),
    each with an outer region and two inner ones; step 500 (FLIGHT_SLOW_AT)
    is 20x (FLIGHT_SLOW_X) as long. Run with PROF_FLIGHT; FLIGHT_TRIGGER_AT=N
-   makes the file go.trigger in step N, holding FLIGHT_TRIGGER_TEXT. */
+   makes the file go.trigger in step N, holding FLIGHT_TRIGGER_TEXT;
+   FLIGHT_WAIT_AT=N waits in step N until go.trigger is there (another
+   rank's, as at a collective); FLIGHT_UNTIL=PREFIX goes on stepping after
+   the last step until a file named PREFIX... is there (a dump). */
 static long long now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -727,13 +732,28 @@ static void sleep_until_ns(long long end) {
     while (now_ns() < end) clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);  /* again after a signal */
 }
 
+/* Whether a file in the working directory has a name that begins with prefix. */
+static int file_named(const char *prefix) {
+    DIR *d = opendir(".");
+    int found = 0;
+    if (!d) return 0;
+    for (struct dirent *f; !found && (f = readdir(d));) found = !strncmp(f->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return found;
+}
+
 static int flight(void) {
     const char *e = getenv("FLIGHT_STEPS"), *u = getenv("FLIGHT_STEP_US"), *tr = getenv("FLIGHT_TRIGGER_AT");
     const char *x = getenv("FLIGHT_SLOW_X"), *at = getenv("FLIGHT_SLOW_AT");  /* the slow step, this many long */
+    const char *wait = getenv("FLIGHT_WAIT_AT"), *until = getenv("FLIGHT_UNTIL");
     long steps = e ? atol(e) : 1000, us = u ? atol(u) : 2000, trigger_at = tr ? atol(tr) : -1;
-    long slow_x = x ? atol(x) : 20, slow_at = at ? atol(at) : 500;
+    long slow_x = x ? atol(x) : 20, slow_at = at ? atol(at) : 500, wait_at = wait ? atol(wait) : -1;
     PROF_INIT(NULL);
-    for (long s = 0; s < steps; s++) {
+    for (long s = 0; s < steps || (until && !file_named(until)); s++) {
+        if (s == wait_at) {
+            struct timespec ms = { 0, 1000000 };
+            while (access("go.trigger", F_OK) != 0) nanosleep(&ms, NULL);
+        }
         long long end = now_ns() + 1000LL * (s == slow_at ? slow_x * us : us);
         {
             PROF_SCOPE("step_work");
@@ -741,11 +761,11 @@ static int flight(void) {
             { PROF_SCOPE("inner_b"); }
             sleep_until_ns(end);
         }
-        if (s == trigger_at) {          /* FLIGHT_TRIGGER_TEXT: what the file says */
-            FILE *f = fopen("go.trigger", "w");
+        if (s == trigger_at) {          /* FLIGHT_TRIGGER_TEXT: what the file says, there at once whole */
+            FILE *f = fopen("go.trigger.tmp", "w");
             if (f) {
                 if (getenv("FLIGHT_TRIGGER_TEXT")) fputs(getenv("FLIGHT_TRIGGER_TEXT"), f);
-                fclose(f);
+                if (fclose(f) == 0) rename("go.trigger.tmp", "go.trigger");
             }
         }
         PROF_STEP();
@@ -841,7 +861,10 @@ static int handoff(void) {
     const char *e = getenv("HANDOFF_REGIONS"), *trigger = getenv("HANDOFF_TRIGGER");
     long regions = e ? atol(e) : HANDOFF_REGIONS;
     double call_us[STEPS];
-    PROF_INIT(NULL);
+    prof_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.trace_ready_at_step = getenv("HANDOFF_AT_STEP") != NULL;    /* the steps run the jobs: counted */
+    PROF_INIT(&cfg);
     for (int s = 0; s < STEPS; s++) {
         {
             PROF_SCOPE("step_work");
@@ -856,13 +879,14 @@ static int handoff(void) {
         PROF_STEP();
         call_us[s] = 1e-3 * (double)(now_ns() - t0);
     }
+    unsigned long off = __atomic_load_n(&prof__jobs_off_thread, __ATOMIC_RELAXED);  /* by the steps */
     PROF_SHUTDOWN();
     qsort(call_us, STEPS, sizeof *call_us, cmp_double);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("handoff: regions %ld steps %d step_call_us p50 %.1f p99 %.1f max %.1f peak_rss_kib %ld\n", regions,
-           STEPS, call_us[STEPS / 2], call_us[STEPS * 99 / 100], call_us[STEPS - 1],
-           (long)ru.ru_maxrss);
+    printf("handoff: regions %ld steps %d step_call_us p50 %.1f p99 %.1f max %.1f peak_rss_kib %ld "
+           "jobs_at_steps %lu\n", regions, STEPS, call_us[STEPS / 2], call_us[STEPS * 99 / 100], call_us[STEPS - 1],
+           (long)ru.ru_maxrss, off);
     return 0;
 }
 

@@ -434,7 +434,24 @@ def check_failure(backend, program, case):
 
 
 def case_real_cupti(backend, program):
-    case_real(backend, program, "real_cupti")
+    """Kernel capture asked for with the real runtime and the toolkit's
+    libcupti. Without a device: the one line of the no-device path, exactly;
+    the CPU trace whole; CUPTI never loaded (though the toolkit's libcupti
+    is there to load: no libcupti in the process's map at its end). With
+    one: the GPU regions, and libcupti loaded."""
+    p = case_real(backend, program, "real_cupti")
+    t = read_truth()["devices"][0]
+    if t["devices"] == 0:
+        lines = stderr_lines(p)
+        check(len(lines) == 1 and re.fullmatch(r"prof: CUDA: (no usable device \(cudaError\w+: [^()]+\)|no device); "
+                                               + GPU_OFF, lines[0]), f"no device: stderr {lines}")
+        check(t["cupti_mapped"] == 0, "no device: libcupti was loaded")
+        toolkit = [p for p in ("/usr/local/cuda/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so")
+                   if os.path.exists(p)]
+        there = f"the toolkit's {toolkit[0]} was there to load" if toolkit else "no toolkit libcupti here"
+        print(f"real_cupti, no device: CUPTI not loaded ({there})")
+    else:
+        check(t["cupti_mapped"] == 1, f"{t['devices']} devices: capture asked for, and libcupti not loaded")
 
 
 def case_real(backend, program, case="real"):
@@ -454,6 +471,7 @@ def case_real(backend, program, case="real"):
               f"GPU regions {gpu_xs(d)}")
         check_links(d)
         print(f"real {backend}: {devices} devices, GPU regions recorded")
+    return p
 
 
 # ---- kernel capture (cupti_test.c, the CUPTI double fake_cupti.c) ---------

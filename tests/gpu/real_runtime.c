@@ -3,7 +3,8 @@
    says GPU timing is off, every CPU region is in the trace, no GPU region
    is. With a GPU, the GPU regions must be there. check_gpu.py checks which
    by the device count written to truth.jsonl. real_cupti asks for kernel
-   capture too: without a device it changes nothing (CUPTI is never loaded);
+   capture too: without a device it changes nothing (CUPTI is never loaded:
+   the run ends with no libcupti in its memory map, which truth.jsonl says);
    with one, kernels come through the toolkit's libcupti. */
 #ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
@@ -19,6 +20,17 @@
 #endif
 
 #include "gpu_test.h"
+
+/* Whether a libcupti is in this process's memory map (loaded, and not
+   unloaded since). */
+static int cupti_mapped(void) {
+    char line[4096];
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f && !found && fgets(line, sizeof line, f)) found = strstr(line, "/libcupti") != NULL;
+    if (f) fclose(f);
+    return found;
+}
 
 static int run(const char *name) {
     if (strcmp(name, "real") && strcmp(name, "real_cupti")) return 2;
@@ -39,7 +51,7 @@ static int run(const char *name) {
     PROF_SHUTDOWN();
     int n = 0;
     if (RT(GetDeviceCount)(&n) != RT(Success)) n = 0;
-    truth("{\"devices\": %d}", n);
+    truth("{\"devices\": %d, \"cupti_mapped\": %d}", n, cupti_mapped());
     return 0;
 }
 

@@ -55,6 +55,52 @@ def case_full_disk(binary):
     p = run(binary, {"PROF_OUTPUT": "no/such/dir/t.json"})
     check(p.returncode == 0 and "prof: cannot write trace 'no/such/dir/t.json': No such file or directory" in p.stderr,
           f"stderr: {p.stderr}")
+    streamed_full_disk(binary)
+
+
+def pftrace_steps(path):
+    """The whole steps of a .pftrace read strictly: [step numbers], each
+    checked to hold its 2,000 regions."""
+    import pftrace
+    t = pftrace.decode_pftrace(path)
+    steps = sorted(int(k[1].split("#")[1]) for k in t.slices if k[1].startswith("ProfilerStep#"))
+    for n in steps:
+        s = next(k for k in t.slices if k[1] == f"ProfilerStep#{n}")
+        inside = [k for k in t.slices.elements() if k[1] == "work" and s[2] <= k[2] and k[2] + k[3] <= s[2] + s[3]]
+        check(len(inside) == 2000, f"{path}: step {n} holds {len(inside)} regions")
+    return steps
+
+
+def streamed_full_disk(binary):
+    """A streamed .pftrace: its first part replaces the file there, a later
+    part that fails is cut off again, and the file keeps the steps before;
+    a first part that fails leaves the file that was there."""
+    import pftrace
+    if pftrace.pb is None:
+        print("SKIP: the perfetto package (tests/readers/requirements.txt) is not installed: a streamed part")
+        return
+    empty_dir()
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, args=["steps"])
+    check(p.returncode == 0 and pftrace_steps("t.pftrace") == list(range(20)), f"free: {p.returncode} {p.stderr}")
+    good = open("t.pftrace", "rb").read()
+    check(len(good) > 256 << 10, f"the whole trace is {len(good)} bytes, not more than the limit")
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, limit_bytes=256 << 10, args=["steps"])
+    check(p.returncode == 0 and "engine still running" in p.stdout, f"streamed: exit {p.returncode}")
+    said = [l for l in p.stderr.splitlines() if l.startswith("prof: failed writing")]
+    check(said == ["prof: failed writing cycle 1's trace 't.pftrace': File too large; it holds the steps written "
+                   "before"], f"streamed: stderr {p.stderr}")
+    steps = pftrace_steps("t.pftrace")
+    check(steps and steps == list(range(len(steps))) and len(steps) < 20, f"streamed: steps in the file {steps}")
+    check(os.path.getsize("t.pftrace") <= 256 << 10 and sorted(os.listdir(".")) == ["t.pftrace"],
+          f"streamed: files {os.listdir('.')}, {os.path.getsize('t.pftrace')} bytes")
+    # the first part fails: the good trace stays
+    open("t.pftrace", "wb").write(good)
+    p = run(binary, {"PROF_OUTPUT": "t.pftrace"}, limit_bytes=4 << 10, args=["steps"])
+    said = [l for l in p.stderr.splitlines() if l.startswith("prof: failed writing")]
+    check(p.returncode == 0 and said == ["prof: failed writing cycle 1's trace 't.pftrace': File too large; a file "
+                                         "there before is left as it was"], f"first part: stderr {p.stderr}")
+    check(open("t.pftrace", "rb").read() == good and os.listdir(".") == ["t.pftrace"],
+          f"first part: the good trace was changed, files {os.listdir('.')}")
 
 
 def case_behind(binary):
@@ -89,6 +135,49 @@ def case_behind(binary):
                        p.stderr)]
     check(said and all(a <= b for a, b in said) and sum(a for a, _ in said) == sum(b for _, b in said) == dropped,
           f"stderr: {p.stderr}")
+    behind_modes(binary)
+
+
+def slow_writer(binary, mode):
+    """behind exit / sigint: exit() and SIGINT's shutdown wait for a sink
+    that is stuck until check.py sends a line, sent only once the process
+    is in exit() or SIGINT's shutdown: each of the 5 cycles is written."""
+    empty_dir()
+    p = subprocess.Popen([binary, mode], env=clean_env({}), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+    check(p.stdout.readline() == ("exiting\n" if mode == "exit" else "ready\n"), f"{mode}: not ready")
+    if mode == "sigint":
+        p.send_signal(signal.SIGINT)
+        line = p.stderr.readline()
+        check(line == "prof: SIGINT: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)\n",
+              f"{mode}: stderr {line!r}")
+    try:
+        p.stdin.write("go\n")
+        p.stdin.close()
+    except BrokenPipeError:
+        pass                            # gone: it did not wait, which the checks below say
+    p.stdin = None
+    out, err = p.communicate(timeout=30)
+    want = 0 if mode == "exit" else -signal.SIGINT
+    check(p.returncode == want and out == "sink: released\n", f"{mode}: exit {p.returncode}, stdout {out!r}: {err}")
+    files = sorted(os.listdir("."))
+    check(files == [f"s.{i}.json" for i in range(1, 6)], f"{mode}: files {files}")
+    for f in files:
+        check(trace_names(f).get("work") == 100, f"{mode}: {f}: {trace_names(f)}")
+
+
+def behind_modes(binary):
+    for mode in ("exit", "sigint"):
+        slow_writer(binary, mode)
+    # a writer stuck for good: PROF_SHUTDOWN waits its limit (here 1 s),
+    # says what is not written, and returns
+    empty_dir()
+    p = run(binary, args=["limit"])
+    check(p.returncode == 0 and p.stdout == "shutdown returned\n", f"limit: exit {p.returncode}, stdout {p.stdout!r}")
+    check(p.stderr.splitlines() == ["prof: the profiler's thread has not finished writing in 1 s (5 steps still "
+                                    "queued); what it has not written is lost (a file it was writing is left as it "
+                                    "was)"], f"limit: stderr {p.stderr}")
+    check(os.listdir(".") == [], f"limit: files {os.listdir('.')}")
 
 
 def case_handler_exit(binary):
@@ -250,6 +339,21 @@ def case_fork(binary):
     check(sorted(os.listdir(".")) == sorted(["t.json", f"t-{child}.json"]), f"files {os.listdir('.')}")
     check(trace_names("t.json") == {"parent": 1}, f"parent's {trace_names('t.json')}")
     check(trace_names(f"t-{child}.json") == {"child": 1}, f"child's {trace_names(f't-{child}.json')}")
+    # a child forked after init that exec()s starts afresh: it records,
+    # takes SIGTERM (its trace written, then the signal ends it) and writes
+    # its own trace; the parent's holds the parent's regions
+    empty_dir()
+    p = run(binary, {"PROF_OUTPUT": "t_{pid}.json"}, args=["exec"])
+    m = re.fullmatch(r"child ([0-9]+) status ([0-9]+)\n", p.stdout)
+    check(p.returncode == 0 and m and int(m[2]) == signal.SIGTERM, f"exec: exit {p.returncode}, stdout {p.stdout!r}, "
+          f"stderr {p.stderr}")
+    check(f"prof: SIGTERM: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)" in p.stderr,
+          f"exec: stderr {p.stderr}")
+    parent = [f for f in os.listdir(".") if f != f"t_{m[1]}.json"]
+    check(f"t_{m[1]}.json" in os.listdir(".") and len(parent) == 1, f"exec: files {os.listdir('.')}")
+    check(trace_names(f"t_{m[1]}.json") == {"fresh": 1}, f"exec: the child's {trace_names(f't_{m[1]}.json')}")
+    names = trace_names(parent[0])
+    check(names.get("parent") == 1 and set(names) <= {"parent", "busy"}, f"exec: the parent's {names}")
 
 
 def default_signals():
@@ -281,13 +385,54 @@ def case_signals(binary):
         # opted out: the signal's default action alone
         rc, out, err = interrupted("wait", sig, dict(env, PROF_SIGNALS="0"))
         check(rc == -sig and err == "" and os.listdir(".") == [], f"{name}, PROF_SIGNALS=0: {rc} {err}")
+        # cfg.keep_signals, PROF_SIGNALS=0's config form: the same
+        rc, out, err = interrupted("keep", sig, env)
+        check(rc == -sig and err == "" and os.listdir(".") == [], f"{name}, cfg.keep_signals: {rc} {err}")
+        # a second signal while the first one's shutdown waits (on a
+        # trace-ready handler that never returns) ends the process at once
+        empty_dir()
+        p = subprocess.Popen([binary, "second"], env=clean_env(env), stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
+        check(p.stdout.readline() == "ready\n", "second: not ready")
+        p.send_signal(sig)
+        check(p.stdout.readline() == "handler\n", f"second: the first {name} did not reach the handler")
+        p.send_signal(sig)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail(f"second {name}: the process went on waiting for the handler: {p.communicate()[1]}")
+        check(p.returncode == -sig and err.splitlines() == [f"prof: {name}: writing the trace before the process "
+                                                            "ends (PROF_SIGNALS=0 turns this off)"],
+              f"second {name}: exit {p.returncode}, stderr {err}")
+        check(os.listdir(".") == [], f"second {name}: files {os.listdir('.')}")
+    # SIG_IGN is left alone: the SIGINT sent first is ignored, the SIGTERM
+    # after it writes the trace
+    empty_dir()
+    p = subprocess.Popen([binary, "ignored"], env=clean_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=default_signals)
+    check(p.stdout.readline() == "ready\n", "ignored: not ready")
+    p.send_signal(signal.SIGINT)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == -signal.SIGTERM and err.splitlines() == [
+        "prof: SIGTERM: writing the trace before the process ends (PROF_SIGNALS=0 turns this off)",
+        "prof: wrote t.json (1005 events)"], f"SIGINT ignored: exit {p.returncode}, stderr {err}")
+    # SIGUSR2 (PROF_TRIGGER=signal) is taken while running, each time it
+    # comes, and its default action (the end of the process) is back after
+    # shutdown
+    empty_dir()
+    p = run(binary, dict(env, PROF_TRIGGER="signal"), args=["usr2"])
+    check(p.stdout == "ready\ntriggered twice\nshut down\n" and p.returncode == -signal.SIGUSR2,
+          f"usr2: exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr}")
     # the engine's own handler is left alone; its clean exit writes the trace
     rc, out, err = interrupted("user", signal.SIGINT, env)
     check(rc == 0 and out == "user handler\n", f"user handler: exit {rc}, stdout {out}")
     check(err == "prof: wrote t.json (1005 events)\n" and trace_names("t.json") == {"work": 1000}, f"user: {err}")
     # crashes: where the thread was and what is lost are said, the crash goes
     # on as before (strict C: prof.h takes only signals left at the default)
-    for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV)):
+    for mode, sig in (("abort", signal.SIGABRT), ("segv", signal.SIGSEGV), ("bus", signal.SIGBUS),
+                      ("fpe", signal.SIGFPE), ("ill", signal.SIGILL)):
         empty_dir()
         p = run(binary, env, args=[mode])
         if "sanitized" in p.stdout:
@@ -298,6 +443,23 @@ def case_signals(binary):
                            f"prof: {name}: the process is crashing; up to 2047 events recorded since the last "
                            "trace are lost \\(a schedule writes one per cycle\\)\n", p.stderr), f"{mode}: stderr {p.stderr}")
         check(os.listdir(".") == [], f"{mode}: files {os.listdir('.')}")
+    # under a schedule, a crash loses only the current cycle: the three
+    # written before it stay whole, and what is lost is the one chunk
+    # holding step 3's 500 regions, not the 11,000 before
+    empty_dir()
+    p = run(binary, env, args=["cycles"])
+    if "sanitized" not in p.stdout:
+        check(p.returncode == -signal.SIGSEGV, f"cycles: exit {p.returncode}: {p.stderr}")
+        m = re.fullmatch("prof: wrote t\\.1\\.json \\(1006 events\\)\n"
+                         "prof: wrote t\\.2\\.json \\(5006 events\\)\n"
+                         "prof: wrote t\\.3\\.json \\(5006 events\\)\n"
+                         "prof: SIGSEGV: thread [0-9]+ is inside no region\n"
+                         "prof: SIGSEGV: the process is crashing; up to ([0-9]+) events recorded since the last "
+                         "trace are lost \\(a schedule writes one per cycle\\)\n", p.stderr)
+        check(m and int(m[1]) == 2047, f"cycles: stderr {p.stderr}")
+        check(sorted(os.listdir(".")) == ["t.1.json", "t.2.json", "t.3.json"], f"cycles: files {os.listdir('.')}")
+        for f, n in (("t.1.json", 1000), ("t.2.json", 5000), ("t.3.json", 5000)):
+            check(trace_names(f).get("work") == n, f"cycles: {f}: {trace_names(f)}")
 
 
 def case_crash(binary):
@@ -345,19 +507,21 @@ def case_crash(binary):
 
 def case_watchdog(binary):
     """A worker blocked forever inside a region, the main thread going on:
-    one watchdog report and dump, within PROF_WATCHDOG + 2 s of the last
-    step, naming the region and the thread; the main thread never stops."""
+    one watchdog report and dump, after the last step and no sooner than
+    PROF_WATCHDOG by the watchdog's own count, naming the region and the
+    thread; the main thread never stops (it records after the dump)."""
     empty_dir()
     env = {"PROF_OUTPUT": "t.json", "PROF_FLIGHT": "5", "PROF_WATCHDOG": "1", "PROF_FLIGHT_SLOW": "0"}
     p = run(binary, env)
     check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
     m = re.fullmatch(r"dump after ([0-9.]+) s, main went on ([0-9]+)\n", p.stdout)
-    check(m and 1.0 <= float(m[1]) < 3.0 and int(m[2]) > 0, f"stdout {p.stdout!r}")
+    check(m and float(m[1]) > 0 and int(m[2]) > 0, f"stdout {p.stdout!r}")
     check(os.listdir(".") == ["t.hang-20.json"], f"files {os.listdir('.')}")
     lines = p.stderr.splitlines()
     secs = r"\([0-9]+\.[0-9]{3} s\)"
-    check(re.fullmatch(r"prof: watchdog: no PROF_STEP for [0-9.]+ s \(step 20 is running\); "
-                       "what each thread is inside now:", lines[0]), f"stderr {p.stderr}")
+    m = re.fullmatch(r"prof: watchdog: no PROF_STEP for ([0-9.]+) s \(step 20 is running\); "
+                     "what each thread is inside now:", lines[0])
+    check(m and float(m[1]) >= 1.0, f"stderr {p.stderr}")
     threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
     stuck = [l for l in threads if re.fullmatch(f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside "
                                                 f"collective {secs} > wait_peer {secs}", l)]
@@ -382,28 +546,44 @@ def case_watchdog(binary):
     c, w = (next(e for e in xs if e["name"] == n and "open" in e.get("args", {})) for n in ("collective", "wait_peer"))
     check(c["ts"] <= w["ts"] and w["ts"] + w["dur"] <= c["ts"] + c["dur"] + 1e-3, f"wait_peer outside collective: {c} {w}")
     # without the flight recorder: the same report (threads by their names,
-    # though no cycle has been collected yet), and no dump: only the run's
+    # though no cycle has been collected yet), said in PROF_LOG's file, which
+    # the main thread reads until it is there; and no dump: only the run's
     # trace, at its end
     empty_dir()
     del env["PROF_FLIGHT"]
-    p = run(binary, env)
+    p = run(binary, dict(env, PROF_LOG="wd.log"))
     check(p.returncode == 0 and re.fullmatch(r"dump after -1\.000 s, main went on [1-9][0-9]*\n", p.stdout),
           f"no flight: exit {p.returncode}, stdout {p.stdout!r}")
-    check(os.listdir(".") == ["t.json"], f"no flight: files {os.listdir('.')}")
-    lines = [l for l in p.stderr.splitlines() if l.startswith("prof: watchdog:")]
+    check(sorted(os.listdir(".")) == ["t.json", "wd.log"], f"no flight: files {os.listdir('.')}")
+    lines = [l for l in open("wd.log").read().splitlines() if l.startswith("prof: watchdog:")]
     threads = [l for l in lines if l.startswith("prof: watchdog:   thread")]
     check(len(lines) == 1 + len(threads) and any(re.fullmatch(
         f"prof: watchdog:   thread [0-9]+ \\(allreduce\\) is inside collective {secs} > wait_peer {secs}", l)
-        for l in threads), f"no flight: stderr {p.stderr}")
+        for l in threads), f"no flight: the log {lines}")
 
 
 def case_dlclose(binary, plugin):
     # Two copies in one process, one unloaded while its thread lives on. That
     # thread's buffer (one chunk and its struct) stays behind, as the README
     # says, which LeakSanitizer would report.
+    # The plugin's threads, its watchdog among them with PROF_WATCHDOG, are
+    # all gone when dlclose returns: the count after it is the host's and
+    # the worker's, and the plugin held one more thread with a watchdog.
     asan = os.environ.get("ASAN_OPTIONS", "")
-    p = run(binary, {"ASAN_OPTIONS": asan + ":detect_leaks=0"}, args=[plugin])
-    check(p.returncode == 0 and p.stdout == "ok\n", f"exit {p.returncode}: {p.stderr}")
+    held = {}
+    for wd in ("", "1"):
+        empty_dir()
+        env = {"ASAN_OPTIONS": asan + ":detect_leaks=0"}
+        if wd:
+            env["PROF_WATCHDOG"] = wd
+        p = run(binary, env, args=[plugin])
+        m = re.fullmatch(r"threads ([0-9]+) loaded ([0-9]+) unloaded ([0-9]+)\nok\n", p.stdout)
+        check(p.returncode == 0 and m, f"PROF_WATCHDOG={wd}: exit {p.returncode}, stdout {p.stdout!r}: {p.stderr}")
+        before, loaded, after = map(int, m.groups())
+        check(after == before + 1 and loaded >= before + 2, f"PROF_WATCHDOG={wd}: threads {before} before dlopen, "
+              f"{loaded} loaded, {after} after dlclose (the worker's, which outlives it, is one)")
+        held[wd] = loaded - before - 1
+    check(held["1"] == held[""] + 1, f"the plugin's threads: {held[''] } and {held['1']} with PROF_WATCHDOG")
     files = sorted(os.listdir("."))
     check(len(files) == 2, f"files {files}")
     host, copy2 = files[1], files[0]            # prof_trace_<pid>-2.json sorts first

@@ -8,7 +8,12 @@
                 "forks F hung H busy N dropped D"
    fork early   one fork before init: parent and child each record one
                 region, and the child's descriptors are its own (stdin
-                stays open); prints "child PID" */
+                stays open); prints "child PID"
+   fork exec    after init, with a thread recording, the child exec()s
+                this program as "fork fresh": a fresh process, which
+                records one region and raises SIGTERM, which writes its
+                trace and ends it; prints "child PID status S" (S: the
+                signal that ended it, or 100 + its exit status) */
 #define _POSIX_C_SOURCE 200809L
 #include "prof.h"
 #include "sanitized.h"
@@ -123,7 +128,43 @@ static int early(void) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+static int exec_child(const char *self) {
+    PROF_INIT(NULL);
+    pthread_t r;
+    pthread_create(&r, NULL, recorder, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char *args[] = { (char *)"robust_fork", (char *)"fresh", NULL };
+        execv(self, args);
+        _exit(99);
+    }
+    { PROF_SCOPE("parent"); }
+    int status = 0, nhung = 0;
+    struct timespec ms = { 0, 1000000 };
+    for (int i = 0; i < 20000 && waitpid(pid, &status, WNOHANG) != pid; i++) nanosleep(&ms, NULL);
+    if (kill(pid, 0) == 0) {            /* still there after 20 s: SIGTERM did not end it */
+        nhung = 1;
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(r, NULL);
+    printf("child %ld status %d%s\n", (long)pid, WIFSIGNALED(status) ? WTERMSIG(status) : 100 + WEXITSTATUS(status),
+           nhung ? " hung" : "");
+    return 0;
+}
+
+/* The exec()ed child: a process of its own, as if started afresh. */
+static int fresh(void) {
+    { PROF_SCOPE("fresh"); }
+    raise(SIGTERM);                     /* its handler writes the trace, then ends the process */
+    sleep(20);                          /* ended by SIGTERM before this */
+    return 3;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "early")) return early();
+    if (argc > 1 && !strcmp(argv[1], "exec")) return exec_child(argv[0]);
+    if (argc > 1 && !strcmp(argv[1], "fresh")) return fresh();
     return late();
 }
