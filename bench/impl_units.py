@@ -8,6 +8,7 @@ and not by its command line (which skips the implementation).
 Nothing is compiled, so a configured build directory is enough.
 
     python3 bench/impl_units.py BUILD_DIR [-v]
+    python3 bench/impl_units.py --meta WORK_DIR [-v] [--recount]
 
 BUILD_DIR must have been configured with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 (Makefile or Ninja generators); if it has no compile_commands.json, that
@@ -17,18 +18,25 @@ not know, as hipcc; Makefile generator only); and with -v each implementing
 unit: its language, file, target and -D defines. Units that a test compiles
 itself (tests/warnings, tests/api, tests/zero_cost, robustness/linkage.sh,
 tests/consumer) are not in the build's database and so not counted: they
-are tests of the header under other compilers, not the build."""
+are tests of the header under other compilers, not the build. --meta
+counts those apart: it runs tests/warnings, tests/api, tests/zero_cost and
+robustness/linkage.sh in WORK_DIR with gcc, g++, clang and clang++ (and cc,
+c++) behind shims on the PATH that log each command, then preprocesses each
+logged unit the same way (the packages' CMake builds are left out);
+--recount counts an earlier run's logs again."""
 import glob
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 DROP_WITH_ARG = {"-o", "-MT", "-MF", "-MQ"}
-DROP = {"-c", "-MD", "-MMD"}
+DROP = {"-c", "-MD", "-MMD", "-fsyntax-only", "-shared", "-rdynamic"}
+LINK_ONLY = ("-l", "-L", "-Wl,")
 COMPILER = re.compile(r"\b(hipcc|nvcc|cc|c\+\+|gcc|g\+\+|clang)\b")
 
 
@@ -43,13 +51,13 @@ def preprocess_command(args):
         if a in DROP_WITH_ARG:
             skip = True
             continue
-        if a in DROP:
+        if a in DROP or a.startswith(LINK_ONLY) or a.endswith((".o", ".a", ".so")):
             continue
         out.append(a)
     compiler = os.path.basename(out[0])
     if compiler.startswith("nvcc"):
         return out + ["-E", "-Xcompiler", "-dM"]
-    return out + ["-E", "-dM"]
+    return out + ["-E", "-dM", "-Wno-error"]
 
 
 def implements(entry):
@@ -93,7 +101,71 @@ def custom_compiles(build):
     return found
 
 
+META = [("warnings", ["bash", "tests/warnings/check.sh", "{src}", "{work}/warnings"]),
+        ("api", ["bash", "tests/api/check.sh", "{src}", "{work}/api"]),
+        ("zero_cost", ["bash", "tests/zero_cost/check.sh", "{src}", "{work}/zero_cost"]),
+        ("robust_linkage", ["bash", "tests/robustness/linkage.sh", "{src}", "{work}/robust_linkage"])]
+SHIM = """#!/bin/sh
+f=$(mktemp "{log}/XXXXXXXX")
+printf '%s\\0' "$PWD" "{real}" "$@" >"$f"
+exec "{real}" "$@"
+"""
+
+
+def meta(work, verbose, recount):
+    """the meta tests' own compiles of the implementation, per test"""
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    work = os.path.abspath(work)
+    shim = os.path.join(work, "shim")
+    os.makedirs(shim, exist_ok=True)
+    total = 0
+    for name, cmd in META:
+        log = os.path.join(work, "log", name)
+        if not recount:
+            shutil.rmtree(log, ignore_errors=True)
+        os.makedirs(log, exist_ok=True)
+        for cc in ("gcc", "g++", "clang", "clang++", "cc", "c++"):
+            real = subprocess.run(["sh", "-c", "command -v " + cc], stdout=subprocess.PIPE,
+                                  universal_newlines=True).stdout.strip()
+            if real and not real.startswith(shim):
+                with open(os.path.join(shim, cc), "w") as f:
+                    f.write(SHIM.replace("{log}", log).replace("{real}", real))
+                os.chmod(os.path.join(shim, cc), 0o755)
+        env = dict(os.environ, PATH=shim + os.pathsep + os.environ["PATH"], CC=os.path.join(shim, "cc"))
+        if recount:                     # the logs of an earlier run
+            r = subprocess.CompletedProcess(cmd, 0)
+        else:
+            r = subprocess.run([a.format(src=src, work=work) for a in cmd], cwd=src, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        entries = []
+        for rec in sorted(os.listdir(log)):
+            with open(os.path.join(log, rec), "rb") as f:
+                args = f.read().decode().split("\0")[:-1]
+            if not args or "-E" in args or "-M" in args or "-MM" in args:
+                continue
+            sources = [a for a in args[2:] if a.endswith((".c", ".cpp", ".cc", ".cu")) and not a.startswith("-")]
+            for s in sources:               # one unit each, in its place (after its -x)
+                entries.append({"directory": args[0], "file": s,
+                                "arguments": [a for a in args[1:] if a == s or a not in sources]})
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            results = list(pool.map(implements, entries))
+        for e, (yes, info) in zip(entries, results):
+            if yes is None:
+                print("cannot preprocess %s: %s" % (e["file"], info[0]), file=sys.stderr)
+        units = [describe(e, info, src) for e, (yes, info) in zip(entries, results) if yes]
+        total += len(units)
+        print("%-15s %3d of %3d units compile prof.h's implementation (exit %d)"
+              % (name, len(units), len(entries), r.returncode))
+        if verbose:
+            for line in units:
+                print("  " + line)
+    print("%-15s %3d" % ("meta, in all", total))
+    return 0
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--meta":
+        return meta(sys.argv[2], "-v" in sys.argv[3:], "--recount" in sys.argv[3:])
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
         return 2
