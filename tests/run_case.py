@@ -560,7 +560,7 @@ def table_calls(tool, path):
 
 
 def case_handoff(binary, tmp):
-    """The step hands everything to the profiler's thread (issue 25): 60 steps
+    """The step hands everything to the profiler's thread: 60 steps
     of R regions (25,000; 2,500 under a sanitizer) in each mode, one window
     written at the end, streamed Perfetto, a schedule saving every other step,
     and the flight recorder dumped on a trigger: every event is in the files,
