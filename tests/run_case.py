@@ -78,6 +78,12 @@ def xs(d, name=None):
     return [e for e in d["traceEvents"] if e["ph"] == "X" and (name is None or e["name"] == name)]
 
 
+def span_ns(e):
+    """An X event's [start, end) in whole ns, as the trace writes them (its
+    ts + dur in floating point can pass a touching neighbour's ts)."""
+    return round(e["ts"] * 1000), round(e["ts"] * 1000) + round(e["dur"] * 1000)
+
+
 def contains(outer, inner):
     return outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-9
 
@@ -106,7 +112,7 @@ def case_regions(binary, tmp):
                 check(n == 1, f"{child} at {c['ts']} lies in {n} {parent} regions")
         outers = sorted(by["outer"], key=lambda e: e["ts"])
         for a, b in zip(outers, outers[1:]):
-            check(a["ts"] + a["dur"] <= b["ts"], "sibling outer regions overlap")
+            check(span_ns(a)[1] <= span_ns(b)[0], "sibling outer regions overlap")
     check(len(xs(d, "main_only")) == 1, "main_only missing")
     check(all(e["pid"] == xs(d)[0]["pid"] for e in xs(d)), "one process, one pid")
 
@@ -672,8 +678,8 @@ def case_short_threads(binary, tmp):
     check(len(os_tids) == 100, f"{len(os_tids)} thread ids kept in args.os_tid")
     check(all(sum(1 for e in nodes if e.get("args", {}).get("os_tid", pool[0]) == t) == 3 for t in os_tids),
           "3 nodes per thread")
-    ends = sorted((e["ts"], e["ts"] + e["dur"]) for e in nodes)
-    check(all(a[1] <= b[0] for a, b in zip(ends, ends[1:])), "events overlap on the merged track")
+    ns = sorted(span_ns(e) for e in nodes)
+    check(all(a[1] <= b[0] for a, b in zip(ns, ns[1:])), "events overlap on the merged track")
     pair = [t for t, n in names.items() if n == "pair"]
     check(len(pair) == 2 and len({e["tid"] for e in xs(d, "overlap")}) == 2, f"overlapping alike threads: {pair}")
     run(binary, "short_threads", {"PROF_OUTPUT": "separate.json", "PROF_MERGE_THREADS": "0"}, tmp)
