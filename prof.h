@@ -104,7 +104,8 @@
    run time once, and return the same pointer for the same text. Close regions before PROF_STEP(): a region that spans a step
    boundary overlaps the ProfilerStep#N event only partially.
 
-   ENVIRONMENT (read at init, overrides the config)
+   ENVIRONMENT (read at init, overrides the config; every option, with its
+   prof_config field and default: docs/options.md, from PROF__OPTIONS)
      PROF_OUTPUT     trace path; {pid}, {rank}, {cycle} are replaced
                      (default prof_trace_{pid}.json). Its extension picks
                      the format: .json.gz gzip JSON, .pftrace or
@@ -255,7 +256,17 @@ typedef void (*prof_trace_ready_fn)(const prof_cycle *cycle, void *user_data);
 
 /* Zero means default everywhere (sokol style):
        prof_config cfg = { .output = "run.json", .buffer_mb = 256 };
-       PROF_INIT(&cfg);                                                     */
+       PROF_INIT(&cfg);
+   Where 0 is the default and an option can also be turned off, PROF_OFF
+   turns it off (cfg.signals = PROF_OFF; cfg.flight_slow = PROF_OFF); in the
+   environment, 0 is off (PROF_SIGNALS=0, PROF_FLIGHT_SLOW=0). A field is
+   named as its variable is (PROF_MERGE_THREADS: merge_threads), with its
+   unit where the variable leaves it out (PROF_FLIGHT: flight_steps,
+   PROF_WATCHDOG: watchdog_s). The table of options in >>impl (PROF__OPTIONS;
+   docs/options.md) gives each one's kind, default and range; its readers
+   check each field's type against it at compile time, and the struct stays
+   written out here, where it is read.                                  */
+#define PROF_OFF (-1)
 typedef struct prof_config {
     const char   *output;     /* trace path, see PROF_OUTPUT                */
     size_t        buffer_mb;  /* recorder memory cap in MiB (default 64)    */
@@ -267,12 +278,12 @@ typedef struct prof_config {
     const char   *stacks;     /* also write folded stacks here (flamegraph.pl) */
     const char   *ranks;      /* ranks that record: "0", "0,2-3" (default all) */
     const char   *log;        /* messages and tables go here, not stderr    */
-    int           separate_threads; /* nonzero: a track per OS thread, even
-                                 for alike-named threads that never overlap */
+    int           separate_threads; /* deprecated, still honoured: nonzero is
+                                 merge_threads = PROF_OFF                   */
     prof_trace_ready_fn on_trace_ready; /* replaces writing `output`        */
     void         *user_data;
-    int           keep_signals; /* nonzero: no SIGINT/SIGTERM/crash handlers
-                                 (PROF_SIGNALS=0)                           */
+    int           keep_signals; /* deprecated, still honoured: nonzero is
+                                 signals = PROF_OFF                         */
     const char   *format;     /* "json", "json.gz", "perfetto" (default: by
                                  the output's extension, see PROF_FORMAT)   */
     const char   *trigger;    /* "signal" or "file:<path>": record nothing
@@ -285,24 +296,31 @@ typedef struct prof_config {
     int           flight_steps; /* flight recorder: keep the last N steps, write
                                  them only when a step goes wrong (PROF_FLIGHT) */
     double        flight_slow;  /* a step this many times the median is slow
-                                 (PROF_FLIGHT_SLOW, default 3; < 0: never)  */
+                                 (PROF_FLIGHT_SLOW, default 3; PROF_OFF: never) */
     double        flight_cooldown; /* s between two dumps (PROF_FLIGHT_COOLDOWN,
-                                 default 300; < 0: none)                    */
+                                 default 300; PROF_OFF: none)               */
     double        watchdog_s; /* no PROF_STEP for this long (seconds): say what
                                  every thread is inside, dump the flight
                                  recorder (PROF_WATCHDOG; 0: no watchdog)   */
-    int           cupti;      /* nonzero: every kernel, copy and fill, and the
-                                 runtime calls that launched them, through
-                                 CUPTI (prof_cuda.h; PROF_CUPTI=1)          */
+    int           cupti;      /* the CUDA spelling of kernels, still honoured:
+                                 nonzero is kernels = 1 (PROF_CUPTI=1)      */
     int           trace_ready_at_step; /* nonzero: collect and write each cycle
                                  (and call on_trace_ready) on the thread that
                                  steps, inside PROF_STEP, as torch.profiler
                                  does; default: on the profiler's thread    */
-    int           kernels;    /* the same for the runtime in use: CUPTI
-                                 (prof_cuda.h), rocprofiler-sdk (prof_hip.h);
-                                 PROF_KERNELS=1                             */
+    int           kernels;    /* nonzero: every kernel, copy and fill, and the
+                                 runtime calls that launched them, for the
+                                 runtime in use: CUPTI (prof_cuda.h),
+                                 rocprofiler-sdk (prof_hip.h); PROF_KERNELS=1 */
     int           energy;     /* nonzero: each step's joules per GPU and a
                                  power track, from NVML (PROF_ENERGY=1)     */
+    int           signals;    /* PROF_OFF: no SIGINT/SIGTERM/crash handlers
+                                 (PROF_SIGNALS=0; default: installed)       */
+    int           merge_threads; /* PROF_OFF: a track per OS thread, even for
+                                 alike-named threads that never overlap
+                                 (PROF_MERGE_THREADS=0; default: merged)    */
+    const char   *clock;      /* "tsc" (default) or "monotonic": the clock of
+                                 the first init (PROF_CLOCK)                */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -1249,6 +1267,112 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
 #define PROF__DEFAULT_OUT  "prof_trace_{pid}.json"
 #define PROF__PATH         4096         /* every path, with its NUL (Linux's PATH_MAX): longer is an error, never cut */
 
+/* ---- the options: one row each, in the order they are read (a message per
+   malformed value, in this order; a column may use the rows read before it,
+   as PROF_OUTPUT's default follows PROF_FORMAT's). The readers (>>env) give
+   a field of prof__g.opt per row, from the default, then prof_config, then
+   the environment, and check each prof_config field's type at compile time;
+   tests/docs/check_env.py checks the rows against prof_config, the top
+   comment's ENVIRONMENT list and docs/options.md.
+   How to add an option:
+     1. a row here: variable ("" for config only), prof_config field, kind,
+        default, range, the form a malformed value is told it must have,
+        what happens then, one line of doc;
+     2. the field in prof_config (>>api), of its kind's type; read
+        prof__g.opt.<field> where it is used;
+     3. its entry in ENVIRONMENT above; python3 tests/docs/check_env.py --write.
+   Kinds (the field's type; prof_config's 0 is the default everywhere):
+     BOOL   int: 0 or 1; in the config nonzero is on, PROF_OFF off
+     INT    int, a whole number lo..hi; the config's if above 0
+     REAL   double, lo..hi; 0 (config: PROF_OFF) is off, stored as 0
+     MIB    size_t, a whole number of MiB lo..hi
+     PATH   a path template, kept in char[PROF__PATH]
+     SPEC   a string read by prof__spec_<field> into a prof__opt_<field>
+     SCHED  the same, a prof_schedule in the config
+     ALIAS  another variable for the BOOL named by field, read before it
+     LIB    read by its binding where the library is loaded: a row for the
+            docs only (field none)                                        */
+#define PROF__FORM_SCHEDULE "of the form skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1"
+#define PROF__FORM_TABLE                                                                                      \
+    "of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|" \
+    "cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,rows=N[,group=args|thread|args+thread|domain][,ranks=all]"   \
+    "[,percentiles]"
+#define PROF__OPTIONS(X)                                                                                      \
+    X("PROF_FORMAT", format, SPEC, "", 0, 0, prof__fmt_forms(), "the output's extension decides",              \
+      "a trace format by its name (PROF__FORMATS), whatever the extension (default: the extension decides)")  \
+    X("PROF_OUTPUT", output, PATH, "", 0, 0, "", prof__fmt_instead(o->format),                               \
+      "trace path; {pid}, {rank}, {cycle} are replaced (default prof_trace_{pid} and the format's extension)") \
+    X("PROF_BUFFER_MB", buffer_mb, MIB, PROF__DEFAULT_MB, 1, 0x7fffffff, "a whole number of MiB above 0", "",   \
+      "cap on recorder memory; beyond it events are dropped, counted, reported and stored in the trace")       \
+    X("PROF_DISABLE", disable, BOOL, 0, 0, 1, "0 or 1", "ignoring it", "1: record nothing at run time")        \
+    X("", quiet, BOOL, 0, 0, 1, "0 or 1", "ignoring it", "no informational lines on stderr")                    \
+    X("PROF_SCHEDULE", schedule, SCHED, "", 0, 0, PROF__FORM_SCHEDULE, "ignoring it",                          \
+      "skip_first=N,wait=N,warmup=N,active=N,repeat=N (torch.profiler.schedule); one trace per cycle")        \
+    X("PROF_TABLE", table, SPEC, "", 0, 0, PROF__FORM_TABLE, "no table",                                       \
+      "print the summary table per cycle, e.g. sort=self_cpu,rows=10")                                         \
+    X("PROF_TB_DIR", tb_dir, PATH, "", 0, 0, "", "no TensorBoard traces",                                      \
+      "also write each cycle for TensorBoard's profiler plugin, in this directory")                            \
+    X("PROF_STACKS", stacks, PATH, "", 0, 0, "", "no folded stacks",                                           \
+      "also write folded stacks to this path (flamegraph.pl, speedscope)")                                     \
+    X("PROF_RANKS", ranks, SPEC, "all", 0, 0, "'all' or a list of ranks like 0,2-3", "recording on every rank", \
+      "ranks that record, e.g. 0 or 0,2-3")                                                                    \
+    X("PROF_CLOCK", clock, SPEC, "tsc", 0, 0, "tsc or monotonic", "ignoring it",                               \
+      "monotonic: CLOCK_MONOTONIC instead of the TSC (at the first init)")                                     \
+    X("PROF_LOG", log, PATH, "", 0, 0, "", "speaking on stderr",                                               \
+      "messages and tables go to this file, not stderr (the profiler never writes to stdout)")                 \
+    X("PROF_SIGNALS", signals, BOOL, 1, 0, 1, "0 or 1", "ignoring it",                                         \
+      "0: leave SIGINT/SIGTERM and crash signals alone (default: the trace is written first)")                 \
+    X("PROF_MERGE_THREADS", merge_threads, BOOL, 1, 0, 1, "0 or 1", "ignoring it",                             \
+      "0: a track per OS thread (default: alike-named threads that never overlap share one)")                  \
+    X("PROF_TRIGGER", trigger, SPEC, "", 0, 0, "signal or file:<path>", "recording as if it were unset",       \
+      "signal or file:<path>: record nothing until SIGUSR2 arrives or the file appears or changes")            \
+    X("PROF_TRIGGER_STEPS", trigger_steps, INT, 5, 1, 999999, "a number of steps from 1 to 999999", "",        \
+      "steps a trigger records")                                                                               \
+    X("PROF_PEAK_TFLOPS", peak_tflops, REAL, 0, 0, 1e12, "a positive number", "no peak",                       \
+      "the device's peak TFLOP/s, for the table's % peak (default: a known GPU's)")                            \
+    X("PROF_PEAK_GBPS", peak_gbps, REAL, 0, 0, 1e12, "a positive number", "no peak",                           \
+      "the device's peak GB/s, likewise")                                                                      \
+    X("PROF_FLIGHT", flight_steps, INT, 0, 0, 99999, "a number of steps from 0 to 99999", "no flight recorder", \
+      "the flight recorder: every step recorded, the last N kept, written when a step goes wrong")             \
+    X("PROF_FLIGHT_SLOW", flight_slow, REAL, 3, 0, 1e9, "a number from 0", "",                                 \
+      "a slow step, for the flight recorder: this many times the median of the steps before it (0: never)")    \
+    X("PROF_FLIGHT_COOLDOWN", flight_cooldown, REAL, 300, 0, 1e9, "a number from 0", "",                       \
+      "seconds between two flight recorder dumps (0: no limit)")                                               \
+    X("PROF_WATCHDOG", watchdog_s, REAL, 0, 0, 1e7, "a number of seconds from 0", "no watchdog",               \
+      "no PROF_STEP for this many seconds: say what every thread is inside, dump the flight recorder")         \
+    X("", trace_ready_at_step, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                         \
+      "write each cycle (and call on_trace_ready) inside PROF_STEP, on the thread that steps")                 \
+    X("PROF_CUPTI", kernels, ALIAS, 0, 0, 1, "0 or 1", "ignoring it",                                          \
+      "the CUDA spelling of PROF_KERNELS (which decides when both are set)")                                   \
+    X("PROF_KERNELS", kernels, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                         \
+      "1: every kernel, copy and fill: CUPTI (prof_cuda.h), rocprofiler-sdk (prof_hip.h)")                     \
+    X("PROF_ENERGY", energy, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                           \
+      "1: each recorded step's joules per GPU and a power track per GPU, from NVML or AMD SMI")                \
+    X("PROF_CUPTI_LIB", none, LIB, "libcupti.so", 0, 0, "", "", "the libcupti.so to load (prof_cuda.h)")       \
+    X("PROF_ROCPROFILER_SDK", none, LIB, "$ROCM_PATH/lib's", 0, 0, "", "",                                     \
+      "the librocprofiler-sdk.so to load (prof_hip.h)")                                                        \
+    X("PROF_NVML_LIB", none, LIB, "libnvidia-ml.so.1", 0, 0, "", "", "the NVML to load for PROF_ENERGY")        \
+    X("PROF_AMDSMI_LIB", none, LIB, "libamd_smi.so", 0, 0, "", "", "the AMD SMI to load for PROF_ENERGY (prof_hip.h)")
+
+/* What the SPEC and SCHED rows hold, once read (>>env). */
+typedef struct { prof_schedule s; int on; } prof__opt_schedule;
+typedef struct { long rows; prof_sort sort; int group, all_ranks; } prof__opt_table;   /* rows -1: no table */
+typedef struct { int kind; char path[PROF__PATH]; } prof__opt_trigger;                 /* PROF__TRIG_* */
+typedef char prof__opt_ranks[256];      /* "" = all */
+typedef int prof__opt_format;           /* PROF__FMT_*; -1: by the output's extension */
+typedef int prof__opt_clock;            /* 1: CLOCK_MONOTONIC */
+#define PROF__OPT_DECL_BOOL(f)  int f;
+#define PROF__OPT_DECL_INT(f)   int f;
+#define PROF__OPT_DECL_REAL(f)  double f;
+#define PROF__OPT_DECL_MIB(f)   size_t f;
+#define PROF__OPT_DECL_PATH(f)  char f[PROF__PATH];
+#define PROF__OPT_DECL_SPEC(f)  prof__opt_##f f;
+#define PROF__OPT_DECL_SCHED(f) prof__opt_##f f;
+#define PROF__OPT_DECL_ALIAS(f)
+#define PROF__OPT_DECL_LIB(f)
+#define PROF__OPT_DECL(var, f, kind, ...) PROF__OPT_DECL_##kind(f)
+typedef struct prof__opts { PROF__OPTIONS(PROF__OPT_DECL) } prof__opts;
+
 typedef struct prof__chunk {
     struct prof__chunk *next;   /* set once by the producer, release */
     char pad[sizeof(prof__rec) - sizeof(void *)];
@@ -1299,6 +1423,7 @@ enum { PROF__NONE, PROF__WARMUP, PROF__RECORD, PROF__RECORD_AND_SAVE };
 static struct {
     int inited, shut;                   /* under prof__lock; inited also read atomically */
     int disabled;                       /* recording off: the user's word or an unchosen rank */
+    prof__opts opt;                     /* the options as the table's readers left them (>>env) */
     struct {                            /* what the config and the environment asked for */
         char output[PROF__PATH];
         char tb_dir[PROF__PATH];
@@ -1311,10 +1436,10 @@ static struct {
         long table_rows;                /* -1: no table; 0: every row */
         prof_sort table_sort;
         int table_group, table_all_ranks;
-        int separate_threads;           /* cfg.separate_threads / PROF_MERGE_THREADS=0 */
-        int format;                     /* PROF__FMT_*: cfg.format / PROF_FORMAT; -1: by extension */
+        int separate_threads;           /* !opt.merge_threads */
+        int format;                     /* opt.format: PROF__FMT_*; -1: by extension */
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
-        int cupti;                      /* cfg.cupti / kernels, PROF_CUPTI / KERNELS: kernel capture */
+        int cupti;                      /* opt.kernels: kernel capture */
         int energy;                     /* cfg.energy / PROF_ENERGY: joules per step (>>energy) */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
@@ -6438,15 +6563,63 @@ static int prof__is_gz(const char *path) {
     return n > 3 && !strcmp(path + n - 3, ".gz");
 }
 
-/* Trace formats, and the one a path's extension asks for. */
-enum { PROF__FMT_JSON, PROF__FMT_GZ, PROF__FMT_PERFETTO };
+/* The trace formats, one row each: name (PROF_FORMAT, cfg.format), the
+   extensions that ask for it, its default file, whether cycles stream into
+   one file (parts written as steps go, >>output), its writer. A path whose
+   extension no row has is JSON's, the first row. */
+#define PROF__FORMATS(X)                                                                                   \
+    X(JSON,     "json",     ".json",    "",                "prof_trace_{pid}.json",    0, prof__write_json)    \
+    X(GZ,       "json.gz",  ".json.gz", ".gz",             "prof_trace_{pid}.json.gz", 0, prof__write_json_gz) \
+    X(PERFETTO, "perfetto", ".pftrace", ".perfetto-trace", "prof_trace_{pid}.pftrace", 1, prof__write_pftrace)
+#define PROF__FMT_ENUM(id, name, ext, ext2, file, streams, writer) PROF__FMT_##id,
+enum { PROF__FORMATS(PROF__FMT_ENUM) PROF__NFMT };
+/* A writer: the cycle to path; as_ops: see prof__write_trace_as; *nev: events written. */
+typedef int prof__writer_fn(const struct prof__cycle *cy, const char *path, int as_ops, size_t *nev);
+#define PROF__FMT_DECL(id, name, ext, ext2, file, streams, writer) static prof__writer_fn writer;
+PROF__FORMATS(PROF__FMT_DECL)
+#define PROF__FMT_ROW(id, name, ext, ext2, file, streams, writer) { name, { ext, ext2 }, file, streams, writer },
+static const struct prof__format {
+    const char *name, *ext[2], *file;
+    int streams;
+    prof__writer_fn *write;
+} prof__fmt[PROF__NFMT] = { PROF__FORMATS(PROF__FMT_ROW) };
 
 static int prof__path_format(const char *path) {
     size_t n = strlen(path);
-    if (prof__is_gz(path)) return PROF__FMT_GZ;
-    if ((n > 8 && !strcmp(path + n - 8, ".pftrace")) || (n > 15 && !strcmp(path + n - 15, ".perfetto-trace")))
-        return PROF__FMT_PERFETTO;
+    for (int i = PROF__NFMT - 1; i > 0; i--)
+        for (int k = 0; k < 2; k++) {
+            size_t m = strlen(prof__fmt[i].ext[k]);
+            if (m && n > m && !strcmp(path + n - m, prof__fmt[i].ext[k])) return i;
+        }
     return PROF__FMT_JSON;
+}
+
+/* PROF_FORMAT's names, as a message lists them: "json, json.gz or perfetto". */
+PROF__COLD static const char *prof__fmt_forms(void) {
+    static char list[128];
+    size_t n = 0;
+    for (int i = 0; i < PROF__NFMT; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i == 0 ? "" : i + 1 < PROF__NFMT ? ", " : " or ",
+                              prof__fmt[i].name);
+    return list;
+}
+
+/* What a bad PROF_OUTPUT is replaced by: "using <fmt's default file>". */
+PROF__COLD static const char *prof__fmt_instead(int fmt) {
+    static char line[64];
+    snprintf(line, sizeof line, "using %s", prof__fmt[fmt >= 0 ? fmt : PROF__FMT_JSON].file);
+    return line;
+}
+
+/* PROF_FORMAT's parser (a SPEC of the options' table): a name, or "" for
+   the output's extension. */
+PROF__COLD static int prof__spec_format(const char *s, void *out) {
+    for (int i = 0; i < PROF__NFMT; i++)
+        if (!*s || !strcmp(s, prof__fmt[i].name)) {
+            *(prof__opt_format *)out = *s ? i : -1;
+            return 1;
+        }
+    return 0;
 }
 
 /* Names are pointers, and an engine has few distinct ones: what a sink
@@ -8427,11 +8600,22 @@ __attribute__((noinline)) static int prof__write_perfetto(const prof__cycle *cy,
     return ok;
 }
 
+/* The formats' writers (PROF__FORMATS). */
+static int prof__write_json(const prof__cycle *cy, const char *path, int as_ops, size_t *nev) {
+    return prof__write_trace_as(cy, path, as_ops, 0, nev);
+}
+static int prof__write_json_gz(const prof__cycle *cy, const char *path, int as_ops, size_t *nev) {
+    return prof__write_trace_as(cy, path, as_ops, 1, nev);
+}
+static int prof__write_pftrace(const prof__cycle *cy, const char *path, int as_ops, size_t *nev) {
+    (void)as_ops;
+    return prof__write_perfetto(cy, path, nev);
+}
+
 /* Writes the cycle to path in format fmt (PROF__FMT_*); as_ops: see
    prof__write_trace_as. */
 static int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fmt, int as_ops, size_t *nev) {
-    if (fmt == PROF__FMT_PERFETTO) return prof__write_perfetto(cy, path, nev);
-    return prof__write_trace_as(cy, path, as_ops, fmt == PROF__FMT_GZ, nev);
+    return prof__fmt[fmt].write(cy, path, as_ops, nev);
 }
 
 /* ---- >>table  the cycle API: a saved cycle's events and GPU regions ----- */
@@ -9427,7 +9611,7 @@ static struct {
 /* Whether cycles stream (conf is settled: called after init). */
 static int prof__streams(void) {
     int fmt = prof__g.conf.format >= 0 ? prof__g.conf.format : prof__path_format(prof__g.conf.output);
-    return fmt == PROF__FMT_PERFETTO && !prof__g.conf.on_ready && !prof__g.conf.tb_dir[0] &&
+    return prof__fmt[fmt].streams && !prof__g.conf.on_ready && !prof__g.conf.tb_dir[0] &&
            !prof__g.conf.stacks[0] && prof__g.conf.table_rows < 0 && !prof__g.conf.energy;
 }
 
@@ -10324,212 +10508,256 @@ void prof_sync(void) {
 
 PROF__COLD static void prof__atexit(void) { prof_shutdown(); }
 
-/* A 0/1 environment variable: *v keeps its value when unset or malformed
-   (malformed: one line saying so). */
-PROF__COLD static void prof__env_bool(const char *var, int *v) {
-    const char *e = getenv(var);
-    if (!e || !*e) return;
-    if (!strcmp(e, "1")) *v = 1;
-    else if (!strcmp(e, "0")) *v = 0;
-    else {
-        char q[PROF__QUOTE];
-        prof__msg("%s='%s' is not 0 or 1; ignoring it", var, prof__q(e, q));
-    }
-}
+/* ---- the options' readers (the table: PROF__OPTIONS, >>impl) ----------- */
 
-/* A number from `var`, if set, into *out: when lo <= it (lo < it unless
-   lo_in) and it <= hi; else one line, "is not <expect>; <otherwise>". */
-PROF__COLD static void prof__env_real(const char *var, double lo, int lo_in, double hi, const char *expect,
-                           const char *otherwise, double *out) {
-    const char *e = getenv(var);
-    char *end, q[PROF__QUOTE];
-    if (!e || !*e) return;
-    double v = strtod(e, &end);
-    if (*end || !(lo_in ? v >= lo : v > lo) || v > hi) prof__msg("%s='%s' is not %s; %s", var, prof__q(e, q), expect, otherwise);
-    else *out = v;
-}
-
-/* Init, part 1: the config, then the environment over it, into prof__g. */
-PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
-    static const char dflt[] = PROF__DEFAULT_OUT;
-    const char *out = cfg->output && *cfg->output ? cfg->output : dflt;
-    long mb = cfg->buffer_mb ? (long)cfg->buffer_mb : PROF__DEFAULT_MB;
-    int disabled = cfg->disable != 0;
-    prof_schedule sched = cfg->schedule;
-    int has_sched = sched.active > 0;
-    if (has_sched && (sched.skip_first < 0 || sched.wait < 0 || sched.warmup < 0 || sched.repeat < 0)) {
-        prof__msg("prof_config.schedule has a negative field; recording without a schedule");
-        has_sched = 0;
-    }
-    prof__g.conf.quiet = cfg->quiet != 0;
-
-    const char *e;
+/* One line for a malformed value: "<who>='<value>' is not <form>; <then>". */
+PROF__COLD static void prof__opt_say(const char *who, const char *v, const char *form, const char *then) {
     char q[PROF__QUOTE];
-    if ((e = getenv("PROF_OUTPUT")) && *e) out = e;
-    const char *fs = cfg->format;
-    if ((e = getenv("PROF_FORMAT")) && *e) fs = e;
-    prof__g.conf.format = -1;
-    if (fs && *fs) {
-        static const char *const formats[] = { "json", "json.gz", "perfetto" };
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(fs, formats[i])) prof__g.conf.format = i;   /* PROF__FMT_* */
-        if (prof__g.conf.format < 0)
-            prof__msg("%s='%s' is not json, json.gz or perfetto; the output's extension decides",
-                      e && *e ? "PROF_FORMAT" : "prof_config.format", prof__q(fs, q));
+    prof__msg("%s='%s' is not %s; %s", who, prof__q(v, q), form, then);
+}
+
+/* A variable's value: NULL when unset, empty, or the row has none. */
+PROF__COLD static const char *prof__opt_env(const char *var) {
+    const char *e = *var ? getenv(var) : NULL;
+    return e && *e ? e : NULL;
+}
+
+/* BOOL. `then` NULL: malformed values are passed over without a word. */
+PROF__COLD static void prof__opt_cfg_bool(int *o, const int *c, int d) { *o = *c == 0 ? d : d ? *c > 0 : 1; }
+PROF__COLD static void prof__opt_bool(const char *var, int *o, const char *form, const char *then) {
+    const char *e = prof__opt_env(var);
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1"))) *o = e[0] == '1';
+    else if (e && then) prof__opt_say(var, e, form, then);
+}
+
+/* INT and MIB: a whole number lo..hi; malformed: the value so far stays. */
+PROF__COLD static void prof__opt_cfg_int(int *o, const int *c, int d) { *o = *c > 0 ? *c : d; }
+PROF__COLD static void prof__opt_cfg_mib(size_t *o, const size_t *c, size_t d) { *o = *c ? *c : d; }
+PROF__COLD static int prof__opt_whole(const char *var, long *v, long lo, long hi, const char *form, const char *then) {
+    const char *e = prof__opt_env(var);
+    long n;
+    if (e && prof__parse_uint(e, &n) && n >= lo && n <= hi) *v = n;
+    else if (e) {
+        char instead[64];
+        snprintf(instead, sizeof instead, "using %ld", *v);
+        prof__opt_say(var, e, form, *v || !*then ? instead : then);
     }
-    if (out == dflt && prof__g.conf.format == PROF__FMT_GZ) out = "prof_trace_{pid}.json.gz";
-    if (out == dflt && prof__g.conf.format == PROF__FMT_PERFETTO) out = "prof_trace_{pid}.pftrace";
-    if ((e = getenv("PROF_BUFFER_MB")) && *e) {
-        long v;
-        if (prof__parse_uint(e, &v) && v > 0) mb = v;
-        else prof__msg("PROF_BUFFER_MB='%s' is not a whole number of MiB above 0; using %s", prof__q(e, q),
-                       cfg->buffer_mb ? "the config's value" : "64");
+    return e != NULL;
+}
+PROF__COLD static void prof__opt_int(const char *var, int *o, long lo, long hi, const char *form, const char *then) {
+    long v = *o;
+    if (prof__opt_whole(var, &v, lo, hi, form, then)) *o = (int)v;
+}
+PROF__COLD static void prof__opt_mib(const char *var, size_t *o, long lo, long hi, const char *form, const char *then) {
+    long v = (long)*o;
+    if (prof__opt_whole(var, &v, lo, hi, form, then)) *o = (size_t)v;
+}
+
+/* REAL: lo..hi; 0 is off. */
+PROF__COLD static void prof__opt_cfg_real(double *o, const double *c, double d) { *o = *c > 0 ? *c : *c < 0 ? 0 : d; }
+PROF__COLD static void prof__opt_real(const char *var, double *o, double lo, double hi, const char *form,
+                                      const char *then) {
+    const char *e = prof__opt_env(var);
+    char *end, instead[64];
+    if (!e) return;
+    double v = strtod(e, &end);
+    if (!*end && v >= lo && v <= hi) {
+        *o = v;
+        return;
     }
-    prof__env_bool("PROF_DISABLE", &disabled);
-    if ((e = getenv("PROF_SCHEDULE")) && *e) {
-        if (prof__parse_schedule(e, &sched)) has_sched = 1;
-        else prof__msg("PROF_SCHEDULE='%s' is not of the form "
-                       "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it", prof__q(e, q));
+    snprintf(instead, sizeof instead, "using %g", *o);
+    prof__opt_say(var, e, form, *o > 0 || !*then ? instead : then);
+}
+
+/* PATH: the config's or the default, then the variable's; too long: "". */
+PROF__COLD static void prof__opt_cfg_path(char *o, const char *const *c, const char *var, const char *d,
+                                          const char *then) {
+    prof__set_path(o, var, *c && **c ? *c : d, then);
+}
+PROF__COLD static void prof__opt_path(const char *var, char *o, const char *then) {
+    const char *e = prof__opt_env(var);
+    if (e) prof__set_path(o, var, e, then);
+}
+
+/* SPEC and SCHED: a parser of the string into *out, which it leaves alone
+   when it refuses it. */
+typedef int prof__spec_fn(const char *s, void *out);
+PROF__COLD static void prof__opt_spec(const char *who, const char *s, prof__spec_fn *parse, void *out, const char *form,
+                                      const char *then) {
+    if (s && *s && !parse(s, out)) prof__opt_say(who, s, form, then);
+}
+PROF__COLD static void prof__opt_cfg_spec(void *o, const char *const *c, prof__spec_fn *parse, const char *field,
+                                          const char *d, const char *form, const char *then) {
+    char who[64];
+    parse(d, o);                        /* the default: always taken */
+    snprintf(who, sizeof who, "prof_config.%s", field);
+    prof__opt_spec(who, *c, parse, o, form, then);
+}
+PROF__COLD static void prof__opt_cfg_sched(prof__opt_schedule *o, const prof_schedule *c) {
+    o->s = *c;
+    o->on = c->active > 0;
+    if (o->on && (c->skip_first < 0 || c->wait < 0 || c->warmup < 0 || c->repeat < 0)) {
+        prof__msg("prof_config.schedule has a negative field; recording without a schedule");
+        o->on = 0;
     }
-    const char *st = cfg->stacks;
-    if ((e = getenv("PROF_STACKS")) && *e) st = e;
-    prof__set_path(prof__g.conf.stacks, "PROF_STACKS", st ? st : "", "no folded stacks");
-    const char *tb = cfg->tb_dir;
-    if ((e = getenv("PROF_TB_DIR")) && *e) tb = e;
-    prof__set_path(prof__g.conf.tb_dir, "PROF_TB_DIR", tb ? tb : "", "no TensorBoard traces");
-    prof__g.conf.on_ready = cfg->on_trace_ready;
-    prof__g.conf.user_data = cfg->user_data;
-    const char *table = cfg->table;
-    if ((e = getenv("PROF_TABLE")) && *e) table = e;
-    prof__g.conf.table_rows = -1;
-    if (table && *table) {
-        size_t rows = 0;
-        if (prof__parse_table_spec(table, &prof__g.conf.table_sort, &rows, &prof__g.conf.table_group,
-                                   &prof__g.conf.table_all_ranks))
-            prof__g.conf.table_rows = (long)rows;
-        else
-            prof__msg("PROF_TABLE='%s' is not of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|"
-                      "calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,"
-                      "rows=N[,group=args|thread|args+thread|domain][,ranks=all][,percentiles]; no table", prof__q(table, q));
+}
+
+/* Each kind's two steps: from the default and the config (o, c: prof__opts
+   and prof_config pointers), then from the variable. */
+#define PROF__OPT_CFG_BOOL(v, f, d, lo, hi, form, then)  prof__opt_cfg_bool(&o->f, &c->f, d);
+#define PROF__OPT_CFG_INT(v, f, d, lo, hi, form, then)   prof__opt_cfg_int(&o->f, &c->f, d);
+#define PROF__OPT_CFG_REAL(v, f, d, lo, hi, form, then)  prof__opt_cfg_real(&o->f, &c->f, d);
+#define PROF__OPT_CFG_MIB(v, f, d, lo, hi, form, then)   prof__opt_cfg_mib(&o->f, &c->f, d);
+#define PROF__OPT_CFG_PATH(v, f, d, lo, hi, form, then)  prof__opt_cfg_path(o->f, &c->f, v, d, then);
+#define PROF__OPT_CFG_SPEC(v, f, d, lo, hi, form, then) \
+    prof__opt_cfg_spec(&o->f, &c->f, prof__spec_##f, #f, d, form, then);
+#define PROF__OPT_CFG_SCHED(v, f, d, lo, hi, form, then) prof__opt_cfg_sched(&o->f, &c->f);
+#define PROF__OPT_CFG_ALIAS(v, f, d, lo, hi, form, then)
+#define PROF__OPT_CFG_LIB(v, f, d, lo, hi, form, then)
+#define PROF__OPT_ENV_BOOL(v, f, d, lo, hi, form, then)  prof__opt_bool(v, &o->f, form, then);
+#define PROF__OPT_ENV_INT(v, f, d, lo, hi, form, then)   prof__opt_int(v, &o->f, lo, hi, form, then);
+#define PROF__OPT_ENV_REAL(v, f, d, lo, hi, form, then)  prof__opt_real(v, &o->f, lo, hi, form, then);
+#define PROF__OPT_ENV_MIB(v, f, d, lo, hi, form, then)   prof__opt_mib(v, &o->f, lo, hi, form, then);
+#define PROF__OPT_ENV_PATH(v, f, d, lo, hi, form, then)  prof__opt_path(v, o->f, then);
+#define PROF__OPT_ENV_SPEC(v, f, d, lo, hi, form, then) \
+    prof__opt_spec(v, prof__opt_env(v), prof__spec_##f, &o->f, form, then);
+#define PROF__OPT_ENV_SCHED PROF__OPT_ENV_SPEC
+#define PROF__OPT_ENV_ALIAS PROF__OPT_ENV_BOOL
+#define PROF__OPT_ENV_LIB(v, f, d, lo, hi, form, then)
+#define PROF__OPT_FROM_CFG(v, f, kind, d, lo, hi, form, then, doc) PROF__OPT_CFG_##kind(v, f, d, lo, hi, form, then)
+#define PROF__OPT_FROM_ENV(v, f, kind, d, lo, hi, form, then, doc) PROF__OPT_ENV_##kind(v, f, d, lo, hi, form, then)
+
+/* The SPEC rows' parsers; "" is each one's default. */
+PROF__COLD static int prof__spec_schedule(const char *s, void *out) {
+    prof__opt_schedule *o = (prof__opt_schedule *)out;
+    if (!*s) o->on = 0;
+    else if (prof__parse_schedule(s, &o->s)) o->on = 1;
+    else return 0;
+    return 1;
+}
+PROF__COLD static int prof__spec_table(const char *s, void *out) {
+    prof__opt_table *o = (prof__opt_table *)out, t;
+    size_t rows = 0;
+    if (!*s) {
+        o->rows = -1;
+        return 1;
     }
-    if (!prof__g.who.rank_set) prof__rank_from_env();
-    const char *ranks = cfg->ranks ? cfg->ranks : "";
-    if ((e = getenv("PROF_RANKS")) && *e) ranks = e;
-    if (strlen(ranks) >= sizeof prof__g.conf.ranks || prof__rank_in(ranks, 0) < 0) {
-        prof__msg("PROF_RANKS='%s' is not 'all' or a list of ranks like 0,2-3; recording on every rank",
-                  prof__q(ranks, q));
-        ranks = "";
+    if (!prof__parse_table_spec(s, &t.sort, &rows, &t.group, &t.all_ranks)) return 0;
+    t.rows = (long)rows;
+    *o = t;
+    return 1;
+}
+PROF__COLD static int prof__spec_ranks(const char *s, void *out) {
+    if (strlen(s) >= sizeof(prof__opt_ranks) || prof__rank_in(s, 0) < 0) return 0;
+    strcpy((char *)out, strcmp(s, "all") ? s : "");
+    return 1;
+}
+PROF__COLD static int prof__spec_trigger(const char *s, void *out) {
+    prof__opt_trigger *o = (prof__opt_trigger *)out;
+    if (!*s) o->kind = PROF__TRIG_NONE;
+    else if (!strcmp(s, "signal")) o->kind = PROF__TRIG_SIGNAL;
+    else if (strncmp(s, "file:", 5) || !s[5] || strlen(s + 5) >= PROF__PATH) return 0;
+    else {
+        o->kind = PROF__TRIG_FILE;
+        strcpy(o->path, s + 5);
     }
-    snprintf(prof__g.conf.ranks, sizeof prof__g.conf.ranks, "%s", ranks);
-    if (!prof__set_path(prof__g.conf.output, "PROF_OUTPUT", out, "using " PROF__DEFAULT_OUT))
-        strcpy(prof__g.conf.output, PROF__DEFAULT_OUT);
-    const char *log = cfg->log;
-    if ((e = getenv("PROF_LOG")) && *e) log = e;
-    if (log && *log && !__atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE)) {
-        char lp[PROF__PATH];
-        FILE *lf = prof__expand_path(lp, log, -1, "PROF_LOG") ? fopen(lp, "a") : NULL;
-        if (lf) {
-            setvbuf(lf, NULL, _IOLBF, 0);
-            __atomic_store_n(&prof__logf, lf, __ATOMIC_RELEASE);
-        } else if (lp[0]) {
-            prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
-        }
+    return 1;
+}
+PROF__COLD static int prof__spec_clock(const char *s, void *out) {
+    if (strcmp(s, "tsc") && strcmp(s, "monotonic")) return 0;
+    *(prof__opt_clock *)out = s[0] == 'm';
+    return 1;
+}
+
+/* PROF_LOG's file, opened once: messages go there from now on. */
+PROF__COLD static void prof__log_open(const char *log) {
+    char lp[PROF__PATH];
+    if (!*log || __atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE)) return;
+    FILE *lf = prof__expand_path(lp, log, -1, "PROF_LOG") ? fopen(lp, "a") : NULL;
+    if (lf) {
+        setvbuf(lf, NULL, _IOLBF, 0);
+        __atomic_store_n(&prof__logf, lf, __ATOMIC_RELEASE);
+    } else if (lp[0]) {
+        prof__msg("PROF_LOG: cannot open '%s': %s; speaking on stderr", lp, strerror(errno));
     }
-    int cupti = cfg->cupti != 0 || cfg->kernels != 0;
-    prof__env_bool("PROF_CUPTI", &cupti);
-    prof__env_bool("PROF_KERNELS", &cupti);   /* the general spelling: it decides */
-    prof__g.conf.cupti = cupti;
-    prof__g.conf.ready_at_step = cfg->trace_ready_at_step != 0;
-    int sigs = cfg->keep_signals == 0;
-    prof__env_bool("PROF_SIGNALS", &sigs);
-    prof__g.proc.signals = sigs;
-    int merge = cfg->separate_threads == 0;
-    prof__env_bool("PROF_MERGE_THREADS", &merge);
-    prof__g.conf.separate_threads = !merge;
-    size_t chunks_max = (size_t)mb * 1048576u / sizeof(prof__chunk);
+}
+
+/* Kernel capture asked for (prof_hip.h's tool hook asks, maybe before
+   PROF_INIT): the resolved option once inited, else PROF_CUPTI / PROF_KERNELS
+   read by the table's own reader, without a word (init says it). */
+__attribute__((unused)) static int prof__kernels_asked(void) {
+    int k = 0;
+    if (__atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE)) return prof__g.conf.cupti;
+    prof__opt_bool("PROF_CUPTI", &k, "", NULL);
+    prof__opt_bool("PROF_KERNELS", &k, "", NULL);
+    return k;
+}
+
+/* Init, part 1: the options from their defaults, the config and the
+   environment (the table), the rules that relate them, then prof__g.conf. */
+PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
+    prof_config folded = *cfg, *c = &folded;   /* the deprecated spellings, honoured */
+    if (c->cupti) c->kernels = 1;
+    if (c->keep_signals && !c->signals) c->signals = PROF_OFF;
+    if (c->separate_threads && !c->merge_threads) c->merge_threads = PROF_OFF;
+    prof__opts *o = &prof__g.opt;
+    PROF__OPTIONS(PROF__OPT_FROM_CFG)
+    PROF__OPTIONS(PROF__OPT_FROM_ENV)
+    /* The rules between options, each stated once. */
+    if (o->trigger.kind && o->schedule.on) prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");
+    else if (o->flight_steps && o->schedule.on)
+        prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
+    if (o->trigger.kind || o->flight_steps) o->schedule.on = 0;
+    if (o->energy && (o->trace_ready_at_step || o->flight_steps)) {
+        prof__msg("PROF_ENERGY: not with %s (the energy counter is read on the profiler's thread%s); no energy in "
+                  "the trace", o->trace_ready_at_step ? "trace_ready_at_step" : "PROF_FLIGHT",
+                  o->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it");
+        o->energy = 0;
+    }
+    if (!o->output[0]) strcpy(o->output, prof__fmt[o->format >= 0 ? o->format : PROF__FMT_JSON].file);
+    /* prof__g.conf: what the rest of the implementation reads */
+    prof__g.conf.quiet = o->quiet;
+    prof__g.conf.on_ready = c->on_trace_ready;
+    prof__g.conf.user_data = c->user_data;
+    memcpy(prof__g.conf.output, o->output, sizeof o->output);
+    memcpy(prof__g.conf.tb_dir, o->tb_dir, sizeof o->tb_dir);
+    memcpy(prof__g.conf.stacks, o->stacks, sizeof o->stacks);
+    memcpy(prof__g.conf.ranks, o->ranks, sizeof o->ranks);
+    prof__g.conf.table_rows = o->table.rows;
+    prof__g.conf.table_sort = o->table.sort;
+    prof__g.conf.table_group = o->table.group;
+    prof__g.conf.table_all_ranks = o->table.all_ranks;
+    prof__g.conf.separate_threads = !o->merge_threads;
+    prof__g.conf.format = o->format;
+    prof__g.conf.peak_tflops = o->peak_tflops;
+    prof__g.conf.peak_gbps = o->peak_gbps;
+    prof__g.conf.cupti = o->kernels;
+    prof__g.conf.ready_at_step = o->trace_ready_at_step;
+    prof__g.conf.flight = o->flight_steps;
+    prof__g.conf.flight_slow = o->flight_slow;
+    prof__g.conf.flight_cooldown = o->flight_cooldown;
+    prof__g.conf.watchdog = o->watchdog_s;
+    prof__g.conf.trigger = o->trigger.kind;
+    prof__g.conf.trigger_steps = o->trigger_steps;
+    memcpy(prof__g.conf.trigger_path, o->trigger.path, sizeof o->trigger.path);
+    prof__g.conf.sched = o->schedule.s;
+    prof__g.conf.has_sched = o->schedule.on;
+    __atomic_store_n(&prof__g.conf.energy, o->energy, __ATOMIC_RELAXED);   /* the profiler's thread reads it */
+    prof__g.proc.signals = o->signals;
+    size_t chunks_max = o->buffer_mb * 1048576u / sizeof(prof__chunk);
     pthread_mutex_lock(&prof__pool_lock);   /* the reserve helper may be running (PROF_INIT after a lazy start) */
     prof__g.rec.chunks_max = chunks_max ? chunks_max : 1;
     pthread_mutex_unlock(&prof__pool_lock);
-    prof__g.conf.user_disabled = disabled;
+    prof__log_open(o->log);
+    if (!prof__g.who.rank_set) prof__rank_from_env();
+    prof__g.conf.user_disabled = o->disable;
     prof__update_disabled();
-    /* PROF_TRIGGER: signal or file:<path>, PROF_TRIGGER_STEPS steps each */
-    const char *trig = cfg->trigger;
-    if ((e = getenv("PROF_TRIGGER")) && *e) trig = e;
-    long tsteps = cfg->trigger_steps > 0 ? cfg->trigger_steps : 5;
-    if ((e = getenv("PROF_TRIGGER_STEPS")) && *e) {
-        long v;
-        if (prof__parse_uint(e, &v) && v > 0 && v < 1000000) tsteps = v;
-        else prof__msg("PROF_TRIGGER_STEPS='%s' is not a number of steps from 1 to 999999; using %ld", prof__q(e, q), tsteps);
-    }
-    prof__g.conf.trigger = PROF__TRIG_NONE;
-    prof__g.conf.trigger_steps = (int)tsteps;
-    if (trig && *trig) {
-        if (!strcmp(trig, "signal")) prof__g.conf.trigger = PROF__TRIG_SIGNAL;
-        else if (!strncmp(trig, "file:", 5) && trig[5] &&
-                 prof__set_path(prof__g.conf.trigger_path, "PROF_TRIGGER's file", trig + 5, "no trigger"))
-            prof__g.conf.trigger = PROF__TRIG_FILE;
-        else if (strncmp(trig, "file:", 5) || !trig[5])
-            prof__msg("PROF_TRIGGER='%s' is not signal or file:<path>; recording as if it were unset", prof__q(trig, q));
-    }
-    /* PROF_PEAK_TFLOPS, PROF_PEAK_GBPS: the table's "% peak" columns */
-    static const char *const peak_var[2] = { "PROF_PEAK_TFLOPS", "PROF_PEAK_GBPS" };
-    double *peak[2] = { &prof__g.conf.peak_tflops, &prof__g.conf.peak_gbps };
-    *peak[0] = cfg->peak_tflops > 0 ? cfg->peak_tflops : 0;
-    *peak[1] = cfg->peak_gbps > 0 ? cfg->peak_gbps : 0;
-    for (int i = 0; i < 2; i++) prof__env_real(peak_var[i], 0, 0, 1e12, "a positive number", "no peak", peak[i]);
-    if (prof__g.conf.trigger && has_sched) {
-        prof__msg("PROF_TRIGGER decides when to record: the schedule is ignored");
-        has_sched = 0;
-    }
-    /* PROF_FLIGHT=N, PROF_FLIGHT_SLOW, PROF_FLIGHT_COOLDOWN: the flight recorder */
-    long fl = cfg->flight_steps > 0 ? cfg->flight_steps : 0;
-    if ((e = getenv("PROF_FLIGHT")) && *e) {
-        long v;
-        if (prof__parse_uint(e, &v) && v < 100000) fl = v;
-        else prof__msg("PROF_FLIGHT='%s' is not a number of steps from 0 to 99999; %s", prof__q(e, q),
-                       fl ? "using the config's" : "no flight recorder");
-    }
-    prof__g.conf.flight = (int)fl;
-    int energy = cfg->energy != 0;
-    prof__env_bool("PROF_ENERGY", &energy);
-    if (energy && (cfg->trace_ready_at_step || fl)) {
-        prof__msg("PROF_ENERGY: not with %s (the energy counter is read on the profiler's thread%s); no energy in "
-                  "the trace", cfg->trace_ready_at_step ? "trace_ready_at_step" : "PROF_FLIGHT",
-                  cfg->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it yet");
-        energy = 0;
-    }
-    __atomic_store_n(&prof__g.conf.energy, energy, __ATOMIC_RELAXED);    /* the profiler's thread reads it */
-    static const char *const fl_var[2] = { "PROF_FLIGHT_SLOW", "PROF_FLIGHT_COOLDOWN" };
-    double *fv[2] = { &prof__g.conf.flight_slow, &prof__g.conf.flight_cooldown };
-    *fv[0] = cfg->flight_slow != 0 ? cfg->flight_slow : 3.0;
-    *fv[1] = cfg->flight_cooldown != 0 ? cfg->flight_cooldown : 300.0;
-    for (int i = 0; i < 2; i++) {
-        char instead[64];
-        snprintf(instead, sizeof instead, "using %g", *fv[i]);
-        prof__env_real(fl_var[i], 0, 1, 1e9, "a number from 0", instead, fv[i]);
-        if (*fv[i] == 0) *fv[i] = -1.0;     /* 0: off (slow steps), none (cooldown) */
-    }
-    /* PROF_WATCHDOG=SECONDS: a hang's report (and dump, in flight mode) */
-    prof__g.conf.watchdog = cfg->watchdog_s > 0 ? cfg->watchdog_s : 0;
-    prof__env_real("PROF_WATCHDOG", 0, 1, 1e7, "a number of seconds from 0",
-                   prof__g.conf.watchdog > 0 ? "using the config's" : "no watchdog", &prof__g.conf.watchdog);
-    if (fl && has_sched) {
-        prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
-        has_sched = 0;
-    }
-    prof__g.conf.sched = sched;
-    prof__g.conf.has_sched = has_sched;
 }
 
 /* Init, part 2, once per process: the clock's zero and rate, the thread
    key, the exit hook. */
 PROF__COLD static void prof__start_clock(void) {
-    const char *clk = getenv("PROF_CLOCK");
-    int force_mono = clk && !strcmp(clk, "monotonic");
-    if (clk && *clk && !force_mono && strcmp(clk, "tsc")) {
-        char q[PROF__QUOTE];
-        prof__msg("PROF_CLOCK='%s' is not tsc or monotonic; ignoring it", prof__q(clk, q));
-    }
+    int force_mono = prof__g.opt.clock;     /* PROF_CLOCK */
     __atomic_store_n(&prof__g.clk.fallback, !PROF__TICKS_ARE_NS && (force_mono || !prof__tsc_invariant()),
                      __ATOMIC_RELAXED);
     if (prof__fallback() && !force_mono)

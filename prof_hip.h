@@ -720,9 +720,7 @@ static int prof__roc_initialize(void (*fini)(prof__roc_client), void *data) {
 /* Whether kernel capture is asked for: by the environment (the SDK may come
    while HIP starts, before PROF_INIT), by the config, or by starting it. */
 static int prof__roc_asked(void) {
-    const char *k = getenv("PROF_KERNELS"), *c = getenv("PROF_CUPTI");
-    if (k && *k) return !strcmp(k, "1");
-    return (c && !strcmp(c, "1")) || prof__g.conf.cupti || __atomic_load_n(&prof__roc.asked, __ATOMIC_ACQUIRE);
+    return prof__kernels_asked() || __atomic_load_n(&prof__roc.asked, __ATOMIC_ACQUIRE);
 }
 
 prof__roc_tool *rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority,
