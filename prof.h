@@ -3307,6 +3307,7 @@ static void prof__act_start_locked(const prof_gpu_api *api);
 static void prof__act_follow_locked(int want, int window_starts);
 static void prof__act_window_locked(void);
 static void prof__act_stop_locked(void);
+static void prof__en_wake_locked(void);
 
 __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
     prof__ensure_init();
@@ -3314,6 +3315,7 @@ __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *a
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0) {
         int n = 0, err = api->device_count(&n);
         prof__gpu.api = api;
+        prof__en_wake_locked();         /* PROF_ENERGY: its source is bound, its reads can begin */
         if (err || n <= 0) {
             __atomic_store_n(&prof__gpu.state, 2, __ATOMIC_RELEASE);
             if (err)
@@ -4449,7 +4451,13 @@ static void prof__gpu_release_locked(void) {
    on an H200) and change about every 100 ms. So the thread reads while a
    window records, no more often than the counter changes (0.9 times the
    mean interval between the changes it saw: 10 ms at first, then what the
-   device does, 5 ms to 1 s), between its jobs and at their start.
+   device does, 5 ms to 1 s), between its jobs and at their start, and
+   once as a window opens (or its warm-up: the step that opens it wakes the
+   thread, which reads at once). That opening read's value is an opening
+   knot at its end, placed before the next change's knot; a step that
+   began before it (a window opening at init, before the runtime was first
+   used) is taken back from it at the power up to the next knot, by at most
+   the knots' mean interval.
    A change seen between two reads happened between the start of the one
    before and the end of this one: a knot, placed mid-way, whose value is
    exact. Between knots the energy is spread evenly over time (the power is
@@ -4476,7 +4484,9 @@ typedef struct prof__eknot {
     uint64_t mj;                        /* energy since the first read (mJ); never falls */
     int64_t mono;                       /* tick's CLOCK_MONOTONIC ns, for the period */
     int gap;                            /* 1: the energy since the knot before is unknown;
-                                           2 (a model's): the step ending here was a share */
+                                           2 (a model's): the step ending here was a share;
+                                           4: an opening (the counter's value at a window's
+                                           opening read, tick: that read's end) */
 } prof__eknot;
 
 typedef struct prof__edev {
@@ -4490,6 +4500,9 @@ typedef struct prof__edev {
     uint64_t a;                         /* tick at which the last read that saw raw began */
     int64_t a_mono;
     int gap, back_said;                 /* the next knot ends an unknown interval */
+    int opening;                        /* an opening read, no change seen since: open_* */
+    uint64_t open_b, open_mj;           /*   its end (tick), the energy then (counter units) */
+    int64_t open_mono;
     double mj_per_count;                /* the counter's unit (1 until the library says) */
     prof__eknot *k;                     /* under prof__en_lock */
     size_t nk, cap;
@@ -4616,6 +4629,9 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
         v->raw = raw;
         v->a = a;
         v->a_mono = prof__mono_ns();
+        v->opening = 1;                 /* the first read opens the first window */
+        v->open_b = prof__now();
+        v->open_mono = v->a_mono;
         on++;
     }
     if (n > PROF__EN_DEVS)
@@ -4650,8 +4666,10 @@ static void prof__en_period(const prof__edev *v) {
     if (fastest) prof__en.period_ns = p;
 }
 
-/* One read of every device's counter, on the profiler's thread. */
-static void prof__en_read(void) {
+/* One read of every device's counter, on the profiler's thread. An
+   opening read (at a window's opening) records no knot: the counter's value
+   then is the opening knot that comes before the next change's. */
+static void prof__en_read(int opening) {
     char e[160];
     for (int i = 0; i < prof__en.nd; i++) {
         prof__edev *v = &prof__en.d[i];
@@ -4677,6 +4695,12 @@ static void prof__en_read(void) {
         if (mj == v->raw) {             /* no change: a later one began after this read did */
             v->a = a;
             v->a_mono = m0;
+            if (opening) {
+                v->opening = 1;
+                v->open_b = b;
+                v->open_mono = m1;
+                v->open_mj = v->acc;
+            }
             continue;
         }
         prof__eknot k;
@@ -4698,10 +4722,29 @@ static void prof__en_read(void) {
         v->raw = mj;
         v->a = a;
         v->a_mono = m0;
+        if (opening) {                  /* what came before the window is the opening knot's */
+            v->gap |= k.gap;
+            v->opening = 1;
+            v->open_b = b;
+            v->open_mono = m1;
+            v->open_mj = v->acc;
+            continue;
+        }
         pthread_mutex_lock(&prof__en_lock);
-        prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 1, sizeof *kv);
+        prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 2, sizeof *kv);
         if (kv) {
             v->k = kv;
+            if (v->opening) {
+                prof__eknot o;
+                memset(&o, 0, sizeof o);
+                o.tick = v->open_b;
+                o.mj = (uint64_t)((double)v->open_mj * v->mj_per_count);
+                o.mono = v->open_mono;
+                o.gap = 4 | (v->gap ? 1 : 0);
+                kv[v->nk++] = o;
+                v->gap = 0;
+                v->opening = 0;
+            }
             kv[v->nk++] = k;
         } else {
             v->gap = 1;
@@ -4715,6 +4758,10 @@ static void prof__en_read(void) {
     for (int i = 0; i < prof__en.nd; i++) on += prof__en.d[i].on;
     if (!on) prof__en.state = 2;
 }
+
+/* Set by the step that opens a window (its engine's thread), taken by the
+   profiler's thread: an opening read. */
+static int prof__en_open;
 
 static int prof__en_on(void) { return __atomic_load_n(&prof__g.conf.energy, __ATOMIC_RELAXED); }
 
@@ -4736,8 +4783,12 @@ static int64_t prof__en_poll(void) {
         if (prof__en.state != 1) return -1;
     }
     int64_t now = prof__mono_ns();
-    if (now >= prof__en.next_ns) {
-        prof__en_read();
+    if (__atomic_exchange_n(&prof__en_open, 0, __ATOMIC_RELAXED)) {     /* a window opens: read now */
+        prof__en_read(1);
+        now = prof__mono_ns();
+        prof__en.next_ns = now + prof__en.period_ns;
+    } else if (now >= prof__en.next_ns) {
+        prof__en_read(0);
         now = prof__mono_ns();
         prof__en.next_ns += prof__en.period_ns;
         if (prof__en.next_ns <= now) prof__en.next_ns = now + prof__en.period_ns;
@@ -4766,7 +4817,7 @@ static void prof__en_close(uint64_t end) {
             struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
             syscall(SYS_nanosleep, &ts, NULL);
         }
-        prof__en_read();
+        prof__en_read(0);
         now = prof__mono_ns();
         prof__en.next_ns = now + prof__en.period_ns;
     }
@@ -4857,6 +4908,18 @@ static void prof__en_free(prof__ecy *en) {
    with no unknown interval between; 0 if it is not known there. *knot: the
    index of the knot at or after tick. */
 static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t tick, double *mj, size_t *knot) {
+    if (d->nk >= 2 && (d->k[0].gap & 4) && tick < d->k[0].tick && !(d->k[1].gap & 1) &&
+        d->k[0].tick - tick <= (d->k[d->nk - 1].tick - d->k[0].tick) / (d->nk - 1)) {
+        /* before an opening knot, by at most the mean interval between
+           knots (a window that opens as the counter is first read): the
+           power up to the next knot */
+        int64_t n0 = prof__tclock_ns(clk, d->k[0].tick), n1 = prof__tclock_ns(clk, d->k[1].tick),
+                n = prof__tclock_ns(clk, tick);
+        double f = n1 > n0 ? (double)(n0 - n) / (double)(n1 - n0) : 0.0;
+        *mj = (double)d->k[0].mj - f * (double)(d->k[1].mj - d->k[0].mj);
+        *knot = 0;
+        return 1;
+    }
     if (!d->nk || tick < d->k[0].tick || tick > d->k[d->nk - 1].tick) return 0;
     size_t lo = 0, hi = d->nk - 1;
     while (hi - lo > 1) {               /* k[lo].tick <= tick <= k[hi].tick */
@@ -10951,6 +11014,14 @@ static void prof__job_run_here(prof__job *j) {
     pthread_mutex_unlock(&prof__wk_lock);
 }
 
+/* Under prof__lock: with PROF_ENERGY, the profiler's thread makes an
+   opening read now (a window opens, or the runtime is bound). */
+static void prof__en_wake_locked(void) {
+    if (!prof__g.conf.energy) return;
+    __atomic_store_n(&prof__en_open, 1, __ATOMIC_RELAXED);
+    pthread_cond_signal(&prof__wk_cv);
+}
+
 static void *prof__wk_run(void *arg) {
     (void)arg;
     __atomic_store_n(&prof__act.own_pt, (uint64_t)pthread_self(), __ATOMIC_RELAXED);
@@ -11815,8 +11886,8 @@ void prof_step(void) {
         prof__g.run.win_t0 = now;
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
-    if (prof__g.conf.energy && prev == PROF__NONE && next != PROF__NONE)
-        pthread_cond_signal(&prof__wk_cv);  /* PROF_ENERGY: the profiler's thread reads from the warm-up on */
+    if (prev == PROF__NONE && next != PROF__NONE)
+        prof__en_wake_locked();         /* PROF_ENERGY: an opening read, then reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);

@@ -23,6 +23,8 @@ What each case checks, read back by Python's json and Perfetto's proto:
                 the trace's metadata says how (prof_energy); the table's
                 footer gives each device's median and p90 J/step, its
                 average W, and J/token; no NVML call on the engine's thread.
+  energy_nowarm PROF_SCHEDULE=active=11 (no wait, no warm-up): all 11
+                steps within a tick, the first one too.
   energy_slow   the same with reads that take 0.28 ms: an H200's read
                 against its counter's interval (2.8 ms of ~100 ms), here
                 against the double's 10 ms.
@@ -222,6 +224,18 @@ def case_energy(p, tr, d, n=30):
               abs(float(m[4]) - sum(js) / secs) <= 0.06 and
               abs(float(m[6]) - sum(js) / tokens) <= 6e-4 * sum(js) / tokens,
               f"the table's footer says {m[0]!r}, the steps {want!r}")
+
+
+def case_energy_nowarm(p, tr, d):
+    """PROF_SCHEDULE=active=11: the window opens at init, with no step before
+    it to read the counter in; its first step has joules all the same."""
+    steps = steps_of(d)
+    check([int(e["name"].split("#")[1]) for e in steps] == list(range(0, 11)),
+          f"recorded steps: {[e['name'] for e in steps]}")
+    check(tr["nvml"]["on_engine"] == 0, f"{tr['nvml']['on_engine']} NVML calls on the engine's thread")
+    check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+    for dev in (0, 1):
+        check_device(tr, steps, dev, d)
 
 
 def case_energy_slow(p, tr, d):
