@@ -157,6 +157,11 @@
                      (J)"), a power track per GPU and the table's J/step,
                      from NVML (prof_cuda.h) or AMD SMI (prof_hip.h), read
                      on the profiler's thread
+     PROF_GPU_METRICS  1: device tracks while recording, read with the
+                     energy counter (which it turns on): SM and memory
+                     clock, utilization, memory used, PCIe rx/tx, the
+                     throttle reasons as named flags; one line for each a
+                     device lacks
      PROF_NVML_LIB   the NVML to load (default libnvidia-ml.so.1)
      PROF_AMDSMI_LIB the AMD SMI to load with prof_hip.h (default
                      libamd_smi.so, then $ROCM_PATH/lib's)
@@ -314,6 +319,10 @@ typedef struct prof_config {
                                  rocprofiler-sdk (prof_hip.h); PROF_KERNELS=1 */
     int           energy;     /* nonzero: each step's joules per GPU and a
                                  power track, from NVML (PROF_ENERGY=1)     */
+    int           gpu_metrics; /* nonzero: device tracks while recording
+                                 (clocks, utilisation, memory used, throttle
+                                 reasons, PCIe), read with the energy
+                                 counter; turns energy on (PROF_GPU_METRICS=1) */
     int           signals;    /* PROF_OFF: no SIGINT/SIGTERM/crash handlers
                                  (PROF_SIGNALS=0; default: installed)       */
     int           merge_threads; /* PROF_OFF: a track per OS thread, even for
@@ -678,10 +687,22 @@ typedef struct prof_gpu_tracer {
    often as the policy says. Errors are the library's codes, 0 for success.
    Nothing is closed: the library stays loaded, its handles valid, to the
    process's end.
-   Further reads of a device (clocks, utilisation, memory in use, throttle
-   reasons: what device tracks would show) are further members after these,
-   each taking device's handle and NULL in a binding without it: a binding
-   fills what it has, and the core asks only for what is there. */
+   The device tracks (PROF_GPU_METRICS) are read by metric, at the same
+   reads: metric(handle, PROF_GPU_M_*, &value), 0 or the library's error
+   (`unsupported` for a device without it), NULL in a binding with none;
+   metric_call[m] names the call that reads metric m, NULL where the
+   binding cannot read it; throttle (PROF_GPU_M_THROTTLE) is a bit mask
+   whose bit i throttle_name[i] names (NULL: not named). */
+enum {
+    PROF_GPU_M_SM_CLOCK,                        /* MHz */
+    PROF_GPU_M_MEM_CLOCK,                       /* MHz */
+    PROF_GPU_M_UTIL,                            /* % of the time a kernel ran */
+    PROF_GPU_M_MEM_USED,                        /* MiB of device memory in use */
+    PROF_GPU_M_PCIE_RX,                         /* MB/s into the device */
+    PROF_GPU_M_PCIE_TX,                         /* MB/s out of it */
+    PROF_GPU_M_THROTTLE,                        /* the reasons the clocks are held down, a bit mask */
+    PROF_GPU_M_COUNT
+};
 typedef struct prof_gpu_energy {
     const char *source;                         /* "NVML": the trace's and the lines' name */
     const char *counter;                        /* the call that reads it (the trace's "counter") */
@@ -692,6 +713,9 @@ typedef struct prof_gpu_energy {
     int  (*read)(void *handle, uint64_t *count, double *mj_per_count); /* the counter, in units of
                                                    *mj_per_count (set where the library says); 0 or an error */
     void (*error)(int err, char *buf, size_t n); /* "NVML error 3: Not Supported", into buf[n] */
+    int  (*metric)(void *handle, int m, double *value); /* PROF_GPU_M_*; NULL: no device tracks */
+    const char *metric_call[PROF_GPU_M_COUNT];  /* the call that reads each; NULL: not read */
+    const char *throttle_name[64];              /* the throttle mask's bits */
 } prof_gpu_energy;
 
 /* From the tracer's callbacks, on any thread; copies a. */
@@ -1348,6 +1372,9 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
       "1: every kernel, copy and fill: CUPTI (prof_cuda.h), rocprofiler-sdk (prof_hip.h)")                     \
     X("PROF_ENERGY", energy, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                           \
       "1: each recorded step's joules per GPU and a power track per GPU, from NVML or AMD SMI")                \
+    X("PROF_GPU_METRICS", gpu_metrics, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                 \
+      "1: device tracks while recording (SM and memory clocks, utilisation, memory used, throttle reasons, "    \
+      "PCIe), read with PROF_ENERGY's counter, which it turns on")                                            \
     X("PROF_CUPTI_LIB", none, LIB, "libcupti.so", 0, 0, "", "", "the libcupti.so to load (prof_cuda.h)")       \
     X("PROF_ROCPROFILER_SDK", none, LIB, "$ROCM_PATH/lib's", 0, 0, "", "",                                     \
       "the librocprofiler-sdk.so to load (prof_hip.h)")                                                        \
@@ -1441,6 +1468,7 @@ static struct {
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int cupti;                      /* opt.kernels: kernel capture */
         int energy;                     /* cfg.energy / PROF_ENERGY: joules per step (>>energy) */
+        int gpu_metrics;                /* cfg.gpu_metrics / PROF_GPU_METRICS: device tracks (>>energy) */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
@@ -4489,6 +4517,11 @@ typedef struct prof__eknot {
                                            opening read, tick: that read's end) */
 } prof__eknot;
 
+typedef struct prof__emet {            /* PROF_GPU_METRICS: a device's metrics at one read */
+    uint64_t tick;                      /* mid-way through their reads */
+    double v[PROF_GPU_M_COUNT];
+} prof__emet;
+
 typedef struct prof__edev {
     int dev;                            /* the runtime's device number */
     char bus[32];                       /* its PCI bus id, as the runtime writes it */
@@ -4506,6 +4539,9 @@ typedef struct prof__edev {
     double mj_per_count;                /* the counter's unit (1 until the library says) */
     prof__eknot *k;                     /* under prof__en_lock */
     size_t nk, cap;
+    int mon;                            /* PROF_GPU_METRICS: bit m, metric m is read */
+    prof__emet *m;                      /* under prof__en_lock */
+    size_t nm, mcap;
 } prof__edev;
 
 typedef struct prof__ecdev {            /* a device in a saved cycle */
@@ -4516,6 +4552,9 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
     const char *why;                    /* no energy: why */
     prof__eknot *k;
     size_t nk;
+    int mon;                            /* PROF_GPU_METRICS: the metrics read */
+    prof__emet *m;
+    size_t nm;
 } prof__ecdev;
 
 typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
@@ -4523,6 +4562,7 @@ typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount
 typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
     const char *src;                    /* the library (prof_gpu_energy's source) */
     const char *counter;                /* the call that reads it */
+    const char *const *gm_names;        /* PROF_GPU_METRICS: the throttle mask's bits' names, or NULL */
     const char *why;                    /* none at all: why */
     int nd;
     prof__ecdev d[PROF__EN_DEVS];
@@ -4566,6 +4606,63 @@ static int prof__en_get(prof__edev *v, uint64_t *raw) {
 static void prof__en_off(const char *why) {
     prof__en.state = 2;
     prof__en.why = why;
+}
+
+/* PROF_GPU_METRICS: the tracks' names and units (the JSON's argument). */
+static const char *const prof__gm_name[PROF_GPU_M_COUNT] = { "SM clock", "memory clock", "utilization",
+                                                             "memory used", "PCIe rx", "PCIe tx", "throttle reasons" };
+static const char *const prof__gm_unit[PROF_GPU_M_COUNT] = { "MHz", "MHz", "%", "MiB", "MB/s", "MB/s", "on" };
+
+static int prof__gm_on(void) { return prof__g.conf.gpu_metrics && prof__en.src && prof__en.src->metric; }
+
+/* PROF_GPU_METRICS, on the profiler's thread, once for device v: a first
+   read of each metric; one line for each it does not have. */
+PROF__COLD static void prof__gm_start(prof__edev *v) {
+    char e[160];
+    if (!prof__g.conf.gpu_metrics) return;
+    if (!prof__en.src->metric) {
+        prof__msg("PROF_GPU_METRICS: GPU %d (%s): %s's binding reads no device metrics; no device tracks", v->dev,
+                  v->bus, prof__en.src->source);
+        return;
+    }
+    for (int m = 0; m < PROF_GPU_M_COUNT; m++) {
+        const char *call = prof__en.src->metric_call[m];
+        double x = 0;
+        int err;
+        if (!call)
+            prof__msg("PROF_GPU_METRICS: GPU %d (%s): %s's binding does not read its %s; no track for it", v->dev,
+                      v->bus, prof__en.src->source, prof__gm_name[m]);
+        else if ((err = prof__en.src->metric(v->h, m, &x)) != 0)
+            prof__msg("PROF_GPU_METRICS: GPU %d (%s) gives no %s (%s: %s); no track for it", v->dev, v->bus,
+                      prof__gm_name[m], call, prof__en_err(err, e, sizeof e));
+        else
+            v->mon |= 1 << m;
+    }
+}
+
+/* PROF_GPU_METRICS, on the profiler's thread: one sample of device v's
+   metrics, at an energy read. A read that fails: one line, that metric's
+   track ends there. */
+static void prof__gm_read(prof__edev *v) {
+    char e[160];
+    prof__emet x;
+    memset(&x, 0, sizeof x);
+    uint64_t a = prof__now();
+    for (int m = 0; m < PROF_GPU_M_COUNT; m++) {
+        int err;
+        if (!(v->mon >> m & 1) || (err = prof__en.src->metric(v->h, m, &x.v[m])) == 0) continue;
+        prof__msg("PROF_GPU_METRICS: GPU %d (%s): reading its %s failed (%s: %s); no track for it from here on", v->dev,
+                  v->bus, prof__gm_name[m], prof__en.src->metric_call[m], prof__en_err(err, e, sizeof e));
+        v->mon &= ~(1 << m);
+    }
+    x.tick = a + (prof__now() - a) / 2;
+    pthread_mutex_lock(&prof__en_lock);
+    prof__emet *mv = (prof__emet *)prof__grow(v->m, &v->mcap, v->nm + 1, sizeof *mv);
+    if (mv) {
+        v->m = mv;
+        mv[v->nm++] = x;
+    }
+    pthread_mutex_unlock(&prof__en_lock);
 }
 
 /* The profiler's thread, once: the library, each device by its bus id, a
@@ -4632,6 +4729,7 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
         v->opening = 1;                 /* the first read opens the first window */
         v->open_b = prof__now();
         v->open_mono = v->a_mono;
+        prof__gm_start(v);
         on++;
     }
     if (n > PROF__EN_DEVS)
@@ -4754,6 +4852,8 @@ static void prof__en_read(int opening) {
         pthread_mutex_unlock(&prof__en_lock);
         prof__en_period(v);
     }
+    for (int i = 0; i < prof__en.nd && prof__gm_on(); i++)
+        if (prof__en.d[i].on && prof__en.d[i].mon) prof__gm_read(&prof__en.d[i]);
     int on = 0;
     for (int i = 0; i < prof__en.nd; i++) on += prof__en.d[i].on;
     if (!on) prof__en.state = 2;
@@ -4846,6 +4946,7 @@ static void prof__en_take(prof__cycle *cy) {
     const prof_gpu_energy *src = prof__en.src ? prof__en.src : api ? api->energy : NULL;
     en->src = src ? src->source : "none";
     en->counter = src ? src->counter : "none";
+    en->gm_names = src && src->metric ? src->throttle_name : NULL;
     if (prof__en.state == 0 && unbound && !unbound_said++)
         prof__msg("PROF_ENERGY: no GPU runtime is bound (the file with PROF_IMPLEMENTATION includes neither "
                   "prof_cuda.h nor prof_hip.h, and no GPU region ran); no energy in the trace");
@@ -4881,6 +4982,18 @@ static void prof__en_take(prof__cycle *cy) {
             span += v->k[v->nk - 1].mono - v->k[0].mono;
             nspan += (int64_t)v->nk - 1;
         }
+        c->mon = v->mon;
+        size_t ma = 0, mz = 0;                                      /* the samples from the last at or before lo */
+        while (ma + 1 < v->nm && v->m[ma + 1].tick <= lo) ma++;
+        for (mz = ma; mz < v->nm && v->m[mz].tick <= hi; mz++) {}
+        if (mz > ma && (c->m = (prof__emet *)malloc((mz - ma) * sizeof *c->m)) != NULL) {
+            memcpy(c->m, v->m + ma, (mz - ma) * sizeof *c->m);
+            c->nm = mz - ma;
+        }
+        if (!prof__g.conf.flight && mz > 1 && mz - 1 < v->nm) {     /* later windows: from its last sample */
+            memmove(v->m, v->m + (mz - 1), (v->nm - (mz - 1)) * sizeof *v->m);
+            v->nm -= mz - 1;
+        }
         size_t keep = a;                                            /* later windows begin after this one */
         while (keep + 1 < v->nk && v->k[keep + 1].tick <= hi) keep++;
         if (!prof__g.conf.flight && keep && keep < v->nk) {
@@ -4899,7 +5012,7 @@ static void prof__en_take(prof__cycle *cy) {
 
 static void prof__en_free(prof__ecy *en) {
     if (!en) return;
-    for (int i = 0; i < en->nd; i++) free(en->d[i].k);
+    for (int i = 0; i < en->nd; i++) free(en->d[i].k), free(en->d[i].m);
     free(en->cnt);
     free(en);
 }
@@ -5537,6 +5650,10 @@ typedef struct prof__sink {
     /* PROF_ENERGY's power track: device dev's watts from tick on, by
        device, in time order (>>energy) */
     void (*power)(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts);
+    /* PROF_GPU_METRICS' tracks: device dev's metric m (PROF_GPU_M_*; for
+       the throttle mask, its bit `bit`, v 0 or 1) is v from tick on, by
+       device and track, in time order (>>energy) */
+    void (*metric)(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -5859,6 +5976,23 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
             any = 1;
         }
         if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);  /* where the last one ends */
+    }
+    for (int d = 0; k->metric && cy->en && d < cy->en->nd; d++) {   /* the device tracks: where they change */
+        const prof__ecdev *v = &cy->en->d[d];
+        uint64_t seen = 0;
+        for (size_t j = 0; j < v->nm; j++) seen |= (uint64_t)v->m[j].v[PROF_GPU_M_THROTTLE];
+        for (int m = 0; m < PROF_GPU_M_COUNT + 64; m++) {
+            int bit = m - PROF_GPU_M_COUNT, mm = bit < 0 ? m : PROF_GPU_M_THROTTLE;
+            if (mm == PROF_GPU_M_THROTTLE &&
+                (bit < 0 || !(seen >> bit & 1) || !cy->en->gm_names || !cy->en->gm_names[bit]))
+                continue;               /* the mask as its named flags, those set in the window */
+            if (!(v->mon >> mm & 1)) continue;
+            for (size_t j = 0; j < v->nm; j++) {
+                double x = bit < 0 ? v->m[j].v[m] : (double)((uint64_t)v->m[j].v[mm] >> bit & 1);
+                double was = !j ? 0 : bit < 0 ? v->m[j - 1].v[m] : (double)((uint64_t)v->m[j - 1].v[mm] >> bit & 1);
+                if (!j || x != was || j + 1 == v->nm) k->metric(s, cy, v->dev, mm, bit, v->m[j].tick, x);
+            }
+        }
     }
     prof__walk_free(&w);
     return 1;
@@ -7619,9 +7753,34 @@ static void prof__js_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
     PROF__W_LIT(w, "}}");
 }
 
+/* A track's name: "GPU d SM clock (MHz)", "GPU d throttle: SwPowerCap". */
+static void prof__gm_track(const prof__cycle *cy, int dev, int m, int bit, char *buf, size_t n) {
+    if (bit >= 0) snprintf(buf, n, "GPU %d throttle: %s", dev, cy->en->gm_names[bit]);
+    else snprintf(buf, n, "GPU %d %s (%s)", dev, prof__gm_name[m], prof__gm_unit[m]);
+}
+
+/* PROF_GPU_METRICS' tracks: counters of the process, one argument each. */
+static void prof__js_metric(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    char name[128];
+    prof__gm_track(cy, dev, m, bit, name, sizeof name);
+    t->pid = t->cpu_pid;
+    prof__tw_thread(t, 0);
+    PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":");
+    prof__w_str(w, name);               /* quoted, escaped */
+    prof__ev_where(t, tick);
+    PROF__W_LIT(w, ",\"args\":{");
+    prof__w_str(w, prof__gm_unit[m]);
+    PROF__W_LIT(w, ":");
+    char *o = prof__w_room(w, 40);
+    w->n += (size_t)snprintf(o, 40, "%.3f", v);
+    PROF__W_LIT(w, "}}");
+}
+
 static const prof__sink prof__json_sink = {
     0, prof__js_thread, NULL, prof__js_span, prof__js_point, prof__js_mem, prof__js_gpu, prof__js_act, prof__js_plains,
-    prof__js_power,
+    prof__js_power, prof__js_metric,
 };
 
 
@@ -7720,6 +7879,7 @@ enum {
 #define PROF__PF_COUNTER  0x40000000u   /* + counter index */
 #define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
 #define PROF__PF_POWER    0x58000000u   /* + device: PROF_ENERGY's power track */
+#define PROF__PF_METRIC   0x59000000u   /* + device * 256 + metric (a throttle flag: 64 + bit) */
 #define PROF__PF_GPU      0x60000000u   /* + device */
 #define PROF__PF_STREAM   0x70000000u   /* + stream index */
 #define PROF__PF_SLANES   0x78000000u   /* + stream index * 16 + lane */
@@ -7821,6 +7981,7 @@ typedef struct prof__pw {               /* Perfetto-writing context */
     uint32_t iids;                      /* interning ids handed out */
     prof__names ctr;                    /* counter name pointer -> off: track index */
     int power_dev;                      /* the device whose power track is being written, + 1 */
+    uint64_t metric_track;              /* the device track being written (PROF_GPU_METRICS), or 0 */
     const char **ctr_name;              /* by track index: counters with the same
                                            text share a track, as in the JSON */
     size_t nctr, ctr_cap;
@@ -8351,6 +8512,28 @@ static void prof__ps_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
     p->nev++;
 }
 
+/* PROF_GPU_METRICS' tracks: a counter track each under the process, its
+   own sequence, named as the JSON's counters, its unit the JSON's key. */
+static void prof__ps_metric(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v) {
+    prof__pw *p = (prof__pw *)s;
+    uint64_t track = p->uuid0 + PROF__PF_METRIC + (uint64_t)dev * 256 + (uint64_t)(bit >= 0 ? 64 + bit : m), bits;
+    if (p->metric_track != track) {     /* its first sample */
+        char name[128];
+        prof__gm_track(cy, dev, m, bit, name, sizeof name);
+        prof__pb_str(&p->d2, 6, prof__gm_unit[m]);     /* CounterDescriptor.unit_name */
+        prof__pf_track(p, track, p->uuid0 + PROF__PF_PROCESS, name, 8);
+        prof__pf_sequence(p, track);
+        p->metric_track = track;
+    }
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", v);              /* the JSON's 3 decimals */
+    v = strtod(num, NULL);
+    memcpy(&bits, &v, sizeof bits);
+    prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, bits);
+    prof__pf_event(p, prof__pf_ts(p, tick), 0, PROF__TE_COUNTER_T);
+    p->nev++;
+}
+
 /* ---- the Perfetto sink: the walk's callbacks ----
    The CPU side: a sequence per run of a thread's records, in time order
    (the walk's begin() puts each span's BEGIN where it begins). */
@@ -8527,11 +8710,11 @@ static void prof__ps_act(void *s, const prof__cycle *cy, const prof__gact *g, in
 /* A part of a streamed trace has only its CPU side; the last, everything. */
 static const prof__sink prof__perfetto_cpu_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, NULL, NULL,
-    prof__ps_plains, NULL,
+    prof__ps_plains, NULL, NULL,
 };
 static const prof__sink prof__perfetto_sink = {
     PROF__NEED_ORDER, prof__ps_thread, prof__ps_begin, prof__ps_span, prof__ps_point, prof__ps_mem, prof__ps_gpu,
-    prof__ps_act, prof__ps_plains, prof__ps_power,
+    prof__ps_act, prof__ps_plains, prof__ps_power, prof__ps_metric,
 };
 
 static void prof__pf_attr(prof__pw *p, const char *key, int64_t v, const char *s) {
@@ -9154,7 +9337,7 @@ static void prof__tb_act(void *s, const prof__cycle *c, const prof__gact *g, int
 }
 
 static const prof__sink prof__table_sink = {
-    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL, NULL,
+    PROF__NEED_TIMES | PROF__NEED_MEM, NULL, NULL, prof__tb_span, NULL, NULL, NULL, prof__tb_act, NULL, NULL, NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -9426,7 +9609,7 @@ static void prof__st_span(void *s, const prof__cycle *c, const prof__wthread *th
 }
 
 static const prof__sink prof__stacks_sink = { PROF__NEED_TIMES, NULL, NULL, prof__st_span, NULL, NULL, NULL, NULL, NULL,
-                                               NULL };
+                                               NULL, NULL };
 
 PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
@@ -10771,11 +10954,12 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     else if (o->flight_steps && o->schedule.on)
         prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
     if (o->trigger.kind || o->flight_steps) o->schedule.on = 0;
+    if (o->gpu_metrics) o->energy = 1;  /* the device tracks are read with the energy counter */
     if (o->energy && (o->trace_ready_at_step || o->flight_steps)) {
         prof__msg("PROF_ENERGY: not with %s (the energy counter is read on the profiler's thread%s); no energy in "
                   "the trace", o->trace_ready_at_step ? "trace_ready_at_step" : "PROF_FLIGHT",
                   o->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it");
-        o->energy = 0;
+        o->energy = o->gpu_metrics = 0;
     }
     if (!o->output[0]) strcpy(o->output, prof__fmt[o->format >= 0 ? o->format : PROF__FMT_JSON].file);
     /* prof__g.conf: what the rest of the implementation reads */
@@ -10805,6 +10989,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     memcpy(prof__g.conf.trigger_path, o->trigger.path, sizeof o->trigger.path);
     prof__g.conf.sched = o->schedule.s;
     prof__g.conf.has_sched = o->schedule.on;
+    prof__g.conf.gpu_metrics = o->gpu_metrics;
     __atomic_store_n(&prof__g.conf.energy, o->energy, __ATOMIC_RELAXED);   /* the profiler's thread reads it */
     prof__g.proc.signals = o->signals;
     size_t chunks_max = o->buffer_mb * 1048576u / sizeof(prof__chunk);

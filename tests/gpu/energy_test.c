@@ -10,6 +10,7 @@
    with its summary table (table.txt). truth.jsonl holds each step's power
    and tokens, and the NVML calls made on the engine's thread. The case
    picks the double's failure (FAKE_NVML_MODE) or a missing library;
+   energy_metrics* also ask for the device tracks (cfg.gpu_metrics);
    check_gpu.py's energy_* cases check the rest (tests/gpu/check_energy.py).
    FAKE_ENERGY_LIB: the double's path (CMake gives it). */
 #ifndef _POSIX_C_SOURCE
@@ -87,6 +88,7 @@ static int run(const char *name) {
     memset(&cfg, 0, sizeof cfg);
     cfg.quiet = 1;
     cfg.energy = 1;
+    cfg.gpu_metrics = !strncmp(name, "energy_metrics", 14);    /* the device tracks */
     cfg.on_trace_ready = ready;
     cfg.schedule.wait = 1;
     cfg.schedule.warmup = 1;
