@@ -4613,13 +4613,15 @@ static const char *const prof__gm_name[PROF_GPU_M_COUNT] = { "SM clock", "memory
                                                              "memory used", "PCIe rx", "PCIe tx", "throttle reasons" };
 static const char *const prof__gm_unit[PROF_GPU_M_COUNT] = { "MHz", "MHz", "%", "MiB", "MB/s", "MB/s", "on" };
 
-static int prof__gm_on(void) { return prof__g.conf.gpu_metrics && prof__en.src && prof__en.src->metric; }
+static int prof__gm_wanted(void) { return __atomic_load_n(&prof__g.conf.gpu_metrics, __ATOMIC_RELAXED); }
+static int prof__gm_on(void) { return prof__gm_wanted() && prof__en.src && prof__en.src->metric; }
 
 /* PROF_GPU_METRICS, on the profiler's thread, once for device v: a first
    read of each metric; one line for each it does not have. */
 PROF__COLD static void prof__gm_start(prof__edev *v) {
     char e[160];
-    if (!prof__g.conf.gpu_metrics) return;
+    int mon = 0;
+    if (!prof__gm_wanted()) return;
     if (!prof__en.src->metric) {
         prof__msg("PROF_GPU_METRICS: GPU %d (%s): %s's binding reads no device metrics; no device tracks", v->dev,
                   v->bus, prof__en.src->source);
@@ -4636,8 +4638,9 @@ PROF__COLD static void prof__gm_start(prof__edev *v) {
             prof__msg("PROF_GPU_METRICS: GPU %d (%s) gives no %s (%s: %s); no track for it", v->dev, v->bus,
                       prof__gm_name[m], call, prof__en_err(err, e, sizeof e));
         else
-            v->mon |= 1 << m;
+            mon |= 1 << m;
     }
+    __atomic_store_n(&v->mon, mon, __ATOMIC_RELAXED);  /* a save on the engine's thread reads it */
 }
 
 /* PROF_GPU_METRICS, on the profiler's thread: one sample of device v's
@@ -4648,13 +4651,15 @@ static void prof__gm_read(prof__edev *v) {
     prof__emet x;
     memset(&x, 0, sizeof x);
     uint64_t a = prof__now();
+    int mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
     for (int m = 0; m < PROF_GPU_M_COUNT; m++) {
         int err;
-        if (!(v->mon >> m & 1) || (err = prof__en.src->metric(v->h, m, &x.v[m])) == 0) continue;
+        if (!(mon >> m & 1) || (err = prof__en.src->metric(v->h, m, &x.v[m])) == 0) continue;
         prof__msg("PROF_GPU_METRICS: GPU %d (%s): reading its %s failed (%s: %s); no track for it from here on", v->dev,
                   v->bus, prof__gm_name[m], prof__en.src->metric_call[m], prof__en_err(err, e, sizeof e));
-        v->mon &= ~(1 << m);
+        mon &= ~(1 << m);
     }
+    __atomic_store_n(&v->mon, mon, __ATOMIC_RELAXED);
     x.tick = a + (prof__now() - a) / 2;
     pthread_mutex_lock(&prof__en_lock);
     prof__emet *mv = (prof__emet *)prof__grow(v->m, &v->mcap, v->nm + 1, sizeof *mv);
@@ -4853,7 +4858,7 @@ static void prof__en_read(int opening) {
         prof__en_period(v);
     }
     for (int i = 0; i < prof__en.nd && prof__gm_on(); i++)
-        if (prof__en.d[i].on && prof__en.d[i].mon) prof__gm_read(&prof__en.d[i]);
+        if (prof__en.d[i].on && __atomic_load_n(&prof__en.d[i].mon, __ATOMIC_RELAXED)) prof__gm_read(&prof__en.d[i]);
     int on = 0;
     for (int i = 0; i < prof__en.nd; i++) on += prof__en.d[i].on;
     if (!on) prof__en.state = 2;
@@ -4982,7 +4987,7 @@ static void prof__en_take(prof__cycle *cy) {
             span += v->k[v->nk - 1].mono - v->k[0].mono;
             nspan += (int64_t)v->nk - 1;
         }
-        c->mon = v->mon;
+        c->mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
         size_t ma = 0, mz = 0;                                      /* the samples from the last at or before lo */
         while (ma + 1 < v->nm && v->m[ma + 1].tick <= lo) ma++;
         for (mz = ma; mz < v->nm && v->m[mz].tick <= hi; mz++) {}
@@ -10989,7 +10994,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     memcpy(prof__g.conf.trigger_path, o->trigger.path, sizeof o->trigger.path);
     prof__g.conf.sched = o->schedule.s;
     prof__g.conf.has_sched = o->schedule.on;
-    prof__g.conf.gpu_metrics = o->gpu_metrics;
+    __atomic_store_n(&prof__g.conf.gpu_metrics, o->gpu_metrics, __ATOMIC_RELAXED);  /* as energy */
     __atomic_store_n(&prof__g.conf.energy, o->energy, __ATOMIC_RELAXED);   /* the profiler's thread reads it */
     prof__g.proc.signals = o->signals;
     size_t chunks_max = o->buffer_mb * 1048576u / sizeof(prof__chunk);
