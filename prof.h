@@ -4483,9 +4483,9 @@ static void prof__gpu_release_locked(void) {
    once as a window opens (or its warm-up: the step that opens it wakes the
    thread, which reads at once). That opening read's value is an opening
    knot at its end, placed before the next change's knot; a step that
-   began before it (a window opening at init, before the runtime was first
-   used) is taken back from it at the power up to the next knot, by at most
-   the knots' mean interval.
+   began before it (a window opening at init, while the thread loads the
+   library) is taken back from it at the power up to the next knot, by at
+   most PROF__EN_BACK of the knots' mean intervals.
    A change seen between two reads happened between the start of the one
    before and the end of this one: a knot, placed mid-way, whose value is
    exact. Between knots the energy is spread evenly over time (the power is
@@ -4505,6 +4505,7 @@ static void prof__gpu_release_locked(void) {
 #define PROF__EN_COSTS    256           /* the last reads' costs, for their median */
 #define PROF__EN_MEAN     16            /* knot intervals the reading period follows */
 #define PROF__EN_SHARE    "share of one counter interval"
+#define PROF__EN_BACK     4             /* mean knot intervals a step's start may precede the first read */
 
 typedef struct prof__eknot {
     uint64_t tick;                      /* mid-way between the reads that bracket the change */
@@ -5027,14 +5028,17 @@ static void prof__en_free(prof__ecy *en) {
    index of the knot at or after tick. */
 static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t tick, double *mj, size_t *knot) {
     if (d->nk >= 2 && (d->k[0].gap & 4) && tick < d->k[0].tick && !(d->k[1].gap & 1) &&
-        d->k[0].tick - tick <= (d->k[d->nk - 1].tick - d->k[0].tick) / (d->nk - 1)) {
-        /* before an opening knot, by at most the mean interval between
-           knots (a window that opens as the counter is first read): the
-           power up to the next knot */
-        int64_t n0 = prof__tclock_ns(clk, d->k[0].tick), n1 = prof__tclock_ns(clk, d->k[1].tick),
+        d->k[0].tick - tick <= PROF__EN_BACK * ((d->k[d->nk - 1].tick - d->k[0].tick) / (d->nk - 1))) {
+        /* before an opening knot, by at most PROF__EN_BACK mean intervals
+           between knots (a window that opens as the counter is first
+           read): the power over the next PROF__EN_BACK intervals (one
+           alone would be off by as much as the opening's placement) */
+        size_t j = 1;
+        while (j < PROF__EN_BACK && j + 1 < d->nk && !(d->k[j + 1].gap & 1)) j++;
+        int64_t n0 = prof__tclock_ns(clk, d->k[0].tick), n1 = prof__tclock_ns(clk, d->k[j].tick),
                 n = prof__tclock_ns(clk, tick);
         double f = n1 > n0 ? (double)(n0 - n) / (double)(n1 - n0) : 0.0;
-        *mj = (double)d->k[0].mj - f * (double)(d->k[1].mj - d->k[0].mj);
+        *mj = (double)d->k[0].mj - f * (double)(d->k[j].mj - d->k[0].mj);
         *knot = 0;
         return 1;
     }

@@ -241,7 +241,16 @@ def case_energy_nowarm(p, tr, d):
     check(tr["nvml"]["on_engine"] == 0, f"{tr['nvml']['on_engine']} NVML calls on the engine's thread")
     check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
     for dev in (0, 1):
-        check_device(tr, steps, dev, d)
+        # step 0's start is taken back from the first read by at most 4
+        # counter intervals: a first read later than that (a loaded machine)
+        # leaves step 0 without joules, and is said here
+        knots = [t for t, _ in power_track(d, dev)]
+        mean = (knots[-1] - knots[0]) / (len(knots) - 1)
+        late = knots[0] - steps[0]["ts"] > 4 * mean
+        if late:
+            print(f"GPU {dev}: the first read came {(knots[0] - steps[0]['ts']) / 1e3:.1f} ms after step 0 began, "
+                  f"more than 4 intervals ({4 * mean / 1e3:.1f} ms): step 0 not checked")
+        check_device(tr, steps, dev, d, where=lambda e, late=late: not (late and e is steps[0]))
 
 
 # PROF_GPU_METRICS: the double's values (fake_energy.h's FAKE_METRIC), by
