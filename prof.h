@@ -4770,6 +4770,27 @@ static void prof__en_period(const prof__edev *v) {
     if (fastest) prof__en.period_ns = p;
 }
 
+/* Device v's opening read ended at b (tick), m1 (CLOCK_MONOTONIC). */
+static void prof__en_opened(prof__edev *v, uint64_t b, int64_t m1) {
+    v->opening = 1;
+    v->open_b = b;
+    v->open_mono = m1;
+    v->open_mj = v->acc;
+}
+
+/* The opening knot before device v's first change since its opening read. */
+static prof__eknot prof__en_opening(prof__edev *v) {
+    prof__eknot o;
+    memset(&o, 0, sizeof o);
+    o.tick = v->open_b;
+    o.mj = (uint64_t)((double)v->open_mj * v->mj_per_count);
+    o.mono = v->open_mono;
+    o.gap = 4 | (v->gap ? 1 : 0);
+    v->gap = 0;
+    v->opening = 0;
+    return o;
+}
+
 /* One read of every device's counter, on the profiler's thread. An
    opening read (at a window's opening) records no knot: the counter's value
    then is the opening knot that comes before the next change's. */
@@ -4799,12 +4820,7 @@ static void prof__en_read(int opening) {
         if (mj == v->raw) {             /* no change: a later one began after this read did */
             v->a = a;
             v->a_mono = m0;
-            if (opening) {
-                v->opening = 1;
-                v->open_b = b;
-                v->open_mono = m1;
-                v->open_mj = v->acc;
-            }
+            if (opening) prof__en_opened(v, b, m1);
             continue;
         }
         prof__eknot k;
@@ -4828,27 +4844,14 @@ static void prof__en_read(int opening) {
         v->a_mono = m0;
         if (opening) {                  /* what came before the window is the opening knot's */
             v->gap |= k.gap;
-            v->opening = 1;
-            v->open_b = b;
-            v->open_mono = m1;
-            v->open_mj = v->acc;
+            prof__en_opened(v, b, m1);
             continue;
         }
         pthread_mutex_lock(&prof__en_lock);
         prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 2, sizeof *kv);
         if (kv) {
             v->k = kv;
-            if (v->opening) {
-                prof__eknot o;
-                memset(&o, 0, sizeof o);
-                o.tick = v->open_b;
-                o.mj = (uint64_t)((double)v->open_mj * v->mj_per_count);
-                o.mono = v->open_mono;
-                o.gap = 4 | (v->gap ? 1 : 0);
-                kv[v->nk++] = o;
-                v->gap = 0;
-                v->opening = 0;
-            }
+            if (v->opening) kv[v->nk++] = prof__en_opening(v);
             kv[v->nk++] = k;
         } else {
             v->gap = 1;
@@ -4929,6 +4932,24 @@ static void prof__en_close(uint64_t end) {
     }
 }
 
+/* PROF_GPU_METRICS: device v's samples from the last at or before lo to
+   hi, into c; those before its last left out for later windows. Under
+   prof__en_lock. */
+static void prof__gm_take(prof__ecdev *c, prof__edev *v, uint64_t lo, uint64_t hi) {
+    size_t ma = 0, mz;
+    c->mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
+    while (ma + 1 < v->nm && v->m[ma + 1].tick <= lo) ma++;
+    for (mz = ma; mz < v->nm && v->m[mz].tick <= hi; mz++) {}
+    if (mz > ma && (c->m = (prof__emet *)malloc((mz - ma) * sizeof *c->m)) != NULL) {
+        memcpy(c->m, v->m + ma, (mz - ma) * sizeof *c->m);
+        c->nm = mz - ma;
+    }
+    if (!prof__g.conf.flight && mz > 1 && mz - 1 < v->nm) {
+        memmove(v->m, v->m + (mz - 1), (v->nm - (mz - 1)) * sizeof *v->m);
+        v->nm -= mz - 1;
+    }
+}
+
 /* A saved cycle's energy: the knots around its steps, by device. On the
    profiler's thread it first waits for a knot past its last step. */
 static void prof__en_take(prof__cycle *cy) {
@@ -4988,18 +5009,7 @@ static void prof__en_take(prof__cycle *cy) {
             span += v->k[v->nk - 1].mono - v->k[0].mono;
             nspan += (int64_t)v->nk - 1;
         }
-        c->mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
-        size_t ma = 0, mz = 0;                                      /* the samples from the last at or before lo */
-        while (ma + 1 < v->nm && v->m[ma + 1].tick <= lo) ma++;
-        for (mz = ma; mz < v->nm && v->m[mz].tick <= hi; mz++) {}
-        if (mz > ma && (c->m = (prof__emet *)malloc((mz - ma) * sizeof *c->m)) != NULL) {
-            memcpy(c->m, v->m + ma, (mz - ma) * sizeof *c->m);
-            c->nm = mz - ma;
-        }
-        if (!prof__g.conf.flight && mz > 1 && mz - 1 < v->nm) {     /* later windows: from its last sample */
-            memmove(v->m, v->m + (mz - 1), (v->nm - (mz - 1)) * sizeof *v->m);
-            v->nm -= mz - 1;
-        }
+        prof__gm_take(c, v, lo, hi);
         size_t keep = a;                                            /* later windows begin after this one */
         while (keep + 1 < v->nk && v->k[keep + 1].tick <= hi) keep++;
         if (!prof__g.conf.flight && keep && keep < v->nk) {
@@ -5869,6 +5879,28 @@ PROF__INLINE int prof__wplain(const prof__ev *e, uint32_t kt, const uint32_t *f)
     return f ? *f == PROF__LONE : prof__ev_kt(e) == kt;
 }
 
+/* PROF_GPU_METRICS' tracks, for the walk: by device and track, each
+   sample where its value changes, and the first and last. */
+static void prof__walk_metrics(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (int d = 0; d < cy->en->nd; d++) {
+        const prof__ecdev *v = &cy->en->d[d];
+        uint64_t seen = 0;
+        for (size_t j = 0; j < v->nm; j++) seen |= (uint64_t)v->m[j].v[PROF_GPU_M_THROTTLE];
+        for (int m = 0; m < PROF_GPU_M_COUNT + 64; m++) {
+            int bit = m - PROF_GPU_M_COUNT, mm = bit < 0 ? m : PROF_GPU_M_THROTTLE;
+            if (mm == PROF_GPU_M_THROTTLE &&
+                (bit < 0 || !(seen >> bit & 1) || !cy->en->gm_names || !cy->en->gm_names[bit]))
+                continue;               /* the mask as its named flags, those set in the window */
+            if (!(v->mon >> mm & 1)) continue;
+            for (size_t j = 0; j < v->nm; j++) {
+                double x = bit < 0 ? v->m[j].v[m] : (double)((uint64_t)v->m[j].v[mm] >> bit & 1);
+                double was = !j ? 0 : bit < 0 ? v->m[j - 1].v[m] : (double)((uint64_t)v->m[j - 1].v[mm] >> bit & 1);
+                if (!j || x != was || j + 1 == v->nm) k->metric(s, cy, v->dev, mm, bit, v->m[j].tick, x);
+            }
+        }
+    }
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -5986,23 +6018,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
         }
         if (any) k->power(s, cy, v->dev, v->k[v->nk - 1].tick, watts);  /* where the last one ends */
     }
-    for (int d = 0; k->metric && cy->en && d < cy->en->nd; d++) {   /* the device tracks: where they change */
-        const prof__ecdev *v = &cy->en->d[d];
-        uint64_t seen = 0;
-        for (size_t j = 0; j < v->nm; j++) seen |= (uint64_t)v->m[j].v[PROF_GPU_M_THROTTLE];
-        for (int m = 0; m < PROF_GPU_M_COUNT + 64; m++) {
-            int bit = m - PROF_GPU_M_COUNT, mm = bit < 0 ? m : PROF_GPU_M_THROTTLE;
-            if (mm == PROF_GPU_M_THROTTLE &&
-                (bit < 0 || !(seen >> bit & 1) || !cy->en->gm_names || !cy->en->gm_names[bit]))
-                continue;               /* the mask as its named flags, those set in the window */
-            if (!(v->mon >> mm & 1)) continue;
-            for (size_t j = 0; j < v->nm; j++) {
-                double x = bit < 0 ? v->m[j].v[m] : (double)((uint64_t)v->m[j].v[mm] >> bit & 1);
-                double was = !j ? 0 : bit < 0 ? v->m[j - 1].v[m] : (double)((uint64_t)v->m[j - 1].v[mm] >> bit & 1);
-                if (!j || x != was || j + 1 == v->nm) k->metric(s, cy, v->dev, mm, bit, v->m[j].tick, x);
-            }
-        }
-    }
+    if (k->metric && cy->en) prof__walk_metrics(cy, k, s);
     prof__walk_free(&w);
     return 1;
 fail:
