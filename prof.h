@@ -163,6 +163,9 @@
                      (J)"), a power track per GPU and the table's J/step, from
                      the energy counter of the GPU binding (prof_cuda.h,
                      prof_hip.h), read on the profiler's thread
+     PROF_GPU_METRICS  1: device tracks while recording (SM and memory clocks,
+                     utilisation, memory used, throttle reasons, PCIe), read
+                     with PROF_ENERGY's counter, which it turns on
      PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
      PROF_NVML_LIB   the NVML to load for PROF_ENERGY
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
@@ -314,6 +317,10 @@ typedef struct prof_config {
                                  rocprofiler-sdk (prof_hip.h); PROF_KERNELS=1 */
     int           energy;     /* nonzero: each step's joules per GPU and a
                                  power track, from NVML (PROF_ENERGY=1)     */
+    int           gpu_metrics; /* nonzero: device tracks while recording
+                                 (clocks, utilisation, memory used, throttle
+                                 reasons, PCIe), read with the energy
+                                 counter; turns energy on (PROF_GPU_METRICS=1) */
     int           signals;    /* PROF_OFF: no SIGINT/SIGTERM/crash handlers
                                  (PROF_SIGNALS=0; default: installed)       */
     int           merge_threads; /* PROF_OFF: a track per OS thread, even for
@@ -678,10 +685,22 @@ typedef struct prof_gpu_tracer {
    often as the policy says. Errors are the library's codes, 0 for success.
    Nothing is closed: the library stays loaded, its handles valid, to the
    process's end.
-   Further reads of a device (clocks, utilisation, memory in use, throttle
-   reasons: what device tracks would show) are further members after these,
-   each taking device's handle and NULL in a binding without it: a binding
-   fills what it has, and the core asks only for what is there. */
+   The device tracks (PROF_GPU_METRICS) are read by metric, at the same
+   reads: metric(handle, PROF_GPU_M_*, &value), 0 or the library's error
+   (`unsupported` for a device without it), NULL in a binding with none;
+   metric_call[m] names the call that reads metric m, NULL where the
+   binding cannot read it; throttle (PROF_GPU_M_THROTTLE) is a bit mask
+   whose bit i throttle_name[i] names (NULL: not named). */
+enum {
+    PROF_GPU_M_SM_CLOCK,                        /* MHz */
+    PROF_GPU_M_MEM_CLOCK,                       /* MHz */
+    PROF_GPU_M_UTIL,                            /* % of the time a kernel ran */
+    PROF_GPU_M_MEM_USED,                        /* MiB of device memory in use */
+    PROF_GPU_M_PCIE_RX,                         /* MB/s into the device */
+    PROF_GPU_M_PCIE_TX,                         /* MB/s out of it */
+    PROF_GPU_M_THROTTLE,                        /* the reasons the clocks are held down, a bit mask */
+    PROF_GPU_M_COUNT
+};
 typedef struct prof_gpu_energy {
     const char *source;                         /* "NVML": the trace's and the lines' name */
     const char *counter;                        /* the call that reads it (the trace's "counter") */
@@ -692,6 +711,9 @@ typedef struct prof_gpu_energy {
     int  (*read)(void *handle, uint64_t *count, double *mj_per_count); /* the counter, in units of
                                                    *mj_per_count (set where the library says); 0 or an error */
     void (*error)(int err, char *buf, size_t n); /* "NVML error 3: Not Supported", into buf[n] */
+    int  (*metric)(void *handle, int m, double *value); /* PROF_GPU_M_*; NULL: no device tracks */
+    const char *metric_call[PROF_GPU_M_COUNT];  /* the call that reads each; NULL: not read */
+    const char *throttle_name[64];              /* the throttle mask's bits */
 } prof_gpu_energy;
 
 /* From the tracer's callbacks, on any thread; copies a. */
@@ -1376,7 +1398,10 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
     X("PROF_ENERGY", energy, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                           \
       "1: each recorded step's joules per GPU (\"GPU 0 energy (J)\"), a power track per GPU and the table's "   \
       "J/step, from the energy counter of the GPU binding (prof_cuda.h, prof_hip.h), read on the profiler's "  \
-      "thread")
+      "thread")                                                                                                \
+    X("PROF_GPU_METRICS", gpu_metrics, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                 \
+      "1: device tracks while recording (SM and memory clocks, utilisation, memory used, throttle reasons, "    \
+      "PCIe), read with PROF_ENERGY's counter, which it turns on")
 
 /* What the SPEC and SCHED rows hold, once read (>>env). */
 typedef struct { prof_schedule s; int on; } prof__opt_schedule;
@@ -1465,6 +1490,7 @@ static struct {
         double peak_tflops, peak_gbps;  /* cfg / PROF_PEAK_*: 0 unknown */
         int cupti;                      /* opt.kernels: kernel capture */
         int energy;                     /* cfg.energy / PROF_ENERGY: joules per step (>>energy) */
+        int gpu_metrics;                /* cfg.gpu_metrics / PROF_GPU_METRICS: device tracks (>>energy) */
         int ready_at_step;              /* cfg.trace_ready_at_step: no profiler's thread */
         int flight;                     /* PROF_FLIGHT: steps the flight recorder keeps; 0 off */
         double flight_slow, flight_cooldown;
@@ -3376,6 +3402,7 @@ static void prof__act_start_locked(const prof_gpu_api *api);
 static void prof__act_follow_locked(int want, int window_starts);
 static void prof__act_window_locked(void);
 static void prof__act_stop_locked(void);
+static void prof__en_wake_locked(void);
 
 __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *api) {
     prof__ensure_init();
@@ -3383,6 +3410,7 @@ __attribute__((noinline, cold)) static int prof__gpu_start(const prof_gpu_api *a
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0) {
         int n = 0, err = api->device_count(&n);
         prof__gpu.api = api;
+        prof__en_wake_locked();         /* PROF_ENERGY: its source is bound, its reads can begin */
         if (err || n <= 0) {
             __atomic_store_n(&prof__gpu.state, 2, __ATOMIC_RELEASE);
             if (err)
@@ -4544,7 +4572,13 @@ static void prof__gpu_release_locked(void) {
    on an H200) and change about every 100 ms. So the thread reads while a
    window records, no more often than the counter changes (0.9 times the
    mean interval between the changes it saw: 10 ms at first, then what the
-   device does, 5 ms to 1 s), between its jobs and at their start.
+   device does, 5 ms to 1 s), between its jobs and at their start, and
+   once as a window opens (or its warm-up: the step that opens it wakes the
+   thread, which reads at once). That opening read's value is an opening
+   knot at its end, placed before the next change's knot; a step that
+   began before it (a window opening at init, while the thread loads the
+   library) is taken back from it at the power up to the next knot, by at
+   most PROF__EN_BACK of the knots' mean intervals.
    A change seen between two reads happened between the start of the one
    before and the end of this one: a knot, placed mid-way, whose value is
    exact. Between knots the energy is spread evenly over time (the power is
@@ -4564,6 +4598,7 @@ static void prof__gpu_release_locked(void) {
 #define PROF__EN_COSTS    256           /* the last reads' costs, for their median */
 #define PROF__EN_MEAN     16            /* knot intervals the reading period follows */
 #define PROF__EN_SHARE    "share of one counter interval"
+#define PROF__EN_BACK     4             /* mean knot intervals a step's start may precede the first read */
 
 typedef struct prof__eknot {
     uint64_t tick;                      /* mid-way between the reads that bracket the change */
@@ -4571,8 +4606,15 @@ typedef struct prof__eknot {
     uint64_t mj;                        /* energy since the first read (mJ); never falls */
     int64_t mono;                       /* tick's CLOCK_MONOTONIC ns, for the period */
     int gap;                            /* 1: the energy since the knot before is unknown;
-                                           2 (a model's): the step ending here was a share */
+                                           2 (a model's): the step ending here was a share;
+                                           4: an opening (the counter's value at a window's
+                                           opening read, tick: that read's end) */
 } prof__eknot;
+
+typedef struct prof__emet {            /* PROF_GPU_METRICS: a device's metrics at one read */
+    uint64_t tick;                      /* mid-way through their reads */
+    double v[PROF_GPU_M_COUNT];
+} prof__emet;
 
 typedef struct prof__edev {
     int dev;                            /* the runtime's device number */
@@ -4585,9 +4627,15 @@ typedef struct prof__edev {
     uint64_t a;                         /* tick at which the last read that saw raw began */
     int64_t a_mono;
     int gap, back_said;                 /* the next knot ends an unknown interval */
+    int opening;                        /* an opening read, no change seen since: open_* */
+    uint64_t open_b, open_mj;           /*   its end (tick), the energy then (counter units) */
+    int64_t open_mono;
     double mj_per_count;                /* the counter's unit (1 until the library says) */
     prof__eknot *k;                     /* under prof__en_lock */
     size_t nk, cap;
+    int mon;                            /* PROF_GPU_METRICS: bit m, metric m is read */
+    prof__emet *m;                      /* under prof__en_lock */
+    size_t nm, mcap;
 } prof__edev;
 
 typedef struct prof__ecdev {            /* a device in a saved cycle */
@@ -4598,6 +4646,9 @@ typedef struct prof__ecdev {            /* a device in a saved cycle */
     const char *why;                    /* no energy: why */
     prof__eknot *k;
     size_t nk;
+    int mon;                            /* PROF_GPU_METRICS: the metrics read */
+    prof__emet *m;
+    size_t nm;
 } prof__ecdev;
 
 typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount;  /* a model's tokens (0), samples (1) */
@@ -4605,6 +4656,7 @@ typedef struct prof__ecount { uint64_t tick; double v; int which; } prof__ecount
 typedef struct prof__ecy {              /* a saved cycle's energy (prof__cycle.en) */
     const char *src;                    /* the library (prof_gpu_energy's source) */
     const char *counter;                /* the call that reads it */
+    const char *const *gm_names;        /* PROF_GPU_METRICS: the throttle mask's bits' names, or NULL */
     const char *why;                    /* none at all: why */
     int nd;
     prof__ecdev d[PROF__EN_DEVS];
@@ -4648,6 +4700,68 @@ static int prof__en_get(prof__edev *v, uint64_t *raw) {
 static void prof__en_off(const char *why) {
     prof__en.state = 2;
     prof__en.why = why;
+}
+
+/* PROF_GPU_METRICS: the tracks' names and units (the JSON's argument). */
+static const char *const prof__gm_name[PROF_GPU_M_COUNT] = { "SM clock", "memory clock", "utilization",
+                                                             "memory used", "PCIe rx", "PCIe tx", "throttle reasons" };
+static const char *const prof__gm_unit[PROF_GPU_M_COUNT] = { "MHz", "MHz", "%", "MiB", "MB/s", "MB/s", "on" };
+
+static int prof__gm_wanted(void) { return __atomic_load_n(&prof__g.conf.gpu_metrics, __ATOMIC_RELAXED); }
+static int prof__gm_on(void) { return prof__gm_wanted() && prof__en.src && prof__en.src->metric; }
+
+/* PROF_GPU_METRICS, on the profiler's thread, once for device v: a first
+   read of each metric; one line for each it does not have. */
+PROF__COLD static void prof__gm_start(prof__edev *v) {
+    char e[160];
+    int mon = 0;
+    if (!prof__gm_wanted()) return;
+    if (!prof__en.src->metric) {
+        prof__msg("PROF_GPU_METRICS: GPU %d (%s): %s's binding reads no device metrics; no device tracks", v->dev,
+                  v->bus, prof__en.src->source);
+        return;
+    }
+    for (int m = 0; m < PROF_GPU_M_COUNT; m++) {
+        const char *call = prof__en.src->metric_call[m];
+        double x = 0;
+        int err;
+        if (!call)
+            prof__msg("PROF_GPU_METRICS: GPU %d (%s): %s's binding does not read its %s; no track for it", v->dev,
+                      v->bus, prof__en.src->source, prof__gm_name[m]);
+        else if ((err = prof__en.src->metric(v->h, m, &x)) != 0)
+            prof__msg("PROF_GPU_METRICS: GPU %d (%s) gives no %s (%s: %s); no track for it", v->dev, v->bus,
+                      prof__gm_name[m], call, prof__en_err(err, e, sizeof e));
+        else
+            mon |= 1 << m;
+    }
+    __atomic_store_n(&v->mon, mon, __ATOMIC_RELAXED);  /* a save on the engine's thread reads it */
+}
+
+/* PROF_GPU_METRICS, on the profiler's thread: one sample of device v's
+   metrics, at an energy read. A read that fails: one line, that metric's
+   track ends there. */
+static void prof__gm_read(prof__edev *v) {
+    char e[160];
+    prof__emet x;
+    memset(&x, 0, sizeof x);
+    uint64_t a = prof__now();
+    int mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
+    for (int m = 0; m < PROF_GPU_M_COUNT; m++) {
+        int err;
+        if (!(mon >> m & 1) || (err = prof__en.src->metric(v->h, m, &x.v[m])) == 0) continue;
+        prof__msg("PROF_GPU_METRICS: GPU %d (%s): reading its %s failed (%s: %s); no track for it from here on", v->dev,
+                  v->bus, prof__gm_name[m], prof__en.src->metric_call[m], prof__en_err(err, e, sizeof e));
+        mon &= ~(1 << m);
+    }
+    __atomic_store_n(&v->mon, mon, __ATOMIC_RELAXED);
+    x.tick = a + (prof__now() - a) / 2;
+    pthread_mutex_lock(&prof__en_lock);
+    prof__emet *mv = (prof__emet *)prof__grow(v->m, &v->mcap, v->nm + 1, sizeof *mv);
+    if (mv) {
+        v->m = mv;
+        mv[v->nm++] = x;
+    }
+    pthread_mutex_unlock(&prof__en_lock);
 }
 
 /* The profiler's thread, once: the library, each device by its bus id, a
@@ -4711,6 +4825,10 @@ PROF__COLD static void prof__en_start(const prof_gpu_api *api) {
         v->raw = raw;
         v->a = a;
         v->a_mono = prof__mono_ns();
+        v->opening = 1;                 /* the first read opens the first window */
+        v->open_b = prof__now();
+        v->open_mono = v->a_mono;
+        prof__gm_start(v);
         on++;
     }
     if (n > PROF__EN_DEVS)
@@ -4745,8 +4863,31 @@ static void prof__en_period(const prof__edev *v) {
     if (fastest) prof__en.period_ns = p;
 }
 
-/* One read of every device's counter, on the profiler's thread. */
-static void prof__en_read(void) {
+/* Device v's opening read ended at b (tick), m1 (CLOCK_MONOTONIC). */
+static void prof__en_opened(prof__edev *v, uint64_t b, int64_t m1) {
+    v->opening = 1;
+    v->open_b = b;
+    v->open_mono = m1;
+    v->open_mj = v->acc;
+}
+
+/* The opening knot before device v's first change since its opening read. */
+static prof__eknot prof__en_opening(prof__edev *v) {
+    prof__eknot o;
+    memset(&o, 0, sizeof o);
+    o.tick = v->open_b;
+    o.mj = (uint64_t)((double)v->open_mj * v->mj_per_count);
+    o.mono = v->open_mono;
+    o.gap = 4 | (v->gap ? 1 : 0);
+    v->gap = 0;
+    v->opening = 0;
+    return o;
+}
+
+/* One read of every device's counter, on the profiler's thread. An
+   opening read (at a window's opening) records no knot: the counter's value
+   then is the opening knot that comes before the next change's. */
+static void prof__en_read(int opening) {
     char e[160];
     for (int i = 0; i < prof__en.nd; i++) {
         prof__edev *v = &prof__en.d[i];
@@ -4772,6 +4913,7 @@ static void prof__en_read(void) {
         if (mj == v->raw) {             /* no change: a later one began after this read did */
             v->a = a;
             v->a_mono = m0;
+            if (opening) prof__en_opened(v, b, m1);
             continue;
         }
         prof__eknot k;
@@ -4793,10 +4935,16 @@ static void prof__en_read(void) {
         v->raw = mj;
         v->a = a;
         v->a_mono = m0;
+        if (opening) {                  /* what came before the window is the opening knot's */
+            v->gap |= k.gap;
+            prof__en_opened(v, b, m1);
+            continue;
+        }
         pthread_mutex_lock(&prof__en_lock);
-        prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 1, sizeof *kv);
+        prof__eknot *kv = (prof__eknot *)prof__grow(v->k, &v->cap, v->nk + 2, sizeof *kv);
         if (kv) {
             v->k = kv;
+            if (v->opening) kv[v->nk++] = prof__en_opening(v);
             kv[v->nk++] = k;
         } else {
             v->gap = 1;
@@ -4806,10 +4954,16 @@ static void prof__en_read(void) {
         pthread_mutex_unlock(&prof__en_lock);
         prof__en_period(v);
     }
+    for (int i = 0; i < prof__en.nd && prof__gm_on(); i++)
+        if (prof__en.d[i].on && __atomic_load_n(&prof__en.d[i].mon, __ATOMIC_RELAXED)) prof__gm_read(&prof__en.d[i]);
     int on = 0;
     for (int i = 0; i < prof__en.nd; i++) on += prof__en.d[i].on;
     if (!on) prof__en.state = 2;
 }
+
+/* Set by the step that opens a window (its engine's thread), taken by the
+   profiler's thread: an opening read. */
+static int prof__en_open;
 
 static int prof__en_on(void) { return __atomic_load_n(&prof__g.conf.energy, __ATOMIC_RELAXED); }
 
@@ -4831,8 +4985,12 @@ static int64_t prof__en_poll(void) {
         if (prof__en.state != 1) return -1;
     }
     int64_t now = prof__mono_ns();
-    if (now >= prof__en.next_ns) {
-        prof__en_read();
+    if (__atomic_exchange_n(&prof__en_open, 0, __ATOMIC_RELAXED)) {     /* a window opens: read now */
+        prof__en_read(1);
+        now = prof__mono_ns();
+        prof__en.next_ns = now + prof__en.period_ns;
+    } else if (now >= prof__en.next_ns) {
+        prof__en_read(0);
         now = prof__mono_ns();
         prof__en.next_ns += prof__en.period_ns;
         if (prof__en.next_ns <= now) prof__en.next_ns = now + prof__en.period_ns;
@@ -4861,9 +5019,27 @@ static void prof__en_close(uint64_t end) {
             struct timespec ts = { (time_t)(wait / 1000000000), (long)(wait % 1000000000) };
             syscall(SYS_nanosleep, &ts, NULL);
         }
-        prof__en_read();
+        prof__en_read(0);
         now = prof__mono_ns();
         prof__en.next_ns = now + prof__en.period_ns;
+    }
+}
+
+/* PROF_GPU_METRICS: device v's samples from the last at or before lo to
+   hi, into c; those before its last left out for later windows. Under
+   prof__en_lock. */
+static void prof__gm_take(prof__ecdev *c, prof__edev *v, uint64_t lo, uint64_t hi) {
+    size_t ma = 0, mz;
+    c->mon = __atomic_load_n(&v->mon, __ATOMIC_RELAXED);
+    while (ma + 1 < v->nm && v->m[ma + 1].tick <= lo) ma++;
+    for (mz = ma; mz < v->nm && v->m[mz].tick <= hi; mz++) {}
+    if (mz > ma && (c->m = (prof__emet *)malloc((mz - ma) * sizeof *c->m)) != NULL) {
+        memcpy(c->m, v->m + ma, (mz - ma) * sizeof *c->m);
+        c->nm = mz - ma;
+    }
+    if (!prof__g.conf.flight && mz > 1 && mz - 1 < v->nm) {
+        memmove(v->m, v->m + (mz - 1), (v->nm - (mz - 1)) * sizeof *v->m);
+        v->nm -= mz - 1;
     }
 }
 
@@ -4890,6 +5066,7 @@ static void prof__en_take(prof__cycle *cy) {
     const prof_gpu_energy *src = prof__en.src ? prof__en.src : api ? api->energy : NULL;
     en->src = src ? src->source : "none";
     en->counter = src ? src->counter : "none";
+    en->gm_names = src && src->metric ? src->throttle_name : NULL;
     if (prof__en.state == 0 && unbound && !unbound_said++)
         prof__msg("PROF_ENERGY: no GPU runtime is bound (the file with PROF_IMPLEMENTATION includes neither "
                   "prof_cuda.h nor prof_hip.h, and no GPU region ran); no energy in the trace");
@@ -4925,6 +5102,7 @@ static void prof__en_take(prof__cycle *cy) {
             span += v->k[v->nk - 1].mono - v->k[0].mono;
             nspan += (int64_t)v->nk - 1;
         }
+        prof__gm_take(c, v, lo, hi);
         size_t keep = a;                                            /* later windows begin after this one */
         while (keep + 1 < v->nk && v->k[keep + 1].tick <= hi) keep++;
         if (!prof__g.conf.flight && keep && keep < v->nk) {
@@ -4943,7 +5121,7 @@ static void prof__en_take(prof__cycle *cy) {
 
 static void prof__en_free(prof__ecy *en) {
     if (!en) return;
-    for (int i = 0; i < en->nd; i++) free(en->d[i].k);
+    for (int i = 0; i < en->nd; i++) free(en->d[i].k), free(en->d[i].m);
     free(en->cnt);
     free(en);
 }
@@ -4952,6 +5130,21 @@ static void prof__en_free(prof__ecy *en) {
    with no unknown interval between; 0 if it is not known there. *knot: the
    index of the knot at or after tick. */
 static int prof__en_at(const prof__ecdev *d, const prof__tclock *clk, uint64_t tick, double *mj, size_t *knot) {
+    if (d->nk >= 2 && (d->k[0].gap & 4) && tick < d->k[0].tick && !(d->k[1].gap & 1) &&
+        d->k[0].tick - tick <= PROF__EN_BACK * ((d->k[d->nk - 1].tick - d->k[0].tick) / (d->nk - 1))) {
+        /* before an opening knot, by at most PROF__EN_BACK mean intervals
+           between knots (a window that opens as the counter is first
+           read): the power over the next PROF__EN_BACK intervals (one
+           alone would be off by as much as the opening's placement) */
+        size_t j = 1;
+        while (j < PROF__EN_BACK && j + 1 < d->nk && !(d->k[j + 1].gap & 1)) j++;
+        int64_t n0 = prof__tclock_ns(clk, d->k[0].tick), n1 = prof__tclock_ns(clk, d->k[j].tick),
+                n = prof__tclock_ns(clk, tick);
+        double f = n1 > n0 ? (double)(n0 - n) / (double)(n1 - n0) : 0.0;
+        *mj = (double)d->k[0].mj - f * (double)(d->k[j].mj - d->k[0].mj);
+        *knot = 0;
+        return 1;
+    }
     if (!d->nk || tick < d->k[0].tick || tick > d->k[d->nk - 1].tick) return 0;
     size_t lo = 0, hi = d->nk - 1;
     while (hi - lo > 1) {               /* k[lo].tick <= tick <= k[hi].tick */
@@ -5573,6 +5766,10 @@ typedef struct prof__sink {
     /* PROF_ENERGY's power track: device dev's watts from tick on, by
        device, in time order (>>energy) */
     void (*power)(void *s, const prof__cycle *cy, int dev, uint64_t tick, double watts);
+    /* PROF_GPU_METRICS' tracks: device dev's metric m (PROF_GPU_M_*; for
+       the throttle mask, its bit `bit`, v 0 or 1) is v from tick on, by
+       device and track, in time order (>>energy) */
+    void (*metric)(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v);
 } prof__sink;
 
 typedef struct prof__wspan { int64_t total, gpu, cpu_mem, gpu_mem; size_t idx; } prof__wspan;
@@ -5889,6 +6086,28 @@ PROF__INLINE void prof__walk_power(const prof__cycle *cy, const prof__sink *k, v
     }
 }
 
+/* PROF_GPU_METRICS' tracks, for the walk: by device and track, each
+   sample where its value changes, and the first and last. */
+static void prof__walk_metrics(const prof__cycle *cy, const prof__sink *k, void *s) {
+    for (int d = 0; d < cy->en->nd; d++) {
+        const prof__ecdev *v = &cy->en->d[d];
+        uint64_t seen = 0;
+        for (size_t j = 0; j < v->nm; j++) seen |= (uint64_t)v->m[j].v[PROF_GPU_M_THROTTLE];
+        for (int m = 0; m < PROF_GPU_M_COUNT + 64; m++) {
+            int bit = m - PROF_GPU_M_COUNT, mm = bit < 0 ? m : PROF_GPU_M_THROTTLE;
+            if (mm == PROF_GPU_M_THROTTLE &&
+                (bit < 0 || !(seen >> bit & 1) || !cy->en->gm_names || !cy->en->gm_names[bit]))
+                continue;               /* the mask as its named flags, those set in the window */
+            if (!(v->mon >> mm & 1)) continue;
+            for (size_t j = 0; j < v->nm; j++) {
+                double x = bit < 0 ? v->m[j].v[m] : (double)((uint64_t)v->m[j].v[mm] >> bit & 1);
+                double was = !j ? 0 : bit < 0 ? v->m[j - 1].v[m] : (double)((uint64_t)v->m[j - 1].v[mm] >> bit & 1);
+                if (!j || x != was || j + 1 == v->nm) k->metric(s, cy, v->dev, mm, bit, v->m[j].tick, x);
+            }
+        }
+    }
+}
+
 /* The walk. 0 when memory runs out (the sink has seen part of the cycle). */
 PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s) {
     prof__walker w;
@@ -5934,6 +6153,7 @@ PROF__INLINE int prof__walk(const prof__cycle *cy, const prof__sink *k, void *s)
     if (k->gpu) prof__walk_gpu(cy, k, s);
     if (k->act && !prof__walk_acts(&w, cy, k, s)) goto fail;
     if (k->power && cy->en) prof__walk_power(cy, k, s);   /* the power between knots */
+    if (k->metric && cy->en) prof__walk_metrics(cy, k, s);
     prof__walk_free(&w);
     return 1;
 fail:
@@ -7693,6 +7913,31 @@ static void prof__js_power(void *s, const prof__cycle *cy, int dev, uint64_t tic
     PROF__W_LIT(w, "}}");
 }
 
+/* A track's name: "GPU d SM clock (MHz)", "GPU d throttle: SwPowerCap". */
+static void prof__gm_track(const prof__cycle *cy, int dev, int m, int bit, char *buf, size_t n) {
+    if (bit >= 0) snprintf(buf, n, "GPU %d throttle: %s", dev, cy->en->gm_names[bit]);
+    else snprintf(buf, n, "GPU %d %s (%s)", dev, prof__gm_name[m], prof__gm_unit[m]);
+}
+
+/* PROF_GPU_METRICS' tracks: counters of the process, one argument each. */
+static void prof__js_metric(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v) {
+    prof__tw *t = (prof__tw *)s;
+    prof__w *w = &t->w;
+    char name[128];
+    prof__gm_track(cy, dev, m, bit, name, sizeof name);
+    t->pid = t->cpu_pid;
+    prof__tw_thread(t, 0);
+    PROF__EV_OPEN(t, "{\"ph\":\"C\",\"name\":");
+    prof__w_str(w, name);               /* quoted, escaped */
+    prof__ev_where(t, tick);
+    PROF__W_LIT(w, ",\"args\":{");
+    prof__w_str(w, prof__gm_unit[m]);
+    PROF__W_LIT(w, ":");
+    char *o = prof__w_room(w, 40);
+    w->n += (size_t)snprintf(o, 40, "%.3f", v);
+    PROF__W_LIT(w, "}}");
+}
+
 __extension__ static const prof__sink prof__json_sink = {
     .need = 0,
     .thread = prof__js_thread,
@@ -7704,6 +7949,7 @@ __extension__ static const prof__sink prof__json_sink = {
     .act = prof__js_act,
     .plains = prof__js_plains,
     .power = prof__js_power,
+    .metric = prof__js_metric,
 };
 
 
@@ -7806,6 +8052,7 @@ enum {
 #define PROF__PF_COUNTER  0x40000000u   /* + counter index */
 #define PROF__PF_MEMORY   0x50000000u   /* + device + 1 */
 #define PROF__PF_POWER    0x58000000u   /* + device: PROF_ENERGY's power track */
+#define PROF__PF_METRIC   0x59000000u   /* + device * 256 + metric (a throttle flag: 64 + bit) */
 #define PROF__PF_GPU      0x60000000u   /* + device */
 #define PROF__PF_STREAM   0x70000000u   /* + stream index */
 #define PROF__PF_SLANES   0x78000000u   /* + stream index * 16 + lane */
@@ -7907,6 +8154,7 @@ typedef struct prof__pf {               /* Perfetto-writing context */
     uint32_t iids;                      /* interning ids handed out */
     prof__names ctr;                    /* counter name pointer -> off: track index */
     int power_dev;                      /* the device whose power track is being written, + 1 */
+    uint64_t metric_track;              /* the device track being written (PROF_GPU_METRICS), or 0 */
     const char **ctr_name;              /* by track index: counters with the same
                                            text share a track, as in the JSON */
     size_t nctr, ctr_cap;
@@ -8437,6 +8685,28 @@ static void prof__pf_sink_power(void *s, const prof__cycle *cy, int dev, uint64_
     p->nev++;
 }
 
+/* PROF_GPU_METRICS' tracks: a counter track each under the process, its
+   own sequence, named as the JSON's counters, its unit the JSON's key. */
+static void prof__pf_sink_metric(void *s, const prof__cycle *cy, int dev, int m, int bit, uint64_t tick, double v) {
+    prof__pf *p = (prof__pf *)s;
+    uint64_t track = p->uuid0 + PROF__PF_METRIC + (uint64_t)dev * 256 + (uint64_t)(bit >= 0 ? 64 + bit : m), bits;
+    if (p->metric_track != track) {     /* its first sample */
+        char name[128];
+        prof__gm_track(cy, dev, m, bit, name, sizeof name);
+        prof__pb_str(&p->d2, 6, prof__gm_unit[m]);     /* CounterDescriptor.unit_name */
+        prof__pf_track(p, track, p->uuid0 + PROF__PF_PROCESS, name, 8);
+        prof__pf_sequence(p, track);
+        p->metric_track = track;
+    }
+    char num[48];
+    snprintf(num, sizeof num, "%.3f", v);              /* the JSON's 3 decimals */
+    v = strtod(num, NULL);
+    memcpy(&bits, &v, sizeof bits);
+    prof__pb_fixed64(&p->ev, PROF__TE_DCOUNTER, bits);
+    prof__pf_event(p, prof__pf_ts(p, tick), 0, PROF__TE_COUNTER_T);
+    p->nev++;
+}
+
 /* ---- the Perfetto sink: the walk's callbacks ----
    The CPU side: a sequence per run of a thread's records, in time order
    (the walk's begin() puts each span's BEGIN where it begins). */
@@ -8622,6 +8892,7 @@ __extension__ static const prof__sink prof__perfetto_cpu_sink = {
     .act = NULL,
     .plains = prof__pf_sink_plains,
     .power = NULL,
+    .metric = NULL,
 };
 __extension__ static const prof__sink prof__perfetto_sink = {
     .need = PROF__NEED_ORDER,
@@ -8634,6 +8905,7 @@ __extension__ static const prof__sink prof__perfetto_sink = {
     .act = prof__pf_sink_act,
     .plains = prof__pf_sink_plains,
     .power = prof__pf_sink_power,
+    .metric = prof__pf_sink_metric,
 };
 
 static void prof__pf_attr(prof__pf *p, const char *key, int64_t v, const char *s) {
@@ -9266,6 +9538,7 @@ __extension__ static const prof__sink prof__table_sink = {
     .act = prof__table_act,
     .plains = NULL,
     .power = NULL,
+    .metric = NULL,
 };
 
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
@@ -9547,6 +9820,7 @@ __extension__ static const prof__sink prof__stacks_sink = {
     .act = NULL,
     .plains = NULL,
     .power = NULL,
+    .metric = NULL,
 };
 
 /* The calling-context tree of cycle c into *nodep (*nnodep nodes): a node
@@ -10913,11 +11187,12 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     else if (o->flight_steps && o->schedule.on)
         prof__msg("PROF_FLIGHT records every step and writes only dumps: the schedule is ignored");
     if (o->trigger.kind || o->flight_steps) o->schedule.on = 0;
+    if (o->gpu_metrics) o->energy = 1;  /* the device tracks are read with the energy counter */
     if (o->energy && (o->trace_ready_at_step || o->flight_steps)) {
         prof__msg("PROF_ENERGY: not with %s (the energy counter is read on the profiler's thread%s); no energy in "
                   "the trace", o->trace_ready_at_step ? "trace_ready_at_step" : "PROF_FLIGHT",
                   o->trace_ready_at_step ? ", which that leaves out" : "; flight dumps do not carry it");
-        o->energy = 0;
+        o->energy = o->gpu_metrics = 0;
     }
     if (!o->output[0]) strcpy(o->output, prof__fmt[o->format >= 0 ? o->format : PROF__FMT_JSON].file);
     /* prof__g.conf: what the rest of the implementation reads */
@@ -10947,6 +11222,7 @@ PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
     memcpy(prof__g.conf.trigger_path, o->trigger.path, sizeof o->trigger.path);
     prof__g.conf.sched = o->schedule.s;
     prof__g.conf.has_sched = o->schedule.on;
+    __atomic_store_n(&prof__g.conf.gpu_metrics, o->gpu_metrics, __ATOMIC_RELAXED);  /* as energy */
     __atomic_store_n(&prof__g.conf.energy, o->energy, __ATOMIC_RELAXED);   /* the profiler's thread reads it */
     prof__g.proc.signals = o->signals;
     size_t chunks_max = o->buffer_mb * 1048576u / sizeof(prof__chunk);
@@ -11165,6 +11441,14 @@ static void prof__job_run_here(prof__job *j) {
     prof__job_run(j);
     prof__in_job = 0;
     pthread_mutex_unlock(&prof__wk_lock);
+}
+
+/* Under prof__lock: with PROF_ENERGY, the profiler's thread makes an
+   opening read now (a window opens, or the runtime is bound). */
+static void prof__en_wake_locked(void) {
+    if (!prof__g.conf.energy) return;
+    __atomic_store_n(&prof__en_open, 1, __ATOMIC_RELAXED);
+    pthread_cond_signal(&prof__wk_cv);
 }
 
 static void *prof__wk_run(void *arg) {
@@ -12052,8 +12336,8 @@ void prof_step(void) {
         prof__g.run.win_t0 = now;
     }
     __atomic_store_n(&prof__on, (unsigned char)(!prof__g.disabled && next != PROF__NONE), __ATOMIC_RELAXED);
-    if (prof__g.conf.energy && prev == PROF__NONE && next != PROF__NONE)
-        pthread_cond_signal(&prof__wk_cv);  /* PROF_ENERGY: the profiler's thread reads from the warm-up on */
+    if (prev == PROF__NONE && next != PROF__NONE)
+        prof__en_wake_locked();         /* PROF_ENERGY: an opening read, then reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);

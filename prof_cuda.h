@@ -426,6 +426,13 @@ static struct {
     int (*by_bus)(const char *bus, void **h);   /* nvmlDeviceGetHandleByPciBusId_v2 */
     int (*energy)(void *h, unsigned long long *mj); /* nvmlDeviceGetTotalEnergyConsumption */
     const char *(*errstr)(int err);             /* nvmlErrorString, if there */
+    /* PROF_GPU_METRICS' calls, each NULL where this NVML lacks it */
+    int (*clock)(void *h, int type, unsigned *mhz);             /* nvmlDeviceGetClockInfo */
+    int (*util)(void *h, unsigned *gpu_mem);                    /* nvmlDeviceGetUtilizationRates */
+    int (*mem)(void *h, unsigned long long *total_free_used);   /* nvmlDeviceGetMemoryInfo */
+    int (*pcie)(void *h, int counter, unsigned *kb_per_s);      /* nvmlDeviceGetPcieThroughput */
+    int (*reasons)(void *h, unsigned long long *mask);          /* ...CurrentClocksEventReasons, or
+                                                                   ...CurrentClocksThrottleReasons */
 } prof__nvml;
 
 static void prof__nvml_error(int err, char *buf, size_t n) {
@@ -467,6 +474,15 @@ static int prof__nvml_open(const char **why) {
     memcpy(&prof__nvml.by_bus, &f[1], sizeof f[1]);
     memcpy(&prof__nvml.energy, &f[2], sizeof f[2]);
     if (f[3]) memcpy(&prof__nvml.errstr, &f[3], sizeof f[3]);
+    void *g[5] = { prof__nvml_dlsym(lib, "nvmlDeviceGetClockInfo"), prof__nvml_dlsym(lib, "nvmlDeviceGetUtilizationRates"),
+                   prof__nvml_dlsym(lib, "nvmlDeviceGetMemoryInfo"), prof__nvml_dlsym(lib, "nvmlDeviceGetPcieThroughput"),
+                   prof__nvml_dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons") };
+    if (!g[4]) g[4] = prof__nvml_dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");     /* before CUDA 12.2's */
+    if (g[0]) memcpy(&prof__nvml.clock, &g[0], sizeof g[0]);
+    if (g[1]) memcpy(&prof__nvml.util, &g[1], sizeof g[1]);
+    if (g[2]) memcpy(&prof__nvml.mem, &g[2], sizeof g[2]);
+    if (g[3]) memcpy(&prof__nvml.pcie, &g[3], sizeof g[3]);
+    if (g[4]) memcpy(&prof__nvml.reasons, &g[4], sizeof g[4]);
     int err = prof__nvml.init();
     if (err) {
         prof__nvml_error(err, e, sizeof e);
@@ -488,9 +504,45 @@ static int prof__nvml_read(void *h, uint64_t *count, double *mj_per_count) {
     return err;
 }
 
+/* PROF_GPU_METRICS: metric m of device h (nvml.h's enums and structs:
+   NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2; nvmlUtilization_t {gpu, memory};
+   nvmlMemory_t {total, free, used} in bytes; NVML_PCIE_UTIL_TX_BYTES 0,
+   RX 1, in KB/s; the clocks' event reasons, a mask). A call this NVML
+   lacks: NVML_ERROR_FUNCTION_NOT_FOUND (13). */
+static int prof__nvml_metric(void *h, int m, double *v) {
+    unsigned u[2] = { 0, 0 };
+    unsigned long long q[3] = { 0, 0, 0 };
+    int err = 13;
+    switch (m) {
+    case PROF_GPU_M_SM_CLOCK:
+    case PROF_GPU_M_MEM_CLOCK:
+        if (prof__nvml.clock && !(err = prof__nvml.clock(h, m == PROF_GPU_M_SM_CLOCK ? 1 : 2, u))) *v = PROF__SCAST(double, u[0]);
+        break;
+    case PROF_GPU_M_UTIL:
+        if (prof__nvml.util && !(err = prof__nvml.util(h, u))) *v = PROF__SCAST(double, u[0]);
+        break;
+    case PROF_GPU_M_MEM_USED:
+        if (prof__nvml.mem && !(err = prof__nvml.mem(h, q))) *v = PROF__SCAST(double, q[2]) / 1048576.0;
+        break;
+    case PROF_GPU_M_PCIE_RX:
+    case PROF_GPU_M_PCIE_TX:
+        if (prof__nvml.pcie && !(err = prof__nvml.pcie(h, m == PROF_GPU_M_PCIE_RX ? 1 : 0, u))) *v = PROF__SCAST(double, u[0]) / 1000.0;
+        break;
+    case PROF_GPU_M_THROTTLE:
+        if (prof__nvml.reasons && !(err = prof__nvml.reasons(h, q))) *v = PROF__SCAST(double, q[0]);
+        break;
+    }
+    return err;
+}
+
 static const prof_gpu_energy prof__nvml_energy = {
     "NVML", "nvmlDeviceGetTotalEnergyConsumption", 3 /* NVML_ERROR_NOT_SUPPORTED */,
     "; NVIDIA GPUs have one from Volta on", prof__nvml_open, prof__nvml_device, prof__nvml_read, prof__nvml_error,
+    prof__nvml_metric,
+    { "nvmlDeviceGetClockInfo", "nvmlDeviceGetClockInfo", "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo",
+      "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetPcieThroughput", "nvmlDeviceGetCurrentClocksEventReasons" },
+    { "GpuIdle", "ApplicationsClocksSetting", "SwPowerCap", "HwSlowdown", "SyncBoost", "SwThermalSlowdown",
+      "HwThermalSlowdown", "HwPowerBrakeSlowdown", "DisplayClockSetting", "BoardLimit", "Reliability" },
 };
 
 /* What differs from HIP: the properties struct and stream identity. */

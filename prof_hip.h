@@ -81,6 +81,10 @@ static struct {
     int (*by_bdf)(uint64_t bdf, void **h);      /* amdsmi_get_processor_handle_from_bdf */
     int (*energy)(void *h, uint64_t *acc, float *res_uj, uint64_t *ts); /* amdsmi_get_energy_count */
     int (*str)(int status, const char **s);     /* amdsmi_status_code_to_string, if there */
+    /* PROF_GPU_METRICS' calls, each NULL where this AMD SMI lacks it */
+    int (*clock)(void *h, int type, void *info);                /* amdsmi_get_clock_info */
+    int (*activity)(void *h, void *usage);                      /* amdsmi_get_gpu_activity */
+    int (*mem)(void *h, int type, uint64_t *used);              /* amdsmi_get_gpu_memory_usage */
 } prof__amdsmi;
 
 static void prof__amdsmi_error(int err, char *buf, size_t n) {
@@ -129,6 +133,11 @@ static int prof__amdsmi_open(const char **why) {
     memcpy(&prof__amdsmi.by_bdf, &f[1], sizeof f[1]);
     memcpy(&prof__amdsmi.energy, &f[2], sizeof f[2]);
     if (f[3]) memcpy(&prof__amdsmi.str, &f[3], sizeof f[3]);
+    void *g[3] = { prof__amdsmi_dlsym(lib, "amdsmi_get_clock_info"), prof__amdsmi_dlsym(lib, "amdsmi_get_gpu_activity"),
+                   prof__amdsmi_dlsym(lib, "amdsmi_get_gpu_memory_usage") };
+    if (g[0]) memcpy(&prof__amdsmi.clock, &g[0], sizeof g[0]);
+    if (g[1]) memcpy(&prof__amdsmi.activity, &g[1], sizeof g[1]);
+    if (g[2]) memcpy(&prof__amdsmi.mem, &g[2], sizeof g[2]);
     int err = prof__amdsmi.init(2);     /* AMDSMI_INIT_AMD_GPUS */
     if (err) {
         prof__amdsmi_error(err, e, sizeof e);
@@ -159,9 +168,39 @@ static int prof__amdsmi_read(void *h, uint64_t *count, double *mj_per_count) {
     return err;
 }
 
+/* PROF_GPU_METRICS: metric m of processor h, by AMD SMI's documented ABI:
+   amdsmi_clk_info_t {uint32 clk (MHz), min_clk, max_clk; uint8 clk_locked,
+   clk_deep_sleep; uint32 reserved[4]} for AMDSMI_CLK_TYPE_GFX 0 and
+   AMDSMI_CLK_TYPE_MEM 4; amdsmi_engine_usage_t {uint32 gfx_activity (%),
+   umc_activity, mm_activity, reserved[13]}; amdsmi_get_gpu_memory_usage's
+   bytes of AMDSMI_MEM_TYPE_VRAM 0. Throttle reasons and PCIe throughput
+   are not read (AMD SMI's PCIe call samples for a second). A call this AMD
+   SMI lacks: AMDSMI_STATUS_NOT_SUPPORTED (2). */
+static int prof__amdsmi_metric(void *h, int m, double *v) {
+    struct { uint32_t clk, min_clk, max_clk; uint8_t locked, deep_sleep; uint32_t reserved[4]; } clk;
+    uint32_t usage[16];
+    uint64_t used = 0;
+    int err = 2;
+    memset(&clk, 0, sizeof clk);
+    memset(usage, 0, sizeof usage);
+    if (m == PROF_GPU_M_SM_CLOCK || m == PROF_GPU_M_MEM_CLOCK) {
+        if (prof__amdsmi.clock && !(err = prof__amdsmi.clock(h, m == PROF_GPU_M_SM_CLOCK ? 0 : 4, &clk)))
+            *v = PROF__SCAST(double, clk.clk);
+    } else if (m == PROF_GPU_M_UTIL) {
+        if (prof__amdsmi.activity && !(err = prof__amdsmi.activity(h, usage))) *v = PROF__SCAST(double, usage[0]);
+    } else if (m == PROF_GPU_M_MEM_USED) {
+        if (prof__amdsmi.mem && !(err = prof__amdsmi.mem(h, 0, &used))) *v = PROF__SCAST(double, used) / 1048576.0;
+    }
+    return err;
+}
+
 static const prof_gpu_energy prof__amdsmi_energy = {
     "AMD SMI", "amdsmi_get_energy_count", 2 /* AMDSMI_STATUS_NOT_SUPPORTED */, "",
     prof__amdsmi_open, prof__amdsmi_device, prof__amdsmi_read, prof__amdsmi_error,
+    prof__amdsmi_metric,
+    { "amdsmi_get_clock_info", "amdsmi_get_clock_info", "amdsmi_get_gpu_activity", "amdsmi_get_gpu_memory_usage",
+      PROF__NULLPTR, PROF__NULLPTR, PROF__NULLPTR },
+    { PROF__NULLPTR },
 };
 
 PROF__GPU_RUNTIME(hip, "HIP", hipError_t, hipStream_t, hipEvent_t, &prof__roc_tracer, &prof__amdsmi_energy)

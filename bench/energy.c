@@ -56,7 +56,8 @@ static int en_read(void *h, uint64_t *count, double *mj_per_count) {
 }
 static void en_error(int err, char *buf, size_t n) { snprintf(buf, n, "NVML error %d", err); }
 static const prof_gpu_energy energy = {
-    "NVML", "nvmlDeviceGetTotalEnergyConsumption", 3, "", en_open, en_device, en_read, en_error,
+    "NVML", "nvmlDeviceGetTotalEnergyConsumption", 3, "", en_open, en_device, en_read, en_error, NULL, { NULL },
+    { NULL },
 };
 static const prof_gpu_api api = {
     "CUDA", 600, one, dev0, set_dev, props, stream_info, make, unmake, make, unmake, record, query, unmake, elapsed,

@@ -185,6 +185,15 @@ static void rules_and_formats(void) {
     resolve(&c);
     CHECK(prof__g.conf.energy == 0 && nsaid == 1 && strstr(said, "PROF_ENERGY: not with trace_ready_at_step"),
           "energy: %s", said);
+    c.energy = 0;                       /* the device tracks turn energy on, and go with it */
+    c.gpu_metrics = 1;
+    resolve(&c);
+    CHECK(prof__g.conf.energy == 0 && prof__g.conf.gpu_metrics == 0 && nsaid == 1 &&
+          strstr(said, "PROF_ENERGY: not with trace_ready_at_step"), "gpu_metrics: %s", said);
+    c.trace_ready_at_step = 0;
+    resolve(&c);
+    CHECK(prof__g.conf.energy == 1 && prof__g.conf.gpu_metrics == 1 && nsaid == 0, "gpu_metrics: %s", said);
+    c.energy = c.gpu_metrics = 0;
 
     static const struct { const char *path; int fmt; } ext[] = {
         { "a.json", PROF__FMT_JSON }, { "a.txt", PROF__FMT_JSON }, { "a.json.gz", PROF__FMT_GZ },

@@ -23,9 +23,17 @@ What each case checks, read back by Python's json and Perfetto's proto:
                 the trace's metadata says how (prof_energy); the table's
                 footer gives each device's median and p90 J/step, its
                 average W, and J/token; no NVML call on the engine's thread.
+  energy_nowarm PROF_SCHEDULE=active=11 (no wait, no warm-up): all 11
+                steps within a tick, the first one too.
   energy_slow   the same with reads that take 0.28 ms: an H200's read
                 against its counter's interval (2.8 ms of ~100 ms), here
                 against the double's 10 ms.
+  energy_metrics PROF_GPU_METRICS: a track for each metric the double has
+                (on HIP: no PCIe or throttle reasons, one line for each),
+                every sample its known value, across the window; the
+                throttle mask as named flags; no call on the engine's thread.
+  energy_metrics_some  GPU 1 without PCIe throughput and throttle reasons:
+                one line for each, the rest of its tracks there.
   energy_no_lib, energy_init_fails, energy_no_counter, energy_backwards,
   energy_read_fails: one line on stderr, the trace whole (every step, every
                 GPU region), energy where it is known and none where not."""
@@ -222,6 +230,87 @@ def case_energy(p, tr, d, n=30):
               abs(float(m[4]) - sum(js) / secs) <= 0.06 and
               abs(float(m[6]) - sum(js) / tokens) <= 6e-4 * sum(js) / tokens,
               f"the table's footer says {m[0]!r}, the steps {want!r}")
+
+
+def case_energy_nowarm(p, tr, d):
+    """PROF_SCHEDULE=active=11: the window opens at init, with no step before
+    it to read the counter in; its first step has joules all the same."""
+    steps = steps_of(d)
+    check([int(e["name"].split("#")[1]) for e in steps] == list(range(0, 11)),
+          f"recorded steps: {[e['name'] for e in steps]}")
+    check(tr["nvml"]["on_engine"] == 0, f"{tr['nvml']['on_engine']} NVML calls on the engine's thread")
+    check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+    for dev in (0, 1):
+        # step 0's start is taken back from the first read by at most 4
+        # counter intervals: a first read later than that (a loaded machine)
+        # leaves step 0 without joules, and is said here
+        knots = [t for t, _ in power_track(d, dev)]
+        mean = (knots[-1] - knots[0]) / (len(knots) - 1)
+        late = knots[0] - steps[0]["ts"] > 4 * mean
+        if late:
+            print(f"GPU {dev}: the first read came {(knots[0] - steps[0]['ts']) / 1e3:.1f} ms after step 0 began, "
+                  f"more than 4 intervals ({4 * mean / 1e3:.1f} ms): step 0 not checked")
+        check_device(tr, steps, dev, d, where=lambda e, late=late: not (late and e is steps[0]))
+
+
+# PROF_GPU_METRICS: the double's values (fake_energy.h's FAKE_METRIC), by
+# the runtime's device d (at bus FAKE_GPU_PCI_BUS(d)): each track's name,
+# its one argument, its value
+def metric_tracks(dev, some=False):
+    t = {f"GPU {dev} SM clock (MHz)": ("MHz", 1755 + dev), f"GPU {dev} memory clock (MHz)": ("MHz", 2619),
+         f"GPU {dev} utilization (%)": ("%", 37 + 10 * dev), f"GPU {dev} memory used (MiB)": ("MiB", 1024 + 256 * dev)}
+    if LIB["source"] == "NVML" and not (some and dev == 1):
+        t[f"GPU {dev} PCIe rx (MB/s)"] = ("MB/s", (12000 + dev) / 1000)
+        t[f"GPU {dev} PCIe tx (MB/s)"] = ("MB/s", (3000 + 500 * dev) / 1000)
+        for flag in (("SwPowerCap", "HwSlowdown") if dev == 0 else ("GpuIdle",)):
+            t[f"GPU {dev} throttle: {flag}"] = ("on", 1)
+    return t
+
+
+def check_metrics(p, tr, d, steps, some=False):
+    """Each track the device has, its every sample the double's value, from
+    before the window's first step to past its last; no other device
+    track; the .pftrace the same (common's diff)."""
+    want = {}
+    for dev in (0, 1):
+        want.update(metric_tracks(dev, some))
+    got = {}
+    for e in d["traceEvents"]:
+        if e["ph"] == "C" and e["name"].startswith("GPU ") and "energy" not in e["name"] and "power" not in e["name"]:
+            got.setdefault(e["name"], []).append(e)
+    check(sorted(got) == sorted(want), f"device tracks {sorted(got)}, not {sorted(want)}")
+    t0, t1 = steps[0]["ts"], steps[-1]["ts"] + steps[-1]["dur"]
+    for name, (unit, value) in want.items():
+        ev = sorted(got[name], key=lambda e: e["ts"])
+        check(all(list(e["args"]) == [unit] and e["args"][unit] == value for e in ev),
+              f"{name}: {[e['args'] for e in ev]}, not {unit} {value}")
+        check(len(ev) >= 2 and ev[0]["ts"] <= t0 + 20000 and ev[-1]["ts"] >= t1 - 20000,
+              f"{name}: {len(ev)} samples from {ev[0]['ts']} to {ev[-1]['ts']} us, the window {t0} to {t1} us")
+    print(f"{len(want)} device tracks, each the double's value")
+
+
+def case_energy_metrics(p, tr, d):
+    steps = common(p, tr, d, 10)
+    if LIB["source"] == "NVML":
+        check(not stderr_lines(p), f"unexpected messages: {p.stderr}")
+    else:                               # AMD SMI's binding reads neither PCIe nor throttle reasons
+        lines = stderr_lines(p)
+        want = [f"prof: PROF_GPU_METRICS: GPU {dev} ({BUS[dev]}): AMD SMI's binding does not read its {m}; no track "
+                "for it" for dev in (0, 1) for m in ("PCIe rx", "PCIe tx", "throttle reasons")]
+        check(sorted(lines) == sorted(want), f"lines: {lines}")
+    check_metrics(p, tr, d, steps)
+    for dev in (0, 1):
+        check_device(tr, steps, dev, d)
+
+
+def case_energy_metrics_some(p, tr, d):
+    steps = common(p, tr, d, 10)
+    lines = stderr_lines(p)
+    want = [f"prof: PROF_GPU_METRICS: GPU 1 ({BUS[1]}) gives no {m} ({call}: NVML error 3: Not Supported); no track "
+            "for it" for m, call in (("PCIe rx", "nvmlDeviceGetPcieThroughput"), ("PCIe tx", "nvmlDeviceGetPcieThroughput"),
+                                     ("throttle reasons", "nvmlDeviceGetCurrentClocksEventReasons"))]
+    check(lines == want, f"lines: {lines}, not {want}")
+    check_metrics(p, tr, d, steps, some=True)
 
 
 def case_energy_slow(p, tr, d):

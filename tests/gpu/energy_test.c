@@ -10,6 +10,7 @@
    with its summary table (table.txt). truth.jsonl holds each step's power
    and tokens, and the NVML calls made on the engine's thread. The case
    picks the double's failure (FAKE_NVML_MODE) or a missing library;
+   energy_metrics* also ask for the device tracks (cfg.gpu_metrics);
    check_gpu.py's energy_* cases check the rest (tests/gpu/check_energy.py).
    FAKE_ENERGY_LIB: the double's path (CMake gives it). */
 #ifndef _POSIX_C_SOURCE
@@ -76,6 +77,7 @@ static int run(const char *name) {
         setenv("FAKE_NVML_MODE", name + 7, 1);
         steps = 14;
     }
+    if (!strcmp(name, "energy_nowarm")) steps = 13;    /* PROF_SCHEDULE=active=11: its window opens at init */
     if (!strcmp(name, "energy_slow")) {     /* an H200's read against its counter's interval: 2.8 ms of ~100 */
         setenv("FAKE_NVML_READ_US", "280", 1);
         steps = 34;
@@ -86,10 +88,15 @@ static int run(const char *name) {
     memset(&cfg, 0, sizeof cfg);
     cfg.quiet = 1;
     cfg.energy = 1;
+    cfg.gpu_metrics = !strncmp(name, "energy_metrics", 14);    /* the device tracks */
     cfg.on_trace_ready = ready;
     cfg.schedule.wait = 1;
     cfg.schedule.warmup = 1;
     cfg.schedule.active = steps - 4;
+    if (!strcmp(name, "energy_nowarm")) {
+        cfg.schedule.wait = cfg.schedule.warmup = 0;
+        cfg.schedule.active = 11;
+    }
     cfg.schedule.repeat = 1;
     PROF_INIT(&cfg);
     long engine = (long)syscall(SYS_gettid);

@@ -26,6 +26,20 @@ amdsmi_status_t amdsmi_init(uint64_t flags);
 amdsmi_status_t amdsmi_get_processor_handle_from_bdf(uint64_t bdf, void **handle);
 amdsmi_status_t amdsmi_get_energy_count(void *handle, uint64_t *acc, float *resolution_uj, uint64_t *timestamp);
 amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t status, const char **s);
+/* PROF_GPU_METRICS' calls; the structs as AMD SMI's ABI lays them out */
+typedef struct {
+    uint32_t clk, min_clk, max_clk;
+    uint8_t clk_locked, clk_deep_sleep;
+    uint32_t reserved[4];
+} amdsmi_clk_info_t;
+typedef struct {
+    uint32_t gfx_activity, umc_activity, mm_activity;
+    uint32_t reserved[13];
+} amdsmi_engine_usage_t;
+enum { AMDSMI_CLK_TYPE_GFX = 0, AMDSMI_CLK_TYPE_MEM = 4, AMDSMI_MEM_TYPE_VRAM = 0 };
+amdsmi_status_t amdsmi_get_clock_info(void *handle, uint32_t clk_type, amdsmi_clk_info_t *info);
+amdsmi_status_t amdsmi_get_gpu_activity(void *handle, amdsmi_engine_usage_t *info);
+amdsmi_status_t amdsmi_get_gpu_memory_usage(void *handle, uint32_t mem_type, uint64_t *used);
 
 amdsmi_status_t amdsmi_init(uint64_t flags) {
     pthread_mutex_lock(&lock);
@@ -76,4 +90,48 @@ amdsmi_status_t amdsmi_status_code_to_string(amdsmi_status_t status, const char 
     default: *s = "AMDSMI_STATUS_UNKNOWN_ERROR"; break;
     }
     return AMDSMI_STATUS_SUCCESS;
+}
+
+/* PROF_GPU_METRICS' calls: metric m of the model (fake_energy.h). */
+static amdsmi_status_t metric(void *handle, int m, double *v) {
+    static const amdsmi_status_t codes[] = { AMDSMI_STATUS_SUCCESS, AMDSMI_STATUS_NOT_SUPPORTED,
+                                             AMDSMI_STATUS_API_FAILED, AMDSMI_STATUS_NOT_INIT };
+    pthread_mutex_lock(&lock);
+    called();
+    int r = handle ? model_metric((const struct nvmlDevice_st *)handle, m, v) : 4;
+    pthread_mutex_unlock(&lock);
+    return r == 4 ? AMDSMI_STATUS_INVAL : codes[r];
+}
+
+amdsmi_status_t amdsmi_get_clock_info(void *handle, uint32_t clk_type, amdsmi_clk_info_t *info) {
+    double v = 0;
+    if (!info || (clk_type != AMDSMI_CLK_TYPE_GFX && clk_type != AMDSMI_CLK_TYPE_MEM)) return AMDSMI_STATUS_INVAL;
+    amdsmi_status_t r = metric(handle, clk_type == AMDSMI_CLK_TYPE_GFX ? 0 : 1, &v);
+    if (r == AMDSMI_STATUS_SUCCESS) {
+        memset(info, 0, sizeof *info);
+        info->clk = (uint32_t)v;
+        info->min_clk = 500;
+        info->max_clk = 2100;
+    }
+    return r;
+}
+
+amdsmi_status_t amdsmi_get_gpu_activity(void *handle, amdsmi_engine_usage_t *info) {
+    double v = 0;
+    if (!info) return AMDSMI_STATUS_INVAL;
+    amdsmi_status_t r = metric(handle, 2, &v);
+    if (r == AMDSMI_STATUS_SUCCESS) {
+        memset(info, 0, sizeof *info);
+        info->gfx_activity = (uint32_t)v;
+        info->umc_activity = (uint32_t)v / 2;
+    }
+    return r;
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_usage(void *handle, uint32_t mem_type, uint64_t *used) {
+    double v = 0;
+    if (!used || mem_type != AMDSMI_MEM_TYPE_VRAM) return AMDSMI_STATUS_INVAL;
+    amdsmi_status_t r = metric(handle, 3, &v);
+    if (r == AMDSMI_STATUS_SUCCESS) *used = (uint64_t)v << 20;
+    return r;
 }

@@ -21,7 +21,20 @@
                   FAKE_NVML_AFTER_MS after init (a driver reload)
      read_fails   reads of bus FAKE_GPU_PCI_BUS(0) fail from
                   FAKE_NVML_AFTER_MS on (a GPU lost)
-   FAKE_NVML_READ_US: each energy read takes that long (an H200's: 2800). */
+     metrics_some the device at bus FAKE_GPU_PCI_BUS(1) answers "not
+                  supported" for PCIe throughput and the clocks' event
+                  reasons (as a board without them does)
+   FAKE_NVML_READ_US: each energy read takes that long (an H200's: 2800).
+
+   The device metrics (PROF_GPU_METRICS) of the device at bus
+   FAKE_GPU_PCI_BUS(s), each constant: FAKE_METRIC(s, m) below, m in
+   nvml.h's order of the calls (0 SM clock MHz, 1 memory clock MHz,
+   2 utilisation %, 3 memory used MiB, 4 PCIe rx KB/s, 5 PCIe tx KB/s,
+   6 the clocks' event reasons mask: bits 2 and 3, SwPowerCap and
+   HwSlowdown, on s 0; bit 0, GpuIdle, on the others). */
+#define FAKE_METRIC(s, m)                                                                                    \
+    ((m) == 0 ? 1755.0 + (s) : (m) == 1 ? 2619.0 : (m) == 2 ? 37.0 + 10 * (s) : (m) == 3 ? 1024.0 + 256 * (s) \
+     : (m) == 4 ? 12000.0 + (s) : (m) == 5 ? 3000.0 + 500 * (s) : (s) == 0 ? 12.0 : 1.0)
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,6 +148,18 @@ static void read_cost(void) {
         struct timespec ts = { 0, (long)read_ns };
         nanosleep(&ts, NULL);
     }
+}
+
+/* Metric m of device d (FAKE_METRIC): 0 and *v, 1 "not supported", 3 not
+   initialised. Under the lock. */
+static int model_metric(const struct nvmlDevice_st *d, int m, double *v) {
+    int s = -1;
+    for (int i = 0; i < NDEV; i++)
+        if (d->bus == FAKE_GPU_PCI_BUS(i)) s = i;
+    if (!inited) return 3;
+    if (!strcmp(mode, "metrics_some") && s == 1 && m >= 4) return 1;
+    *v = FAKE_METRIC(s, m);
+    return 0;
 }
 
 /* The device at PCI bus `bus`, or NULL. */

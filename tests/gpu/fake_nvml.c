@@ -75,3 +75,62 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long l
     pthread_mutex_unlock(&lock);
     return codes[r];
 }
+
+/* PROF_GPU_METRICS' calls: metric m of the model (fake_energy.h). */
+static nvmlReturn_t metric(nvmlDevice_t d, int m, double *v) {
+    static const nvmlReturn_t codes[] = { NVML_SUCCESS, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_GPU_IS_LOST,
+                                          NVML_ERROR_UNINITIALIZED };
+    pthread_mutex_lock(&lock);
+    called();
+    int r = d ? model_metric(d, m, v) : 4;
+    pthread_mutex_unlock(&lock);
+    return r == 4 ? NVML_ERROR_INVALID_ARGUMENT : codes[r];
+}
+
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, nvmlClockType_t type, unsigned int *clock) {
+    double v = 0;
+    if (!clock || (type != NVML_CLOCK_SM && type != NVML_CLOCK_MEM)) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = metric(d, type == NVML_CLOCK_SM ? 0 : 1, &v);
+    if (r == NVML_SUCCESS) *clock = (unsigned)v;
+    return r;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) {
+    double v = 0;
+    if (!u) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = metric(d, 2, &v);
+    if (r == NVML_SUCCESS) {
+        u->gpu = (unsigned)v;
+        u->memory = (unsigned)v / 2;
+    }
+    return r;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
+    double v = 0;
+    if (!m) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = metric(d, 3, &v);
+    if (r == NVML_SUCCESS) {
+        m->total = 80ull << 30;
+        m->used = (unsigned long long)v << 20;
+        m->free = m->total - m->used;
+    }
+    return r;
+}
+
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t d, nvmlPcieUtilCounter_t counter, unsigned int *value) {
+    double v = 0;
+    if (!value || (counter != NVML_PCIE_UTIL_TX_BYTES && counter != NVML_PCIE_UTIL_RX_BYTES))
+        return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = metric(d, counter == NVML_PCIE_UTIL_RX_BYTES ? 4 : 5, &v);
+    if (r == NVML_SUCCESS) *value = (unsigned)v;
+    return r;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *reasons) {
+    double v = 0;
+    if (!reasons) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t r = metric(d, 6, &v);
+    if (r == NVML_SUCCESS) *reasons = (unsigned long long)v;
+    return r;
+}
