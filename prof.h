@@ -1050,39 +1050,60 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
    after defining prof__<rt>_device_props and prof__<rt>_stream_info, which
    differ; tracer and energy are the binding's (NULL: none). It defines prof__<rt>_api, prof__<rt>_device() and the allocation
    wrappers prof_<rt>Malloc / prof_<rt>Free (in C++ also for T **, as the
-   runtime's own template). Every call returns the runtime's error as int. */
+   runtime's own template). Every call returns the runtime's error as int,
+   and leaves the thread's last error as the engine left it (PROF__GPU_KEPT). */
+
+/* The runtime keeps a last error per thread, which a failing call sets and
+   the engine's next rt##GetLastError reads as its own. A call of prof.h's
+   that fails clears it again, unless the engine had one pending before the
+   call (read first, with rt##PeekAtLastError, which resets nothing): the
+   runtime has then replaced the engine's with prof.h's, which stays, so
+   that the engine still sees an error. "Not ready" (an event query's "not
+   yet") is not an error and sets none. The binding expands
+   PROF__GPU_LAST_ERROR(rt, Err) before its first call, and each call of
+   prof.h's is PROF__GPU_KEPT(rt, Err, call) in a function returning int. */
+#define PROF__GPU_LAST_ERROR(rt, Err)                                                                   \
+    static int prof__##rt##_kept(Err prior, Err e) {                                                    \
+        if (e != rt##Success && e != rt##ErrorNotReady && prior == rt##Success) (void)rt##GetLastError(); \
+        return PROF__SCAST(int, e);                                                                     \
+    }
+#define PROF__GPU_KEPT(rt, Err, call)                                                                   \
+    do {                                                                                                \
+        Err prof__prior = rt##PeekAtLastError();                                                        \
+        return prof__##rt##_kept(prof__prior, (call));                                                  \
+    } while (0)
 #define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event, tracer, energy)                                \
-    static int prof__##rt##_device_count(int *n) { return PROF__SCAST(int, rt##GetDeviceCount(n)); }   \
-    static int prof__##rt##_get_device(int *d) { return PROF__SCAST(int, rt##GetDevice(d)); }          \
-    static int prof__##rt##_set_device(int d) { return PROF__SCAST(int, rt##SetDevice(d)); }           \
+    static int prof__##rt##_device_count(int *n) { PROF__GPU_KEPT(rt, Err, rt##GetDeviceCount(n)); }   \
+    static int prof__##rt##_get_device(int *d) { PROF__GPU_KEPT(rt, Err, rt##GetDevice(d)); }          \
+    static int prof__##rt##_set_device(int d) { PROF__GPU_KEPT(rt, Err, rt##SetDevice(d)); }           \
     static int prof__##rt##_stream_create(void **s) {                                                   \
-        return PROF__SCAST(int, rt##StreamCreateWithFlags(PROF__RCAST(Stream *, s), rt##StreamNonBlocking)); \
+        PROF__GPU_KEPT(rt, Err, rt##StreamCreateWithFlags(PROF__RCAST(Stream *, s), rt##StreamNonBlocking)); \
     }                                                                                                   \
     static int prof__##rt##_stream_destroy(void *s) {                                                   \
-        return PROF__SCAST(int, rt##StreamDestroy(PROF__SCAST(Stream, s)));                             \
+        PROF__GPU_KEPT(rt, Err, rt##StreamDestroy(PROF__SCAST(Stream, s)));                             \
     }                                                                                                   \
     static int prof__##rt##_event_create(void **ev) {                                                   \
-        return PROF__SCAST(int, rt##EventCreate(PROF__RCAST(Event *, ev)));                             \
+        PROF__GPU_KEPT(rt, Err, rt##EventCreate(PROF__RCAST(Event *, ev)));                             \
     }                                                                                                   \
     static int prof__##rt##_event_destroy(void *ev) {                                                   \
-        return PROF__SCAST(int, rt##EventDestroy(PROF__SCAST(Event, ev)));                              \
+        PROF__GPU_KEPT(rt, Err, rt##EventDestroy(PROF__SCAST(Event, ev)));                              \
     }                                                                                                   \
     static int prof__##rt##_event_record(void *ev, void *s) {                                           \
-        return PROF__SCAST(int, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s)));        \
+        PROF__GPU_KEPT(rt, Err, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s)));        \
     }                                                                                                   \
     static int prof__##rt##_event_query(void *ev) {                                                     \
-        return PROF__SCAST(int, rt##EventQuery(PROF__SCAST(Event, ev)));                                \
+        PROF__GPU_KEPT(rt, Err, rt##EventQuery(PROF__SCAST(Event, ev)));                                \
     }                                                                                                   \
     static int prof__##rt##_event_sync(void *ev) {                                                      \
-        return PROF__SCAST(int, rt##EventSynchronize(PROF__SCAST(Event, ev)));                          \
+        PROF__GPU_KEPT(rt, Err, rt##EventSynchronize(PROF__SCAST(Event, ev)));                          \
     }                                                                                                   \
     static int prof__##rt##_elapsed(float *ms, void *a, void *b) {                                      \
-        return PROF__SCAST(int, rt##EventElapsedTime(ms, PROF__SCAST(Event, a), PROF__SCAST(Event, b))); \
+        PROF__GPU_KEPT(rt, Err, rt##EventElapsedTime(ms, PROF__SCAST(Event, a), PROF__SCAST(Event, b))); \
     }                                                                                                   \
     static const char *prof__##rt##_error_name(int e) { return rt##GetErrorName(PROF__SCAST(Err, e)); } \
     static const char *prof__##rt##_error_string(int e) { return rt##GetErrorString(PROF__SCAST(Err, e)); } \
     static int prof__##rt##_pci_bus_id(char *buf, int len, int d) {                                     \
-        return PROF__SCAST(int, rt##DeviceGetPCIBusId(buf, len, d));                                    \
+        PROF__GPU_KEPT(rt, Err, rt##DeviceGetPCIBusId(buf, len, d));                                    \
     }                                                                                                   \
     static const prof_gpu_api prof__##rt##_api = {                                                      \
         label, PROF__SCAST(int, rt##ErrorNotReady),                                                     \

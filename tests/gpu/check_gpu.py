@@ -389,6 +389,30 @@ def case_typed_malloc(backend, program):
     check("typed_malloc: ok 1, 1024 bytes live, then 0" in p.stdout, f"typed_malloc: {p.stdout}")
 
 
+def check_last_error(backend, program, case):
+    """prof.h's failing call leaves the engine's last error as it was."""
+    p = run(program, case)
+    rt = "cuda" if backend == "cuda" else "hip"
+    e = read_truth()["last_error"][0]["last_error"]
+    check(e["own"] == f"{rt}ErrorInvalidDevice", f"the engine's own error, read after a region: {e['own']}")
+    check(e["cleared"] == f"{rt}Success", f"after the engine read it: {e['cleared']}")
+    if e["pending"]:
+        check(e["after"] != f"{rt}Success", "the engine's pending error swallowed by prof.h's failing call")
+    else:
+        check(e["after"] == f"{rt}Success", f"prof.h's failed call left the engine {e['after']}")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "event record failed" in lines[0], f"messages {lines}")
+    print(f"{case}: {e}")
+
+
+def case_last_error(backend, program):
+    check_last_error(backend, program, "last_error")
+
+
+def case_last_error_pending(backend, program):
+    check_last_error(backend, program, "last_error_pending")
+
+
 def case_cap(backend, program):
     p = run(program, "cap")
     check_no_leak(read_truth())

@@ -17,16 +17,36 @@
 #define RT_STR2(x) #x
 #define RT_STR(x) RT_STR2(x)
 
+/* The runtime's last error, per host thread: every call that fails sets
+   it, over what was there; GetLastError returns it and resets it to
+   success, PeekAtLastError returns it and leaves it. "Not ready" is not an
+   error (driver_types.h: "not actually an error, but must be indicated
+   differently than cudaSuccess"): it leaves the last error as it was, and
+   so does every call that succeeds. */
+static _Thread_local rt_error rt_last;
+
+static rt_error rt_ret(rt_error e) {
+    if (e != RT(Success) && e != RT(ErrorNotReady)) rt_last = e;
+    return e;
+}
+
 static rt_error rt_err(int e) {
     switch (e) {
     case FAKE_OK: return RT(Success);
     case FAKE_NOT_READY: return RT(ErrorNotReady);
-    case FAKE_BAD_HANDLE: return RT(ErrorInvalidResourceHandle);
-    case FAKE_BAD_DEVICE: return RT(ErrorInvalidDevice);
-    case FAKE_BAD_VALUE: return RT(ErrorInvalidValue);
-    default: return (rt_error)e;        /* a runtime code, from fake_gpu_fail */
+    case FAKE_BAD_HANDLE: return rt_ret(RT(ErrorInvalidResourceHandle));
+    case FAKE_BAD_DEVICE: return rt_ret(RT(ErrorInvalidDevice));
+    case FAKE_BAD_VALUE: return rt_ret(RT(ErrorInvalidValue));
+    default: return rt_ret((rt_error)e); /* a runtime code, from fake_gpu_fail */
     }
 }
+
+rt_error RT(GetLastError)(void) {
+    rt_error e = rt_last;
+    rt_last = RT(Success);
+    return e;
+}
+rt_error RT(PeekAtLastError)(void) { return rt_last; }
 
 /* The errors tests use, named as the runtime names them. */
 #define RT_ERROR(e) { RT(e), RT_STR(RT(e)) }
@@ -76,7 +96,7 @@ rt_error RT(GetDeviceProperties)(rt_props *p, int d) {
 rt_error RT(DeviceGetPCIBusId)(char *bus, int len, int d) {
     int err = fake_device_check(d);
     if (err) return rt_err(err);
-    if (!bus || len < 13) return RT(ErrorInvalidValue);
+    if (!bus || len < 13) return rt_ret(RT(ErrorInvalidValue));
     snprintf(bus, (size_t)len, "0000:%02X:00.0", FAKE_GPU_PCI_BUS(d));
     return RT(Success);
 }
@@ -98,7 +118,7 @@ rt_error RT(EventElapsedTime)(float *ms, rt_event from, rt_event to) {
 /* Host memory stands in for device memory (prof_cudaMalloc, prof_hipMalloc). */
 rt_error RT(Malloc)(void **p, size_t bytes) {
     *p = malloc(bytes ? bytes : 1);
-    return *p ? RT(Success) : RT(ErrorMemoryAllocation);
+    return *p ? RT(Success) : rt_ret(RT(ErrorMemoryAllocation));
 }
 rt_error RT(Free)(void *p) {
     free(p);

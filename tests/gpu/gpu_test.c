@@ -534,6 +534,32 @@ static int typed_malloc(void) {
     return 0;
 }
 
+/* ---- the runtime's last error, per thread: prof.h's calls leave the
+   engine's as it was. A region while the engine has an error of its own
+   pending (it set device 99): the engine reads exactly that one. Then
+   prof.h's event record fails (a handle the runtime refuses: GPU timing
+   goes off): the engine, which caused nothing, reads success; with
+   `pending`, the engine had an error of its own pending when prof.h's call
+   failed: it still reads an error, not success. -------------------------- */
+
+static int last_error(int pending) {
+    prof_config cfg = config("last_error.json");
+    gpu_stream s = start(&cfg, 3);
+    region("warm", s, 10 * US);         /* the stream known, its events made */
+    (void)RT(SetDevice)(99);
+    region("engine_error", s, 10 * US);
+    RT(Error_t) own = RT(GetLastError)();
+    RT(Error_t) cleared = RT(GetLastError)();
+    if (pending) (void)RT(SetDevice)(99);
+    fake_gpu_fail(FAKE_EVENT_RECORD, RT(ErrorInvalidResourceHandle), 0);
+    region("prof_fails", s, 10 * US);
+    RT(Error_t) after = RT(GetLastError)();
+    truth("{\"last_error\": {\"own\": \"%s\", \"cleared\": \"%s\", \"after\": \"%s\", \"pending\": %d}}",
+          RT(GetErrorName)(own), RT(GetErrorName)(cleared), RT(GetErrorName)(after), pending);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int run(const char *name) {
     if (!strcmp(name, "placement")) return placement(16, 70 * MS, 0);
     if (!strcmp(name, "placement_small")) return placement(4, 20 * MS, 0);
@@ -545,6 +571,8 @@ static int run(const char *name) {
     if (!strcmp(name, "cap")) return cap_case();
     if (!strcmp(name, "hang")) return hang_case();
     if (!strcmp(name, "typed_malloc")) return typed_malloc();
+    if (!strcmp(name, "last_error")) return last_error(0);
+    if (!strcmp(name, "last_error_pending")) return last_error(1);
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
     fprintf(stderr, "unknown case %s\n", name);
     return 2;
