@@ -609,6 +609,12 @@ typedef struct prof_gpu_api {
     const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
     int (*pci_bus_id)(char *buf, int len, int dev); /* "0000:18:00.0" (PROF_ENERGY) */
     const struct prof_gpu_energy *energy;       /* PROF_ENERGY's counter, or NULL */
+    /* stream capture (cudaStreamBeginCapture): *on 1 while stream is
+       captured into a graph, or unusable because another is (the legacy
+       stream); NULL: the runtime has none */
+    int (*capturing)(void *stream, int *on);
+    int (*relax_capture)(void);                 /* the calling thread's event calls may run
+                                                   while other threads capture (NULL: none) */
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -1105,6 +1111,20 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
     static int prof__##rt##_pci_bus_id(char *buf, int len, int d) {                                     \
         PROF__GPU_KEPT(rt, Err, rt##DeviceGetPCIBusId(buf, len, d));                                    \
     }                                                                                                   \
+    /* the legacy stream while a blocking stream captures: "implicit", an                           \
+       error that leaves the capture valid, and no event may go there */                            \
+    static int prof__##rt##_capturing(void *s, int *on) {                                               \
+        enum rt##StreamCaptureStatus st = rt##StreamCaptureStatusNone;                                  \
+        Err prior = rt##PeekAtLastError();                                                              \
+        Err e = rt##StreamIsCapturing(PROF__SCAST(Stream, s), &st);                                     \
+        *on = e == rt##ErrorStreamCaptureImplicit || (e == rt##Success && st != rt##StreamCaptureStatusNone); \
+        prof__##rt##_kept(prior, e);                                                                    \
+        return e == rt##ErrorStreamCaptureImplicit ? 0 : PROF__SCAST(int, e);                           \
+    }                                                                                                   \
+    static int prof__##rt##_relax_capture(void) {                                                       \
+        enum rt##StreamCaptureMode m = rt##StreamCaptureModeRelaxed;                                    \
+        PROF__GPU_KEPT(rt, Err, rt##ThreadExchangeStreamCaptureMode(&m));                               \
+    }                                                                                                   \
     static const prof_gpu_api prof__##rt##_api = {                                                      \
         label, PROF__SCAST(int, rt##ErrorNotReady),                                                     \
         prof__##rt##_device_count, prof__##rt##_get_device, prof__##rt##_set_device,                    \
@@ -1112,7 +1132,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
-        prof__##rt##_pci_bus_id, energy,                                                                \
+        prof__##rt##_pci_bus_id, energy, prof__##rt##_capturing, prof__##rt##_relax_capture,            \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -3265,8 +3285,9 @@ static void prof__cycle_free(prof__cycle *cy) {
    A GPU region is a pair of timing events recorded on the engine's stream.
    Pairs come from a per-thread ring: the thread fills it without a lock and
    makes no other runtime call (but a stream's identity on its first use,
-   and a slot's events before the profiler's thread has made a device's
-   ahead: prof__gpool). The profiler's thread drains
+   a slot's events before the profiler's thread has made a device's
+   ahead: prof__gpool, and whether its stream is being captured into a
+   graph: prof__gpu_captured). The profiler's thread drains
    the rings at each step's job with event queries, and at a save waits
    there for the window's events: no step waits for the GPU. Times are
    placed on the CPU clock through anchors: an event recorded on a private
@@ -3381,6 +3402,8 @@ static struct {
     uint64_t dropped;                   /* atomic */
     void *smap[64];                     /* streams numbered by prof.h: HIP */
     int nsmap;
+    int said_capture;                   /* atomic: a region inside stream capture was said */
+    uint64_t relaxed_pt;                /* the profiler's thread whose capture mode is relaxed */
 } prof__gpu;
 
 /* The first failure turns GPU timing off for the run, with one message. */
@@ -3762,6 +3785,22 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
     return 1;
 }
 
+/* A stream being captured into a graph (cudaStreamBeginCapture) runs
+   nothing: an event recorded there would be the graph's, and the
+   profiler's query of it an error that invalidates the engine's capture.
+   A GPU region there (or on the legacy stream while a blocking stream
+   captures) records no event: it is a CPU region, said once. */
+__attribute__((noinline, cold)) static int prof__gpu_captured(const prof_gpu_api *api, void *stream) {
+    int on = 0;
+    if (api->capturing(stream, &on) || !on) return 0;
+    if (!__atomic_exchange_n(&prof__gpu.said_capture, 1, __ATOMIC_ACQ_REL))
+        prof__msg("%s: GPU regions inside stream capture have no GPU side (their work runs when the graph is "
+                  "launched): they are recorded as CPU regions", api->name);
+    return 1;
+}
+
+static void prof__gpu_relax(const prof_gpu_api *api);   /* after prof__act, below */
+
 /* Under kernel capture a GPU region records no event: its GPU side is the
    span of the kernels, copies and fills launched inside its CPU side onto
    its stream (Kineto's gpu_user_annotation rule), found at the save
@@ -3825,6 +3864,7 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
     if (!span && PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
+    if (!span && api->capturing && prof__gpu_captured(api, stream)) return;
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (!span) {
@@ -3859,8 +3899,12 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
         p = &r->slot[f->slot & (r->cap - 1)];
-        int err = p->span ? 0 : prof__gpu.api->event_record(p->ev1, stream);
-        if (PROF__UNLIKELY(err)) {
+        const prof_gpu_api *ga = prof__gpu.api;
+        int cap = !p->span && ga->capturing && prof__gpu_captured(ga, stream);
+        int err = p->span || cap ? 0 : ga->event_record(p->ev1, stream);
+        if (cap) {
+            p->corr = 0;                        /* capture began inside it: a CPU region */
+        } else if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
         }
@@ -3956,6 +4000,7 @@ static int prof__gpu_resolve(const prof__gpair *p) {
 static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
     const prof_gpu_api *api = prof__gpu.api;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    prof__gpu_relax(api);
     prof__gpu_window_for(gen);
     pthread_mutex_lock(&prof__lock);
     size_t nr = 0;
@@ -4184,6 +4229,17 @@ static int prof__act_own(uint64_t v) {
     uint64_t pt = __atomic_load_n(&prof__act.own_pt, __ATOMIC_RELAXED);
     uint64_t tid = __atomic_load_n(&prof__act.own_tid, __ATOMIC_RELAXED);
     return (pt && (v == pt || (v <= 0xFFFFFFFFu && v == (uint32_t)pt))) || (tid && v == tid);
+}
+
+/* The profiler's thread queries and waits for events while an engine's
+   thread may capture a graph: in the runtime's default (global) mode that
+   is forbidden, and would invalidate the capture. Its mode is relaxed, once,
+   before its first event call; on no other thread. */
+static void prof__gpu_relax(const prof_gpu_api *api) {
+    uint64_t pt = __atomic_load_n(&prof__act.own_pt, __ATOMIC_RELAXED);
+    if (!api->relax_capture || !pt || pt != (uint64_t)pthread_self() || prof__gpu.relaxed_pt == pt) return;
+    prof__gpu.relaxed_pt = pt;
+    api->relax_capture();
 }
 
 /* The trace's id of the thread a tracer names: its kernel thread id, or its
@@ -4486,6 +4542,7 @@ static uint64_t prof__gpu_place(prof__gev **out, size_t *nout, struct prof__gdev
 static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint32_t gen) {
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
+        prof__gpu_relax(prof__gpu.api);
         prof__gpu_drain(gen, 1, t_to);  /* the window's GPU work is done: its records complete */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_take(d);

@@ -389,6 +389,36 @@ def case_typed_malloc(backend, program):
     check("typed_malloc: ok 1, 1024 bytes live, then 0" in p.stdout, f"typed_malloc: {p.stdout}")
 
 
+def case_capture(backend, program):
+    """A GPU region inside stream capture leaves the capture valid."""
+    p = run(program, "capture")
+    rt = "cuda" if backend == "cuda" else "hip"
+    truth = read_truth()
+    check_no_leak(truth)
+    caps = [c["capture"] for c in truth["capture"]]
+    check(len(caps) == 4, f"captures {caps}")
+    for c in caps:
+        check(c["begin"] == c["status_ok"] == c["end"] == f"{rt}Success" and c["status"] == 1,
+              f"the engine's capture broken: {c}")
+        check(c["nodes"] == 3, f"the graph holds {c['nodes']} kernels, not 3: {c}")
+        check(c["last_error"] == f"{rt}Success", f"the engine's last error after its capture: {c}")
+    g = truth["graphs"][0]["graphs"]
+    check(g == {"nodes_run": 12, "invalidated": 0}, f"graphs {g}")
+    d = load("capture.1.json")
+    gpu = collections.Counter(e["name"] for e in gpu_xs(d))
+    check(gpu == {"before": 4, "after": 4}, f"GPU regions {dict(gpu)}")
+    cpu = collections.Counter(e["name"] for e in cpu_xs(d))
+    for name in ("before", "after", "straddle", "captured", "legacy"):
+        check(cpu[name] == 4, f"{cpu[name]} CPU regions {name}, not 4")
+    for e in cpu_xs(d):
+        if e["name"] in ("straddle", "captured", "legacy"):
+            check("correlation" not in e.get("args", {}), f"a region inside capture with a GPU side: {e}")
+    check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "inside stream capture" in lines[0], f"messages {lines}")
+    print(f"capture: 4 graphs valid, 12 kernels run; {lines[0]}")
+
+
 def check_last_error(backend, program, case):
     """prof.h's failing call leaves the engine's last error as it was."""
     p = run(program, case)

@@ -37,6 +37,11 @@ static rt_error rt_err(int e) {
     case FAKE_BAD_HANDLE: return rt_ret(RT(ErrorInvalidResourceHandle));
     case FAKE_BAD_DEVICE: return rt_ret(RT(ErrorInvalidDevice));
     case FAKE_BAD_VALUE: return rt_ret(RT(ErrorInvalidValue));
+    case FAKE_CAPTURE_UNSUPPORTED: return rt_ret(RT(ErrorStreamCaptureUnsupported));
+    case FAKE_CAPTURED_EVENT: return rt_ret(RT(ErrorCapturedEvent));
+    case FAKE_CAPTURE_INVALIDATED: return rt_ret(RT(ErrorStreamCaptureInvalidated));
+    case FAKE_CAPTURE_IMPLICIT: return rt_ret(RT(ErrorStreamCaptureImplicit));
+    case FAKE_CAPTURE_UNMATCHED: return rt_ret(RT(ErrorStreamCaptureUnmatched));
     default: return rt_ret((rt_error)e); /* a runtime code, from fake_gpu_fail */
     }
 }
@@ -54,7 +59,8 @@ static const struct { rt_error code; const char *name; } rt_errors[] = {
     RT_ERROR(Success), RT_ERROR(ErrorNotReady), RT_ERROR(ErrorInvalidResourceHandle),
     RT_ERROR(ErrorInvalidDevice), RT_ERROR(ErrorInvalidValue), RT_ERROR(ErrorNoDevice),
     RT_ERROR(ErrorInsufficientDriver), RT_ERROR(ErrorLaunchFailure), RT_ERROR(ErrorIllegalAddress),
-    RT_ERROR(ErrorMemoryAllocation),
+    RT_ERROR(ErrorMemoryAllocation), RT_ERROR(ErrorStreamCaptureUnsupported), RT_ERROR(ErrorCapturedEvent),
+    RT_ERROR(ErrorStreamCaptureInvalidated), RT_ERROR(ErrorStreamCaptureImplicit), RT_ERROR(ErrorStreamCaptureUnmatched),
 };
 
 const char *RT(GetErrorName)(rt_error e) {
@@ -102,8 +108,7 @@ rt_error RT(DeviceGetPCIBusId)(char *bus, int len, int d) {
 }
 
 rt_error RT(StreamCreateWithFlags)(rt_stream *s, unsigned int flags) {
-    (void)flags;
-    return rt_err(fake_stream_create((void **)s));
+    return rt_err(fake_stream_create((void **)s, (flags & RT(StreamNonBlocking)) != 0));
 }
 rt_error RT(StreamDestroy)(rt_stream s) { return rt_err(fake_stream_destroy(s)); }
 rt_error RT(EventCreate)(rt_event *ev) { return rt_err(fake_event_create((void **)ev)); }
@@ -124,3 +129,26 @@ rt_error RT(Free)(void *p) {
     free(p);
     return RT(Success);
 }
+
+/* Stream capture (the simulation keeps the graph: fake_gpu_graph_*). */
+rt_error RT(StreamBeginCapture)(rt_stream s, enum RT(StreamCaptureMode) mode) {
+    return rt_err(fake_begin_capture(s, (int)mode));
+}
+rt_error RT(StreamEndCapture)(rt_stream s, RT(Graph_t) *graph) {
+    return rt_err(fake_end_capture(s, (void **)graph));
+}
+rt_error RT(StreamIsCapturing)(rt_stream s, enum RT(StreamCaptureStatus) *status) {
+    int st = 0;
+    rt_error e = rt_err(fake_capture_status(s, &st, NULL));
+    if (e == RT(Success))
+        *status = st == FAKE_CAPTURE_ACTIVE ? RT(StreamCaptureStatusActive)
+                : st == FAKE_CAPTURE_BROKEN ? RT(StreamCaptureStatusInvalidated) : RT(StreamCaptureStatusNone);
+    return e;
+}
+rt_error RT(ThreadExchangeStreamCaptureMode)(enum RT(StreamCaptureMode) *mode) {
+    int m = (int)*mode;
+    rt_error e = rt_err(fake_exchange_capture_mode(&m));
+    if (e == RT(Success)) *mode = (enum RT(StreamCaptureMode))m;
+    return e;
+}
+rt_error RT(GraphDestroy)(RT(Graph_t) graph) { return rt_err(fake_graph_destroy(graph)); }

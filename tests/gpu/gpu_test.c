@@ -534,6 +534,55 @@ static int typed_malloc(void) {
     return 0;
 }
 
+/* ---- stream capture: 4 steps, each a region on the engine's blocking
+   stream, then a graph captured on it (global mode, the runtime's default)
+   around a GPU region of three kernels, a region begun before the capture
+   and ended inside it, and a region on the legacy stream (which a blocking
+   stream's capture makes unusable); the profiler's thread resolves the
+   earlier regions meanwhile (prof_flush). Each capture must end valid with
+   its three kernels, and its graph's launch complete; the regions inside
+   it are CPU regions, said once, and the others keep their GPU sides. -- */
+
+static int capture_case(void) {
+    prof_config cfg = config("capture.json");
+    cfg.schedule.active = 4;
+    cfg.schedule.repeat = 1;
+    gpu_stream s = start(&cfg, 7);
+    RT(Graph_t) graphs[4];
+    for (step_no = 0; step_no < 4; step_no++) {
+        region("before", s, 50 * US);
+        PROF_GPU_BEGIN("straddle", s);
+        RT(Error_t) begun = RT(StreamBeginCapture)(s, RT(StreamCaptureModeGlobal));
+        {
+            PROF_GPU_SCOPE("captured", s);
+            for (int k = 0; k < 3; k++) fake_gpu_launch((void *)s, 20 * US);
+        }
+        PROF_GPU_END(s);
+        { PROF_GPU_SCOPE("legacy", (gpu_stream)0); }
+        prof_flush();                   /* the profiler's thread queries "before"'s events meanwhile */
+        enum RT(StreamCaptureStatus) st;
+        RT(Error_t) during = RT(StreamIsCapturing)(s, &st);
+        RT(Error_t) ended = RT(StreamEndCapture)(s, &graphs[step_no]);
+        RT(Error_t) last = RT(GetLastError)();
+        truth("{\"capture\": {\"begin\": \"%s\", \"status\": %d, \"status_ok\": \"%s\", \"end\": \"%s\", "
+              "\"nodes\": %d, \"last_error\": \"%s\"}}",
+              RT(GetErrorName)(begun), (int)st, RT(GetErrorName)(during), RT(GetErrorName)(ended),
+              fake_gpu_graph_nodes(graphs[step_no]), RT(GetErrorName)(last));
+        if (graphs[step_no]) fake_gpu_graph_launch(graphs[step_no], (void *)s);
+        region("after", s, 10 * US);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    fake_gpu_sleep(MS);                 /* every graph's work done on the device */
+    fake_gpu_stats st;
+    fake_gpu_get_stats(&st);
+    truth("{\"graphs\": {\"nodes_run\": %ld, \"invalidated\": %ld}}", st.graph_nodes_run, st.invalidated);
+    for (int i = 0; i < 4; i++)
+        if (graphs[i]) (void)RT(GraphDestroy)(graphs[i]);
+    truth_stats();
+    return 0;
+}
+
 /* ---- the runtime's last error, per thread: prof.h's calls leave the
    engine's as it was. A region while the engine has an error of its own
    pending (it set device 99): the engine reads exactly that one. Then
@@ -571,6 +620,7 @@ static int run(const char *name) {
     if (!strcmp(name, "cap")) return cap_case();
     if (!strcmp(name, "hang")) return hang_case();
     if (!strcmp(name, "typed_malloc")) return typed_malloc();
+    if (!strcmp(name, "capture")) return capture_case();
     if (!strcmp(name, "last_error")) return last_error(0);
     if (!strcmp(name, "last_error_pending")) return last_error(1);
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
