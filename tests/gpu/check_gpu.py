@@ -389,6 +389,30 @@ def case_typed_malloc(backend, program):
     check("typed_malloc: ok 1, 1024 bytes live, then 0" in p.stdout, f"typed_malloc: {p.stdout}")
 
 
+def case_legacy_stream(backend, program):
+    """The legacy stream waits for blocking streams and they for it; a
+    non-blocking stream waits for neither: read from the trace's GPU sides."""
+    p = run(program, "legacy_stream")
+    check_no_leak(read_truth())
+    check_quiet(p)
+    d = load("legacy.1.json")
+    by = collections.defaultdict(list)
+    for e in gpu_xs(d):
+        by[e["name"]].append((e["ts"], e["ts"] + e["dur"]))
+    for name in ("b_long", "legacy_wait", "nonblocking", "blocking"):
+        check(len(by[name]) == 4, f"{len(by[name])} GPU regions {name}, not 4")
+        by[name].sort()
+    slack = 5.0  # us: the regions' placement, far below the 300 us kernel
+    for k, long, wait, nb, blk in zip(range(4), by["b_long"], by["legacy_wait"], by["nonblocking"], by["blocking"]):
+        check(wait[0] >= long[1] - slack, f"step {k}: the legacy stream's region began {long[1] - wait[0]:.1f} us "
+              "before the blocking stream's kernel ended")
+        check(blk[0] >= wait[1] - slack, f"step {k}: the blocking stream's region began {wait[1] - blk[0]:.1f} us "
+              "before the legacy stream's work ended")
+        check(nb[0] < long[1] - 100, f"step {k}: the non-blocking stream's region waited for the blocking stream "
+              f"(began {nb[0] - long[0]:.1f} us after its kernel)")
+    print("legacy_stream: the legacy stream and blocking streams in order, the non-blocking stream free")
+
+
 def case_capture(backend, program):
     """A GPU region inside stream capture leaves the capture valid."""
     p = run(program, "capture")

@@ -583,6 +583,31 @@ static int capture_case(void) {
     return 0;
 }
 
+/* ---- the legacy default stream synchronises with blocking streams: in
+   each of 4 steps a long kernel on a blocking stream, then a region on the
+   legacy stream (it waits for that kernel), one on a non-blocking stream
+   (it does not), and one on the blocking stream again (it waits for the
+   legacy stream's). check_gpu.py reads the order from the trace alone. -- */
+
+static int legacy_case(void) {
+    prof_config cfg = config("legacy.json");
+    cfg.schedule.active = 4;
+    cfg.schedule.repeat = 1;
+    gpu_stream b = start(&cfg, 11);
+    gpu_stream nb = (gpu_stream)fake_gpu_stream_nonblocking(0, 12);
+    for (step_no = 0; step_no < 4; step_no++) {
+        region("b_long", b, 300 * US);
+        region("legacy_wait", (gpu_stream)0, 10 * US);
+        region("nonblocking", nb, 10 * US);
+        region("blocking", b, 10 * US);
+        fake_gpu_sleep(MS);             /* done by the step's end */
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth_stats();
+    return 0;
+}
+
 /* ---- the runtime's last error, per thread: prof.h's calls leave the
    engine's as it was. A region while the engine has an error of its own
    pending (it set device 99): the engine reads exactly that one. Then
@@ -621,6 +646,7 @@ static int run(const char *name) {
     if (!strcmp(name, "hang")) return hang_case();
     if (!strcmp(name, "typed_malloc")) return typed_malloc();
     if (!strcmp(name, "capture")) return capture_case();
+    if (!strcmp(name, "legacy_stream")) return legacy_case();
     if (!strcmp(name, "last_error")) return last_error(0);
     if (!strcmp(name, "last_error_pending")) return last_error(1);
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
