@@ -4296,7 +4296,8 @@ static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
     cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
     if (cy->act_lost)
         prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
-                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
+                  "PROF_BUFFER_MB full, or no timestamp: not complete when the buffers were flushed at the save, "
+                  "or not timed); counted in the trace as prof_gpu_dropped_activities",
                   (unsigned long long)cy->act_lost, prof__act.tracer->name);
 }
 
@@ -4346,7 +4347,11 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                                      prof__gpu_find(rt, nrt, a->correlation)))
                 continue;
             if (api && prof__act_own(a->thread)) continue;
-            if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
+            /* a record without a time: one the tracer could not time
+               (kineto#996), or one not complete when its buffer was flushed
+               (CUPTI's forced flush hands those back with 0 for a time it
+               does not have yet): counted, never placed */
+            if (a->t0_ns <= 0 || a->t1_ns <= 0) {
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
@@ -4408,7 +4413,7 @@ static void prof__act_trim_locked(int64_t from_ns) {
     size_t n = 0;
     for (size_t i = 0; i < prof__act.n; i++) {
         const prof_gpu_activity *a = &prof__act.a[i];
-        if (a->t0_ns <= 0 || a->t1_ns >= from_ns) prof__act.a[n++] = *a;   /* untimed: counted at the dump */
+        if (a->t0_ns <= 0 || a->t1_ns <= 0 || a->t1_ns >= from_ns) prof__act.a[n++] = *a;  /* untimed: counted at the dump */
     }
     prof__act.n = n;
     pthread_mutex_unlock(&prof__act_lock);

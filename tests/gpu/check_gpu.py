@@ -851,6 +851,26 @@ def check_flight_dump(path, launch):
     check(d["prof_gpu_dropped_activities"] == 0, f"dropped {d['prof_gpu_dropped_activities']}")
 
 
+def case_cupti_incomplete(backend, program):
+    """Records a forced flush handed back not complete (timestamps 0) are
+    counted lost and said, never drawn."""
+    p = run(program, "cupti_incomplete")
+    check(read_truth()["incomplete"][0]["incomplete"]["handed_back"] == 2, "the double handed back no incomplete records")
+    d = load("incomplete.1.json")
+    ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    kernels = collections.Counter(e["name"] for e in ev if e.get("cat") == "kernel")
+    check(kernels == {"short()": 2}, f"kernels drawn {dict(kernels)}")
+    check(all(e["dur"] > 0 for e in ev if e.get("cat") == "kernel"), "a kernel of no length")
+    launches = [e for e in ev if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
+    check(len(launches) == 4, f"{len(launches)} launches, not 4")
+    check(d["prof_gpu_dropped_activities"] == 2, f"dropped {d['prof_gpu_dropped_activities']}, not 2")
+    lines = stderr_lines(p)
+    lost = [line for line in lines if "prof_gpu_dropped_activities" in line]
+    check(len(lost) == 1 and lost[0].startswith("prof: 2 kernels") and "not complete" in lost[0], f"messages {lines}")
+    check(not [line for line in lines if "ended before" in line], f"an incomplete record drawn: {lines}")
+    print(f"cupti_incomplete: {lost[0]}")
+
+
 def case_cupti_late(backend, program):
     """The record of a kernel that ran past its cycle's save arrives after
     the trace was written: one line says so; the trace holds the rest."""
