@@ -584,10 +584,11 @@ static int capture_case(void) {
 }
 
 /* ---- the legacy default stream synchronises with blocking streams: in
-   each of 4 steps a long kernel on a blocking stream, then a region on the
-   legacy stream (it waits for that kernel), one on a non-blocking stream
-   (it does not), and one on the blocking stream again (it waits for the
-   legacy stream's). check_gpu.py reads the order from the trace alone. -- */
+   each of 4 steps a kernel of 20 ms on a blocking stream, then a region on
+   the legacy stream (it waits for that kernel), one on a non-blocking
+   stream (it does not: when submitted before the kernel ends, it starts
+   before), and one on the blocking stream again (it waits for the legacy
+   stream's). check_gpu.py reads the order from the trace. ------------- */
 
 static int legacy_case(void) {
     prof_config cfg = config("legacy.json");
@@ -596,11 +597,12 @@ static int legacy_case(void) {
     gpu_stream b = start(&cfg, 11);
     gpu_stream nb = (gpu_stream)fake_gpu_stream_nonblocking(0, 12);
     for (step_no = 0; step_no < 4; step_no++) {
-        region("b_long", b, 300 * US);
+        region("b_long", b, 20 * MS);
         region("legacy_wait", (gpu_stream)0, 10 * US);
+        truth("{\"nb_submit\": %lld}", (long long)fake_gpu_now());   /* before the long kernel ends, mostly */
         region("nonblocking", nb, 10 * US);
         region("blocking", b, 10 * US);
-        fake_gpu_sleep(MS);             /* done by the step's end */
+        fake_gpu_sleep(25 * MS);        /* done by the step's end */
         PROF_STEP();
     }
     PROF_SHUTDOWN();
