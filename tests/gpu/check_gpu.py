@@ -323,14 +323,17 @@ def case_async(backend, program):
     wait, elapsed time or stream of prof.h's: its event records (2 a
     region), the first region's pair of events (before the profiler's
     thread had seen the device: the others' were made there, ahead), and
-    its stream's identity once (cudaStreamGetDevice and cudaStreamGetId)."""
+    its stream's identity once (cudaStreamGetDevice and cudaStreamGetId),
+    and whether its stream captures a graph (cudaStreamIsCapturing) at each
+    region's begin and end."""
     truth, st = run_quiet(program, "async")
     d = load("async.1.json")
     worst_ts, worst_dur, errs = check_placement(d, truth, backend)
     names = sorted(e["name"] for e in gpu_xs(d))
     check(names == ["last", "long", "short"], f"GPU regions {names}")
     calls = truth["engine_calls"][0]["engine_calls"]
-    want = {"record": 6, "create": 2, "stream_info": 2, "query": 0, "sync": 0, "elapsed": 0, "stream_create": 0}
+    want = {"record": 6, "create": 2, "stream_info": 2, "query": 0, "sync": 0, "elapsed": 0, "stream_create": 0,
+            "capturing": 6}
     check(calls == want, f"runtime calls on the engine's thread {calls}, not {want}")
     print(f"async: resolved on the profiler's thread; {st['not_ready']} queries not ready, {st['engine_syncs']} "
           f"waits there; the engine's thread: {calls}; worst start error {worst_ts:.0f} ns")

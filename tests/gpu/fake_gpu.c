@@ -569,9 +569,9 @@ int fake_end_capture(void *stream, void **graph) {
 
 int fake_capture_status(void *stream, int *status, unsigned long long *id) {
     pthread_mutex_lock(&lock);
-    setup_once();
+    int err = enter(FAKE_CAPTURE_STATUS);
     fake_stream *s = stream_of(stream);
-    int err = !s->o.live ? misuse() : legacy_blocked(s, 0) ? FAKE_CAPTURE_IMPLICIT : 0;
+    if (!err) err = !s->o.live ? misuse() : legacy_blocked(s, 0) ? FAKE_CAPTURE_IMPLICIT : 0;
     if (!err) {
         *status = s->capture;
         if (id) *id = s->capture ? s->cap_id : 0;

@@ -50,6 +50,7 @@ extern "C" {
 typedef enum fake_call {
     FAKE_DEVICE_COUNT, FAKE_GET_DEVICE, FAKE_SET_DEVICE, FAKE_STREAM_INFO, FAKE_STREAM_CREATE,
     FAKE_EVENT_CREATE, FAKE_EVENT_RECORD, FAKE_EVENT_QUERY, FAKE_EVENT_SYNC, FAKE_ELAPSED,
+    FAKE_CAPTURE_STATUS,                /* whether a stream is capturing */
     FAKE_NCALLS
 } fake_call;
 

@@ -255,9 +255,9 @@ static int async_case(void) {
     long calls[FAKE_NCALLS];
     fake_gpu_thread_calls(calls);
     truth("{\"engine_calls\": {\"record\": %ld, \"create\": %ld, \"stream_info\": %ld, \"query\": %ld, "
-          "\"sync\": %ld, \"elapsed\": %ld, \"stream_create\": %ld}}",
+          "\"sync\": %ld, \"elapsed\": %ld, \"stream_create\": %ld, \"capturing\": %ld}}",
           calls[FAKE_EVENT_RECORD], calls[FAKE_EVENT_CREATE], calls[FAKE_STREAM_INFO], calls[FAKE_EVENT_QUERY],
-          calls[FAKE_EVENT_SYNC], calls[FAKE_ELAPSED], calls[FAKE_STREAM_CREATE]);
+          calls[FAKE_EVENT_SYNC], calls[FAKE_ELAPSED], calls[FAKE_STREAM_CREATE], calls[FAKE_CAPTURE_STATUS]);
     PROF_SHUTDOWN();
     truth_stats();
     return 0;
