@@ -616,6 +616,12 @@ typedef struct prof_gpu_api {
     const struct prof_gpu_tracer *tracer;       /* kernel capture, or NULL    */
     int (*pci_bus_id)(char *buf, int len, int dev); /* "0000:18:00.0" (PROF_ENERGY) */
     const struct prof_gpu_energy *energy;       /* PROF_ENERGY's counter, or NULL */
+    /* stream capture (cudaStreamBeginCapture): *on 1 while stream is
+       captured into a graph, or unusable because another is (the legacy
+       stream); NULL: the runtime has none */
+    int (*capturing)(void *stream, int *on);
+    int (*relax_capture)(void);                 /* the calling thread's event calls may run
+                                                   while other threads capture (NULL: none) */
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -1072,39 +1078,74 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
    after defining prof__<rt>_device_props and prof__<rt>_stream_info, which
    differ; tracer and energy are the binding's (NULL: none). It defines prof__<rt>_api, prof__<rt>_device() and the allocation
    wrappers prof_<rt>Malloc / prof_<rt>Free (in C++ also for T **, as the
-   runtime's own template). Every call returns the runtime's error as int. */
+   runtime's own template). Every call returns the runtime's error as int,
+   and leaves the thread's last error as the engine left it (PROF__GPU_KEPT). */
+
+/* The runtime keeps a last error per thread, which a failing call sets and
+   the engine's next rt##GetLastError reads as its own. A call of prof.h's
+   that fails clears it again, unless the engine had one pending before the
+   call (read first, with rt##PeekAtLastError, which resets nothing): the
+   runtime has then replaced the engine's with prof.h's, which stays, so
+   that the engine still sees an error. "Not ready" (an event query's "not
+   yet") is not an error and sets none. The binding expands
+   PROF__GPU_LAST_ERROR(rt, Err) before its first call, and each call of
+   prof.h's is PROF__GPU_KEPT(rt, Err, call) in a function returning int. */
+#define PROF__GPU_LAST_ERROR(rt, Err)                                                                   \
+    static int prof__##rt##_kept(Err prior, Err e) {                                                    \
+        if (e != rt##Success && e != rt##ErrorNotReady && prior == rt##Success) (void)rt##GetLastError(); \
+        return PROF__SCAST(int, e);                                                                     \
+    }
+#define PROF__GPU_KEPT(rt, Err, call)                                                                   \
+    do {                                                                                                \
+        Err prof__prior = rt##PeekAtLastError();                                                        \
+        return prof__##rt##_kept(prof__prior, (call));                                                  \
+    } while (0)
 #define PROF__GPU_RUNTIME(rt, label, Err, Stream, Event, tracer, energy)                                \
-    static int prof__##rt##_device_count(int *n) { return PROF__SCAST(int, rt##GetDeviceCount(n)); }   \
-    static int prof__##rt##_get_device(int *d) { return PROF__SCAST(int, rt##GetDevice(d)); }          \
-    static int prof__##rt##_set_device(int d) { return PROF__SCAST(int, rt##SetDevice(d)); }           \
+    static int prof__##rt##_device_count(int *n) { PROF__GPU_KEPT(rt, Err, rt##GetDeviceCount(n)); }   \
+    static int prof__##rt##_get_device(int *d) { PROF__GPU_KEPT(rt, Err, rt##GetDevice(d)); }          \
+    static int prof__##rt##_set_device(int d) { PROF__GPU_KEPT(rt, Err, rt##SetDevice(d)); }           \
     static int prof__##rt##_stream_create(void **s) {                                                   \
-        return PROF__SCAST(int, rt##StreamCreateWithFlags(PROF__RCAST(Stream *, s), rt##StreamNonBlocking)); \
+        PROF__GPU_KEPT(rt, Err, rt##StreamCreateWithFlags(PROF__RCAST(Stream *, s), rt##StreamNonBlocking)); \
     }                                                                                                   \
     static int prof__##rt##_stream_destroy(void *s) {                                                   \
-        return PROF__SCAST(int, rt##StreamDestroy(PROF__SCAST(Stream, s)));                             \
+        PROF__GPU_KEPT(rt, Err, rt##StreamDestroy(PROF__SCAST(Stream, s)));                             \
     }                                                                                                   \
     static int prof__##rt##_event_create(void **ev) {                                                   \
-        return PROF__SCAST(int, rt##EventCreate(PROF__RCAST(Event *, ev)));                             \
+        PROF__GPU_KEPT(rt, Err, rt##EventCreate(PROF__RCAST(Event *, ev)));                             \
     }                                                                                                   \
     static int prof__##rt##_event_destroy(void *ev) {                                                   \
-        return PROF__SCAST(int, rt##EventDestroy(PROF__SCAST(Event, ev)));                              \
+        PROF__GPU_KEPT(rt, Err, rt##EventDestroy(PROF__SCAST(Event, ev)));                              \
     }                                                                                                   \
     static int prof__##rt##_event_record(void *ev, void *s) {                                           \
-        return PROF__SCAST(int, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s)));        \
+        PROF__GPU_KEPT(rt, Err, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s)));        \
     }                                                                                                   \
     static int prof__##rt##_event_query(void *ev) {                                                     \
-        return PROF__SCAST(int, rt##EventQuery(PROF__SCAST(Event, ev)));                                \
+        PROF__GPU_KEPT(rt, Err, rt##EventQuery(PROF__SCAST(Event, ev)));                                \
     }                                                                                                   \
     static int prof__##rt##_event_sync(void *ev) {                                                      \
-        return PROF__SCAST(int, rt##EventSynchronize(PROF__SCAST(Event, ev)));                          \
+        PROF__GPU_KEPT(rt, Err, rt##EventSynchronize(PROF__SCAST(Event, ev)));                          \
     }                                                                                                   \
     static int prof__##rt##_elapsed(float *ms, void *a, void *b) {                                      \
-        return PROF__SCAST(int, rt##EventElapsedTime(ms, PROF__SCAST(Event, a), PROF__SCAST(Event, b))); \
+        PROF__GPU_KEPT(rt, Err, rt##EventElapsedTime(ms, PROF__SCAST(Event, a), PROF__SCAST(Event, b))); \
     }                                                                                                   \
     static const char *prof__##rt##_error_name(int e) { return rt##GetErrorName(PROF__SCAST(Err, e)); } \
     static const char *prof__##rt##_error_string(int e) { return rt##GetErrorString(PROF__SCAST(Err, e)); } \
     static int prof__##rt##_pci_bus_id(char *buf, int len, int d) {                                     \
-        return PROF__SCAST(int, rt##DeviceGetPCIBusId(buf, len, d));                                    \
+        PROF__GPU_KEPT(rt, Err, rt##DeviceGetPCIBusId(buf, len, d));                                    \
+    }                                                                                                   \
+    /* the legacy stream while a blocking stream captures: "implicit", an                           \
+       error that leaves the capture valid, and no event may go there */                            \
+    static int prof__##rt##_capturing(void *s, int *on) {                                               \
+        enum rt##StreamCaptureStatus st = rt##StreamCaptureStatusNone;                                  \
+        Err prior = rt##PeekAtLastError();                                                              \
+        Err e = rt##StreamIsCapturing(PROF__SCAST(Stream, s), &st);                                     \
+        *on = e == rt##ErrorStreamCaptureImplicit || (e == rt##Success && st != rt##StreamCaptureStatusNone); \
+        prof__##rt##_kept(prior, e);                                                                    \
+        return e == rt##ErrorStreamCaptureImplicit ? 0 : PROF__SCAST(int, e);                           \
+    }                                                                                                   \
+    static int prof__##rt##_relax_capture(void) {                                                       \
+        enum rt##StreamCaptureMode m = rt##StreamCaptureModeRelaxed;                                    \
+        PROF__GPU_KEPT(rt, Err, rt##ThreadExchangeStreamCaptureMode(&m));                               \
     }                                                                                                   \
     static const prof_gpu_api prof__##rt##_api = {                                                      \
         label, PROF__SCAST(int, rt##ErrorNotReady),                                                     \
@@ -1113,7 +1154,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
         prof__##rt##_stream_destroy, prof__##rt##_event_create, prof__##rt##_event_destroy,             \
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
-        prof__##rt##_pci_bus_id, energy,                                                                \
+        prof__##rt##_pci_bus_id, energy, prof__##rt##_capturing, prof__##rt##_relax_capture,            \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -3270,8 +3311,9 @@ static void prof__cycle_free(prof__cycle *cy) {
    A GPU region is a pair of timing events recorded on the engine's stream.
    Pairs come from a per-thread ring: the thread fills it without a lock and
    makes no other runtime call (but a stream's identity on its first use,
-   and a slot's events before the profiler's thread has made a device's
-   ahead: prof__gpool). The profiler's thread drains
+   a slot's events before the profiler's thread has made a device's
+   ahead: prof__gpool, and whether its stream is being captured into a
+   graph: prof__gpu_captured). The profiler's thread drains
    the rings at each step's job with event queries, and at a save waits
    there for the window's events: no step waits for the GPU. Times are
    placed on the CPU clock through anchors: an event recorded on a private
@@ -3386,6 +3428,8 @@ static struct {
     uint64_t dropped;                   /* atomic */
     void *smap[64];                     /* streams numbered by prof.h: HIP */
     int nsmap;
+    int said_capture;                   /* atomic: a region inside stream capture was said */
+    uint64_t relaxed_pt;                /* the profiler's thread whose capture mode is relaxed */
 } prof__gpu;
 
 /* The first failure turns GPU timing off for the run, with one message. */
@@ -3769,6 +3813,22 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
     return 1;
 }
 
+/* A stream being captured into a graph (cudaStreamBeginCapture) runs
+   nothing: an event recorded there would be the graph's, and the
+   profiler's query of it an error that invalidates the engine's capture.
+   A GPU region there (or on the legacy stream while a blocking stream
+   captures) records no event: it is a CPU region, said once. */
+__attribute__((noinline, cold)) static int prof__gpu_captured(const prof_gpu_api *api, void *stream) {
+    int on = 0;
+    if (api->capturing(stream, &on) || !on) return 0;
+    if (!__atomic_exchange_n(&prof__gpu.said_capture, 1, __ATOMIC_ACQ_REL))
+        prof__msg("%s: GPU regions inside stream capture have no GPU side (their work runs when the graph is "
+                  "launched): they are recorded as CPU regions", api->name);
+    return 1;
+}
+
+static void prof__gpu_relax(const prof_gpu_api *api);   /* after prof__act, below */
+
 /* Under kernel capture a GPU region records no event: its GPU side is the
    span of the kernels, copies and fills launched inside its CPU side onto
    its stream (Kineto's gpu_user_annotation rule), found at the save
@@ -3832,6 +3892,7 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
     if (!span && PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
+    if (!span && api->capturing && prof__gpu_captured(api, stream)) return;
     uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (!span) {
@@ -3866,8 +3927,12 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
     if (f->has_pair && __atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 0) {
         prof__gring *r = g->ring;
         p = &r->slot[f->slot & (r->cap - 1)];
-        int err = p->span ? 0 : prof__gpu.api->event_record(p->ev1, stream);
-        if (PROF__UNLIKELY(err)) {
+        const prof_gpu_api *ga = prof__gpu.api;
+        int cap = !p->span && ga->capturing && prof__gpu_captured(ga, stream);
+        int err = p->span || cap ? 0 : ga->event_record(p->ev1, stream);
+        if (cap) {
+            p->corr = 0;                        /* capture began inside it: a CPU region */
+        } else if (PROF__UNLIKELY(err)) {
             p->corr = 0;
             prof__gpu_fail(api, "event record", err);
         }
@@ -3963,6 +4028,7 @@ static int prof__gpu_resolve(const prof__gpair *p) {
 static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
     const prof_gpu_api *api = prof__gpu.api;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
+    prof__gpu_relax(api);
     prof__gpu_window_for(gen);
     pthread_mutex_lock(&prof__lock);
     size_t nr = 0;
@@ -4193,6 +4259,17 @@ static int prof__act_own(uint64_t v) {
     return (pt && (v == pt || (v <= 0xFFFFFFFFu && v == (uint32_t)pt))) || (tid && v == tid);
 }
 
+/* The profiler's thread queries and waits for events while an engine's
+   thread may capture a graph: in the runtime's default (global) mode that
+   is forbidden, and would invalidate the capture. Its mode is relaxed, once,
+   before its first event call; on no other thread. */
+static void prof__gpu_relax(const prof_gpu_api *api) {
+    uint64_t pt = __atomic_load_n(&prof__act.own_pt, __ATOMIC_RELAXED);
+    if (!api->relax_capture || !pt || pt != (uint64_t)pthread_self() || prof__gpu.relaxed_pt == pt) return;
+    prof__gpu.relaxed_pt = pt;
+    api->relax_capture();
+}
+
 /* The trace's id of the thread a tracer names: its kernel thread id, or its
    pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
 static long prof__act_tid(uint64_t v) {
@@ -4247,7 +4324,8 @@ static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
     cy->act_lost = __atomic_exchange_n(&prof__act.lost, 0, __ATOMIC_RELAXED);
     if (cy->act_lost)
         prof__msg("%llu kernels, copies, fills or runtime calls lost (%s's buffers or the memory cap "
-                  "PROF_BUFFER_MB full, or no timestamp); counted in the trace as prof_gpu_dropped_activities",
+                  "PROF_BUFFER_MB full, or no timestamp: not complete when the buffers were flushed at the save, "
+                  "or not timed); counted in the trace as prof_gpu_dropped_activities",
                   (unsigned long long)cy->act_lost, prof__act.tracer->name);
 }
 
@@ -4297,7 +4375,11 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                                      prof__gpu_find(rt, nrt, a->correlation)))
                 continue;
             if (api && prof__act_own(a->thread)) continue;
-            if (a->t0_ns <= 0) {            /* a record without a time (kineto#996): counted */
+            /* a record without a time: one the tracer could not time
+               (kineto#996), or one not complete when its buffer was flushed
+               (CUPTI's forced flush hands those back with 0 for a time it
+               does not have yet): counted, never placed */
+            if (a->t0_ns <= 0 || a->t1_ns <= 0) {
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
@@ -4359,7 +4441,7 @@ static void prof__act_trim_locked(int64_t from_ns) {
     size_t n = 0;
     for (size_t i = 0; i < prof__act.n; i++) {
         const prof_gpu_activity *a = &prof__act.a[i];
-        if (a->t0_ns <= 0 || a->t1_ns >= from_ns) prof__act.a[n++] = *a;   /* untimed: counted at the dump */
+        if (a->t0_ns <= 0 || a->t1_ns <= 0 || a->t1_ns >= from_ns) prof__act.a[n++] = *a;  /* untimed: counted at the dump */
     }
     prof__act.n = n;
     pthread_mutex_unlock(&prof__act_lock);
@@ -4493,6 +4575,7 @@ static uint64_t prof__gpu_place(prof__gev **out, size_t *nout, struct prof__gdev
 static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint32_t gen) {
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
+        prof__gpu_relax(prof__gpu.api);
         prof__gpu_drain(gen, 1, t_to);  /* the window's GPU work is done: its records complete */
         for (int d = 0; d < PROF__GPU_DEVS; d++)
             if (prof__gpu.dev[d].n > 0) prof__gpu_anchor_take(d);

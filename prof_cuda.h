@@ -545,11 +545,14 @@ static const prof_gpu_energy prof__nvml_energy = {
       "HwThermalSlowdown", "HwPowerBrakeSlowdown", "DisplayClockSetting", "BoardLimit", "Reliability" },
 };
 
+PROF__GPU_LAST_ERROR(cuda, cudaError_t)   /* prof__cuda_kept: the engine's last error kept */
+
 /* What differs from HIP: the properties struct and stream identity. */
 static int prof__cuda_device_props(int d, prof_gpu_props *o) {
     struct cudaDeviceProp p;
+    cudaError_t prior = cudaPeekAtLastError();
     cudaError_t e = cudaGetDeviceProperties(&p, d);
-    if (e != cudaSuccess) return PROF__SCAST(int, e);
+    if (e != cudaSuccess) return prof__cuda_kept(prior, e);
     PROF__GPU_PROPS(o, p);
     o->regs_per_sm = p.regsPerMultiprocessor;
     o->smem_per_sm = PROF__SCAST(int64_t, p.sharedMemPerMultiprocessor);
@@ -559,13 +562,13 @@ static int prof__cuda_device_props(int d, prof_gpu_props *o) {
 
 /* A stream's device (CUDA 12.8+; the current device before) and id (12.0+). */
 static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
-    cudaError_t e;
+    cudaError_t prior = cudaPeekAtLastError(), e;
 #if CUDART_VERSION >= 12080
     e = cudaStreamGetDevice(PROF__SCAST(cudaStream_t, s), dev);
 #else
     e = cudaGetDevice(dev);
 #endif
-    if (e != cudaSuccess) return PROF__SCAST(int, e);
+    if (e != cudaSuccess) return prof__cuda_kept(prior, e);
 #if CUDART_VERSION >= 12000
     unsigned long long sid;
     e = cudaStreamGetId(PROF__SCAST(cudaStream_t, s), &sid);
@@ -579,9 +582,10 @@ static int prof__cuda_stream_info(void *s, int *dev, long long *id) {
         prof__cupti.stream_id(PROF__NULLPTR, PROF__SCAST(CUstream, s), 0, &cid) == CUPTI_SUCCESS)
         *id = cid;
 #endif
-    return PROF__SCAST(int, e);
+    return prof__cuda_kept(prior, e);
 #else
     (void)s;
+    (void)prior;
     *id = -1;
     return 0;
 #endif

@@ -39,11 +39,14 @@ PROF_API void prof__roc_early(void) __attribute__((weak));
 }
 #endif
 
+PROF__GPU_LAST_ERROR(hip, hipError_t)     /* prof__hip_kept: the engine's last error kept */
+
 /* What differs from CUDA: the properties struct, and no stream ids. */
 static int prof__hip_device_props(int d, prof_gpu_props *o) {
     hipDeviceProp_t p;
+    hipError_t prior = hipPeekAtLastError();
     hipError_t e = hipGetDeviceProperties(&p, d);
-    if (e != hipSuccess) return PROF__SCAST(int, e);
+    if (e != hipSuccess) return prof__hip_kept(prior, e);
     PROF__GPU_PROPS(o, p);
     o->regs_per_sm = 0;                 /* not in hipDeviceProp_t */
     o->smem_per_sm = PROF__SCAST(int64_t, p.maxSharedMemoryPerMultiProcessor);
@@ -55,7 +58,7 @@ static int prof__hip_device_props(int d, prof_gpu_props *o) {
    launches name them, so that regions and kernels share a track. */
 static int prof__hip_stream_info(void *s, int *dev, long long *id) {
     *id = prof__roc_stream_id ? prof__roc_stream_id(s) : -1;
-    return PROF__SCAST(int, hipGetDevice(dev));
+    PROF__GPU_KEPT(hip, hipError_t, hipGetDevice(dev));
 }
 
 /* ---- energy through AMD SMI (PROF_ENERGY=1) --------------------------------

@@ -323,14 +323,17 @@ def case_async(backend, program):
     wait, elapsed time or stream of prof.h's: its event records (2 a
     region), the first region's pair of events (before the profiler's
     thread had seen the device: the others' were made there, ahead), and
-    its stream's identity once (cudaStreamGetDevice and cudaStreamGetId)."""
+    its stream's identity once (cudaStreamGetDevice and cudaStreamGetId),
+    and whether its stream captures a graph (cudaStreamIsCapturing) at each
+    region's begin and end."""
     truth, st = run_quiet(program, "async")
     d = load("async.1.json")
     worst_ts, worst_dur, errs = check_placement(d, truth, backend)
     names = sorted(e["name"] for e in gpu_xs(d))
     check(names == ["last", "long", "short"], f"GPU regions {names}")
     calls = truth["engine_calls"][0]["engine_calls"]
-    want = {"record": 6, "create": 2, "stream_info": 2, "query": 0, "sync": 0, "elapsed": 0, "stream_create": 0}
+    want = {"record": 6, "create": 2, "stream_info": 2, "query": 0, "sync": 0, "elapsed": 0, "stream_create": 0,
+            "capturing": 6}
     check(calls == want, f"runtime calls on the engine's thread {calls}, not {want}")
     print(f"async: resolved on the profiler's thread; {st['not_ready']} queries not ready, {st['engine_syncs']} "
           f"waits there; the engine's thread: {calls}; worst start error {worst_ts:.0f} ns")
@@ -387,6 +390,92 @@ def case_hang(backend, program):
 def case_typed_malloc(backend, program):
     p = run(program, "typed_malloc")
     check("typed_malloc: ok 1, 1024 bytes live, then 0" in p.stdout, f"typed_malloc: {p.stdout}")
+
+
+def case_legacy_stream(backend, program):
+    """The legacy stream waits for blocking streams and they for it; a
+    non-blocking stream waits for neither: read from the trace's GPU sides."""
+    p = run(program, "legacy_stream")
+    check_no_leak(read_truth())
+    check_quiet(p)
+    d = load("legacy.1.json")
+    by = collections.defaultdict(list)
+    for e in gpu_xs(d):
+        by[e["name"]].append((e["ts"], e["ts"] + e["dur"]))
+    for name in ("b_long", "legacy_wait", "nonblocking", "blocking"):
+        check(len(by[name]) == 4, f"{len(by[name])} GPU regions {name}, not 4")
+        by[name].sort()
+    truth = read_truth()
+    long_end = [r["host1"] for r in truth["region"] if r["region"] == "b_long"]
+    submit = [t["nb_submit"] for t in truth["nb_submit"]]
+    slack = 5.0  # us: the regions' placement, far below the 20 ms kernel
+    free = 0
+    for k, long, wait, nb, blk in zip(range(4), by["b_long"], by["legacy_wait"], by["nonblocking"], by["blocking"]):
+        check(wait[0] >= long[1] - slack, f"step {k}: the legacy stream's region began {long[1] - wait[0]:.1f} us "
+              "before the blocking stream's kernel ended")
+        check(blk[0] >= wait[1] - slack, f"step {k}: the blocking stream's region began {wait[1] - blk[0]:.1f} us "
+              "before the legacy stream's work ended")
+        if submit[k] < long_end[k] - 1e6:  # submitted 1 ms or more before the kernel ended: it must not wait
+            free += 1
+            check(nb[0] < long[1] - 500, f"step {k}: the non-blocking stream's region waited for the blocking "
+                  f"stream (began {nb[0] - long[0]:.1f} us after its kernel)")
+    check(free > 0, "no non-blocking region was submitted while the long kernel ran")
+    print(f"legacy_stream: the legacy stream and blocking streams in order, the non-blocking stream free "
+          f"({free} of 4 steps)")
+
+
+def case_capture(backend, program):
+    """A GPU region inside stream capture leaves the capture valid."""
+    p = run(program, "capture")
+    rt = "cuda" if backend == "cuda" else "hip"
+    truth = read_truth()
+    check_no_leak(truth)
+    caps = [c["capture"] for c in truth["capture"]]
+    check(len(caps) == 4, f"captures {caps}")
+    for c in caps:
+        check(c["begin"] == c["status_ok"] == c["end"] == f"{rt}Success" and c["status"] == 1,
+              f"the engine's capture broken: {c}")
+        check(c["nodes"] == 3, f"the graph holds {c['nodes']} kernels, not 3: {c}")
+        check(c["last_error"] == f"{rt}Success", f"the engine's last error after its capture: {c}")
+    g = truth["graphs"][0]["graphs"]
+    check(g == {"nodes_run": 12, "invalidated": 0}, f"graphs {g}")
+    d = load("capture.1.json")
+    gpu = collections.Counter(e["name"] for e in gpu_xs(d))
+    check(gpu == {"before": 4, "after": 4}, f"GPU regions {dict(gpu)}")
+    cpu = collections.Counter(e["name"] for e in cpu_xs(d))
+    for name in ("before", "after", "straddle", "captured", "legacy"):
+        check(cpu[name] == 4, f"{cpu[name]} CPU regions {name}, not 4")
+    for e in cpu_xs(d):
+        if e["name"] in ("straddle", "captured", "legacy"):
+            check("correlation" not in e.get("args", {}), f"a region inside capture with a GPU side: {e}")
+    check(d["prof_gpu_dropped_regions"] == 0, f"dropped {d['prof_gpu_dropped_regions']}")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "inside stream capture" in lines[0], f"messages {lines}")
+    print(f"capture: 4 graphs valid, 12 kernels run; {lines[0]}")
+
+
+def check_last_error(backend, program, case):
+    """prof.h's failing call leaves the engine's last error as it was."""
+    p = run(program, case)
+    rt = "cuda" if backend == "cuda" else "hip"
+    e = read_truth()["last_error"][0]["last_error"]
+    check(e["own"] == f"{rt}ErrorInvalidDevice", f"the engine's own error, read after a region: {e['own']}")
+    check(e["cleared"] == f"{rt}Success", f"after the engine read it: {e['cleared']}")
+    if e["pending"]:
+        check(e["after"] != f"{rt}Success", "the engine's pending error swallowed by prof.h's failing call")
+    else:
+        check(e["after"] == f"{rt}Success", f"prof.h's failed call left the engine {e['after']}")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "event record failed" in lines[0], f"messages {lines}")
+    print(f"{case}: {e}")
+
+
+def case_last_error(backend, program):
+    check_last_error(backend, program, "last_error")
+
+
+def case_last_error_pending(backend, program):
+    check_last_error(backend, program, "last_error_pending")
 
 
 def case_cap(backend, program):
@@ -771,6 +860,26 @@ def check_flight_dump(path, launch):
     check(sorted(e["args"]["correlation"] for e in kernels) == sorted(e["args"]["correlation"] for e in calls),
           "kernels and their launches")
     check(d["prof_gpu_dropped_activities"] == 0, f"dropped {d['prof_gpu_dropped_activities']}")
+
+
+def case_cupti_incomplete(backend, program):
+    """Records a forced flush handed back not complete (timestamps 0) are
+    counted lost and said, never drawn."""
+    p = run(program, "cupti_incomplete")
+    check(read_truth()["incomplete"][0]["incomplete"]["handed_back"] == 2, "the double handed back no incomplete records")
+    d = load("incomplete.1.json")
+    ev = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    kernels = collections.Counter(e["name"] for e in ev if e.get("cat") == "kernel")
+    check(kernels == {"short()": 2}, f"kernels drawn {dict(kernels)}")
+    check(all(e["dur"] > 0 for e in ev if e.get("cat") == "kernel"), "a kernel of no length")
+    launches = [e for e in ev if e.get("cat") == "cuda_runtime" and e["name"] == "cudaLaunchKernel"]
+    check(len(launches) == 4, f"{len(launches)} launches, not 4")
+    check(d["prof_gpu_dropped_activities"] == 2, f"dropped {d['prof_gpu_dropped_activities']}, not 2")
+    lines = stderr_lines(p)
+    lost = [line for line in lines if "prof_gpu_dropped_activities" in line]
+    check(len(lost) == 1 and lost[0].startswith("prof: 2 kernels") and "not complete" in lost[0], f"messages {lines}")
+    check(not [line for line in lines if "ended before" in line], f"an incomplete record drawn: {lines}")
+    print(f"cupti_incomplete: {lost[0]}")
 
 
 def case_cupti_late(backend, program):

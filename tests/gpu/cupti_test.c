@@ -57,8 +57,21 @@ static fake_cupti_taken_fn *taken;
 static fake_cupti_now_fn *cupti_now;
 static fake_cupti_enabled_fn *cupti_enabled;
 static fake_cupti_slow_reads_fn *slow_reads;
+static fake_cupti_incomplete_fn *incomplete;
 static uint32_t corr;                   /* CUPTI's correlation ids */
 static long launched;                   /* records emitted */
+static int64_t device_end;              /* device 0's ns at which everything launched ends */
+
+/* Until the device has run everything launched: a save's flush, which is
+   forced, hands back what still runs with no time (CUPTI does too), so a
+   case that counts every record lets the device finish before it. */
+static void device_done(void) {
+    while (fake_gpu_host_ns(0, device_end) > (double)fake_gpu_now()) fake_gpu_sleep(100000);
+}
+
+static void ran_until(int64_t end) {
+    if (end > device_end) device_end = end;
+}
 
 /* The double's functions, from the same object prof_cuda.h loads. */
 static void bind_cupti(void) {
@@ -67,7 +80,8 @@ static void bind_cupti(void) {
     void *b = lib ? dlsym(lib, "fake_cupti_bind") : NULL, *en = lib ? dlsym(lib, "fake_cupti_enabled") : NULL;
     void *sr = lib ? dlsym(lib, "fake_cupti_slow_reads") : NULL;
     void *dl = lib ? dlsym(lib, "fake_cupti_deliver") : NULL, *tk = lib ? dlsym(lib, "fake_cupti_taken") : NULL;
-    if (!e || !n || !b || !en || !sr || !dl || !tk) {
+    void *ic = lib ? dlsym(lib, "fake_cupti_incomplete") : NULL;
+    if (!e || !n || !b || !en || !sr || !dl || !tk || !ic) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
@@ -77,6 +91,7 @@ static void bind_cupti(void) {
     memcpy(&slow_reads, &sr, sizeof sr);
     memcpy(&deliver, &dl, sizeof dl);
     memcpy(&taken, &tk, sizeof tk);
+    memcpy(&incomplete, &ic, sizeof ic);
     fake_cupti_bind_fn *bind;
     memcpy(&bind, &b, sizeof b);
     bind(fake_stream_info);
@@ -139,6 +154,7 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     int64_t t0 = cupti_now();
     int dev;
     int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    ran_until(start + ns);
     if (driver_next) {
         api_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, c, t0, cupti_now());
         driver_next = 0;
@@ -186,6 +202,7 @@ static void transfer(int fill, void *stream, uint64_t bytes, int64_t ns) {
     int64_t t0 = cupti_now();
     int dev;
     int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    ran_until(start + ns);
     runtime_call(fill ? CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
                  c, t0, cupti_now());
     CUpti_ActivityMemcpy6 m;
@@ -255,6 +272,7 @@ static int case_kernels(int64_t latency_ns) {
         launch("_Z4lossPf", s, 10000, 1, 128);
         { PROF_GPU_SCOPE("idle", s); }  /* no GPU side */
         if (step == 1) slow_reads(2000000, 1);  /* the step that opens the window: its first reading */
+        if (step == 4) device_done();   /* the step that saves */
         PROF_STEP();
     }
     PROF_SHUTDOWN();
@@ -378,7 +396,7 @@ static void graph_launch(void *stream) {
     int64_t t0 = cupti_now();
     int dev;
     int64_t start[5], ns[5] = { 8000, 30000, 20000, 12000, 4000 };
-    for (int i = 0; i < 5; i++) start[i] = fake_gpu_launch_at(stream, ns[i], &dev);
+    for (int i = 0; i < 5; i++) ran_until((start[i] = fake_gpu_launch_at(stream, ns[i], &dev)) + ns[i]);
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, c, t0, cupti_now());
     for (int i = 0; i < 4; i++) {
         CUpti_ActivityKernel10 k;
@@ -457,6 +475,7 @@ static int case_graph(int flight) {
         }
         if (flight) fake_gpu_sleep(1000000);    /* the step's GPU work done by its end: drained there */
         if (flight && step == 9) gpu_trigger_now();
+        if (step == 9) device_done();   /* the step that saves */
         PROF_STEP();
     }
     PROF_SHUTDOWN();
@@ -491,6 +510,7 @@ static int case_driver(void) {
         }
         int64_t t = cupti_now();
         api_call(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, ++corr, t, t);
+        if (step == 1) device_done();   /* the step that saves */
         PROF_STEP();
     }
     PROF_SHUTDOWN();
@@ -525,12 +545,44 @@ static int case_windows(int warmup) {
     return 0;
 }
 
+/* The save's flush is forced: a kernel still running then comes back
+   with its start and no end, one not started with neither (CUPTI's
+   records not complete). Two recorded steps, each a GPU region around a
+   short kernel that has run by the save; the last step then launches a
+   kernel of 10 s, which has started when its cycle is saved, and one
+   queued behind it. Both are counted lost and said, never drawn. */
+static int case_incomplete(void) {
+    prof_config cfg = capture("incomplete.json");
+    cfg.schedule.active = 2;
+    cfg.schedule.repeat = 1;
+    device(2000);
+    void *s = fake_gpu_stream(0, 15);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 2; step++) {
+        {
+            PROF_GPU_SCOPE("layer", s);
+            launch("_Z5shortv", s, 10000, 1, 32);
+        }
+        if (step == 1) {
+            device_done();
+            launch("_Z7runningv", s, (int64_t)10 * 1000000000, 1, 32);
+            launch("_Z6queuedv", s, 10000, 1, 32);
+            fake_gpu_sleep(1000000);    /* the first has started on the device */
+        }
+        PROF_STEP();                    /* step 1's saves the cycle */
+    }
+    PROF_SHUTDOWN();
+    truth("{\"incomplete\": {\"handed_back\": %ld}}", incomplete());
+    return 0;
+}
+
 static int run(const char *name) {
     if (!strcmp(name, "cupti_driver")) return case_driver();
     if (!strcmp(name, "cupti_windows")) return case_windows(1);
     if (!strcmp(name, "cupti_windows_nowarmup")) return case_windows(0);
     if (!strcmp(name, "cupti_flight")) return case_flight();
     if (!strcmp(name, "cupti_late")) return case_late();
+    if (!strcmp(name, "cupti_incomplete")) return case_incomplete();
     if (!strcmp(name, "cupti_kernels") || !strcmp(name, "cupti_loaded"))
         return case_kernels(2000);
     if (!strcmp(name, "cupti_latency_20")) return case_kernels(20000);

@@ -28,3 +28,20 @@ cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long *id) {
     int dev;
     return rt_err(fake_stream_info(s, &dev, id));
 }
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                     cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                     size_t *ndeps) {
+    int st = 0;
+    unsigned long long cid = 0;
+    cudaError_t e = rt_err(fake_capture_status(s, &st, &cid));
+    if (e != cudaSuccess) return e;
+    *status = st == FAKE_CAPTURE_ACTIVE ? cudaStreamCaptureStatusActive
+            : st == FAKE_CAPTURE_BROKEN ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusNone;
+    if (id) *id = cid;
+    if (graph) *graph = NULL;           /* the simulation's graph is not a cudaGraph_t to be built on */
+    if (deps) *deps = NULL;
+    if (edges) *edges = NULL;
+    if (ndeps) *ndeps = 0;
+    return cudaSuccess;
+}

@@ -36,6 +36,8 @@
 
 #define MAX_HELD 64
 
+static long incomplete_given;           /* records a forced flush handed back incomplete (F.lock) */
+
 static struct {
     pthread_mutex_t lock;
     CUpti_BuffersCallbackRequestFunc request;
@@ -148,6 +150,13 @@ void fake_cupti_bind(int (*stream_info)(void *stream, int *dev, unsigned long lo
     F.stream_info = stream_info;
 }
 
+long fake_cupti_incomplete(void) {
+    pthread_mutex_lock(&F.lock);
+    long n = incomplete_given;
+    pthread_mutex_unlock(&F.lock);
+    return n;
+}
+
 int fake_cupti_enabled(void) {
     int n = 0;
     pthread_mutex_lock(&F.lock);
@@ -184,20 +193,76 @@ CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind) {
     return CUPTI_SUCCESS;
 }
 
+/* A record of work on the device not complete now (its end, on CUPTI's
+   clock, still to come): 1. Forced (cupti_activity.h: a forced flush
+   "returns all the activity buffers including the ones which have one or
+   more incomplete activity records"), it goes back as far as it is: a
+   kernel, copy or fill that has started has its start and an end of 0
+   (CUPTI_TIMESTAMP_UNKNOWN), one that has not, both 0. */
+static int incomplete(uint8_t *rec, int force) {
+    CUpti_ActivityKind kind = ((CUpti_Activity *)(void *)rec)->kind;
+    uint64_t *start, *end;
+    if (kind == CUPTI_ACTIVITY_KIND_KERNEL || kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+        CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)rec;
+        start = &k->start, end = &k->end;
+    } else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+        CUpti_ActivityMemcpy6 *m = (CUpti_ActivityMemcpy6 *)(void *)rec;
+        start = &m->start, end = &m->end;
+    } else if (kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+        CUpti_ActivityMemset4 *m = (CUpti_ActivityMemset4 *)(void *)rec;
+        start = &m->start, end = &m->end;
+    } else {
+        return 0;                       /* a runtime call's record is complete once made */
+    }
+    uint64_t now = (uint64_t)fake_cupti_now();
+    if (*end == 0 || *end <= now) return 0;
+    if (force) {
+        if (*start > now) *start = 0;
+        *end = 0;
+        incomplete_given++;
+    }
+    return 1;
+}
+
+/* Whether a buffer holds a record not complete now; forced, those
+   records are made what CUPTI hands back. Under F.lock. */
+static int buffer_incomplete(uint8_t *buf, size_t used, int force) {
+    int n = 0;
+    for (size_t at = 0; at < used;) {
+        size_t size = record_size(((CUpti_Activity *)(void *)(buf + at))->kind);
+        if (!size) break;
+        n += incomplete(buf + at, force);
+        at = (at + size + 7) & ~(size_t)7;
+    }
+    return n;
+}
+
 /* Every buffer goes back, the one being filled too, in this thread, after
-   the workers' (CUPTI's flush returns once the records are delivered). */
+   the workers' (CUPTI's flush returns once the records are delivered);
+   forced (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED, prof_cuda.h's), with the
+   records not yet complete as they are, else a buffer holding one stays
+   (cupti_activity.h: the default flush "doesn't return buffers which have
+   one or more incomplete records"). */
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
-    (void)flag;
+    int force = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
     pthread_mutex_lock(&F.lock);
     retire_locked(1);
-    int n = F.nheld, nw = F.nworkers;
+    int n = 0, keep = 0, nw = F.nworkers;
     uint8_t *held[MAX_HELD];
     size_t used[MAX_HELD];
     pthread_t w[1024];
-    memcpy(held, F.held, sizeof held);
-    memcpy(used, F.held_used, sizeof used);
+    for (int i = 0; i < F.nheld; i++) {
+        if (buffer_incomplete(F.held[i], F.held_used[i], force) && !force) {
+            F.held[keep] = F.held[i];
+            F.held_used[keep++] = F.held_used[i];
+        } else {
+            held[n] = F.held[i];
+            used[n++] = F.held_used[i];
+        }
+    }
     memcpy(w, F.workers, (size_t)nw * sizeof *w);
-    F.nheld = F.nworkers = 0;
+    F.nheld = keep;
+    F.nworkers = 0;
     pthread_mutex_unlock(&F.lock);
     for (int i = 0; i < nw; i++) pthread_join(w[i], NULL);
     for (int i = 0; i < n; i++) F.complete(NULL, 0, held[i], used[i], used[i]);

@@ -29,6 +29,10 @@ typedef int fake_cupti_enabled_fn(void);
    preempted on a loaded machine. */
 typedef void fake_cupti_slow_reads_fn(int64_t ns, long count);
 
+/* How many records forced flushes handed back incomplete (work still
+   running, or not started: timestamps 0). */
+typedef long fake_cupti_incomplete_fn(void);
+
 #ifdef FAKE_CUPTI_EXPORTS
 fake_cupti_emit_fn fake_cupti_emit;
 fake_cupti_deliver_fn fake_cupti_deliver;
@@ -37,5 +41,6 @@ fake_cupti_bind_fn fake_cupti_bind;
 fake_cupti_now_fn fake_cupti_now;
 fake_cupti_enabled_fn fake_cupti_enabled;
 fake_cupti_slow_reads_fn fake_cupti_slow_reads;
+fake_cupti_incomplete_fn fake_cupti_incomplete;
 #endif
 #endif /* FAKE_CUPTI_H */

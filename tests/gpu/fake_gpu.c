@@ -18,17 +18,30 @@ typedef struct fake_obj {
                                            last recorded on one (not prof.h's) */
 } fake_obj;
 
+typedef struct fake_graph {             /* what a capture recorded: its work, in order */
+    int n, cap;
+    int64_t *ns;
+} fake_graph;
+
 typedef struct fake_stream {
     fake_obj o;
     unsigned long long id;
     int64_t busy;                       /* device ns at which its queued work ends */
+    int nonblocking;                    /* does not synchronise with the legacy stream */
+    int capture, cmode;                 /* FAKE_CAPTURE_*, and the mode it began in */
+    unsigned long long cap_id;          /* the capture sequence's id (unique) */
+    const void *cap_thread;             /* the thread that began it */
+    fake_graph *graph;                  /* what it captures into */
 } fake_stream;
 
 typedef struct fake_event {
     fake_obj o;
     int recorded;
     int64_t done;                       /* device ns at which it completes */
+    unsigned long long captured;        /* last recorded in this capture sequence; 0: not */
 } fake_event;
+
+#define FAKE_GRAPH_RUNS 4096
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -41,12 +54,17 @@ static struct {
     fake_stream dflt[FAKE_GPU_MAX_DEVICES];
     fake_obj *streams, *events;
     unsigned long long next_id;         /* ids of prof.h's streams */
+    unsigned long long next_cap;        /* ids of capture sequences */
+    struct { int dev, nodes; int64_t end; } runs[FAKE_GRAPH_RUNS];   /* graph launches */
+    int nruns;
     struct { int err; long left; } fail[FAKE_NCALLS];
     fake_gpu_stats st;
 } S;
 
 static _Thread_local int cur_dev;
 static _Thread_local fake_gpu_mark last;
+static _Thread_local int capture_mode;  /* this thread's (cudaThreadExchangeStreamCaptureMode) */
+static _Thread_local char thread_token; /* its address names the thread */
 
 int64_t fake_gpu_now(void) {
     struct timespec ts;
@@ -146,6 +164,85 @@ static int misuse(void) {
     return FAKE_BAD_HANDLE;
 }
 
+static int is_legacy(const fake_stream *s) { return s == &S.dflt[s->o.dev]; }
+
+/* When work queued now on s can start on its device: after the stream's
+   own work; a blocking stream's after the legacy stream's, and the legacy
+   stream's after every blocking stream's of its device. */
+static int64_t ready_at(const fake_stream *s) {
+    int d = s->o.dev;
+    int64_t t = dev_arrival(d);
+    if (s->busy > t) t = s->busy;
+    if (s->nonblocking) return t;
+    if (!is_legacy(s)) return S.dflt[d].busy > t ? S.dflt[d].busy : t;
+    for (fake_obj *o = S.streams; o; o = o->next) {
+        const fake_stream *b = (const fake_stream *)o;
+        if (o->live && o->dev == d && !b->nonblocking && b->busy > t) t = b->busy;
+    }
+    return t;
+}
+
+static void invalidate(fake_stream *s) {
+    if (s->capture != FAKE_CAPTURE_ACTIVE) return;
+    s->capture = FAKE_CAPTURE_BROKEN;
+    S.st.invalidated++;
+}
+
+/* The legacy stream while a blocking stream of its device captures: its
+   use would depend on the capture ("implicit"). Those captures are
+   invalidated if `use` (IsCapturing only asks). */
+static int legacy_blocked(const fake_stream *s, int use) {
+    int n = 0;
+    if (!is_legacy(s)) return 0;
+    for (fake_obj *o = S.streams; o; o = o->next) {
+        fake_stream *b = (fake_stream *)o;
+        if (!o->live || o->dev != s->o.dev || b->nonblocking || b->capture != FAKE_CAPTURE_ACTIVE) continue;
+        n++;
+        if (use) invalidate(b);
+    }
+    return n;
+}
+
+/* An event query or sync is "potentially unsafe" during capture: this
+   thread may not make one while it captures (not relaxed), nor, in global
+   mode, while another thread captures in global mode. Those captures are
+   invalidated; nonzero: the call is refused. */
+static int forbidden(void) {
+    int n = 0;
+    if (capture_mode == FAKE_MODE_RELAXED) return 0;
+    for (fake_obj *o = S.streams; o; o = o->next) {
+        fake_stream *b = (fake_stream *)o;
+        if (b->capture != FAKE_CAPTURE_ACTIVE || b->cmode == FAKE_MODE_RELAXED) continue;
+        if (b->cap_thread == &thread_token || (capture_mode == FAKE_MODE_GLOBAL && b->cmode == FAKE_MODE_GLOBAL)) {
+            invalidate(b);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* An event last recorded in a capture: using it fails, and invalidates
+   that capture if it still runs. */
+static int captured_event(const fake_event *e) {
+    if (!e->captured) return 0;
+    for (fake_obj *o = S.streams; o; o = o->next) {
+        fake_stream *b = (fake_stream *)o;
+        if (b->cap_id == e->captured) invalidate(b);
+    }
+    return 1;
+}
+
+static void graph_add(fake_graph *g, int64_t ns) {
+    if (g->n == g->cap) {
+        int nc = g->cap ? 2 * g->cap : 16;
+        int64_t *v = (int64_t *)realloc(g->ns, (size_t)nc * sizeof *v);
+        if (!v) abort();
+        g->ns = v;
+        g->cap = nc;
+    }
+    g->ns[g->n++] = ns;
+}
+
 /* A new stream or event on the current device, counted. */
 static int obj_new(fake_call call, size_t size, fake_obj **list, long *created, long *live, void **out) {
     int err = enter(call);
@@ -171,7 +268,7 @@ static int obj_destroy(fake_obj *o, long *live) {
     return 0;
 }
 
-void *fake_gpu_stream(int device, unsigned long long id) {
+static void *engine_stream(int device, unsigned long long id, int nonblocking) {
     fake_stream *s = (fake_stream *)calloc(1, sizeof *s);
     if (!s) abort();
     pthread_mutex_lock(&lock);
@@ -181,16 +278,44 @@ void *fake_gpu_stream(int device, unsigned long long id) {
     s->o.next = S.streams;
     S.streams = &s->o;
     s->id = id;
+    s->nonblocking = nonblocking;
     pthread_mutex_unlock(&lock);
     return s;
+}
+
+void *fake_gpu_stream(int device, unsigned long long id) { return engine_stream(device, id, 0); }
+void *fake_gpu_stream_nonblocking(int device, unsigned long long id) { return engine_stream(device, id, 1); }
+
+int fake_gpu_graph_nodes(void *graph) {
+    pthread_mutex_lock(&lock);
+    int n = graph ? ((fake_graph *)graph)->n : -1;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+int64_t fake_gpu_graph_launch(void *graph, void *stream) {
+    fake_graph *g = (fake_graph *)graph;
+    pthread_mutex_lock(&lock);
+    fake_stream *s = stream_of(stream);
+    int64_t end = ready_at(s);
+    for (int i = 0; i < g->n; i++) end = (s->busy = ready_at(s) + g->ns[i]);
+    if (S.nruns < FAKE_GRAPH_RUNS) {
+        S.runs[S.nruns].dev = s->o.dev;
+        S.runs[S.nruns].nodes = g->n;
+        S.runs[S.nruns++].end = end;
+    }
+    pthread_mutex_unlock(&lock);
+    return end;
 }
 
 int64_t fake_gpu_launch_at(void *stream, int64_t ns, int *device) {
     pthread_mutex_lock(&lock);
     setup_once();
     fake_stream *s = stream_of(stream);
-    int64_t now = dev_arrival(s->o.dev), start = s->busy > now ? s->busy : now;
-    s->busy = start + ns;
+    int64_t start = ready_at(s);
+    legacy_blocked(s, 1);
+    if (s->capture == FAKE_CAPTURE_ACTIVE) graph_add(s->graph, ns);   /* runs when the graph does */
+    else if (s->capture == FAKE_CAPTURE_NONE) s->busy = start + ns;
     if (device) *device = s->o.dev;
     pthread_mutex_unlock(&lock);
     return start;
@@ -216,6 +341,9 @@ int fake_gpu_pending(void) {
 
 void fake_gpu_get_stats(fake_gpu_stats *out) {
     pthread_mutex_lock(&lock);
+    S.st.graph_nodes_run = 0;
+    for (int i = 0; i < S.nruns; i++)
+        if (dev_now(S.runs[i].dev) >= S.runs[i].end) S.st.graph_nodes_run += S.runs[i].nodes;
     *out = S.st;
     pthread_mutex_unlock(&lock);
 }
@@ -268,11 +396,12 @@ int fake_stream_info(void *stream, int *dev, unsigned long long *id) {
     return err;
 }
 
-int fake_stream_create(void **stream) {
+int fake_stream_create(void **stream, int nonblocking) {
     pthread_mutex_lock(&lock);
     int err = obj_new(FAKE_STREAM_CREATE, sizeof(fake_stream), &S.streams, &S.st.streams_created,
                       &S.st.streams_live, stream);
     if (!err) ((fake_stream *)*stream)->id = S.next_id++;
+    if (!err) ((fake_stream *)*stream)->nonblocking = nonblocking;
     pthread_mutex_unlock(&lock);
     return err;
 }
@@ -315,10 +444,17 @@ int fake_event_record(void *ev, void *stream) {
     fake_stream *s = stream_of(stream);
     int err = use_event(FAKE_EVENT_RECORD, e);
     if (!err && (!s->o.live || e->o.dev != s->o.dev)) err = misuse();
-    if (!err) {
-        int64_t now = dev_arrival(s->o.dev);
-        e->done = s->busy > now ? s->busy : now;
+    if (!err && s->capture == FAKE_CAPTURE_BROKEN) err = FAKE_CAPTURE_INVALIDATED;
+    if (!err && legacy_blocked(s, 1)) err = FAKE_CAPTURE_IMPLICIT;
+    if (!err && s->capture == FAKE_CAPTURE_ACTIVE) {      /* the graph's: nothing runs */
         e->recorded = 1;
+        e->captured = s->cap_id;
+        e->o.engine = s->o.engine;
+    } else if (!err) {
+        e->done = ready_at(s);
+        if (is_legacy(s)) s->busy = e->done;    /* later work on blocking streams waits for what it waited for */
+        e->recorded = 1;
+        e->captured = 0;
         e->o.engine = s->o.engine;
         if (s->o.engine) {
             last.device = s->o.dev;
@@ -342,6 +478,8 @@ int fake_event_query(void *ev) {
     pthread_mutex_lock(&lock);
     fake_event *e = (fake_event *)ev;
     int err = use_event(FAKE_EVENT_QUERY, e);
+    if (!err && forbidden()) err = FAKE_CAPTURE_UNSUPPORTED;
+    if (!err && captured_event(e)) err = FAKE_CAPTURED_EVENT;
     if (!err && e->recorded && dev_now(e->o.dev) < e->done) {
         err = FAKE_NOT_READY;
         S.st.not_ready++;
@@ -354,6 +492,8 @@ int fake_event_sync(void *ev) {
     pthread_mutex_lock(&lock);
     fake_event *e = (fake_event *)ev;
     int err = use_event(FAKE_EVENT_SYNC, e);
+    if (!err && forbidden()) err = FAKE_CAPTURE_UNSUPPORTED;
+    if (!err && captured_event(e)) err = FAKE_CAPTURED_EVENT;
     if (!err && e->o.engine) S.st.engine_syncs++;
     int dev = e->o.dev, wait = !err && e->recorded;
     int64_t done = e->done;
@@ -376,8 +516,84 @@ int fake_elapsed(float *ms, void *from, void *to) {
     int err = use_event(FAKE_ELAPSED, a);
     if (!err && (!b->o.live || a->o.dev != b->o.dev)) err = misuse();
     if (!err && (!a->recorded || !b->recorded)) err = FAKE_BAD_HANDLE;
+    if (!err && (captured_event(a) | captured_event(b))) err = FAKE_CAPTURED_EVENT;
     if (!err && (dev_now(a->o.dev) < a->done || dev_now(b->o.dev) < b->done)) err = FAKE_NOT_READY;
     if (!err) *ms = (float)((double)(b->done - a->done) / 1e6);
     pthread_mutex_unlock(&lock);
     return err;
+}
+
+/* ---- stream capture --------------------------------------------------------- */
+
+int fake_begin_capture(void *stream, int mode) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    fake_stream *s = stream_of(stream);
+    int err = 0;
+    if (!s->o.live) err = misuse();
+    else if (is_legacy(s) || s->capture != FAKE_CAPTURE_NONE || mode < 0 || mode > FAKE_MODE_RELAXED) err = FAKE_BAD_VALUE;
+    if (!err) {
+        s->capture = FAKE_CAPTURE_ACTIVE;
+        s->cmode = mode;
+        s->cap_id = ++S.next_cap;
+        s->cap_thread = &thread_token;
+        s->graph = (fake_graph *)calloc(1, sizeof *s->graph);
+        if (!s->graph) abort();
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+/* An invalidated capture ends with an error and no graph. */
+int fake_end_capture(void *stream, void **graph) {
+    pthread_mutex_lock(&lock);
+    fake_stream *s = stream_of(stream);
+    int err = 0;
+    *graph = NULL;
+    if (s->capture == FAKE_CAPTURE_NONE || (s->cmode != FAKE_MODE_RELAXED && s->cap_thread != &thread_token)) {
+        err = FAKE_CAPTURE_UNMATCHED;
+    } else if (s->capture == FAKE_CAPTURE_BROKEN) {
+        free(s->graph->ns);
+        free(s->graph);
+        err = FAKE_CAPTURE_INVALIDATED;
+    } else {
+        *graph = s->graph;
+    }
+    if (err != FAKE_CAPTURE_UNMATCHED) {
+        s->capture = FAKE_CAPTURE_NONE;
+        s->graph = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_capture_status(void *stream, int *status, unsigned long long *id) {
+    pthread_mutex_lock(&lock);
+    int err = enter(FAKE_CAPTURE_STATUS);
+    fake_stream *s = stream_of(stream);
+    if (!err) err = !s->o.live ? misuse() : legacy_blocked(s, 0) ? FAKE_CAPTURE_IMPLICIT : 0;
+    if (!err) {
+        *status = s->capture;
+        if (id) *id = s->capture ? s->cap_id : 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int fake_exchange_capture_mode(int *mode) {
+    if (*mode < 0 || *mode > FAKE_MODE_RELAXED) return FAKE_BAD_VALUE;
+    int prev = capture_mode;
+    capture_mode = *mode;
+    *mode = prev;
+    return 0;
+}
+
+int fake_graph_destroy(void *graph) {
+    fake_graph *g = (fake_graph *)graph;
+    if (!g) return FAKE_BAD_VALUE;
+    pthread_mutex_lock(&lock);
+    free(g->ns);
+    free(g);
+    pthread_mutex_unlock(&lock);
+    return 0;
 }

@@ -18,7 +18,20 @@
      knows where each GPU region belongs on the CPU timeline;
    - any call can be made to fail on demand (fake_gpu_fail), and every event
      and stream is counted, so a test can prove that nothing leaks and that
-     nothing destroyed is used again. */
+     nothing destroyed is used again;
+   - the legacy default stream synchronises with the device's blocking
+     streams, as the runtimes' does: work queued on it starts once theirs
+     has ended, and theirs once its has; a non-blocking stream
+     (cudaStreamNonBlocking, as prof.h's own) waits for neither;
+   - stream capture as the runtimes do it: work and event records on a
+     capturing stream run nothing and go into its graph; querying,
+     synchronising or timing an event last recorded there fails (captured
+     event), as does an event query or sync from a thread that the capture
+     modes forbid (unsupported: a global capture on another thread, or a
+     capture of its own, unless its mode is relaxed), and the legacy stream
+     while a blocking stream captures (implicit); each such failure
+     invalidates the captures concerned, whose end then fails and gives no
+     graph. */
 #ifndef FAKE_GPU_H
 #define FAKE_GPU_H
 
@@ -37,13 +50,20 @@ extern "C" {
 typedef enum fake_call {
     FAKE_DEVICE_COUNT, FAKE_GET_DEVICE, FAKE_SET_DEVICE, FAKE_STREAM_INFO, FAKE_STREAM_CREATE,
     FAKE_EVENT_CREATE, FAKE_EVENT_RECORD, FAKE_EVENT_QUERY, FAKE_EVENT_SYNC, FAKE_ELAPSED,
+    FAKE_CAPTURE_STATUS,                /* whether a stream is capturing */
     FAKE_NCALLS
 } fake_call;
 
 /* What the simulation answers; the doubles turn these into the runtime's
    codes. Positive values are a runtime's own codes (from fake_gpu_fail),
    passed through as they are. */
-enum { FAKE_OK = 0, FAKE_NOT_READY = -1, FAKE_BAD_HANDLE = -2, FAKE_BAD_DEVICE = -3, FAKE_BAD_VALUE = -4 };
+enum { FAKE_OK = 0, FAKE_NOT_READY = -1, FAKE_BAD_HANDLE = -2, FAKE_BAD_DEVICE = -3, FAKE_BAD_VALUE = -4,
+       FAKE_CAPTURE_UNSUPPORTED = -5, FAKE_CAPTURED_EVENT = -6, FAKE_CAPTURE_INVALIDATED = -7,
+       FAKE_CAPTURE_IMPLICIT = -8, FAKE_CAPTURE_UNMATCHED = -9 };
+
+/* Capture modes (the runtimes' values) and a stream's capture status. */
+enum { FAKE_MODE_GLOBAL = 0, FAKE_MODE_THREAD_LOCAL = 1, FAKE_MODE_RELAXED = 2 };
+enum { FAKE_CAPTURE_NONE = 0, FAKE_CAPTURE_ACTIVE = 1, FAKE_CAPTURE_BROKEN = 2 };
 
 typedef struct fake_gpu_stats {
     long calls[FAKE_NCALLS];
@@ -54,6 +74,8 @@ typedef struct fake_gpu_stats {
     long not_ready;                     /* queries answered "not ready" */
     long misuse;                        /* calls with a destroyed event or stream, or an
                                            event and a stream of different devices */
+    long invalidated;                   /* captures a forbidden call invalidated */
+    long graph_nodes_run;               /* work of launched graphs that has completed */
 } fake_gpu_stats;
 
 /* An event recorded on one of the engine's streams (not prof.h's own). */
@@ -83,6 +105,14 @@ void fake_gpu_on_record(fake_gpu_record_fn *fn);
 /* A stream of the engine on `device`, with the id cudaStreamGetId gives.
    NULL as a stream is the current device's default stream (id 0). */
 void *fake_gpu_stream(int device, unsigned long long id);
+/* The same, created with cudaStreamNonBlocking: it does not synchronise
+   with the legacy stream. */
+void *fake_gpu_stream_nonblocking(int device, unsigned long long id);
+/* A graph's work items (what stream capture put in it); -1: not a graph. */
+int fake_gpu_graph_nodes(void *graph);
+/* Launches graph on stream, as cudaGraphLaunch: its work runs there in
+   order; the device time at which it ends. */
+int64_t fake_gpu_graph_launch(void *graph, void *stream);
 /* Queues a kernel of ns device nanoseconds on stream. */
 void fake_gpu_launch(void *stream, int64_t ns);
 /* The same; returns when it starts on the device clock, and the device. */
@@ -113,7 +143,12 @@ int fake_get_device(int *dev);
 int fake_set_device(int dev);
 int fake_device_check(int dev);
 int fake_stream_info(void *stream, int *dev, unsigned long long *id);
-int fake_stream_create(void **stream);
+int fake_stream_create(void **stream, int nonblocking);
+int fake_begin_capture(void *stream, int mode);
+int fake_end_capture(void *stream, void **graph);
+int fake_capture_status(void *stream, int *status, unsigned long long *id);
+int fake_exchange_capture_mode(int *mode);
+int fake_graph_destroy(void *graph);
 int fake_stream_destroy(void *stream);
 int fake_event_create(void **ev);
 int fake_event_destroy(void *ev);

@@ -17,16 +17,41 @@
 #define RT_STR2(x) #x
 #define RT_STR(x) RT_STR2(x)
 
+/* The runtime's last error, per host thread: every call that fails sets
+   it, over what was there; GetLastError returns it and resets it to
+   success, PeekAtLastError returns it and leaves it. "Not ready" is not an
+   error (driver_types.h: "not actually an error, but must be indicated
+   differently than cudaSuccess"): it leaves the last error as it was, and
+   so does every call that succeeds. */
+static _Thread_local rt_error rt_last;
+
+static rt_error rt_ret(rt_error e) {
+    if (e != RT(Success) && e != RT(ErrorNotReady)) rt_last = e;
+    return e;
+}
+
 static rt_error rt_err(int e) {
     switch (e) {
     case FAKE_OK: return RT(Success);
     case FAKE_NOT_READY: return RT(ErrorNotReady);
-    case FAKE_BAD_HANDLE: return RT(ErrorInvalidResourceHandle);
-    case FAKE_BAD_DEVICE: return RT(ErrorInvalidDevice);
-    case FAKE_BAD_VALUE: return RT(ErrorInvalidValue);
-    default: return (rt_error)e;        /* a runtime code, from fake_gpu_fail */
+    case FAKE_BAD_HANDLE: return rt_ret(RT(ErrorInvalidResourceHandle));
+    case FAKE_BAD_DEVICE: return rt_ret(RT(ErrorInvalidDevice));
+    case FAKE_BAD_VALUE: return rt_ret(RT(ErrorInvalidValue));
+    case FAKE_CAPTURE_UNSUPPORTED: return rt_ret(RT(ErrorStreamCaptureUnsupported));
+    case FAKE_CAPTURED_EVENT: return rt_ret(RT(ErrorCapturedEvent));
+    case FAKE_CAPTURE_INVALIDATED: return rt_ret(RT(ErrorStreamCaptureInvalidated));
+    case FAKE_CAPTURE_IMPLICIT: return rt_ret(RT(ErrorStreamCaptureImplicit));
+    case FAKE_CAPTURE_UNMATCHED: return rt_ret(RT(ErrorStreamCaptureUnmatched));
+    default: return rt_ret((rt_error)e); /* a runtime code, from fake_gpu_fail */
     }
 }
+
+rt_error RT(GetLastError)(void) {
+    rt_error e = rt_last;
+    rt_last = RT(Success);
+    return e;
+}
+rt_error RT(PeekAtLastError)(void) { return rt_last; }
 
 /* The errors tests use, named as the runtime names them. */
 #define RT_ERROR(e) { RT(e), RT_STR(RT(e)) }
@@ -34,7 +59,8 @@ static const struct { rt_error code; const char *name; } rt_errors[] = {
     RT_ERROR(Success), RT_ERROR(ErrorNotReady), RT_ERROR(ErrorInvalidResourceHandle),
     RT_ERROR(ErrorInvalidDevice), RT_ERROR(ErrorInvalidValue), RT_ERROR(ErrorNoDevice),
     RT_ERROR(ErrorInsufficientDriver), RT_ERROR(ErrorLaunchFailure), RT_ERROR(ErrorIllegalAddress),
-    RT_ERROR(ErrorMemoryAllocation),
+    RT_ERROR(ErrorMemoryAllocation), RT_ERROR(ErrorStreamCaptureUnsupported), RT_ERROR(ErrorCapturedEvent),
+    RT_ERROR(ErrorStreamCaptureInvalidated), RT_ERROR(ErrorStreamCaptureImplicit), RT_ERROR(ErrorStreamCaptureUnmatched),
 };
 
 const char *RT(GetErrorName)(rt_error e) {
@@ -76,14 +102,13 @@ rt_error RT(GetDeviceProperties)(rt_props *p, int d) {
 rt_error RT(DeviceGetPCIBusId)(char *bus, int len, int d) {
     int err = fake_device_check(d);
     if (err) return rt_err(err);
-    if (!bus || len < 13) return RT(ErrorInvalidValue);
+    if (!bus || len < 13) return rt_ret(RT(ErrorInvalidValue));
     snprintf(bus, (size_t)len, "0000:%02X:00.0", FAKE_GPU_PCI_BUS(d));
     return RT(Success);
 }
 
 rt_error RT(StreamCreateWithFlags)(rt_stream *s, unsigned int flags) {
-    (void)flags;
-    return rt_err(fake_stream_create((void **)s));
+    return rt_err(fake_stream_create((void **)s, (flags & RT(StreamNonBlocking)) != 0));
 }
 rt_error RT(StreamDestroy)(rt_stream s) { return rt_err(fake_stream_destroy(s)); }
 rt_error RT(EventCreate)(rt_event *ev) { return rt_err(fake_event_create((void **)ev)); }
@@ -98,9 +123,32 @@ rt_error RT(EventElapsedTime)(float *ms, rt_event from, rt_event to) {
 /* Host memory stands in for device memory (prof_cudaMalloc, prof_hipMalloc). */
 rt_error RT(Malloc)(void **p, size_t bytes) {
     *p = malloc(bytes ? bytes : 1);
-    return *p ? RT(Success) : RT(ErrorMemoryAllocation);
+    return *p ? RT(Success) : rt_ret(RT(ErrorMemoryAllocation));
 }
 rt_error RT(Free)(void *p) {
     free(p);
     return RT(Success);
 }
+
+/* Stream capture (the simulation keeps the graph: fake_gpu_graph_*). */
+rt_error RT(StreamBeginCapture)(rt_stream s, enum RT(StreamCaptureMode) mode) {
+    return rt_err(fake_begin_capture(s, (int)mode));
+}
+rt_error RT(StreamEndCapture)(rt_stream s, RT(Graph_t) *graph) {
+    return rt_err(fake_end_capture(s, (void **)graph));
+}
+rt_error RT(StreamIsCapturing)(rt_stream s, enum RT(StreamCaptureStatus) *status) {
+    int st = 0;
+    rt_error e = rt_err(fake_capture_status(s, &st, NULL));
+    if (e == RT(Success))
+        *status = st == FAKE_CAPTURE_ACTIVE ? RT(StreamCaptureStatusActive)
+                : st == FAKE_CAPTURE_BROKEN ? RT(StreamCaptureStatusInvalidated) : RT(StreamCaptureStatusNone);
+    return e;
+}
+rt_error RT(ThreadExchangeStreamCaptureMode)(enum RT(StreamCaptureMode) *mode) {
+    int m = (int)*mode;
+    rt_error e = rt_err(fake_exchange_capture_mode(&m));
+    if (e == RT(Success)) *mode = (enum RT(StreamCaptureMode))m;
+    return e;
+}
+rt_error RT(GraphDestroy)(RT(Graph_t) graph) { return rt_err(fake_graph_destroy(graph)); }

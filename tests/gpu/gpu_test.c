@@ -255,9 +255,9 @@ static int async_case(void) {
     long calls[FAKE_NCALLS];
     fake_gpu_thread_calls(calls);
     truth("{\"engine_calls\": {\"record\": %ld, \"create\": %ld, \"stream_info\": %ld, \"query\": %ld, "
-          "\"sync\": %ld, \"elapsed\": %ld, \"stream_create\": %ld}}",
+          "\"sync\": %ld, \"elapsed\": %ld, \"stream_create\": %ld, \"capturing\": %ld}}",
           calls[FAKE_EVENT_RECORD], calls[FAKE_EVENT_CREATE], calls[FAKE_STREAM_INFO], calls[FAKE_EVENT_QUERY],
-          calls[FAKE_EVENT_SYNC], calls[FAKE_ELAPSED], calls[FAKE_STREAM_CREATE]);
+          calls[FAKE_EVENT_SYNC], calls[FAKE_ELAPSED], calls[FAKE_STREAM_CREATE], calls[FAKE_CAPTURE_STATUS]);
     PROF_SHUTDOWN();
     truth_stats();
     return 0;
@@ -534,6 +534,108 @@ static int typed_malloc(void) {
     return 0;
 }
 
+/* ---- stream capture: 4 steps, each a region on the engine's blocking
+   stream, then a graph captured on it (global mode, the runtime's default)
+   around a GPU region of three kernels, a region begun before the capture
+   and ended inside it, and a region on the legacy stream (which a blocking
+   stream's capture makes unusable); the profiler's thread resolves the
+   earlier regions meanwhile (prof_flush). Each capture must end valid with
+   its three kernels, and its graph's launch complete; the regions inside
+   it are CPU regions, said once, and the others keep their GPU sides. -- */
+
+static int capture_case(void) {
+    prof_config cfg = config("capture.json");
+    cfg.schedule.active = 4;
+    cfg.schedule.repeat = 1;
+    gpu_stream s = start(&cfg, 7);
+    RT(Graph_t) graphs[4];
+    for (step_no = 0; step_no < 4; step_no++) {
+        region("before", s, 50 * US);
+        PROF_GPU_BEGIN("straddle", s);
+        RT(Error_t) begun = RT(StreamBeginCapture)(s, RT(StreamCaptureModeGlobal));
+        {
+            PROF_GPU_SCOPE("captured", s);
+            for (int k = 0; k < 3; k++) fake_gpu_launch((void *)s, 20 * US);
+        }
+        PROF_GPU_END(s);
+        { PROF_GPU_SCOPE("legacy", (gpu_stream)0); }
+        prof_flush();                   /* the profiler's thread queries "before"'s events meanwhile */
+        enum RT(StreamCaptureStatus) st;
+        RT(Error_t) during = RT(StreamIsCapturing)(s, &st);
+        RT(Error_t) ended = RT(StreamEndCapture)(s, &graphs[step_no]);
+        RT(Error_t) last = RT(GetLastError)();
+        truth("{\"capture\": {\"begin\": \"%s\", \"status\": %d, \"status_ok\": \"%s\", \"end\": \"%s\", "
+              "\"nodes\": %d, \"last_error\": \"%s\"}}",
+              RT(GetErrorName)(begun), (int)st, RT(GetErrorName)(during), RT(GetErrorName)(ended),
+              fake_gpu_graph_nodes(graphs[step_no]), RT(GetErrorName)(last));
+        if (graphs[step_no]) fake_gpu_graph_launch(graphs[step_no], (void *)s);
+        region("after", s, 10 * US);
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    fake_gpu_sleep(MS);                 /* every graph's work done on the device */
+    fake_gpu_stats st;
+    fake_gpu_get_stats(&st);
+    truth("{\"graphs\": {\"nodes_run\": %ld, \"invalidated\": %ld}}", st.graph_nodes_run, st.invalidated);
+    for (int i = 0; i < 4; i++)
+        if (graphs[i]) (void)RT(GraphDestroy)(graphs[i]);
+    truth_stats();
+    return 0;
+}
+
+/* ---- the legacy default stream synchronises with blocking streams: in
+   each of 4 steps a kernel of 20 ms on a blocking stream, then a region on
+   the legacy stream (it waits for that kernel), one on a non-blocking
+   stream (it does not: when submitted before the kernel ends, it starts
+   before), and one on the blocking stream again (it waits for the legacy
+   stream's). check_gpu.py reads the order from the trace. ------------- */
+
+static int legacy_case(void) {
+    prof_config cfg = config("legacy.json");
+    cfg.schedule.active = 4;
+    cfg.schedule.repeat = 1;
+    gpu_stream b = start(&cfg, 11);
+    gpu_stream nb = (gpu_stream)fake_gpu_stream_nonblocking(0, 12);
+    for (step_no = 0; step_no < 4; step_no++) {
+        region("b_long", b, 20 * MS);
+        region("legacy_wait", (gpu_stream)0, 10 * US);
+        truth("{\"nb_submit\": %lld}", (long long)fake_gpu_now());   /* before the long kernel ends, mostly */
+        region("nonblocking", nb, 10 * US);
+        region("blocking", b, 10 * US);
+        fake_gpu_sleep(25 * MS);        /* done by the step's end */
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth_stats();
+    return 0;
+}
+
+/* ---- the runtime's last error, per thread: prof.h's calls leave the
+   engine's as it was. A region while the engine has an error of its own
+   pending (it set device 99): the engine reads exactly that one. Then
+   prof.h's event record fails (a handle the runtime refuses: GPU timing
+   goes off): the engine, which caused nothing, reads success; with
+   `pending`, the engine had an error of its own pending when prof.h's call
+   failed: it still reads an error, not success. -------------------------- */
+
+static int last_error(int pending) {
+    prof_config cfg = config("last_error.json");
+    gpu_stream s = start(&cfg, 3);
+    region("warm", s, 10 * US);         /* the stream known, its events made */
+    (void)RT(SetDevice)(99);
+    region("engine_error", s, 10 * US);
+    RT(Error_t) own = RT(GetLastError)();
+    RT(Error_t) cleared = RT(GetLastError)();
+    if (pending) (void)RT(SetDevice)(99);
+    fake_gpu_fail(FAKE_EVENT_RECORD, RT(ErrorInvalidResourceHandle), 0);
+    region("prof_fails", s, 10 * US);
+    RT(Error_t) after = RT(GetLastError)();
+    truth("{\"last_error\": {\"own\": \"%s\", \"cleared\": \"%s\", \"after\": \"%s\", \"pending\": %d}}",
+          RT(GetErrorName)(own), RT(GetErrorName)(cleared), RT(GetErrorName)(after), pending);
+    PROF_SHUTDOWN();
+    return 0;
+}
+
 static int run(const char *name) {
     if (!strcmp(name, "placement")) return placement(16, 70 * MS, 0);
     if (!strcmp(name, "placement_small")) return placement(4, 20 * MS, 0);
@@ -545,6 +647,10 @@ static int run(const char *name) {
     if (!strcmp(name, "cap")) return cap_case();
     if (!strcmp(name, "hang")) return hang_case();
     if (!strcmp(name, "typed_malloc")) return typed_malloc();
+    if (!strcmp(name, "capture")) return capture_case();
+    if (!strcmp(name, "legacy_stream")) return legacy_case();
+    if (!strcmp(name, "last_error")) return last_error(0);
+    if (!strcmp(name, "last_error_pending")) return last_error(1);
     if (!strncmp(name, "fail_", 5)) return failure(name + 5);
     fprintf(stderr, "unknown case %s\n", name);
     return 2;
