@@ -11362,6 +11362,9 @@ typedef struct prof__sample {           /* a CPU sample */
     int64_t ns;                         /* CLOCK_MONOTONIC, as the kernel stamped it */
     uint32_t th;                        /* its thread: an index into prof__g.rec.tinfo */
     uint32_t ip, nip;                   /* its frames: ip[ip .. ip + nip), innermost first */
+    uint32_t region, step;              /* a saved cycle's: the innermost region open on its
+                                           thread then, and the step (indices into its ev;
+                                           PROF__NO_EVENT: none) */
 } prof__sample;
 
 typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.smp) */
@@ -11648,8 +11651,81 @@ static void prof__smp_stop(void) {}
 static void prof__smp_drain_all(void) {}
 #endif
 
+/* Attribution, once per saved cycle: each sample's innermost region (a
+   sweep per thread over its regions by start, a stack of those open) and
+   its step (the step whose time holds it, whichever thread stepped). */
+typedef struct prof__smp_iv { uint32_t th, i; uint64_t t0, t1; } prof__smp_iv;
+static int prof__smp_iv_cmp(const void *x, const void *y) {
+    const prof__smp_iv *a = (const prof__smp_iv *)x, *b = (const prof__smp_iv *)y;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    if (a->t1 != b->t1) return a->t1 > b->t1 ? -1 : 1;   /* the outer one first */
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static void prof__smp_attribute(const prof__cycle *cy, prof__scy *sc) {
+    size_t nr = 0, nst = 0, ns = sc->n;
+    for (size_t i = 0; i < cy->n; i++) {
+        nr += prof__spans(cy->ev[i].kind) && cy->ev[i].kind != PROF__K_STEP;
+        nst += cy->ev[i].kind == PROF__K_STEP;
+    }
+    prof__smp_iv *r = (prof__smp_iv *)malloc((nr + nst + ns + 1) * sizeof *r), *st = r + nr, *sm = st + nst;
+    uint32_t *open = (uint32_t *)malloc((nr + 1) * sizeof *open);
+    for (size_t i = 0; i < ns; i++) sc->s[i].region = sc->s[i].step = PROF__NO_EVENT;
+    if (!r || !open) {
+        free(r);
+        free(open);
+        return;
+    }
+    nr = nst = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        prof__smp_iv v = { e->th, (uint32_t)i, e->t0, e->t1 };
+        if (e->kind == PROF__K_STEP) { v.th = 0; st[nst++] = v; }
+        else if (prof__spans(e->kind)) r[nr++] = v;
+    }
+    double npt = prof__ns_per_tick();   /* CLOCK_MONOTONIC ns to ticks */
+    for (size_t i = 0; i < ns; i++) {
+        const prof__sample *s = &sc->s[i];
+        double d = (double)(s->ns - prof__g.clk.mono0) / npt;
+        prof__smp_iv v = { s->th, (uint32_t)i, d <= 0 ? 0 : prof__g.clk.tick0 + (uint64_t)d, 0 };
+        sm[i] = v;
+    }
+    qsort(r, nr, sizeof *r, prof__smp_iv_cmp);
+    qsort(st, nst, sizeof *st, prof__smp_iv_cmp);
+    qsort(sm, ns, sizeof *sm, prof__smp_iv_cmp);
+    size_t k = 0, sk = 0, top = 0;
+    uint32_t th = UINT32_MAX;
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t t = sm[i].t0;
+        if (sm[i].th != th) {           /* a new thread: its regions */
+            th = sm[i].th;
+            top = 0;
+            while (k < nr && r[k].th < th) k++;
+        }
+        for (; k < nr && r[k].th == th && r[k].t0 <= t; k++) {
+            while (top && cy->ev[open[top - 1]].t1 < r[k].t0) top--;
+            open[top++] = r[k].i;
+        }
+        while (top && cy->ev[open[top - 1]].t1 < t) top--;
+        prof__sample *s = &sc->s[sm[i].i];
+        s->region = top ? open[top - 1] : PROF__NO_EVENT;
+        size_t lo = 0, hi = nst;        /* the last step that began by t */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (st[mid].t0 <= t) lo = mid + 1;
+            else hi = mid;
+        }
+        sk = lo;
+        if (sk && st[sk - 1].t1 >= t) s->step = st[sk - 1].i;
+    }
+    free(r);
+    free(open);
+}
+
 /* A save (prof__save_cycle): the rings drained, and the samples stamped
-   inside the cycle's steps move to it; older ones go. */
+   inside the cycle's steps move to it, each with its region and step;
+   older ones go. */
 static void prof__smp_take(prof__cycle *cy) {
     if (prof__g.opt.sample_hz <= 0 || !__atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED)) return;
     uint64_t lo = UINT64_MAX, hi = 0;
@@ -11708,7 +11784,8 @@ static void prof__smp_take(prof__cycle *cy) {
         sc->refused = prof__smp.state < 0;
     }
     pthread_mutex_unlock(&prof__smp.lock);
-    free(cy->smp);
+    if (sc && sc->n) prof__smp_attribute(cy, sc);
+    prof__smp_free(cy->smp);
     cy->smp = sc;
     pthread_mutex_lock(&prof__lock);
     prof__g.stats.samples += sc ? sc->n : 0;

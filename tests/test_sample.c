@@ -1,8 +1,10 @@
 /* PROF_SAMPLE: a window's CPU samples of every thread (>>sample). Three leaf
    functions take 60/30/10% of the main thread's CPU time in the window: the
    samples' innermost frames give those shares; each thread's samples match
-   its CPU time at the rate asked; a thread that exits inside the window is
-   sampled, then its event is closed; nothing is sampled between windows.
+   its CPU time at the rate asked, and belongs to the innermost region open
+   on its thread then and to its step; a region that sleeps half its time
+   has samples for its CPU time only; a thread that exits inside the window
+   is sampled, then its event is closed; nothing is sampled between windows.
    Built with -O1 -fno-omit-frame-pointer (tests/CMakeLists.txt). Exit 77
    where the kernel refuses perf_event_open (test_sample_refused covers the
    line that says so). */
@@ -19,12 +21,14 @@
 static volatile uint64_t sink;
 
 /* The leaves, in this order, and one after them: a sample's innermost
-   address belongs to the last of them at or below it. */
-__attribute__((noinline)) static void leaf60(long n) { for (long i = 0; i < n; i++) sink = sink * 31 + (uint64_t)i; }
-__attribute__((noinline)) static void leaf30(long n) { for (long i = 0; i < n; i++) sink = sink * 37 + (uint64_t)i; }
-__attribute__((noinline)) static void leaf10(long n) { for (long i = 0; i < n; i++) sink = sink * 41 + (uint64_t)i; }
-__attribute__((noinline)) static void leaf_end(void) { sink++; }
-__attribute__((noinline)) static void busy(long n) { for (long i = 0; i < n; i++) sink = sink * 43 + (uint64_t)i; }
+   address belongs to the last of them at or below it. Their loops touch no
+   memory, so that a sanitizer's calls are not the innermost frames, and
+   cost the same per iteration. */
+__attribute__((noinline, aligned(64))) static void leaf60(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 1; sink = x; }
+__attribute__((noinline, aligned(64))) static void leaf30(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 2; sink = x; }
+__attribute__((noinline, aligned(64))) static void leaf10(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 3; sink = x; }
+__attribute__((noinline, aligned(64))) static void leaf_end(void) { sink++; }
+__attribute__((noinline, aligned(64))) static void busy(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 4; sink = x; }
 
 static int64_t cpu_ns(void) {
     struct timespec ts;
@@ -32,13 +36,19 @@ static int64_t cpu_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Rounds of 6:3:1 iterations until this thread has spent ms of CPU. */
+/* Rounds of 6:3:1 iterations until this thread has spent ms of CPU; each
+   leaf's CPU time measured, the shares the samples must give. */
+static int64_t leaf_ns[3];
 static void spin_shares(int64_t ms) {
-    int64_t end = cpu_ns() + ms * 1000000;
-    while (cpu_ns() < end) {
-        leaf60(60000);
-        leaf30(30000);
-        leaf10(10000);
+    int64_t end = cpu_ns() + ms * 1000000, t = cpu_ns(), u;
+    while (t < end) {
+        leaf60(600000);
+        leaf_ns[0] += (u = cpu_ns()) - t;
+        leaf30(300000);
+        leaf_ns[1] += (t = cpu_ns()) - u;
+        leaf10(100000);
+        leaf_ns[2] += (u = cpu_ns()) - t;
+        t = u;
     }
 }
 
@@ -61,9 +71,24 @@ static void *short_lived(void *arg) {
     return NULL;
 }
 
+/* Half of each 10 ms on the CPU, half asleep. */
+static int64_t asleep_cpu_ms;
+static void half_asleep(void) {
+    PROF_SCOPE("half_asleep");
+    int64_t t0 = cpu_ns();
+    for (int i = 0; i < 30; i++) {
+        spin(5);
+        struct timespec d = { 0, 5000000 };
+        nanosleep(&d, NULL);
+    }
+    asleep_cpu_ms = (cpu_ns() - t0) / 1000000;
+}
+
 static long main_tid;
 static int cycles;
 static long main_samples, exit_samples, in_leaf[3], in_none;
+static long by_region[4], by_step[3], no_step;   /* shares, short_work, half_asleep, other; steps 1, 2, other */
+static int64_t asleep_wall_ms;
 static int exit_still_open, refused;
 
 static void on_ready(const prof_cycle *c, void *user) {
@@ -81,7 +106,18 @@ static void on_ready(const prof_cycle *c, void *user) {
         long tid = prof__g.rec.tinfo[s->th].tid;
         CHECK(s->nip >= 1);
         if (tid == exit_tid) exit_samples++;
-        if (tid != main_tid) continue;
+        const char *r = s->region == PROF__NO_EVENT ? "" : cy->ev[s->region].name;
+        int ri = !strcmp(r, "shares") ? 0 : !strcmp(r, "short_work") ? 1 : !strcmp(r, "half_asleep") ? 2 : 3;
+        by_region[ri]++;
+        CHECK(ri != 1 || tid == exit_tid);
+        CHECK(ri != 3 || (s->region != PROF__NO_EVENT && cy->ev[s->region].kind == PROF__K_STEP) ||
+              s->region == PROF__NO_EVENT);
+        if (s->step == PROF__NO_EVENT) no_step++;
+        else if (cy->ev[s->step].aux == 1 || cy->ev[s->step].aux == 2) by_step[cy->ev[s->step].aux - 1]++;
+        else by_step[2]++;
+        if (ri == 2 && !asleep_wall_ms)
+            asleep_wall_ms = (prof__tick_ns(cy->ev[s->region].t1) - prof__tick_ns(cy->ev[s->region].t0)) / 1000000;
+        if (tid != main_tid || ri == 2) continue;
         main_samples++;
         uintptr_t ip = (uintptr_t)cy->smp->ip[s->ip];
         int k = -1;
@@ -118,6 +154,7 @@ int main(void) {
     PROF_STEP();
     { PROF_SCOPE("shares"); spin_shares(600); }
     int64_t window_ms = (cpu_ns() - t0) / 1000000;
+    half_asleep();
     PROF_STEP();                              /* the window closes, its cycle is saved */
     prof_flush();
     { PROF_SCOPE("after"); spin(200); }       /* between windows: not sampled */
@@ -142,13 +179,29 @@ int main(void) {
     if (leaves > 0) {
         double s60 = (double)in_leaf[0] / (double)leaves, s30 = (double)in_leaf[1] / (double)leaves,
                s10 = (double)in_leaf[2] / (double)leaves;
-        printf("shares: %.3f %.3f %.3f\n", s60, s30, s10);
-        CHECK(s60 > 0.56 && s60 < 0.64);
-        CHECK(s30 > 0.26 && s30 < 0.34);
-        CHECK(s10 > 0.07 && s10 < 0.13);
+        double all = (double)(leaf_ns[0] + leaf_ns[1] + leaf_ns[2]), m60 = (double)leaf_ns[0] / all,
+               m30 = (double)leaf_ns[1] / all, m10 = (double)leaf_ns[2] / all;
+        printf("shares: %.3f %.3f %.3f; measured: %.3f %.3f %.3f\n", s60, s30, s10, m60, m30, m10);
+        CHECK(m60 > 0.5 && m60 < 0.7 && m10 > 0.05 && m10 < 0.15);   /* about 60/30/10 */
+        CHECK(s60 > m60 - 0.03 && s60 < m60 + 0.03);
+        CHECK(s30 > m30 - 0.03 && s30 < m30 + 0.03);
+        CHECK(s10 > m10 - 0.03 && s10 < m10 + 0.03);
     }
     CHECK(exit_samples >= exit_cpu_ms * HZ / 1000 / 2 && exit_samples <= exit_cpu_ms * HZ / 1000 * 105 / 100);
     CHECK(!exit_still_open);
+    printf("regions: shares %ld, short_work %ld, half_asleep %ld (%lld ms of CPU in %lld ms), other %ld; "
+           "steps: %ld %ld, other %ld, none %ld\n", by_region[0], by_region[1], by_region[2],
+           (long long)asleep_cpu_ms, (long long)asleep_wall_ms, by_region[3], by_step[0], by_step[1], by_step[2],
+           no_step);
+    CHECK(by_region[0] >= main_samples * 97 / 100);   /* the leaves run inside "shares" */
+    CHECK_EQ(by_region[1], exit_samples);
+    CHECK(by_region[3] <= 10);
+    CHECK(by_region[2] >= asleep_cpu_ms * 85 / 100 && by_region[2] <= asleep_cpu_ms * 105 / 100);
+    CHECK(by_region[2] * 1000 / HZ <= asleep_wall_ms * 6 / 10);   /* off the CPU half its time */
+    CHECK(by_step[0] >= (main_samples + exit_samples) / 2 * 80 / 100);  /* 600 + 300 ms in step 1 */
+    CHECK(by_step[1] >= (main_samples + exit_samples) / 3 * 80 / 100);  /* 600 ms + half_asleep in step 2 */
+    CHECK_EQ(by_step[2], 0);
+    CHECK_EQ(no_step, 0);
     prof_stats st;
     prof_get_stats(&st);
     CHECK_EQ(st.samples_lost, 0);
