@@ -2850,6 +2850,35 @@ typedef struct prof__cycle {
     struct prof__scy *smp;              /* PROF_SAMPLE: its CPU samples (>>sample) */
 } prof__cycle;
 
+/* PROF_SAMPLE's samples, as >>sample takes them and a saved cycle keeps them. */
+typedef struct prof__smap {             /* an executable mapping (/proc/self/maps) */
+    char *path;
+    uint64_t start, end, offset;
+    char build_id[41];                  /* hex, from its ELF file's NT_GNU_BUILD_ID note; "" none */
+} prof__smap;
+
+typedef struct prof__sample {           /* a CPU sample */
+    int64_t ns;                         /* CLOCK_MONOTONIC, as the kernel stamped it */
+    uint32_t th;                        /* its thread: an index into prof__g.rec.tinfo */
+    uint32_t ip, nip;                   /* its frames: ip[ip .. ip + nip), innermost first */
+    int32_t tid;                        /* its thread's OS id */
+    uint32_t region, step;              /* a saved cycle's: the innermost region open on its
+                                           thread then, and the step (indices into its ev;
+                                           PROF__NO_EVENT: none) */
+} prof__sample;
+
+typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.smp) */
+    prof__sample *s;
+    size_t n;
+    uint64_t *ip;
+    size_t nip;
+    uint64_t lost;                      /* lost since the save before */
+    int64_t period_ns;                  /* CPU time between two samples of a thread */
+    int refused;                        /* the kernel refused: none (said) */
+    struct prof__smap *map;             /* the executable mappings when it was saved */
+    size_t nmap;
+} prof__scy;
+
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
 #define PROF__FIRST_CHILD 0x80000000u   /* prof__cycle.first: its parent begins where it does */
 #define PROF__FIRST_MAX   0x7fffffffu   /*   the rest: the record its subtree begins at, */
@@ -7468,6 +7497,66 @@ static const char *prof__process_name(char *buf, size_t n) {
     return buf;
 }
 
+/* PROF_SAMPLE's samples (>>sample), a key of prof's own that other readers
+   pass over: the sampling period, the samples lost, the executable
+   mappings when the cycle was saved (path, start, end, file offset, GNU
+   build id), then per sample [OS tid, ts in ns since baseTimeNanoseconds,
+   step number or -1, innermost region's name or null, addresses innermost
+   first as hex strings]. */
+static void prof__w_hex(prof__w *w, uint64_t v) {
+    char b[24];
+    int n = snprintf(b, sizeof b, "\"0x%llx\"", (unsigned long long)v);
+    prof__w_put(w, b, (size_t)n);
+}
+
+static void prof__js_samples(prof__w *w, const prof__cycle *cy) {
+    const prof__scy *sc = cy->smp;
+    PROF__W_LIT(w, ",\n  \"prof_samples\": {\"period_ns\": ");
+    prof__w_i64(w, sc->period_ns);
+    PROF__W_LIT(w, ", \"lost\": ");
+    prof__w_i64(w, (int64_t)sc->lost);
+    PROF__W_LIT(w, ", \"refused\": ");
+    prof__w_i64(w, sc->refused);
+    PROF__W_LIT(w, ",\n    \"mappings\": [");
+    for (size_t i = 0; i < sc->nmap; i++) {
+        const prof__smap *m = &sc->map[i];
+        if (i) PROF__W_LIT(w, ",");
+        PROF__W_LIT(w, "\n      {\"path\": ");
+        prof__w_str(w, m->path);
+        PROF__W_LIT(w, ", \"start\": ");
+        prof__w_hex(w, m->start);
+        PROF__W_LIT(w, ", \"end\": ");
+        prof__w_hex(w, m->end);
+        PROF__W_LIT(w, ", \"offset\": ");
+        prof__w_hex(w, m->offset);
+        PROF__W_LIT(w, ", \"build_id\": ");
+        prof__w_str(w, m->build_id);
+        PROF__W_LIT(w, "}");
+    }
+    PROF__W_LIT(w, "],\n    \"samples\": [");
+    int64_t shift = prof__trace_shift();  /* CLOCK_MONOTONIC to ns since baseTimeNanoseconds */
+    for (size_t i = 0; i < sc->n; i++) {
+        const prof__sample *s = &sc->s[i];
+        if (i) PROF__W_LIT(w, ",");
+        PROF__W_LIT(w, "\n      [");
+        prof__w_i64(w, s->tid);
+        PROF__W_LIT(w, ", ");
+        prof__w_i64(w, s->ns + shift);
+        PROF__W_LIT(w, ", ");
+        prof__w_i64(w, s->step == PROF__NO_EVENT ? -1 : (int64_t)cy->ev[s->step].aux);
+        PROF__W_LIT(w, ", ");
+        if (s->region == PROF__NO_EVENT) PROF__W_LIT(w, "null");
+        else prof__w_str(w, cy->ev[s->region].name);
+        PROF__W_LIT(w, ", [");
+        for (uint32_t k = 0; k < s->nip; k++) {
+            if (k) PROF__W_LIT(w, ", ");
+            prof__w_hex(w, sc->ip[s->ip + k]);
+        }
+        PROF__W_LIT(w, "]]");
+    }
+    PROF__W_LIT(w, "]}");
+}
+
 /* The trace's header, Kineto's keys in Kineto's order, up to the opening of
    traceEvents, and the process's metadata events. */
 static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
@@ -7527,6 +7616,7 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
         PROF__W_LIT(w, ",\n  \"prof_energy\": ");
         prof__w_put(w, meta, n);
     }
+    if (cy->smp) prof__js_samples(w, cy);
     PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
     char comm[96];
@@ -11358,25 +11448,6 @@ typedef struct prof__smp_th {           /* a sampled thread (profiler's thread, 
     size_t map_bytes;
 } prof__smp_th;
 
-typedef struct prof__sample {           /* a CPU sample */
-    int64_t ns;                         /* CLOCK_MONOTONIC, as the kernel stamped it */
-    uint32_t th;                        /* its thread: an index into prof__g.rec.tinfo */
-    uint32_t ip, nip;                   /* its frames: ip[ip .. ip + nip), innermost first */
-    uint32_t region, step;              /* a saved cycle's: the innermost region open on its
-                                           thread then, and the step (indices into its ev;
-                                           PROF__NO_EVENT: none) */
-} prof__sample;
-
-typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.smp) */
-    prof__sample *s;
-    size_t n;
-    uint64_t *ip;
-    size_t nip;
-    uint64_t lost;                      /* lost since the save before */
-    int64_t period_ns;                  /* CPU time between two samples of a thread */
-    int refused;                        /* the kernel refused: none (said) */
-} prof__scy;
-
 static struct {
     pthread_mutex_t lock;               /* under prof__lock (the steps), or alone; nothing under it */
     int state;                          /* 0: not started; 1: sampling; -1: refused or off (said) */
@@ -11501,6 +11572,7 @@ static void prof__smp_keep(const prof__smp_th *t, const unsigned char *r, size_t
     prof__sample *o = &s[prof__smp.ns++];
     o->ns = (int64_t)time;
     o->th = t->idx;
+    o->tid = (int32_t)t->tid;
     o->ip = (uint32_t)prof__smp.nip;
     uint32_t n = 0;
     for (uint64_t k = 0; k < nr; k++) {
@@ -11651,6 +11723,86 @@ static void prof__smp_stop(void) {}
 static void prof__smp_drain_all(void) {}
 #endif
 
+/* An ELF file's GNU build id, as hex into out[41] ("" when it has none or
+   cannot be read): the NT_GNU_BUILD_ID note of its first PT_NOTE segments. */
+/* pread() is POSIX: hidden by -std=c11 */
+static ssize_t prof__smp_pread(int fd, void *b, size_t n, uint64_t off) {
+    return lseek(fd, (off_t)off, SEEK_SET) < 0 ? -1 : read(fd, b, n);
+}
+
+static void prof__smp_build_id(const char *path, char *out) {
+    out[0] = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return;
+    unsigned char eh[64], ph[56], note[256];
+    if (prof__smp_pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh, "\177ELF", 4) || eh[4] != 2 || eh[5] != 1) {
+        close(fd);                      /* 64-bit little-endian files only */
+        return;
+    }
+    uint64_t phoff;
+    uint16_t phentsize, phnum;
+    memcpy(&phoff, eh + 32, 8);
+    memcpy(&phentsize, eh + 54, 2);
+    memcpy(&phnum, eh + 56, 2);
+    for (uint16_t i = 0; i < phnum && phentsize >= sizeof ph && !out[0]; i++) {
+        if (prof__smp_pread(fd, ph, sizeof ph, phoff + (uint64_t)i * phentsize) != (ssize_t)sizeof ph) break;
+        uint32_t type;
+        uint64_t off, size;
+        memcpy(&type, ph, 4);
+        memcpy(&off, ph + 8, 8);
+        memcpy(&size, ph + 32, 8);
+        if (type != 4 /* PT_NOTE */) continue;
+        if (size > sizeof note) size = sizeof note;
+        ssize_t n = prof__smp_pread(fd, note, (size_t)size, off);
+        for (size_t k = 0; n > 0 && k + 12 <= (size_t)n;) {
+            uint32_t nsz, dsz, nt;
+            memcpy(&nsz, note + k, 4);
+            memcpy(&dsz, note + k + 4, 4);
+            memcpy(&nt, note + k + 8, 4);
+            size_t d = k + 12 + ((nsz + 3u) & ~3u);
+            if (d + dsz > (size_t)n) break;
+            if (nt == 3 /* NT_GNU_BUILD_ID */ && nsz == 4 && !memcmp(note + k + 12, "GNU", 4) && dsz <= 20) {
+                for (uint32_t b = 0; b < dsz; b++) snprintf(out + 2 * b, 3, "%02x", note[d + b]);
+                break;
+            }
+            k = d + ((dsz + 3u) & ~3u);
+        }
+    }
+    close(fd);
+}
+
+/* The process's executable mappings of files now, into sc (at a save, on
+   the profiler's thread): what the prof tool resolves addresses with. */
+static void prof__smp_maps(prof__scy *sc) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    char line[4096 + 256];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off;
+        char perm[8];
+        int at = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perm, &off, &at) != 4 || !at) continue;
+        char *path = line + at;
+        path[strcspn(path, "\n")] = 0;
+        if (perm[2] != 'x' || path[0] != '/') continue;
+        prof__smap *m = (prof__smap *)prof__grow(sc->map, &cap, sc->nmap + 1, sizeof *m);
+        if (!m) break;
+        sc->map = m;
+        prof__smap *o = &m[sc->nmap];
+        size_t n = strlen(path);
+        o->path = (char *)malloc(n + 1);
+        if (!o->path) break;
+        memcpy(o->path, path, n + 1);
+        o->start = lo;
+        o->end = hi;
+        o->offset = off;
+        prof__smp_build_id(path, o->build_id);
+        sc->nmap++;
+    }
+    fclose(f);
+}
+
 /* Attribution, once per saved cycle: each sample's innermost region (a
    sweep per thread over its regions by start, a stack of those open) and
    its step (the step whose time holds it, whichever thread stepped). */
@@ -11784,7 +11936,10 @@ static void prof__smp_take(prof__cycle *cy) {
         sc->refused = prof__smp.state < 0;
     }
     pthread_mutex_unlock(&prof__smp.lock);
-    if (sc && sc->n) prof__smp_attribute(cy, sc);
+    if (sc && sc->n) {
+        prof__smp_attribute(cy, sc);
+        prof__smp_maps(sc);
+    }
     prof__smp_free(cy->smp);
     cy->smp = sc;
     pthread_mutex_lock(&prof__lock);
@@ -11798,6 +11953,8 @@ static void prof__smp_take(prof__cycle *cy) {
 
 static void prof__smp_free(prof__scy *sc) {
     if (!sc) return;
+    for (size_t i = 0; i < sc->nmap; i++) free(sc->map[i].path);
+    free(sc->map);
     free(sc->s);
     free(sc->ip);
     free(sc);

@@ -91,11 +91,14 @@ static long by_region[4], by_step[3], no_step;   /* shares, short_work, half_asl
 static int64_t asleep_wall_ms;
 static int exit_still_open, refused;
 
+static size_t saved_samples;
 static void on_ready(const prof_cycle *c, void *user) {
     (void)user;
     const prof__cycle *cy = c;
     cycles++;
     if (!cy->smp) return;
+    saved_samples = cy->smp->n;
+    CHECK(prof_cycle_write_trace(c, "sample.json"));
     refused = cy->smp->refused;
     CHECK_EQ(cy->smp->lost, 0);
     CHECK_EQ(cy->smp->period_ns, 1000000000 / HZ);
@@ -202,6 +205,28 @@ int main(void) {
     CHECK(by_step[1] >= (main_samples + exit_samples) / 3 * 80 / 100);  /* 600 ms + half_asleep in step 2 */
     CHECK_EQ(by_step[2], 0);
     CHECK_EQ(no_step, 0);
+    /* the JSON's prof_samples: every sample, and this program's mapping with its build id */
+    static char js[64 << 20];
+    FILE *f = fopen("sample.json", "rb");
+    CHECK(f != NULL);
+    size_t n = f ? fread(js, 1, sizeof js - 1, f) : 0;
+    if (f) fclose(f);
+    js[n] = 0;
+    CHECK(strstr(js, "\"prof_samples\": {\"period_ns\": 1000000, \"lost\": 0, \"refused\": 0") != NULL);
+    size_t lines = 0;
+    for (const char *p = strstr(js, "\"samples\": ["); p && (p = strstr(p, "\n      [")) != NULL; p++) lines++;
+    CHECK_EQ(lines, saved_samples);
+    char exe[4096], want[4096 + 64];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CHECK(len > 0);
+    exe[len > 0 ? len : 0] = 0;
+    snprintf(want, sizeof want, "{\"path\": \"%s\", \"start\": \"0x", exe);
+    const char *m = strstr(js, want);
+    CHECK(m != NULL);
+    if (m) {
+        const char *b = strstr(m, "\"build_id\": \"");
+        CHECK(b && b[14] != '"');         /* the linker's build id, read from the file */
+    }
     prof_stats st;
     prof_get_stats(&st);
     CHECK_EQ(st.samples_lost, 0);
