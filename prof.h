@@ -9664,7 +9664,7 @@ __extension__ static const prof__sink prof__stacks_sink = {
    per distinct stack, its self time summed over threads. Backwards, every
    region comes before its children, whose node's parent is then its node.
    0 when memory runs out. */
-PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep) {
+PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep, size_t **node_ofp) {
     prof__cct *node = NULL;
     size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0;
     int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
@@ -9696,12 +9696,88 @@ PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size
         node_of[i] = slot[j] - 1;
         node[slot[j] - 1].self_ns += self[i];
     }
-    free(node_of);
+    if (ok && node_ofp) *node_ofp = node_of;    /* PROF_SAMPLE's lines hang under it */
+    else free(node_of);
     free(self);
     free(slot);
     *nodep = node;
     *nnodep = nnode;
     return ok;
+}
+
+/* PROF_SAMPLE (>>sample): a line per sample, its region's stack then its
+   native frames outermost first, named "file+0xoffset" (the file's base
+   name and the address's offset in it: the prof tool names them from the
+   file's symbols), each worth the sampling period of CPU time, which comes
+   off its region's self time. A sample outside every region hangs under
+   its step. Into lines at *offp (grown), *nsl of them. */
+PROF__COLD static int prof__st_samples(const prof_cycle *c, prof__cct *node, const size_t *node_of,
+                                       prof__sbuf *lines, size_t **offp, size_t *nsl) {
+    const prof__scy *sc = c->smp;
+    size_t *off = (size_t *)malloc(sc->n * sizeof *off), *up = (size_t *)malloc((c->n + 1) * sizeof *up);
+    int ok = off && up;
+    for (size_t i = 0; ok && i < sc->n; i++) {
+        const prof__sample *s = &sc->s[i];
+        size_t depth = 0, start = lines->n;
+        if (s->region != PROF__NO_EVENT) {
+            size_t k = node_of[s->region];
+            int64_t *self = &node[k].self_ns;
+            *self = *self > sc->period_ns ? *self - sc->period_ns : 0;
+            for (size_t p = k; p != PROF__NO_PARENT && depth <= c->n; p = node[p].parent) up[depth++] = p;
+            while (ok && depth--) ok = prof__put_frame(lines, node[up[depth]].name) && prof__sb_put(lines, ";", 1);
+        } else if (s->step != PROF__NO_EVENT) {
+            ok = prof__put_frame(lines, prof__row_name(&c->ev[s->step])) && prof__sb_put(lines, ";", 1);
+        }
+        for (uint32_t k = s->nip; ok && k-- > 0;) {
+            uint64_t a = sc->ip[s->ip + k];
+            char f[160];
+            const prof__smap *m = NULL;
+            for (size_t j = 0; j < sc->nmap && !m; j++)
+                if (a >= sc->map[j].start && a < sc->map[j].end) m = &sc->map[j];
+            if (m) {
+                const char *base = strrchr(m->path, '/');
+                snprintf(f, sizeof f, "%.100s+0x%llx", base ? base + 1 : m->path,
+                         (unsigned long long)(a - m->start + m->offset));
+            } else {
+                snprintf(f, sizeof f, "0x%llx", (unsigned long long)a);
+            }
+            ok = prof__put_frame(lines, f) && (!k || prof__sb_put(lines, ";", 1));
+        }
+        char num[32];
+        int len = snprintf(num, sizeof num, " %lld", (long long)((sc->period_ns + 500) / 1000));
+        ok = ok && prof__sb_put(lines, num, (size_t)len + 1);
+        if (ok) off[(*nsl)++] = start;
+    }
+    free(up);
+    *offp = off;
+    return ok;
+}
+
+/* Sorted lines whose stacks are alike, as one line with their sum, into
+   *merged (line[] then points into it): how many lines are left. */
+PROF__COLD static size_t prof__st_merge(const char **line, size_t nl, prof__sbuf *merged, int *ok) {
+    size_t o = 0, *at = (size_t *)malloc((nl + 1) * sizeof *at);
+    if (!at) { *ok = 0; return nl; }
+    for (size_t k = 0; k < nl && *ok;) {
+        const char *sp = strrchr(line[k], ' ');
+        size_t stack = sp ? (size_t)(sp - line[k]) : strlen(line[k]);
+        long long sum = 0;
+        size_t j = k;
+        for (; j < nl; j++) {
+            const char *q = strrchr(line[j], ' ');
+            if (!q || (size_t)(q - line[j]) != stack || strncmp(line[j], line[k], stack)) break;
+            sum += atoll(q + 1);
+        }
+        if (j == k) { sum = 0; j = k + 1; }
+        char num[32];
+        int len = snprintf(num, sizeof num, " %lld", sum);
+        at[o++] = merged->n;
+        *ok = prof__sb_put(merged, line[k], stack) && prof__sb_put(merged, num, (size_t)len + 1);
+        k = j;
+    }
+    for (size_t k = 0; *ok && k < o; k++) line[k] = merged->p + at[k];
+    free(at);
+    return *ok ? o : nl;
 }
 
 /* The sorted lines, nl of them, into the file at path, whole. */
@@ -9721,17 +9797,21 @@ PROF__COLD static int prof__st_write(const char *path, const char *const *line, 
 PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
     prof__sbuf lines = { NULL, 0, 0 };
-    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0;
+    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0, *node_of = NULL;
     const char **line = NULL;
-    int ok = prof__st_tree(c, &node, &nnode);
+    int ok = prof__st_tree(c, &node, &nnode, &node_of);
+    size_t nsl = 0;                     /* PROF_SAMPLE: a line per sample, merged below */
+    if (ok && c->smp && c->smp->n) ok = prof__st_samples(c, node, node_of, &lines, &off, &nsl);
 
     /* The lines, each NUL-terminated in one buffer, then sorted. */
-    if (ok && nnode) {
-        up = (size_t *)malloc(nnode * sizeof *up);
-        off = (size_t *)malloc(nnode * sizeof *off);
-        line = (const char **)malloc(nnode * sizeof *line);
-        if (!up || !off || !line) ok = 0;
+    if (ok && (nnode || nsl)) {
+        up = (size_t *)malloc((nnode + 1) * sizeof *up);
+        size_t *o = (size_t *)realloc(off, (nnode + nsl) * sizeof *off);
+        line = (const char **)malloc((nnode + nsl) * sizeof *line);
+        if (o) off = o;
+        if (!up || !o || !line) ok = 0;
     }
+    nl = nsl;
     for (size_t k = 0; ok && k < nnode; k++) {
         int64_t us = (node[k].self_ns + 500) / 1000;
         if (us <= 0) continue;
@@ -9747,11 +9827,15 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     if (ok) {
         for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
         if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
-        ok = prof__st_write(path, line, nl);
+        prof__sbuf merged = { NULL, 0, 0 };
+        if (nsl) nl = prof__st_merge(line, nl, &merged, &ok);
+        ok = ok && prof__st_write(path, line, nl);
+        free(merged.p);
     } else {
         prof__msg("out of memory writing stacks '%s'", path);
     }
     free(node);
+    free(node_of);
     free(up);
     free(off);
     free(line);

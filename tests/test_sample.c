@@ -99,6 +99,7 @@ static void on_ready(const prof_cycle *c, void *user) {
     if (!cy->smp) return;
     saved_samples = cy->smp->n;
     CHECK(prof_cycle_write_trace(c, "sample.json"));
+    CHECK(prof_cycle_write_stacks(c, "sample.folded"));
     refused = cy->smp->refused;
     CHECK_EQ(cy->smp->lost, 0);
     CHECK_EQ(cy->smp->period_ns, 1000000000 / HZ);
@@ -227,6 +228,25 @@ int main(void) {
         const char *b = strstr(m, "\"build_id\": \"");
         CHECK(b && b[14] != '"');         /* the linker's build id, read from the file */
     }
+    /* the folded stacks: the samples of "shares" under it, this program's frames inside */
+    f = fopen("sample.folded", "r");
+    CHECK(f != NULL);
+    char line[8192];
+    long long shares_us = 0, asleep_us = 0, asleep_self = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        char *sp = strrchr(line, ' ');
+        long long v = sp ? atoll(sp + 1) : 0;
+        CHECK(v > 0);
+        if (!strncmp(line, "ProfilerStep*;shares;", 21) && strstr(line, ";test_sample+0x")) shares_us += v;
+        if (!strncmp(line, "ProfilerStep*;half_asleep;", 26) && strstr(line, ";test_sample+0x")) asleep_us += v;
+        if (sp && sp - line > 12 && !strncmp(sp - 12, ";half_asleep", 12)) asleep_self = v;
+    }
+    if (f) fclose(f);
+    printf("folded: shares %lld us, half_asleep %lld us sampled and %lld us not\n", shares_us, asleep_us,
+           asleep_self);
+    CHECK_EQ(shares_us, by_region[0] * 1000);
+    CHECK_EQ(asleep_us, by_region[2] * 1000);
+    CHECK(asleep_self > 0);                   /* its time off the CPU is its own */
     prof_stats st;
     prof_get_stats(&st);
     CHECK_EQ(st.samples_lost, 0);
