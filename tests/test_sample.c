@@ -247,6 +247,35 @@ int main(void) {
     CHECK_EQ(shares_us, by_region[0] * 1000);
     CHECK_EQ(asleep_us, by_region[2] * 1000);
     CHECK(asleep_self > 0);                   /* its time off the CPU is its own */
+    /* prof table group=function: the three leaves by name, from the ELF symbols, with their shares */
+    const char *tool = getenv("PROF_TEST_TOOL");
+    if (tool && tool[0]) {
+        char cmd[4096 + 64];
+        snprintf(cmd, sizeof cmd, "'%s' table sample.json group=function", tool);
+        FILE *pf = popen(cmd, "r");
+        CHECK(pf != NULL);
+        int named = 0;
+        long total = 0;
+        while (pf && fgets(line, sizeof line, pf)) {
+            char region[64], fn[64];
+            long cnt;
+            double share;
+            fputs(line, stdout);
+            if (sscanf(line, "%63s %63s %ld %lf%%", region, fn, &cnt, &share) != 4) continue;
+            if (!strcmp(region, "shares") && !strncmp(fn, "leaf", 4)) {
+                int k = !strcmp(fn, "leaf60") ? 0 : !strcmp(fn, "leaf30") ? 1 : !strcmp(fn, "leaf10") ? 2 : -1;
+                CHECK(k >= 0);
+                if (k >= 0) { CHECK_EQ(cnt, in_leaf[k]); named++; }
+            }
+            if (!strcmp(region, "half_asleep") && !strcmp(fn, "busy")) CHECK(share > 95);
+            total += cnt;
+        }
+        CHECK(pf && pclose(pf) == 0);
+        CHECK_EQ(named, 3);
+        CHECK_EQ(total, (long)saved_samples);
+    } else {
+        printf("prof table group=function: not checked (no prof tool in this build)\n");
+    }
     prof_stats st;
     prof_get_stats(&st);
     CHECK_EQ(st.samples_lost, 0);
