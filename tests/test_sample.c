@@ -41,12 +41,15 @@ static int64_t cpu_ns(void) {
 static int64_t leaf_ns[3];
 static void spin_shares(int64_t ms) {
     int64_t end = cpu_ns() + ms * 1000000, t = cpu_ns(), u;
+    uint32_t r = 12345;
     while (t < end) {
-        leaf60(600000);
+        r = r * 1103515245u + 12345u;   /* rounds of random length: no beat against the sampling period */
+        long k = 20000 + (long)((r >> 8) % 80000);
+        leaf60(6 * k);
         leaf_ns[0] += (u = cpu_ns()) - t;
-        leaf30(300000);
+        leaf30(3 * k);
         leaf_ns[1] += (t = cpu_ns()) - u;
-        leaf10(100000);
+        leaf10(k);
         leaf_ns[2] += (u = cpu_ns()) - t;
         t = u;
     }
@@ -198,7 +201,7 @@ int main(void) {
            (long long)asleep_cpu_ms, (long long)asleep_wall_ms, by_region[3], by_step[0], by_step[1], by_step[2],
            no_step);
     CHECK(by_region[0] >= main_samples * 97 / 100);   /* the leaves run inside "shares" */
-    CHECK_EQ(by_region[1], exit_samples);
+    CHECK(by_region[1] <= exit_samples && by_region[1] >= exit_samples - 5);  /* its few lines outside it */
     CHECK(by_region[3] <= 10);
     CHECK(by_region[2] >= asleep_cpu_ms * 85 / 100 && by_region[2] <= asleep_cpu_ms * 105 / 100);
     CHECK(by_region[2] * 1000 / HZ <= asleep_wall_ms * 6 / 10);   /* off the CPU half its time */
@@ -232,11 +235,12 @@ int main(void) {
     f = fopen("sample.folded", "r");
     CHECK(f != NULL);
     char line[8192];
-    long long shares_us = 0, asleep_us = 0, asleep_self = -1;
+    long long shares_us = 0, shares_all = 0, asleep_us = 0, asleep_self = -1;
     while (f && fgets(line, sizeof line, f)) {
         char *sp = strrchr(line, ' ');
         long long v = sp ? atoll(sp + 1) : 0;
         CHECK(v > 0);
+        if (!strncmp(line, "ProfilerStep*;shares;", 21)) shares_all += v;
         if (!strncmp(line, "ProfilerStep*;shares;", 21) && strstr(line, ";test_sample+0x")) shares_us += v;
         if (!strncmp(line, "ProfilerStep*;half_asleep;", 26) && strstr(line, ";test_sample+0x")) asleep_us += v;
         if (sp && sp - line > 12 && !strncmp(sp - 12, ";half_asleep", 12)) asleep_self = v;
@@ -244,8 +248,9 @@ int main(void) {
     if (f) fclose(f);
     printf("folded: shares %lld us, half_asleep %lld us sampled and %lld us not\n", shares_us, asleep_us,
            asleep_self);
-    CHECK_EQ(shares_us, by_region[0] * 1000);
-    CHECK_EQ(asleep_us, by_region[2] * 1000);
+    CHECK_EQ(shares_all, by_region[0] * 1000);
+    CHECK(shares_us >= shares_all * 97 / 100);   /* inside this program's code */
+    CHECK(asleep_us >= by_region[2] * 1000 * 97 / 100 && asleep_us <= by_region[2] * 1000);
     CHECK(asleep_self > 0);                   /* its time off the CPU is its own */
     /* prof table group=function: the three leaves by name, from the ELF symbols, with their shares */
     const char *tool = getenv("PROF_TEST_TOOL");

@@ -105,12 +105,12 @@ int table_functions(const char *path, size_t limit) {
         arr_begin(&e, &d, v.p, 2);
         while (n < 5 && arr_next(&e, &f[n])) n++;
         if (n != 5 || f[4].p[0] != '[') die("%s: a sample of prof_samples is not [tid, ts, step, region, [addresses]]", path);
-        const char *region = span_eq(f[3], "null") ? "(no region)" : json_text(f[3]);
+        const char *region = span_eq(f[3], "null") ? "(none)" : json_text(f[3]);
         cursor a;
         span ip;
         arr_begin(&a, &d, f[4].p, 3);
         if (!arr_next(&a, &ip)) continue;
-        add(&rows, &nr, region ? region : "(no region)", name_of(m, nm, hex(&d, ip)));
+        add(&rows, &nr, region ? region : "(none)", name_of(m, nm, hex(&d, ip)));
         all++;
     }
     qsort(rows, nr, sizeof *rows, row_cmp);

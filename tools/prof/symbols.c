@@ -27,7 +27,7 @@ struct elf_file {
     char *strs;                         /* its string table(s), kept for the names */
 };
 
-static elf_file *g_files;
+static elf_file **g_files;             /* each apart: callers keep pointers to them */
 static size_t g_nfiles;
 
 static int sym_cmp(const void *a, const void *b) {
@@ -159,9 +159,10 @@ static void elf_open(elf_file *e) {
 
 elf_file *elf_get(const char *path, const char *build_id) {
     for (size_t i = 0; i < g_nfiles; i++)
-        if (!strcmp(g_files[i].path, path)) return &g_files[i];
+        if (!strcmp(g_files[i]->path, path)) return g_files[i];
     g_files = xrealloc(g_files, (g_nfiles + 1) * sizeof *g_files);
-    elf_file *e = &g_files[g_nfiles++];
+    elf_file *e = xrealloc(NULL, sizeof *e);
+    g_files[g_nfiles++] = e;
     memset(e, 0, sizeof *e);
     size_t pn = strlen(path) + 1, bn = strlen(build_id) + 1;
     e->path = memcpy(xrealloc(NULL, pn), path, pn);
@@ -196,11 +197,12 @@ const char *elf_function(const elf_file *e, uint64_t off) {
 
 void elf_free(void) {
     for (size_t i = 0; i < g_nfiles; i++) {
-        free(g_files[i].path);
-        free(g_files[i].build_id);
-        free(g_files[i].s);
-        free(g_files[i].g);
-        free(g_files[i].strs);
+        free(g_files[i]->path);
+        free(g_files[i]->build_id);
+        free(g_files[i]->s);
+        free(g_files[i]->g);
+        free(g_files[i]->strs);
+        free(g_files[i]);
     }
     free(g_files);
     g_files = NULL;
