@@ -10324,8 +10324,15 @@ static void prof__wk_forget(void);
 static void prof__wd_start(void);
 static void prof__wd_stop(int in_child);
 
-PROF__COLD static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
-PROF__COLD static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
+static void prof__smp_fork_lock(int lock);
+PROF__COLD static void prof__fork_prepare(void) {
+    pthread_mutex_lock(&prof__lock);
+    prof__smp_fork_lock(1);             /* the child's copy of the sampled threads is whole */
+}
+PROF__COLD static void prof__fork_parent(void) {
+    prof__smp_fork_lock(0);
+    pthread_mutex_unlock(&prof__lock);
+}
 PROF__COLD static void prof__fork_child(void) {
     prof__g.proc.fork_child = 1;
     __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helpers are not here, */
@@ -11774,6 +11781,12 @@ static void prof__smp_follow_locked(int want) {
     if (want) pthread_cond_signal(&prof__wk_cv);
 }
 
+/* Around a fork, under prof__lock: no drain is halfway through the list. */
+static void prof__smp_fork_lock(int lock) {
+    if (lock) pthread_mutex_lock(&prof__smp.lock);
+    else pthread_mutex_unlock(&prof__smp.lock);
+}
+
 /* A fork's child: its copies of the parent's events are closed, never
    disabled (the same events: the parent's threads would stop being
    sampled); the child samples nothing. */
@@ -11803,6 +11816,7 @@ static int64_t prof__smp_poll(void) {
 }
 static void prof__smp_follow_locked(int want) { (void)want; }
 static void prof__smp_forget(void) { prof__smp_state(-1); }
+static void prof__smp_fork_lock(int lock) { (void)lock; }
 static void prof__smp_stop(void) {}
 static void prof__smp_drain_all(void) {}
 #endif

@@ -4,7 +4,8 @@
    its CPU time at the rate asked, and belongs to the innermost region open
    on its thread then and to its step; a region that sleeps half its time
    has samples for its CPU time only; a thread that exits inside the window
-   is sampled, then its event is closed; nothing is sampled between windows.
+   is sampled, then its event is closed; a fork's child leaves the parent's
+   sampling as it was; nothing is sampled between windows.
    Built with -O1 -fno-omit-frame-pointer (tests/CMakeLists.txt). Exit 77
    where the kernel refuses perf_event_open (test_sample_refused covers the
    line that says so). */
@@ -14,6 +15,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define HZ 1000
@@ -159,6 +161,14 @@ int main(void) {
     CHECK(pthread_create(&th, NULL, short_lived, NULL) == 0);
     pthread_join(th, NULL);
     PROF_STEP();
+    pid_t child = fork();               /* the child samples nothing, and leaves the parent's events on */
+    if (child == 0) {
+        spin(50);
+        _exit(0);
+    }
+    CHECK(child > 0);
+    int status = -1;
+    CHECK(child < 0 || (waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0));
     { PROF_SCOPE("shares"); spin_shares(600); }
     int64_t window_ms = (cpu_ns() - t0) / 1000000;
     half_asleep();
