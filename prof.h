@@ -11798,12 +11798,18 @@ static void prof__smp_forget(void) {
     prof__smp_state(-1);
 }
 
-/* Shutdown, after the last save: every event closed. */
+/* Shutdown, after the last save: every event closed, the samples no
+   cycle took let go. */
 static void prof__smp_stop(void) {
     pthread_mutex_lock(&prof__smp.lock);
     for (size_t i = 0; i < prof__smp.nt; i++) prof__smp_close(&prof__smp.t[i]);
     prof__smp.nt = 0;
     prof__smp.want = 0;
+    free(prof__smp.s);
+    free(prof__smp.ip);
+    prof__smp.s = NULL;
+    prof__smp.ip = NULL;
+    prof__smp.ns = prof__smp.scap = prof__smp.nip = prof__smp.ipcap = 0;
     pthread_mutex_unlock(&prof__smp.lock);
 }
 #else  /* no perf_event_open on this system */
