@@ -11546,7 +11546,7 @@ static struct {
     prof__smp_th *t;
     size_t nt, tcap;
     size_t seen;                        /* tinfo entries looked at */
-    prof__sample *s;                    /* drained, not yet taken by a save, time order per thread */
+    prof__sample *s;                    /* drained, waiting for a save to take them; in time order per thread */
     size_t ns, scap;
     uint64_t *ip;                       /* their frames, innermost first */
     size_t nip, ipcap;
@@ -11839,7 +11839,8 @@ static void prof__smp_build_id(const char *path, char *out) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) return;
     unsigned char eh[64], ph[56], note[256];
-    if (prof__smp_pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh, "\177ELF", 4) || eh[4] != 2 || eh[5] != 1) {
+    if (prof__smp_pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh, "\177ELF", 4) || eh[4] != 2 ||
+        eh[5] != 1) {
         close(fd);                      /* 64-bit little-endian files only */
         return;
     }

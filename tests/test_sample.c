@@ -26,11 +26,27 @@ static volatile uint64_t sink;
    address belongs to the last of them at or below it. Their loops touch no
    memory, so that a sanitizer's calls are not the innermost frames, and
    cost the same per iteration. */
-__attribute__((noinline, aligned(64))) static void leaf60(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 1; sink = x; }
-__attribute__((noinline, aligned(64))) static void leaf30(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 2; sink = x; }
-__attribute__((noinline, aligned(64))) static void leaf10(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 3; sink = x; }
+__attribute__((noinline, aligned(64))) static void leaf60(long n) {
+    uint64_t x = sink;
+    for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 1;
+    sink = x;
+}
+__attribute__((noinline, aligned(64))) static void leaf30(long n) {
+    uint64_t x = sink;
+    for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 2;
+    sink = x;
+}
+__attribute__((noinline, aligned(64))) static void leaf10(long n) {
+    uint64_t x = sink;
+    for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 3;
+    sink = x;
+}
 __attribute__((noinline, aligned(64))) static void leaf_end(void) { sink++; }
-__attribute__((noinline, aligned(64))) static void busy(long n) { uint64_t x = sink; for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 4; sink = x; }
+__attribute__((noinline, aligned(64))) static void busy(long n) {
+    uint64_t x = sink;
+    for (long i = 0; i < n; i++) x = x * 31 + (uint64_t)i + 4;
+    sink = x;
+}
 
 static int64_t cpu_ns(void) {
     struct timespec ts;
@@ -144,7 +160,8 @@ static void on_ready(const prof_cycle *c, void *user) {
 int main(void) {
     main_tid = (long)syscall(SYS_gettid);
     CHECK((uintptr_t)leaf60 < (uintptr_t)leaf30 && (uintptr_t)leaf30 < (uintptr_t)leaf10 &&
-          (uintptr_t)leaf10 < (uintptr_t)leaf_end && (uintptr_t)leaf_end < (uintptr_t)busy);   /* the attribution below rests on it */
+          (uintptr_t)leaf10 < (uintptr_t)leaf_end && (uintptr_t)leaf_end < (uintptr_t)busy);
+    /* (the attribution below rests on that order) */
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.sample_hz = HZ;

@@ -104,7 +104,8 @@ int table_functions(const char *path, size_t limit) {
         int n = 0;
         arr_begin(&e, &d, v.p, 2);
         while (n < 5 && arr_next(&e, &f[n])) n++;
-        if (n != 5 || f[4].p[0] != '[') die("%s: a sample of prof_samples is not [tid, ts, step, region, [addresses]]", path);
+        if (n != 5 || f[4].p[0] != '[')
+            die("%s: a sample of prof_samples is not [tid, ts, step, region, [addresses]]", path);
         const char *region = span_eq(f[3], "null") ? "(none)" : json_text(f[3]);
         cursor a;
         span ip;
