@@ -48,6 +48,8 @@
      >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, ranks, init
      >>worker       the hand-off: the jobs a step leaves to the profiler's thread
+     >>sample       PROF_SAMPLE: every thread's CPU samples (perf_event_open),
+                    drained on the profiler's thread
      >>flight       the flight recorder: a ring of steps, dumps
      >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
@@ -166,6 +168,10 @@
      PROF_GPU_METRICS  1: device tracks while recording (SM and memory clocks,
                      utilisation, memory used, throttle reasons, PCIe), read
                      with PROF_ENERGY's counter, which it turns on
+     PROF_SAMPLE     HZ: while a window records, every thread's native call
+                     stack sampled HZ times per second of its CPU time
+                     (perf_event_open; build with -fno-omit-frame-pointer for
+                     whole stacks)
      PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
      PROF_NVML_LIB   the NVML to load for PROF_ENERGY
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
@@ -328,6 +334,9 @@ typedef struct prof_config {
                                  (PROF_MERGE_THREADS=0; default: merged)    */
     const char   *clock;      /* "tsc" (default) or "monotonic": the clock of
                                  the first init (PROF_CLOCK)                */
+    int           sample_hz;  /* sample every thread's call stack this many
+                                 times per second of its CPU time while a
+                                 window records (PROF_SAMPLE; 0: off)       */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -350,6 +359,9 @@ typedef struct prof_stats {
                                  thread was still writing (the writer fell
                                  behind the engine), and events of saves
                                  that found its queue full                  */
+    uint64_t samples;         /* CPU samples in saved cycles (PROF_SAMPLE)  */
+    uint64_t samples_lost;    /* CPU samples lost: a ring overflowed, or
+                                 their memory passed the cap; reported      */
 } prof_stats;
 
 /* Functions that can fail return 1 on success and 0 on failure, having said
@@ -1250,6 +1262,7 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
          prof__pool_lock      the free chunks, the reserve, the cap (>>buffers)
          prof__act_lock       kernel capture's records (>>gpu)
          prof__gpool.lock     the GPU event pairs made ahead and given up (>>gpu)
+         prof__smp.lock       PROF_SAMPLE's events, rings and samples (>>sample)
          a shard's spinlock   its live allocations (>>memory), one at a time
        prof__stream.lock    the open Perfetto stream: one part at a time (>>output)
        prof__en_lock        PROF_ENERGY's readings (>>energy)
@@ -1442,7 +1455,10 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
       "thread")                                                                                                \
     X("PROF_GPU_METRICS", gpu_metrics, BOOL, 0, 0, 1, "0 or 1", "ignoring it",                                 \
       "1: device tracks while recording (SM and memory clocks, utilisation, memory used, throttle reasons, "    \
-      "PCIe), read with PROF_ENERGY's counter, which it turns on")
+      "PCIe), read with PROF_ENERGY's counter, which it turns on")                                             \
+    X("PROF_SAMPLE", sample_hz, INT, 0, 0, 20000, "a number of samples per second from 0 to 20000", "no sampling",\
+      "HZ: while a window records, every thread's native call stack sampled HZ times per second of its CPU " \
+      "time (perf_event_open; build with -fno-omit-frame-pointer for whole stacks)")
 
 /* What the SPEC and SCHED rows hold, once read (>>env). */
 typedef struct { prof_schedule s; int on; } prof__opt_schedule;
@@ -2898,7 +2914,37 @@ typedef struct prof__cycle {
     int64_t reason_step;                /*   and at which step; its first step */
     int64_t first_step;
     struct prof__ecy *en;               /* PROF_ENERGY: the knots around its steps (>>energy) */
+    struct prof__scy *smp;              /* PROF_SAMPLE: its CPU samples (>>sample) */
 } prof__cycle;
+
+/* PROF_SAMPLE's samples, as >>sample takes them and a saved cycle keeps them. */
+typedef struct prof__smap {             /* an executable mapping (/proc/self/maps) */
+    char *path;
+    uint64_t start, end, offset;
+    char build_id[41];                  /* hex, from its ELF file's NT_GNU_BUILD_ID note; "" none */
+} prof__smap;
+
+typedef struct prof__sample {           /* a CPU sample */
+    int64_t ns;                         /* CLOCK_MONOTONIC, as the kernel stamped it */
+    uint32_t th;                        /* its thread: an index into prof__g.rec.tinfo */
+    uint32_t ip, nip;                   /* its frames: ip[ip .. ip + nip), innermost first */
+    int32_t tid;                        /* its thread's OS id */
+    uint32_t region, step;              /* a saved cycle's: the innermost region open on its
+                                           thread then, and the step (indices into its ev;
+                                           PROF__NO_EVENT: none) */
+} prof__sample;
+
+typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.smp) */
+    prof__sample *s;
+    size_t n;
+    uint64_t *ip;
+    size_t nip;
+    uint64_t lost;                      /* lost since the save before */
+    int64_t period_ns;                  /* CPU time between two samples of a thread */
+    int refused;                        /* the kernel refused: none (said) */
+    struct prof__smap *map;             /* the executable mappings when it was saved */
+    size_t nmap;
+} prof__scy;
 
 #define PROF__NO_EVENT UINT32_MAX       /* no parent */
 #define PROF__FIRST_CHILD 0x80000000u   /* prof__cycle.first: its parent begins where it does */
@@ -3293,6 +3339,8 @@ static void prof__analysis_free(prof__cycle *cy) {
 }
 
 static void prof__en_free(struct prof__ecy *en);
+static void prof__smp_take(struct prof__cycle *cy);
+static void prof__smp_free(struct prof__scy *sc);
 
 static void prof__cycle_free(prof__cycle *cy) {
     prof__analysis_free(cy);
@@ -3303,6 +3351,8 @@ static void prof__cycle_free(prof__cycle *cy) {
     free(cy->gdev);
     prof__en_free(cy->en);
     cy->en = NULL;
+    prof__smp_free(cy->smp);
+    cy->smp = NULL;
 }
 
 
@@ -7750,6 +7800,66 @@ static const char *prof__process_name(char *buf, size_t n) {
     return buf;
 }
 
+/* PROF_SAMPLE's samples (>>sample), a key of prof's own that other readers
+   pass over: the sampling period, the samples lost, the executable
+   mappings when the cycle was saved (path, start, end, file offset, GNU
+   build id), then per sample [OS tid, ts in ns since baseTimeNanoseconds,
+   step number or -1, innermost region's name or null, addresses innermost
+   first as hex strings]. */
+static void prof__w_hex(prof__w *w, uint64_t v) {
+    char b[24];
+    int n = snprintf(b, sizeof b, "\"0x%llx\"", (unsigned long long)v);
+    prof__w_put(w, b, (size_t)n);
+}
+
+static void prof__js_samples(prof__w *w, const prof__cycle *cy) {
+    const prof__scy *sc = cy->smp;
+    PROF__W_LIT(w, ",\n  \"prof_samples\": {\"period_ns\": ");
+    prof__w_i64(w, sc->period_ns);
+    PROF__W_LIT(w, ", \"lost\": ");
+    prof__w_i64(w, (int64_t)sc->lost);
+    PROF__W_LIT(w, ", \"refused\": ");
+    prof__w_i64(w, sc->refused);
+    PROF__W_LIT(w, ",\n    \"mappings\": [");
+    for (size_t i = 0; i < sc->nmap; i++) {
+        const prof__smap *m = &sc->map[i];
+        if (i) PROF__W_LIT(w, ",");
+        PROF__W_LIT(w, "\n      {\"path\": ");
+        prof__w_str(w, m->path);
+        PROF__W_LIT(w, ", \"start\": ");
+        prof__w_hex(w, m->start);
+        PROF__W_LIT(w, ", \"end\": ");
+        prof__w_hex(w, m->end);
+        PROF__W_LIT(w, ", \"offset\": ");
+        prof__w_hex(w, m->offset);
+        PROF__W_LIT(w, ", \"build_id\": ");
+        prof__w_str(w, m->build_id);
+        PROF__W_LIT(w, "}");
+    }
+    PROF__W_LIT(w, "],\n    \"samples\": [");
+    int64_t shift = prof__trace_shift();  /* CLOCK_MONOTONIC to ns since baseTimeNanoseconds */
+    for (size_t i = 0; i < sc->n; i++) {
+        const prof__sample *s = &sc->s[i];
+        if (i) PROF__W_LIT(w, ",");
+        PROF__W_LIT(w, "\n      [");
+        prof__w_i64(w, s->tid);
+        PROF__W_LIT(w, ", ");
+        prof__w_i64(w, s->ns + shift);
+        PROF__W_LIT(w, ", ");
+        prof__w_i64(w, s->step == PROF__NO_EVENT ? -1 : (int64_t)cy->ev[s->step].aux);
+        PROF__W_LIT(w, ", ");
+        if (s->region == PROF__NO_EVENT) PROF__W_LIT(w, "null");
+        else prof__w_str(w, cy->ev[s->region].name);
+        PROF__W_LIT(w, ", [");
+        for (uint32_t k = 0; k < s->nip; k++) {
+            if (k) PROF__W_LIT(w, ", ");
+            prof__w_hex(w, sc->ip[s->ip + k]);
+        }
+        PROF__W_LIT(w, "]]");
+    }
+    PROF__W_LIT(w, "]}");
+}
+
 /* The trace's header, Kineto's keys in Kineto's order, up to the opening of
    traceEvents, and the process's metadata events. */
 static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
@@ -7809,6 +7919,7 @@ static void prof__w_head(prof__tw *t, const prof__cycle *cy, const char *path) {
         PROF__W_LIT(w, ",\n  \"prof_energy\": ");
         prof__w_put(w, meta, n);
     }
+    if (cy->smp) prof__js_samples(w, cy);
     PROF__W_LIT(w, ",\n  \"traceEvents\": [\n");
 
     char comm[96];
@@ -9910,7 +10021,7 @@ __extension__ static const prof__sink prof__stacks_sink = {
    per distinct stack, its self time summed over threads. Backwards, every
    region comes before its children, whose node's parent is then its node.
    0 when memory runs out. */
-PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep) {
+PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size_t *nnodep, size_t **node_ofp) {
     prof__cct *node = NULL;
     size_t nnode = 0, ncap = 0, *slot = NULL, nslot = 0;
     int64_t *self = (int64_t *)malloc((c->n + 1) * sizeof *self);
@@ -9942,12 +10053,88 @@ PROF__COLD static int prof__st_tree(const prof_cycle *c, prof__cct **nodep, size
         node_of[i] = slot[j] - 1;
         node[slot[j] - 1].self_ns += self[i];
     }
-    free(node_of);
+    if (ok && node_ofp) *node_ofp = node_of;    /* PROF_SAMPLE's lines hang under it */
+    else free(node_of);
     free(self);
     free(slot);
     *nodep = node;
     *nnodep = nnode;
     return ok;
+}
+
+/* PROF_SAMPLE (>>sample): a line per sample, its region's stack then its
+   native frames outermost first, named "file+0xoffset" (the file's base
+   name and the address's offset in it: the prof tool names them from the
+   file's symbols), each worth the sampling period of CPU time, which comes
+   off its region's self time. A sample outside every region hangs under
+   its step. Into lines at *offp (grown), *nsl of them. */
+PROF__COLD static int prof__st_samples(const prof_cycle *c, prof__cct *node, const size_t *node_of,
+                                       prof__sbuf *lines, size_t **offp, size_t *nsl) {
+    const prof__scy *sc = c->smp;
+    size_t *off = (size_t *)malloc(sc->n * sizeof *off), *up = (size_t *)malloc((c->n + 1) * sizeof *up);
+    int ok = off && up;
+    for (size_t i = 0; ok && i < sc->n; i++) {
+        const prof__sample *s = &sc->s[i];
+        size_t depth = 0, start = lines->n;
+        if (s->region != PROF__NO_EVENT) {
+            size_t k = node_of[s->region];
+            int64_t *self = &node[k].self_ns;
+            *self = *self > sc->period_ns ? *self - sc->period_ns : 0;
+            for (size_t p = k; p != PROF__NO_PARENT && depth <= c->n; p = node[p].parent) up[depth++] = p;
+            while (ok && depth--) ok = prof__put_frame(lines, node[up[depth]].name) && prof__sb_put(lines, ";", 1);
+        } else if (s->step != PROF__NO_EVENT) {
+            ok = prof__put_frame(lines, prof__row_name(&c->ev[s->step])) && prof__sb_put(lines, ";", 1);
+        }
+        for (uint32_t k = s->nip; ok && k-- > 0;) {
+            uint64_t a = sc->ip[s->ip + k];
+            char f[160];
+            const prof__smap *m = NULL;
+            for (size_t j = 0; j < sc->nmap && !m; j++)
+                if (a >= sc->map[j].start && a < sc->map[j].end) m = &sc->map[j];
+            if (m) {
+                const char *base = strrchr(m->path, '/');
+                snprintf(f, sizeof f, "%.100s+0x%llx", base ? base + 1 : m->path,
+                         (unsigned long long)(a - m->start + m->offset));
+            } else {
+                snprintf(f, sizeof f, "0x%llx", (unsigned long long)a);
+            }
+            ok = prof__put_frame(lines, f) && (!k || prof__sb_put(lines, ";", 1));
+        }
+        char num[32];
+        int len = snprintf(num, sizeof num, " %lld", (long long)((sc->period_ns + 500) / 1000));
+        ok = ok && prof__sb_put(lines, num, (size_t)len + 1);
+        if (ok) off[(*nsl)++] = start;
+    }
+    free(up);
+    *offp = off;
+    return ok;
+}
+
+/* Sorted lines whose stacks are alike, as one line with their sum, into
+   *merged (line[] then points into it): how many lines are left. */
+PROF__COLD static size_t prof__st_merge(const char **line, size_t nl, prof__sbuf *merged, int *ok) {
+    size_t o = 0, *at = (size_t *)malloc((nl + 1) * sizeof *at);
+    if (!at) { *ok = 0; return nl; }
+    for (size_t k = 0; k < nl && *ok;) {
+        const char *sp = strrchr(line[k], ' ');
+        size_t stack = sp ? (size_t)(sp - line[k]) : strlen(line[k]);
+        long long sum = 0;
+        size_t j = k;
+        for (; j < nl; j++) {
+            const char *q = strrchr(line[j], ' ');
+            if (!q || (size_t)(q - line[j]) != stack || strncmp(line[j], line[k], stack)) break;
+            sum += atoll(q + 1);
+        }
+        if (j == k) { sum = 0; j = k + 1; }
+        char num[32];
+        int len = snprintf(num, sizeof num, " %lld", sum);
+        at[o++] = merged->n;
+        *ok = prof__sb_put(merged, line[k], stack) && prof__sb_put(merged, num, (size_t)len + 1);
+        k = j;
+    }
+    for (size_t k = 0; *ok && k < o; k++) line[k] = merged->p + at[k];
+    free(at);
+    return *ok ? o : nl;
 }
 
 /* The sorted lines, nl of them, into the file at path, whole. */
@@ -9967,17 +10154,21 @@ PROF__COLD static int prof__st_write(const char *path, const char *const *line, 
 PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     prof__cct *node = NULL;
     prof__sbuf lines = { NULL, 0, 0 };
-    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0;
+    size_t nnode = 0, *up = NULL, *off = NULL, nl = 0, *node_of = NULL;
     const char **line = NULL;
-    int ok = prof__st_tree(c, &node, &nnode);
+    int ok = prof__st_tree(c, &node, &nnode, &node_of);
+    size_t nsl = 0;                     /* PROF_SAMPLE: a line per sample, merged below */
+    if (ok && c->smp && c->smp->n) ok = prof__st_samples(c, node, node_of, &lines, &off, &nsl);
 
     /* The lines, each NUL-terminated in one buffer, then sorted. */
-    if (ok && nnode) {
-        up = (size_t *)malloc(nnode * sizeof *up);
-        off = (size_t *)malloc(nnode * sizeof *off);
-        line = (const char **)malloc(nnode * sizeof *line);
-        if (!up || !off || !line) ok = 0;
+    if (ok && (nnode || nsl)) {
+        up = (size_t *)malloc((nnode + 1) * sizeof *up);
+        size_t *o = (size_t *)realloc(off, (nnode + nsl) * sizeof *off);
+        line = (const char **)malloc((nnode + nsl) * sizeof *line);
+        if (o) off = o;
+        if (!up || !o || !line) ok = 0;
     }
+    nl = nsl;
     for (size_t k = 0; ok && k < nnode; k++) {
         int64_t us = (node[k].self_ns + 500) / 1000;
         if (us <= 0) continue;
@@ -9993,11 +10184,15 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
     if (ok) {
         for (size_t k = 0; k < nl; k++) line[k] = lines.p + off[k];
         if (nl) qsort(line, nl, sizeof *line, prof__line_cmp);
-        ok = prof__st_write(path, line, nl);
+        prof__sbuf merged = { NULL, 0, 0 };
+        if (nsl) nl = prof__st_merge(line, nl, &merged, &ok);
+        ok = ok && prof__st_write(path, line, nl);
+        free(merged.p);
     } else {
         prof__msg("out of memory writing stacks '%s'", path);
     }
     free(node);
+    free(node_of);
     free(up);
     free(off);
     free(line);
@@ -10268,6 +10463,7 @@ static void prof__part_done(const prof__cycle *cy) {
 static void prof__save_cycle(prof__cycle *cy) {
     char path[PROF__PATH], what[64];
     prof__en_take(cy);                  /* PROF_ENERGY: the knots around its steps */
+    prof__smp_take(cy);                 /* PROF_SAMPLE: the CPU samples inside them */
     prof__mem_label(cy);                /* the leak report says where each allocation was made */
     int streamed = prof__streamed(cy->index);
     if (streamed) {                     /* its earlier parts' drops are told with the cycle's */
@@ -10479,17 +10675,26 @@ PROF__COLD static void prof__as_inside(char *m, size_t *n, size_t cap, long tid,
    process: it records, and a PROF_OUTPUT without {pid} gets "-<pid>" before
    its extension. A child that exec()s starts afresh. */
 static void prof__signals_stop(int in_child);
+static void prof__smp_forget(void);
 static void prof__wk_start(void);
 static void prof__wk_forget(void);
 static void prof__wd_start(void);
 static void prof__wd_stop(int in_child);
 
-PROF__COLD static void prof__fork_prepare(void) { pthread_mutex_lock(&prof__lock); }
-PROF__COLD static void prof__fork_parent(void) { pthread_mutex_unlock(&prof__lock); }
+static void prof__smp_fork_lock(int lock);
+PROF__COLD static void prof__fork_prepare(void) {
+    pthread_mutex_lock(&prof__lock);
+    prof__smp_fork_lock(1);             /* the child's copy of the sampled threads is whole */
+}
+PROF__COLD static void prof__fork_parent(void) {
+    prof__smp_fork_lock(0);
+    pthread_mutex_unlock(&prof__lock);
+}
 PROF__COLD static void prof__fork_child(void) {
     prof__g.proc.fork_child = 1;
     __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helpers are not here, */
     prof__wk_forget();                  /* nor the locks they may hold */
+    prof__smp_forget();                 /* nor its sampled threads */
     pthread_mutex_init(&prof__pool_lock, NULL);
     if (prof__g.inited) {
         prof__g.proc.mute = 1;
@@ -11044,6 +11249,8 @@ PROF__COLD static void prof__update_disabled(void) {
                        prof__rank_in(prof__g.conf.ranks, prof__g.who.rank > 0 ? prof__g.who.rank : 0) == 0;
 }
 
+static void prof__smp_follow_locked(int want);
+
 PROF__COLD void prof_set_rank(int rank, int world_size) {
     if (rank < 0 || world_size <= rank) {
         prof__msg("PROF_SET_RANK(%d, %d): the rank must be at least 0 and below the world size; ignoring it",
@@ -11059,6 +11266,7 @@ PROF__COLD void prof_set_rank(int rank, int world_size) {
         int on = !prof__g.disabled && prof__cur_action() != PROF__NONE;
         __atomic_store_n(&prof__on, (unsigned char)on, __ATOMIC_RELAXED);
         prof__act_follow_locked(on, 0);
+        prof__smp_follow_locked(on && prof__cur_action() >= PROF__RECORD);
     }
     pthread_mutex_unlock(&prof__lock);
 }
@@ -11443,6 +11651,8 @@ typedef struct prof__job {
 } prof__job;
 
 static void prof__job_run(prof__job *j);
+static int prof__smp_on(void);
+static int64_t prof__smp_poll(void);
 
 static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
 static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
@@ -11549,6 +11759,13 @@ static void *prof__wk_run(void *arg) {
                 pthread_mutex_lock(&prof__lock);
                 if (prof__wk.n || prof__wk.stop) break;
             }
+            if (prof__smp_on()) {       /* PROF_SAMPLE: new threads' events, the rings drained */
+                pthread_mutex_unlock(&prof__lock);
+                int64_t sn = prof__smp_poll();
+                pthread_mutex_lock(&prof__lock);
+                if (prof__wk.n || prof__wk.stop) break;
+                if (sn >= 0 && (ns < 0 || sn < ns)) ns = sn;
+            }
             if (ns < 0) {
                 pthread_cond_wait(&prof__wk_cv, &prof__lock);
                 continue;
@@ -11648,6 +11865,571 @@ PROF__COLD static int prof__wk_stop(void) {
     pthread_join(prof__wk.thread, NULL);
     __atomic_store_n(&prof__wk.running, 0, __ATOMIC_RELEASE);
     return 1;
+}
+
+/* ---- >>sample  PROF_SAMPLE: CPU samples of every thread the profiler knows -
+   PROF_SAMPLE=HZ (cfg.sample_hz): while a window records, each registered
+   thread is sampled on its own CPU time by the kernel (perf_event_open:
+   the software task-clock, user space only, the instruction pointer and
+   the kernel's frame-pointer walk of the user stack, CLOCK_MONOTONIC
+   stamps), into a small ring per thread. The profiler's thread opens the
+   events (pid = the thread's OS tid), drains the rings every few ms and at
+   each save, and closes a thread's event after its last drain once the
+   thread has exited. No signal reaches the engine and nothing on an
+   engine's thread grows with the samples: the kernel writes the ring, the
+   step only enables or disables the events (one ioctl per thread) as the
+   schedule opens and closes windows, as kernel capture follows them.
+   A ring that overflows (PERF_RECORD_LOST) or the memory cap (a quarter of
+   PROF_BUFFER_MB) loses samples: counted (prof_stats.samples_lost) and
+   said per cycle. Where perf_event_open is refused (perf_event_paranoid, a
+   seccomp profile, a kernel without the event) one line says why and how
+   to allow it; everything else goes on. A fork's child samples nothing: it
+   closes its copies of the parent's events without touching them.
+   A saved cycle takes the samples stamped inside its steps (prof__cycle.smp);
+   the others are dropped at the save that passes them. */
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<linux/perf_event.h>)
+#define PROF__PERF 1
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#endif
+#endif
+
+#define PROF__SMP_HZ_MAX 20000
+
+typedef struct prof__smp_th {           /* a sampled thread (profiler's thread, under prof__smp.lock) */
+    long tid;
+    uint32_t idx;                       /* its index in prof__g.rec.tinfo */
+    int fd;
+    void *ring;                         /* 1 + 2^n pages */
+    size_t map_bytes;
+} prof__smp_th;
+
+static struct {
+    pthread_mutex_t lock;               /* under prof__lock (the steps), or alone; nothing under it */
+    int state;                          /* 0: not started; 1: sampling; -1: refused or off (said) */
+    int want;                           /* a window records: events enabled */
+    prof__smp_th *t;
+    size_t nt, tcap;
+    size_t seen;                        /* tinfo entries looked at */
+    prof__sample *s;                    /* drained, waiting for a save to take them; in time order per thread */
+    size_t ns, scap;
+    uint64_t *ip;                       /* their frames, innermost first */
+    size_t nip, ipcap;
+    uint64_t lost;                      /* since the last save: ring overflows and the cap */
+    size_t pages;                       /* data pages per ring */
+    int64_t period_ns;
+    unsigned char rec[65536];           /* one record, copied out of the ring (perf_event_header.size is 16 bits) */
+} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 } };
+
+static int prof__smp_on(void) {
+    return prof__g.opt.sample_hz > 0 && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0;
+}
+static void prof__smp_state(int s) { __atomic_store_n(&prof__smp.state, s, __ATOMIC_RELAXED); }
+
+#ifdef PROF__PERF
+/* The first refusal: one line, why and how to allow it; no more tries. */
+PROF__COLD static void prof__smp_refused(int err) {
+    int paranoid = -9;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    if (f) {
+        if (fscanf(f, "%d", &paranoid) != 1) paranoid = -9;
+        fclose(f);
+    }
+    char para[64];
+    if (paranoid == -9) snprintf(para, sizeof para, "unreadable");
+    else snprintf(para, sizeof para, "%d", paranoid);
+    if ((err == EACCES || err == EPERM) && (paranoid > 2 || paranoid == -9))
+        prof__msg("PROF_SAMPLE: perf_event_open is refused (%s; kernel.perf_event_paranoid is %s): no samples; "
+                  "allow a process to sample itself with sysctl kernel.perf_event_paranoid=2 (or CAP_PERFMON)",
+                  strerror(err), para);
+    else if (err == EACCES || err == EPERM || err == ENOSYS)
+        prof__msg("PROF_SAMPLE: perf_event_open is refused (%s) though kernel.perf_event_paranoid is %s: a "
+                  "seccomp filter (a container's profile) forbids it; no samples; allow perf_event_open in "
+                  "that profile (Docker: --security-opt seccomp=<a profile that allows it>)",
+                  strerror(err), para);
+    else
+        prof__msg("PROF_SAMPLE: this kernel cannot sample a thread's CPU time (perf_event_open: %s); no samples",
+                  strerror(err));
+    prof__smp_state(-1);
+}
+
+/* The ring's size: about an eighth of a second of samples of 32 frames,
+   within the locked memory a user may map (perf_event_mlock_kb). */
+static size_t prof__smp_pages(int hz) {
+    size_t want = (size_t)hz * 300 / 8 / 4096, p = 8;
+    while (p < want && p < 64) p *= 2;
+    return p;
+}
+
+/* thread's event and ring; 0 and errno when the kernel refuses. */
+static int prof__smp_open(prof__smp_th *t) {
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = (uint64_t)prof__smp.period_ns;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.exclude_callchain_kernel = 1;
+    a.use_clockid = 1;
+    a.clockid = PROF__CLOCK_MONOTONIC;
+    int fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)t->tid, -1, -1, 0x8UL /* PERF_FLAG_FD_CLOEXEC */);
+    if (fd < 0) return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t p = prof__smp.pages; p >= 1; p /= 2) {   /* the locked-memory limit: a smaller ring */
+        size_t bytes = (1 + p) * (size_t)page;
+        void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED) {
+            t->fd = fd;
+            t->ring = m;
+            t->map_bytes = bytes;
+            if (p < prof__smp.pages) {
+                prof__msg("PROF_SAMPLE: rings of %zu pages, not %zu (the locked memory a user may map: "
+                          "kernel.perf_event_mlock_kb); samples may be lost at high rates", p, prof__smp.pages);
+                prof__smp.pages = p;
+            }
+            if (prof__smp.want) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+            return 1;
+        }
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    return 0;
+}
+
+static void prof__smp_close(prof__smp_th *t) {
+    munmap(t->ring, t->map_bytes);
+    close(t->fd);
+}
+
+/* One sample record into the store; frames are the callchain's user
+   addresses (its PERF_CONTEXT_* markers left out), or the ip alone. */
+static void prof__smp_keep(const prof__smp_th *t, const unsigned char *r, size_t size) {
+    uint64_t ip, time, nr = 0;
+    if (size < 8 + 24) return;
+    memcpy(&ip, r + 8, 8);
+    memcpy(&time, r + 24, 8);
+    if (size >= 40) memcpy(&nr, r + 32, 8);
+    if (size < 40 || nr > (size - 40) / 8) nr = size < 40 ? 0 : (size - 40) / 8;
+    size_t bytes = (prof__smp.ns + 1) * sizeof(prof__sample) + (prof__smp.nip + nr + 1) * 8;
+    uint64_t *ips = (uint64_t *)prof__grow(prof__smp.ip, &prof__smp.ipcap, prof__smp.nip + nr + 1, 8);
+    if (ips) prof__smp.ip = ips;
+    prof__sample *s = ips ? (prof__sample *)prof__grow(prof__smp.s, &prof__smp.scap, prof__smp.ns + 1, sizeof *s)
+                          : NULL;
+    if (!s || bytes > prof__g.opt.buffer_mb * (1024 * 1024 / 4)) {
+        prof__smp.lost++;
+        return;
+    }
+    prof__smp.s = s;
+    prof__sample *o = &s[prof__smp.ns++];
+    o->ns = (int64_t)time;
+    o->th = t->idx;
+    o->tid = (int32_t)t->tid;
+    o->ip = (uint32_t)prof__smp.nip;
+    uint32_t n = 0;
+    for (uint64_t k = 0; k < nr; k++) {
+        uint64_t v;
+        memcpy(&v, r + 40 + 8 * k, 8);
+        if (v >= (uint64_t)PERF_CONTEXT_MAX) continue;
+        ips[prof__smp.nip + n++] = v;
+    }
+    if (!n) ips[prof__smp.nip + n++] = ip;
+    o->nip = n;
+    prof__smp.nip += n;
+}
+
+/* Everything in t's ring, under prof__smp.lock. */
+static void prof__smp_drain(prof__smp_th *t) {
+    struct perf_event_mmap_page *m = (struct perf_event_mmap_page *)t->ring;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = t->map_bytes - page;
+    const unsigned char *d = (const unsigned char *)t->ring + page;
+    uint64_t head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE), tail = m->data_tail;
+    while (head - tail >= sizeof(struct perf_event_header)) {
+        struct perf_event_header h;
+        unsigned char *r = prof__smp.rec;
+        for (size_t k = 0; k < sizeof h; k++) r[k] = d[(tail + k) % size];
+        memcpy(&h, r, sizeof h);
+        if (h.size < sizeof h || head - tail < h.size) break;
+        for (size_t k = sizeof h; k < h.size; k++) r[k] = d[(tail + k) % size];
+        if (h.type == PERF_RECORD_SAMPLE) prof__smp_keep(t, r, h.size);
+        else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+            uint64_t n;
+            memcpy(&n, r + 16, 8);
+            prof__smp.lost += n;
+        }
+        tail += h.size;
+    }
+    __atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* Whether t's thread has exited: its event hangs up. */
+static int prof__smp_gone(const prof__smp_th *t) {
+    struct pollfd p = { t->fd, POLLIN, 0 };
+    return poll(&p, 1, 0) > 0 && (p.revents & POLLHUP);
+}
+
+/* Every ring drained; the threads that exited closed after it. Under
+   prof__smp.lock. */
+static void prof__smp_drain_all(void) {
+    size_t k = 0;
+    for (size_t i = 0; i < prof__smp.nt; i++) {
+        prof__smp_th *t = &prof__smp.t[i];
+        int gone = prof__smp_gone(t);   /* asked first: what it wrote before its exit is in the ring */
+        prof__smp_drain(t);
+        if (gone) prof__smp_close(t);
+        else prof__smp.t[k++] = *t;
+    }
+    prof__smp.nt = k;
+}
+
+/* On the profiler's thread: the threads registered since the last look
+   get their events, and the rings are drained. The ns until the next
+   drain, or -1 when no window records (the step wakes it: prof__wk_cv). */
+static int64_t prof__smp_poll(void) {
+    pthread_mutex_lock(&prof__lock);
+    int want = prof__smp.want;
+    size_t from = prof__smp.seen, to = prof__g.rec.ntinfo, n = 0;
+    long tids[64];
+    uint32_t idx[64];
+    for (size_t i = from; i < to && n < 64; i++, n++) {
+        tids[n] = prof__g.rec.tinfo[i].tid;
+        idx[n] = (uint32_t)i;
+    }
+    pthread_mutex_unlock(&prof__lock);
+    pthread_mutex_lock(&prof__smp.lock);
+    if (prof__smp.state == 0) {
+        int hz = prof__g.opt.sample_hz > PROF__SMP_HZ_MAX ? PROF__SMP_HZ_MAX : prof__g.opt.sample_hz;
+        prof__smp.period_ns = 1000000000 / hz;
+        prof__smp.pages = prof__smp_pages(hz);
+        prof__smp_state(1);
+    }
+    for (size_t i = 0; i < n && prof__smp.state > 0; i++) {
+        prof__smp.seen = idx[i] + 1;
+        prof__smp_th t;
+        memset(&t, 0, sizeof t);
+        t.tid = tids[i];
+        t.idx = idx[i];
+        prof__smp_th *v = (prof__smp_th *)prof__grow(prof__smp.t, &prof__smp.tcap, prof__smp.nt + 1, sizeof t);
+        if (!v) break;                  /* out of memory: looked at again next time */
+        prof__smp.t = v;
+        if (prof__smp_open(&t)) prof__smp.t[prof__smp.nt++] = t;
+        else if (errno != ESRCH) prof__smp_refused(errno);  /* ESRCH: it has exited already */
+    }
+    prof__smp_drain_all();
+    int64_t next = want && prof__smp.state > 0 ? (int64_t)prof__smp.pages * 4096 / 400 * prof__smp.period_ns / 4 : -1;
+    pthread_mutex_unlock(&prof__smp.lock);
+    if (n == 64) return 0;              /* more threads to look at */
+    return next < 0 ? -1 : next < 1000000 ? 1000000 : next;
+}
+
+/* The steps (under prof__lock): events on while a window records, off
+   between windows; the profiler's thread wakes to open new threads' events. */
+static void prof__smp_follow_locked(int want) {
+    if (!prof__smp_on() || !want == !prof__smp.want) return;
+    if (want && (prof__g.conf.flight || !__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED))) {
+        prof__msg("PROF_SAMPLE: %s; no samples", prof__g.conf.flight
+                  ? "the flight recorder (PROF_FLIGHT) does not keep samples"
+                  : "samples are drained by the profiler's thread, which this run has not "
+                    "(cfg.trace_ready_at_step)");
+        prof__smp_state(-1);
+        return;
+    }
+    pthread_mutex_lock(&prof__smp.lock);
+    prof__smp.want = want;
+    for (size_t i = 0; i < prof__smp.nt; i++)
+        ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+    pthread_mutex_unlock(&prof__smp.lock);
+    if (want) pthread_cond_signal(&prof__wk_cv);
+}
+
+/* Around a fork, under prof__lock: no drain is halfway through the list. */
+static void prof__smp_fork_lock(int lock) {
+    if (lock) pthread_mutex_lock(&prof__smp.lock);
+    else pthread_mutex_unlock(&prof__smp.lock);
+}
+
+/* A fork's child: its copies of the parent's events are closed, never
+   disabled (the same events: the parent's threads would stop being
+   sampled); the child samples nothing. */
+static void prof__smp_forget(void) {
+    for (size_t i = 0; i < prof__smp.nt; i++) prof__smp_close(&prof__smp.t[i]);
+    pthread_mutex_init(&prof__smp.lock, NULL);
+    prof__smp.nt = 0;
+    prof__smp.want = 0;
+    prof__smp_state(-1);
+}
+
+/* Shutdown, after the last save: every event closed, the samples no
+   cycle took let go. */
+static void prof__smp_stop(void) {
+    pthread_mutex_lock(&prof__smp.lock);
+    for (size_t i = 0; i < prof__smp.nt; i++) prof__smp_close(&prof__smp.t[i]);
+    prof__smp.nt = 0;
+    prof__smp.want = 0;
+    free(prof__smp.s);
+    free(prof__smp.ip);
+    prof__smp.s = NULL;
+    prof__smp.ip = NULL;
+    prof__smp.ns = prof__smp.scap = prof__smp.nip = prof__smp.ipcap = 0;
+    pthread_mutex_unlock(&prof__smp.lock);
+}
+#else  /* no perf_event_open on this system */
+static int64_t prof__smp_poll(void) {
+    if (prof__smp.state == 0) {
+        prof__msg("PROF_SAMPLE: this system has no perf_event_open (Linux); no samples");
+        prof__smp_state(-1);
+    }
+    return -1;
+}
+static void prof__smp_follow_locked(int want) { (void)want; }
+static void prof__smp_forget(void) { prof__smp_state(-1); }
+static void prof__smp_fork_lock(int lock) { (void)lock; }
+static void prof__smp_stop(void) {}
+static void prof__smp_drain_all(void) {}
+#endif
+
+/* An ELF file's GNU build id, as hex into out[41] ("" when it has none or
+   cannot be read): the NT_GNU_BUILD_ID note of its first PT_NOTE segments. */
+/* pread() is POSIX: hidden by -std=c11 */
+static ssize_t prof__smp_pread(int fd, void *b, size_t n, uint64_t off) {
+    return lseek(fd, (off_t)off, SEEK_SET) < 0 ? -1 : read(fd, b, n);
+}
+
+static void prof__smp_build_id(const char *path, char *out) {
+    out[0] = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return;
+    unsigned char eh[64], ph[56], note[256];
+    if (prof__smp_pread(fd, eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh, "\177ELF", 4) || eh[4] != 2 ||
+        eh[5] != 1) {
+        close(fd);                      /* 64-bit little-endian files only */
+        return;
+    }
+    uint64_t phoff;
+    uint16_t phentsize, phnum;
+    memcpy(&phoff, eh + 32, 8);
+    memcpy(&phentsize, eh + 54, 2);
+    memcpy(&phnum, eh + 56, 2);
+    for (uint16_t i = 0; i < phnum && phentsize >= sizeof ph && !out[0]; i++) {
+        if (prof__smp_pread(fd, ph, sizeof ph, phoff + (uint64_t)i * phentsize) != (ssize_t)sizeof ph) break;
+        uint32_t type;
+        uint64_t off, size;
+        memcpy(&type, ph, 4);
+        memcpy(&off, ph + 8, 8);
+        memcpy(&size, ph + 32, 8);
+        if (type != 4 /* PT_NOTE */) continue;
+        if (size > sizeof note) size = sizeof note;
+        ssize_t n = prof__smp_pread(fd, note, (size_t)size, off);
+        for (size_t k = 0; n > 0 && k + 12 <= (size_t)n;) {
+            uint32_t nsz, dsz, nt;
+            memcpy(&nsz, note + k, 4);
+            memcpy(&dsz, note + k + 4, 4);
+            memcpy(&nt, note + k + 8, 4);
+            size_t d = k + 12 + ((nsz + 3u) & ~3u);
+            if (d + dsz > (size_t)n) break;
+            if (nt == 3 /* NT_GNU_BUILD_ID */ && nsz == 4 && !memcmp(note + k + 12, "GNU", 4) && dsz <= 20) {
+                for (uint32_t b = 0; b < dsz; b++) snprintf(out + 2 * b, 3, "%02x", note[d + b]);
+                break;
+            }
+            k = d + ((dsz + 3u) & ~3u);
+        }
+    }
+    close(fd);
+}
+
+/* The process's executable mappings of files now, into sc (at a save, on
+   the profiler's thread): what the prof tool resolves addresses with. */
+static void prof__smp_maps(prof__scy *sc) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    char line[4096 + 256];
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off;
+        char perm[8];
+        int at = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perm, &off, &at) != 4 || !at) continue;
+        char *path = line + at;
+        path[strcspn(path, "\n")] = 0;
+        if (perm[2] != 'x' || path[0] != '/') continue;
+        prof__smap *m = (prof__smap *)prof__grow(sc->map, &cap, sc->nmap + 1, sizeof *m);
+        if (!m) break;
+        sc->map = m;
+        prof__smap *o = &m[sc->nmap];
+        size_t n = strlen(path);
+        o->path = (char *)malloc(n + 1);
+        if (!o->path) break;
+        memcpy(o->path, path, n + 1);
+        o->start = lo;
+        o->end = hi;
+        o->offset = off;
+        prof__smp_build_id(path, o->build_id);
+        sc->nmap++;
+    }
+    fclose(f);
+}
+
+/* Attribution, once per saved cycle: each sample's innermost region (a
+   sweep per thread over its regions by start, a stack of those open) and
+   its step (the step whose time holds it, whichever thread stepped). */
+typedef struct prof__smp_iv { uint32_t th, i; uint64_t t0, t1; } prof__smp_iv;
+static int prof__smp_iv_cmp(const void *x, const void *y) {
+    const prof__smp_iv *a = (const prof__smp_iv *)x, *b = (const prof__smp_iv *)y;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    if (a->t1 != b->t1) return a->t1 > b->t1 ? -1 : 1;   /* the outer one first */
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static void prof__smp_attribute(const prof__cycle *cy, prof__scy *sc) {
+    size_t nr = 0, nst = 0, ns = sc->n;
+    for (size_t i = 0; i < cy->n; i++) {
+        nr += prof__spans(cy->ev[i].kind) && cy->ev[i].kind != PROF__K_STEP;
+        nst += cy->ev[i].kind == PROF__K_STEP;
+    }
+    prof__smp_iv *r = (prof__smp_iv *)malloc((nr + nst + ns + 1) * sizeof *r), *st = r + nr, *sm = st + nst;
+    uint32_t *open = (uint32_t *)malloc((nr + 1) * sizeof *open);
+    for (size_t i = 0; i < ns; i++) sc->s[i].region = sc->s[i].step = PROF__NO_EVENT;
+    if (!r || !open) {
+        free(r);
+        free(open);
+        return;
+    }
+    nr = nst = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        prof__smp_iv v = { e->th, (uint32_t)i, e->t0, e->t1 };
+        if (e->kind == PROF__K_STEP) { v.th = 0; st[nst++] = v; }
+        else if (prof__spans(e->kind)) r[nr++] = v;
+    }
+    double npt = prof__ns_per_tick();   /* CLOCK_MONOTONIC ns to ticks */
+    for (size_t i = 0; i < ns; i++) {
+        const prof__sample *s = &sc->s[i];
+        double d = (double)(s->ns - prof__g.clk.mono0) / npt;
+        prof__smp_iv v = { s->th, (uint32_t)i, d <= 0 ? 0 : prof__g.clk.tick0 + (uint64_t)d, 0 };
+        sm[i] = v;
+    }
+    qsort(r, nr, sizeof *r, prof__smp_iv_cmp);
+    qsort(st, nst, sizeof *st, prof__smp_iv_cmp);
+    qsort(sm, ns, sizeof *sm, prof__smp_iv_cmp);
+    size_t k = 0, sk = 0, top = 0;
+    uint32_t th = UINT32_MAX;
+    for (size_t i = 0; i < ns; i++) {
+        uint64_t t = sm[i].t0;
+        if (sm[i].th != th) {           /* a new thread: its regions */
+            th = sm[i].th;
+            top = 0;
+            while (k < nr && r[k].th < th) k++;
+        }
+        for (; k < nr && r[k].th == th && r[k].t0 <= t; k++) {
+            while (top && cy->ev[open[top - 1]].t1 < r[k].t0) top--;
+            open[top++] = r[k].i;
+        }
+        while (top && cy->ev[open[top - 1]].t1 < t) top--;
+        prof__sample *s = &sc->s[sm[i].i];
+        s->region = top ? open[top - 1] : PROF__NO_EVENT;
+        size_t lo = 0, hi = nst;        /* the last step that began by t */
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (st[mid].t0 <= t) lo = mid + 1;
+            else hi = mid;
+        }
+        sk = lo;
+        if (sk && st[sk - 1].t1 >= t) s->step = st[sk - 1].i;
+    }
+    free(r);
+    free(open);
+}
+
+/* A save (prof__save_cycle): the rings drained, and the samples stamped
+   inside the cycle's steps move to it, each with its region and step;
+   older ones go. */
+static void prof__smp_take(prof__cycle *cy) {
+    if (prof__g.opt.sample_hz <= 0 || !__atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED)) return;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        if (e->kind != PROF__K_STEP) continue;
+        if (e->t0 < lo) lo = e->t0;
+        if (e->t1 > hi) hi = e->t1;
+    }
+    prof__calibrate();                  /* ticks to CLOCK_MONOTONIC: the samples' clock */
+    int64_t lo_ns = hi ? prof__tick_ns(lo) : 0, hi_ns = hi ? prof__tick_ns(hi) : INT64_MAX;
+    prof__scy *sc = (prof__scy *)calloc(1, sizeof *sc);
+    pthread_mutex_lock(&prof__smp.lock);
+    prof__smp_drain_all();
+    size_t keep = 0, kip = 0, n = 0, nip = 0;
+    for (size_t i = 0; i < prof__smp.ns; i++) {        /* how many are the cycle's */
+        const prof__sample *s = &prof__smp.s[i];
+        if (s->ns >= lo_ns && s->ns <= hi_ns) { n++; nip += s->nip; }
+    }
+    if (sc && n) {
+        sc->s = (prof__sample *)malloc(n * sizeof *sc->s);
+        sc->ip = (uint64_t *)malloc((nip ? nip : 1) * sizeof *sc->ip);
+        if (!sc->s || !sc->ip) {
+            free(sc->s);
+            free(sc->ip);
+            sc->s = NULL;
+            sc->ip = NULL;
+        }
+    }
+    uint64_t lost = prof__smp.lost;
+    for (size_t i = 0; i < prof__smp.ns; i++) {
+        prof__sample s = prof__smp.s[i];
+        const uint64_t *ip = prof__smp.ip + s.ip;
+        if (s.ns > hi_ns) {             /* a later cycle's: kept */
+            memmove(prof__smp.ip + kip, ip, s.nip * sizeof *ip);
+            s.ip = (uint32_t)kip;
+            kip += s.nip;
+            prof__smp.s[keep++] = s;
+        } else if (s.ns >= lo_ns) {
+            if (sc && sc->s) {
+                memcpy(sc->ip + sc->nip, ip, s.nip * sizeof *ip);
+                s.ip = (uint32_t)sc->nip;
+                sc->nip += s.nip;
+                sc->s[sc->n++] = s;
+            } else {
+                lost++;
+            }
+        }
+    }
+    prof__smp.ns = keep;
+    prof__smp.nip = kip;
+    prof__smp.lost = 0;
+    if (sc) {
+        sc->lost = lost;
+        sc->period_ns = prof__smp.period_ns;
+        sc->refused = prof__smp.state < 0;
+    }
+    pthread_mutex_unlock(&prof__smp.lock);
+    if (sc && sc->n) {
+        prof__smp_attribute(cy, sc);
+        prof__smp_maps(sc);
+    }
+    prof__smp_free(cy->smp);
+    cy->smp = sc;
+    pthread_mutex_lock(&prof__lock);
+    prof__g.stats.samples += sc ? sc->n : 0;
+    prof__g.stats.samples_lost += lost;
+    pthread_mutex_unlock(&prof__lock);
+    if (lost)
+        prof__msg("PROF_SAMPLE: cycle %d lost %llu CPU samples (a ring overflowed, or their memory passed a "
+                  "quarter of PROF_BUFFER_MB)", cy->index, (unsigned long long)lost);
+}
+
+static void prof__smp_free(prof__scy *sc) {
+    if (!sc) return;
+    for (size_t i = 0; i < sc->nmap; i++) free(sc->map[i].path);
+    free(sc->map);
+    free(sc->s);
+    free(sc->ip);
+    free(sc);
 }
 
 /* ---- >>flight  the flight recorder (PROF_FLIGHT) --------------------------
@@ -12422,6 +13204,7 @@ void prof_step(void) {
     if (prev == PROF__NONE && next != PROF__NONE)
         prof__en_wake_locked();         /* PROF_ENERGY: an opening read, then reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
+    prof__smp_follow_locked(!prof__g.disabled && next >= PROF__RECORD);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);
     if (work && !queued) prof__job_run_here(&j);
@@ -12531,6 +13314,7 @@ void prof_shutdown(void) {
     prof__shutdown_say(tail, cy->index, tail_step, suppressed);
     if (save) prof__save_cycle(cy);
     prof__cycle_free(cy);
+    prof__smp_stop();                   /* PROF_SAMPLE: every event closed */
     pthread_mutex_unlock(&prof__wk_lock);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }

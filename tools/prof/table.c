@@ -43,9 +43,14 @@ int cmd_table(int argc, char **argv) {
     prof_sort sort;
     size_t rows;
     int group;
-    if (argc < 1 || argc > 2) die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain,percentiles]");
+    if (argc < 1 || argc > 2)
+        die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain|function,percentiles]");
     const char *spec = argc > 1 ? argv[1] : "sort=self_cpu";
     if (!strncmp(spec, "--", 2)) spec += 2;        /* --group=domain: the spec's group=domain */
+    if (strstr(spec, "group=function")) {       /* PROF_SAMPLE's samples by function (functions.c) */
+        const char *r = strstr(spec, "rows=");
+        return table_functions(argv[0], r ? (size_t)strtoul(r + 5, NULL, 10) : 0);
+    }
     if (!prof_table_spec(spec, &sort, &rows, &group))
         die("'%s' is not a table spec as PROF_TABLE takes (sort=...,rows=N,group=...,percentiles)", argv[1]);
     const prof_cycle *cy = table_cycle(0, trace_open(argv[0], 0));

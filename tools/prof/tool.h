@@ -369,6 +369,15 @@ void tool_out_free(tool_out *o);
 
 int cmd_merge(int argc, char **argv);   /* argv[0]: "merge" */
 int cmd_table(int argc, char **argv);   /* argv: after "table" */
+/* prof table TRACE group=function (functions.c): self samples per function,
+   per region; rows: per region at most (0: all). */
+int table_functions(const char *path, size_t rows);
+/* ELF symbols (symbols.c): a file by path, checked against the run's build
+   id ("" unknown), once; the function holding a file offset, or NULL. */
+typedef struct elf_file elf_file;
+elf_file *elf_get(const char *path, const char *build_id);
+const char *elf_function(const elf_file *e, uint64_t off);
+void elf_free(void);
 int cmd_diff(int argc, char **argv);    /* argv: after "diff" */
 int cmd_ranks(int argc, char **argv);   /* argv: after "ranks" */
 int cmd_report(int argc, char **argv);  /* argv: after "report" */
