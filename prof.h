@@ -11652,6 +11652,8 @@ typedef struct prof__job {
 
 static void prof__job_run(prof__job *j);
 static int prof__smp_on(void);
+static int prof__smp_kick;              /* under prof__lock: a window opened or closed since the profiler's
+                                           thread last looked (>>sample) */
 static int64_t prof__smp_poll(void);
 
 static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
@@ -11760,10 +11762,12 @@ static void *prof__wk_run(void *arg) {
                 if (prof__wk.n || prof__wk.stop) break;
             }
             if (prof__smp_on()) {       /* PROF_SAMPLE: new threads' events, the rings drained */
+                prof__smp_kick = 0;
                 pthread_mutex_unlock(&prof__lock);
                 int64_t sn = prof__smp_poll();
                 pthread_mutex_lock(&prof__lock);
                 if (prof__wk.n || prof__wk.stop) break;
+                if (prof__smp_kick) continue;   /* a window opened or closed meanwhile: look again */
                 if (sn >= 0 && (ns < 0 || sn < ns)) ns = sn;
             }
             if (ns < 0) {
@@ -11907,9 +11911,10 @@ typedef struct prof__smp_th {           /* a sampled thread (profiler's thread, 
 } prof__smp_th;
 
 static struct {
-    pthread_mutex_t lock;               /* under prof__lock (the steps), or alone; nothing under it */
+    pthread_mutex_t lock;               /* the profiler's thread's, or a fork's (under prof__lock); nothing under it */
     int state;                          /* 0: not started; 1: sampling; -1: refused or off (said) */
-    int want;                           /* a window records: events enabled */
+    int want;                           /* atomic, set by the steps under prof__lock: a window records */
+    int enabled;                        /* the events are enabled (the profiler's thread, under lock) */
     prof__smp_th *t;
     size_t nt, tcap;
     size_t seen;                        /* tinfo entries looked at */
@@ -11921,7 +11926,7 @@ static struct {
     size_t pages;                       /* data pages per ring */
     int64_t period_ns;
     unsigned char rec[65536];           /* one record, copied out of the ring (perf_event_header.size is 16 bits) */
-} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 } };
+} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 } };
 
 static int prof__smp_on(void) {
     return prof__g.opt.sample_hz > 0 && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0;
@@ -11993,7 +11998,7 @@ static int prof__smp_open(prof__smp_th *t) {
                           "kernel.perf_event_mlock_kb); samples may be lost at high rates", p, prof__smp.pages);
                 prof__smp.pages = p;
             }
-            if (prof__smp.want) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+            if (prof__smp.enabled) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
             return 1;
         }
     }
@@ -12093,7 +12098,7 @@ static void prof__smp_drain_all(void) {
    drain, or -1 when no window records (the step wakes it: prof__wk_cv). */
 static int64_t prof__smp_poll(void) {
     pthread_mutex_lock(&prof__lock);
-    int want = prof__smp.want;
+    int want = __atomic_load_n(&prof__smp.want, __ATOMIC_RELAXED);
     size_t from = prof__smp.seen, to = prof__g.rec.ntinfo, n = 0;
     long tids[64];
     uint32_t idx[64];
@@ -12121,6 +12126,11 @@ static int64_t prof__smp_poll(void) {
         if (prof__smp_open(&t)) prof__smp.t[prof__smp.nt++] = t;
         else if (errno != ESRCH) prof__smp_refused(errno);  /* ESRCH: it has exited already */
     }
+    if (!want != !prof__smp.enabled) {   /* a window opened or closed: here, not in the engine's step */
+        for (size_t i = 0; i < prof__smp.nt; i++)
+            ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+        prof__smp.enabled = want;
+    }
     prof__smp_drain_all();
     int64_t next = want && prof__smp.state > 0 ? (int64_t)prof__smp.pages * 4096 / 400 * prof__smp.period_ns / 4 : -1;
     pthread_mutex_unlock(&prof__smp.lock);
@@ -12129,9 +12139,13 @@ static int64_t prof__smp_poll(void) {
 }
 
 /* The steps (under prof__lock): events on while a window records, off
-   between windows; the profiler's thread wakes to open new threads' events. */
+   between windows. The step only says so and wakes the profiler's thread,
+   which enables or disables every thread's event (a syscall each) and
+   opens new threads' events: the engine neither waits for a drain nor
+   makes those calls. Samples taken after a window's last step, before its
+   events are off, fall outside every saved cycle's steps. */
 static void prof__smp_follow_locked(int want) {
-    if (!prof__smp_on() || !want == !prof__smp.want) return;
+    if (!prof__smp_on() || !want == !__atomic_load_n(&prof__smp.want, __ATOMIC_RELAXED)) return;
     if (want && (prof__g.conf.flight || !__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED))) {
         prof__msg("PROF_SAMPLE: %s; no samples", prof__g.conf.flight
                   ? "the flight recorder (PROF_FLIGHT) does not keep samples"
@@ -12140,12 +12154,9 @@ static void prof__smp_follow_locked(int want) {
         prof__smp_state(-1);
         return;
     }
-    pthread_mutex_lock(&prof__smp.lock);
-    prof__smp.want = want;
-    for (size_t i = 0; i < prof__smp.nt; i++)
-        ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-    pthread_mutex_unlock(&prof__smp.lock);
-    if (want) pthread_cond_signal(&prof__wk_cv);
+    __atomic_store_n(&prof__smp.want, want, __ATOMIC_RELAXED);
+    prof__smp_kick = 1;
+    pthread_cond_signal(&prof__wk_cv);
 }
 
 /* Around a fork, under prof__lock: no drain is halfway through the list. */
@@ -12159,10 +12170,10 @@ static void prof__smp_fork_lock(int lock) {
    sampled); the child samples nothing. */
 static void prof__smp_forget(void) {
     for (size_t i = 0; i < prof__smp.nt; i++) prof__smp_close(&prof__smp.t[i]);
-    pthread_mutex_init(&prof__smp.lock, NULL);
     prof__smp.nt = 0;
-    prof__smp.want = 0;
+    prof__smp.want = prof__smp.enabled = 0;
     prof__smp_state(-1);
+    pthread_mutex_unlock(&prof__smp.lock);   /* taken by this thread before the fork (prof__fork_prepare) */
 }
 
 /* Shutdown, after the last save: every event closed, the samples no
@@ -12171,7 +12182,7 @@ static void prof__smp_stop(void) {
     pthread_mutex_lock(&prof__smp.lock);
     for (size_t i = 0; i < prof__smp.nt; i++) prof__smp_close(&prof__smp.t[i]);
     prof__smp.nt = 0;
-    prof__smp.want = 0;
+    prof__smp.want = prof__smp.enabled = 0;
     free(prof__smp.s);
     free(prof__smp.ip);
     prof__smp.s = NULL;
