@@ -1093,6 +1093,53 @@ template <class T> inline size_t prof__size(T v) { return static_cast<size_t>(v)
    runtime's own template). Every call returns the runtime's error as int,
    and leaves the thread's last error as the engine left it (PROF__GPU_KEPT). */
 
+/* A binding's management library (PROF_ENERGY's counter: NVML, AMD SMI),
+   loaded through the binding's weak dlopen, dlsym and dlerror (dl; NULL
+   where the program has none): path, else the fallback (NULL: none);
+   f[i] is names[i]'s call for i < n, and the first `need` must exist. The
+   library's handle; NULL having said why in one line, *why the trace's
+   (whys[0]: it could not be loaded, whys[1]: it lacks a call). */
+typedef struct prof__gpu_dl {
+    void *(*open)(const char *path, int flags);
+    void *(*sym)(void *lib, const char *name);
+    char *(*error)(void);
+    int flags;
+} prof__gpu_dl;
+
+static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path, const char *fallback,
+                                       const char *const *names, int n, int need, void **f,
+                                       const char *const whys[2], const char **why) {
+    char line[2 * 4096 + 512];
+    if (!dl->open || !dl->sym) {
+        prof_gpu_say("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
+        *why = "no dlopen";
+        return PROF__NULLPTR;
+    }
+    void *lib = dl->open(path, dl->flags);
+    if (!lib && fallback) lib = dl->open(fallback, dl->flags);
+    if (!lib) {
+        const char *de = dl->error ? dl->error() : PROF__NULLPTR;
+        snprintf(line, sizeof line, "PROF_ENERGY: cannot load %s (%s); no energy in the trace", path,
+                 de ? de : "dlopen failed");
+        prof_gpu_say(line);
+        *why = whys[0];
+        return PROF__NULLPTR;
+    }
+    int missing = 0;
+    for (int i = 0; i < n; i++) missing |= !(f[i] = dl->sym(lib, names[i])) && i < need;
+    if (missing) {
+        size_t k = PROF__SCAST(size_t, snprintf(line, sizeof line, "PROF_ENERGY: %s lacks ", path));
+        for (int i = 0; i < need && k < sizeof line; i++)
+            k += PROF__SCAST(size_t, snprintf(line + k, sizeof line - k, "%s%s", i ? (i + 1 < need ? ", " : " or ") : "",
+                                              names[i]));
+        if (k < sizeof line) snprintf(line + k, sizeof line - k, "; no energy in the trace");
+        prof_gpu_say(line);
+        *why = whys[1];
+        return PROF__NULLPTR;
+    }
+    return lib;
+}
+
 /* The runtime keeps a last error per thread, which a failing call sets and
    the engine's next rt##GetLastError reads as its own. A call of prof.h's
    that fails clears it again, unless the engine had one pending before the

@@ -444,32 +444,15 @@ static void prof__nvml_error(int err, char *buf, size_t n) {
 static int prof__nvml_open(const char **why) {
     static const char *const names[4] = { "nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2",
                                           "nvmlDeviceGetTotalEnergyConsumption", "nvmlErrorString" };
-    char line[2 * 4096 + 512], e[160];
+    static const char *const whys[2] = { "NVML could not be loaded", "NVML lacks the calls it needs" };
+    static const prof__gpu_dl dl = { prof__nvml_dlopen, prof__nvml_dlsym, prof__nvml_dlerror,
+                                     RTLD_NOW | RTLD_LOCAL };
+    char line[512], e[160];
     const char *path = getenv("PROF_NVML_LIB");
     if (!path || !*path) path = "libnvidia-ml.so.1";
-    if (!prof__nvml_dlopen || !prof__nvml_dlsym) {
-        prof_gpu_say("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
-        *why = "no dlopen";
-        return 0;
-    }
-    void *lib = prof__nvml_dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        const char *de = prof__nvml_dlerror ? prof__nvml_dlerror() : PROF__NULLPTR;
-        snprintf(line, sizeof line, "PROF_ENERGY: cannot load %s (%s); no energy in the trace", path,
-                 de ? de : "dlopen failed");
-        prof_gpu_say(line);
-        *why = "NVML could not be loaded";
-        return 0;
-    }
     void *f[4];
-    for (int i = 0; i < 4; i++) f[i] = prof__nvml_dlsym(lib, names[i]);
-    if (!f[0] || !f[1] || !f[2]) {
-        snprintf(line, sizeof line, "PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[0],
-                 names[1], names[2]);
-        prof_gpu_say(line);
-        *why = "NVML lacks the calls it needs";
-        return 0;
-    }
+    void *lib = prof__gpu_lib_load(&dl, path, PROF__NULLPTR, names, 4, 3, f, whys, why);
+    if (!lib) return 0;
     memcpy(&prof__nvml.init, &f[0], sizeof f[0]);   /* an object pointer into a function pointer */
     memcpy(&prof__nvml.by_bus, &f[1], sizeof f[1]);
     memcpy(&prof__nvml.energy, &f[2], sizeof f[2]);

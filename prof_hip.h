@@ -100,38 +100,20 @@ static void prof__amdsmi_error(int err, char *buf, size_t n) {
 static int prof__amdsmi_open(const char **why) {
     static const char *const names[4] = { "amdsmi_init", "amdsmi_get_processor_handle_from_bdf",
                                           "amdsmi_get_energy_count", "amdsmi_status_code_to_string" };
-    char line[2 * 4096 + 512], e[160];
-    const char *path = getenv("PROF_AMDSMI_LIB");
-    if (!path || !*path) path = "libamd_smi.so";
-    if (!prof__amdsmi_dlopen || !prof__amdsmi_dlsym) {
-        prof_gpu_say("PROF_ENERGY: this program has no dlopen (link it with -ldl); no energy in the trace");
-        *why = "no dlopen";
-        return 0;
-    }
-    void *lib = prof__amdsmi_dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib && !getenv("PROF_AMDSMI_LIB")) {  /* ROCm's own folder */
-        char p[4096];
+    static const char *const whys[2] = { "AMD SMI could not be loaded", "AMD SMI lacks the calls it needs" };
+    static const prof__gpu_dl dl = { prof__amdsmi_dlopen, prof__amdsmi_dlsym, prof__amdsmi_dlerror,
+                                     RTLD_NOW | RTLD_LOCAL };
+    char line[512], e[160], rocm_lib[4096];
+    const char *path = getenv("PROF_AMDSMI_LIB"), *fallback = PROF__NULLPTR;
+    if (!path || !*path) {              /* the loader's paths, then ROCm's own folder */
         const char *rocm = getenv("ROCM_PATH");
-        snprintf(p, sizeof p, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
-        lib = prof__amdsmi_dlopen(p, RTLD_NOW | RTLD_LOCAL);
-    }
-    if (!lib) {
-        const char *de = prof__amdsmi_dlerror ? prof__amdsmi_dlerror() : PROF__NULLPTR;
-        snprintf(line, sizeof line, "PROF_ENERGY: cannot load %s (%s); no energy in the trace", path,
-                 de ? de : "dlopen failed");
-        prof_gpu_say(line);
-        *why = "AMD SMI could not be loaded";
-        return 0;
+        snprintf(rocm_lib, sizeof rocm_lib, "%s/lib/libamd_smi.so", rocm && *rocm ? rocm : "/opt/rocm");
+        path = "libamd_smi.so";
+        fallback = rocm_lib;
     }
     void *f[4];
-    for (int i = 0; i < 4; i++) f[i] = prof__amdsmi_dlsym(lib, names[i]);
-    if (!f[0] || !f[1] || !f[2]) {
-        snprintf(line, sizeof line, "PROF_ENERGY: %s lacks %s, %s or %s; no energy in the trace", path, names[0],
-                 names[1], names[2]);
-        prof_gpu_say(line);
-        *why = "AMD SMI lacks the calls it needs";
-        return 0;
-    }
+    void *lib = prof__gpu_lib_load(&dl, path, fallback, names, 4, 3, f, whys, why);
+    if (!lib) return 0;
     memcpy(&prof__amdsmi.init, &f[0], sizeof f[0]);     /* an object pointer into a function pointer */
     memcpy(&prof__amdsmi.by_bdf, &f[1], sizeof f[1]);
     memcpy(&prof__amdsmi.energy, &f[2], sizeof f[2]);
