@@ -11699,12 +11699,15 @@ typedef struct prof__job {
 
 static void prof__job_run(prof__job *j);
 static int prof__smp_on(void);
-static int prof__smp_kick;              /* under prof__lock: a window opened or closed since the profiler's
-                                           thread last looked (>>sample) */
 static int64_t prof__smp_poll(void);
+static void prof__smp_job_start(void);
 
 static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
 static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
+/* Under prof__lock: what the profiler's thread polls between jobs changed
+   since it last looked (a window's edge: PROF_ENERGY's opening read,
+   PROF_SAMPLE's events), so it looks again before it waits. */
+static int prof__wk_kick;
 static pthread_cond_t prof__wk_idle = PTHREAD_COND_INITIALIZER;    /* the queue emptied */
 static struct {
     prof__job q[PROF__JOBS];            /* under prof__lock: the queue, the running one first */
@@ -11790,6 +11793,7 @@ static void prof__job_run_here(prof__job *j) {
 static void prof__en_wake_locked(void) {
     if (!prof__g.conf.energy) return;
     __atomic_store_n(&prof__en_open, 1, __ATOMIC_RELAXED);
+    prof__wk_kick = 1;
     pthread_cond_signal(&prof__wk_cv);
 }
 
@@ -11802,6 +11806,7 @@ static void *prof__wk_run(void *arg) {
     for (;;) {
         while (!prof__wk.n && !prof__wk.stop) {
             int64_t ns = -1;            /* PROF_ENERGY: a read when one is due, and the next */
+            prof__wk_kick = 0;
             if (prof__en_on()) {
                 pthread_mutex_unlock(&prof__lock);
                 ns = prof__en_poll();
@@ -11809,14 +11814,13 @@ static void *prof__wk_run(void *arg) {
                 if (prof__wk.n || prof__wk.stop) break;
             }
             if (prof__smp_on()) {       /* PROF_SAMPLE: new threads' events, the rings drained */
-                prof__smp_kick = 0;
                 pthread_mutex_unlock(&prof__lock);
                 int64_t sn = prof__smp_poll();
                 pthread_mutex_lock(&prof__lock);
                 if (prof__wk.n || prof__wk.stop) break;
-                if (prof__smp_kick) continue;   /* a window opened or closed meanwhile: look again */
                 if (sn >= 0 && (ns < 0 || sn < ns)) ns = sn;
             }
+            if (prof__wk_kick) continue;    /* a window opened or closed meanwhile: look again */
             if (ns < 0) {
                 pthread_cond_wait(&prof__wk_cv, &prof__lock);
                 continue;
@@ -11833,6 +11837,7 @@ static void *prof__wk_run(void *arg) {
         prof__wk.busy = 1;
         pthread_mutex_unlock(&prof__lock);
         if (prof__en_on()) prof__en_poll();     /* a read due, before a job that may take long */
+        if (prof__smp_on()) prof__smp_job_start();
         prof__job_run_here(&j);
         pthread_mutex_lock(&prof__lock);
         prof__wk.busy = 0;
@@ -12143,6 +12148,24 @@ static void prof__smp_drain_all(void) {
 /* On the profiler's thread: the threads registered since the last look
    get their events, and the rings are drained. The ns until the next
    drain, or -1 when no window records (the step wakes it: prof__wk_cv). */
+/* Under prof__smp.lock: every thread's event enabled while a window
+   records (want), disabled between windows; a syscall a thread, made only
+   when the window's state changed. */
+static void prof__smp_apply(int want) {
+    if (!want == !prof__smp.enabled) return;
+    for (size_t i = 0; i < prof__smp.nt; i++)
+        ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+    prof__smp.enabled = want;
+}
+
+/* The profiler's thread, before a job: the window's edge applied first (a
+   save can take long; the step may have found the lock taken). */
+static void prof__smp_job_start(void) {
+    pthread_mutex_lock(&prof__smp.lock);
+    prof__smp_apply(__atomic_load_n(&prof__smp.want, __ATOMIC_RELAXED));
+    pthread_mutex_unlock(&prof__smp.lock);
+}
+
 static int64_t prof__smp_poll(void) {
     pthread_mutex_lock(&prof__lock);
     int want = __atomic_load_n(&prof__smp.want, __ATOMIC_RELAXED);
@@ -12173,11 +12196,7 @@ static int64_t prof__smp_poll(void) {
         if (prof__smp_open(&t)) prof__smp.t[prof__smp.nt++] = t;
         else if (errno != ESRCH) prof__smp_refused(errno);  /* ESRCH: it has exited already */
     }
-    if (!want != !prof__smp.enabled) {   /* a window opened or closed: here, not in the engine's step */
-        for (size_t i = 0; i < prof__smp.nt; i++)
-            ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-        prof__smp.enabled = want;
-    }
+    prof__smp_apply(want);
     prof__smp_drain_all();
     int64_t next = want && prof__smp.state > 0 ? (int64_t)prof__smp.pages * 4096 / 400 * prof__smp.period_ns / 4 : -1;
     pthread_mutex_unlock(&prof__smp.lock);
@@ -12186,11 +12205,12 @@ static int64_t prof__smp_poll(void) {
 }
 
 /* The steps (under prof__lock): events on while a window records, off
-   between windows. The step only says so and wakes the profiler's thread,
-   which enables or disables every thread's event (a syscall each) and
-   opens new threads' events: the engine neither waits for a drain nor
-   makes those calls. Samples taken after a window's last step, before its
-   events are off, fall outside every saved cycle's steps. */
+   between windows. The step applies the change itself (a syscall a
+   thread, at a window's edge only) when prof__smp.lock is free, and never
+   waits for it: the profiler's thread holds it while it drains, and then
+   applies the change itself before its next job or wait (kicked). Samples
+   taken after a window's last step, before its events are off, fall
+   outside every saved cycle's steps. */
 static void prof__smp_follow_locked(int want) {
     if (!prof__smp_on() || !want == !__atomic_load_n(&prof__smp.want, __ATOMIC_RELAXED)) return;
     if (want && (prof__g.conf.flight || !__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED))) {
@@ -12202,7 +12222,11 @@ static void prof__smp_follow_locked(int want) {
         return;
     }
     __atomic_store_n(&prof__smp.want, want, __ATOMIC_RELAXED);
-    prof__smp_kick = 1;
+    if (pthread_mutex_trylock(&prof__smp.lock) == 0) {
+        prof__smp_apply(want);
+        pthread_mutex_unlock(&prof__smp.lock);
+    }
+    prof__wk_kick = 1;
     pthread_cond_signal(&prof__wk_cv);
 }
 
@@ -12246,6 +12270,7 @@ static int64_t prof__smp_poll(void) {
     return -1;
 }
 static void prof__smp_follow_locked(int want) { (void)want; }
+static void prof__smp_job_start(void) {}
 static void prof__smp_forget(void) { prof__smp_state(-1); }
 static void prof__smp_fork_lock(int lock) { (void)lock; }
 static void prof__smp_stop(void) {}
