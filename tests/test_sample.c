@@ -54,22 +54,34 @@ static int64_t cpu_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Rounds of 6:3:1 iterations until this thread has spent ms of CPU; each
-   leaf's CPU time measured, the shares the samples must give. */
+/* Rounds of 6:3:1 of CPU time until this thread has spent ms of it; each
+   leaf's CPU time measured, the shares the samples must give. A visit to a
+   leaf lasts several sampling periods (its round's unit u is 2 to 6 ms of
+   random length, no beat against the period), so that a leaf's count is
+   off by less than one sample a visit, not by a coin's toss a visit as
+   visits shorter than the period would be. The leaves run in calls of
+   CHUNK iterations with the clock read between them: reading it is a
+   system call, and time in the kernel is not sampled. */
+#define CHUNK 50000
 static int64_t leaf_ns[3];
+static void run_leaf(int which, int64_t ns) {
+    int64_t t = cpu_ns(), end = t + ns, u;
+    do {
+        if (which == 0) leaf60(CHUNK);
+        else if (which == 1) leaf30(CHUNK);
+        else leaf10(CHUNK);
+    } while ((u = cpu_ns()) < end);
+    leaf_ns[which] += u - t;
+}
 static void spin_shares(int64_t ms) {
-    int64_t end = cpu_ns() + ms * 1000000, t = cpu_ns(), u;
+    int64_t end = cpu_ns() + ms * 1000000;
     uint32_t r = 12345;
-    while (t < end) {
-        r = r * 1103515245u + 12345u;   /* rounds of random length: no beat against the sampling period */
-        long k = 20000 + (long)((r >> 8) % 80000);
-        leaf60(6 * k);
-        leaf_ns[0] += (u = cpu_ns()) - t;
-        leaf30(3 * k);
-        leaf_ns[1] += (t = cpu_ns()) - u;
-        leaf10(k);
-        leaf_ns[2] += (u = cpu_ns()) - t;
-        t = u;
+    while (cpu_ns() < end) {
+        r = r * 1103515245u + 12345u;
+        int64_t unit = 2000000 + (int64_t)((r >> 8) % 4000000);
+        run_leaf(0, 6 * unit);
+        run_leaf(1, 3 * unit);
+        run_leaf(2, unit);
     }
 }
 
@@ -289,11 +301,11 @@ int main(void) {
         int named = 0;
         long total = 0;
         while (pf && fgets(line, sizeof line, pf)) {
-            char region[64], fn[64];
+            char region[64], fn[1024];     /* a sanitizer's C++ names run long */
             long cnt;
             double share;
             fputs(line, stdout);
-            if (sscanf(line, "%63s %63s %ld %lf%%", region, fn, &cnt, &share) != 4) continue;
+            if (sscanf(line, "%63s %1023s %ld %lf%%", region, fn, &cnt, &share) != 4) continue;
             if (!strcmp(region, "shares") && !strncmp(fn, "leaf", 4)) {
                 int k = !strcmp(fn, "leaf60") ? 0 : !strcmp(fn, "leaf30") ? 1 : !strcmp(fn, "leaf10") ? 2 : -1;
                 CHECK(k >= 0);
