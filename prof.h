@@ -693,6 +693,10 @@ typedef struct prof_gpu_tracer {
     void (*stop)(void);
     int64_t (*now_ns)(void);                    /* the tracer's clock          */
     void (*capture)(int on);                    /* NULL: always on while started */
+    void (*flush_complete)(void);               /* hands over only buffers whose records
+                                                   are all complete; NULL: flush does */
+    size_t (*held)(void);                       /* buffers it keeps back (records not
+                                                   complete); NULL: none */
 } prof_gpu_tracer;
 
 /* PROF_ENERGY's source: the GPU vendor's management library, which the
@@ -2923,6 +2927,14 @@ static void prof__trigger_fire(int64_t at) {
 
 /* ---- >>collect  a cycle's records, taken without stopping threads ------- */
 
+/* Kernel capture's two readings of both clocks (>>gpu): the tracer's and
+   ours, at a window's start and at its save, each within half its ticks. */
+typedef struct prof__aclk {
+    int64_t ns[2];
+    uint64_t tick[2];
+    uint64_t half[2];
+} prof__aclk;
+
 typedef struct prof__cycle {
     prof__ev *ev;                       /* grouped by thread, each in record order */
     size_t n, cap;
@@ -2944,6 +2956,9 @@ typedef struct prof__cycle {
                                            spans the GPU regions over their kernels once the
                                            CPU sides are in (>>gpu's one clock), with this bound */
     int spans_due;
+    int act_due;                        /* the step that saved it read act_clk: the profiler's
+                                           thread takes its window's records (prof__act_cycle) */
+    prof__aclk act_clk;
     uint64_t act_lost;                  /* activities lost (tracer's or our buffers full) */
     uint32_t *parent;                   /* per event: see prof__analyse */
     uint32_t *first;                    /*   and where its subtree begins */
@@ -4229,9 +4244,7 @@ static struct {
     prof_gpu_activity *a;               /* under prof__act_lock */
     size_t n, cap;
     uint64_t lost;                      /* atomic */
-    int64_t ns[2];                      /* readings of both clocks: window start, save */
-    uint64_t tick[2];
-    uint64_t half[2];                   /* ... each within this many ticks */
+    prof__aclk clk;                     /* the readings: the window's start, its last save */
     uint32_t saved_lo, saved_hi;        /* the last saved cycle's runtime calls' correlations */
     int64_t next_flush;                 /* flight mode: mono ns of the next trim's flush */
     int capturing;                      /* the tracer's capture is on (>>api-gpu: it follows the schedule) */
@@ -4271,9 +4284,9 @@ static void prof__act_reading(int k) {
         uint64_t b = prof__now();
         if (b - a >= best) continue;
         best = b - a;
-        prof__act.ns[k] = ns;
-        prof__act.tick[k] = a + (b - a) / 2;
-        prof__act.half[k] = (b - a + 1) / 2;
+        prof__act.clk.ns[k] = ns;
+        prof__act.clk.tick[k] = a + (b - a) / 2;
+        prof__act.clk.half[k] = (b - a + 1) / 2;
     }
 }
 
@@ -4306,7 +4319,7 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
     }
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
-    prof__act.capturing = 1;
+    __atomic_store_n(&prof__act.capturing, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&prof__gpu_spans, 1, __ATOMIC_RELEASE);
     prof__act_reading(0);
     prof__act_follow_locked(__atomic_load_n(&prof__on, __ATOMIC_RELAXED), 0);
@@ -4320,21 +4333,20 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
    Under prof__lock, after a save has taken the window's records. */
 static void prof__act_follow_locked(int want, int window_starts) {
     const prof_gpu_tracer *tr = prof__act.tracer;
-    if (!tr || !tr->capture || !want == !prof__act.capturing) return;
+    if (!tr || !tr->capture || !want == !__atomic_load_n(&prof__act.capturing, __ATOMIC_RELAXED)) return;
     tr->capture(want);
-    prof__act.capturing = want;
+    __atomic_store_n(&prof__act.capturing, want, __ATOMIC_RELAXED);   /* a save reads it off the lock */
     if (want && window_starts && !prof__act.said_start++)
         prof__msg("%s: kernel capture starts with the recording window, which has no warm-up step: the window's "
                   "first step pays the start (a warm-up step, warmup=1, would)", tr->name);
 }
 
-/* A window begins: what came before it goes. Under prof__lock. */
+/* A window begins: the clocks are read. What came before it stays until
+   the next save, on the profiler's thread, leaves it out (and counts the
+   last save's late records): nothing proportional to the records at the
+   step. Under prof__lock. */
 static void prof__act_window_locked(void) {
     if (!prof__act.tracer) return;
-    pthread_mutex_lock(&prof__act_lock);
-    prof__act_late_locked();
-    prof__act.n = 0;
-    pthread_mutex_unlock(&prof__act_lock);
     prof__act_reading(0);
 }
 
@@ -4368,10 +4380,11 @@ static void prof__gpu_relax(const prof_gpu_api *api) {
 }
 
 /* The trace's id of the thread a tracer names: its kernel thread id, or its
-   pthread_self() (CUPTI's), whole or cut to 32 bits; else the tracer's own. */
-static long prof__act_tid(uint64_t v) {
-    for (size_t i = 0; i < prof__g.rec.ntinfo; i++) {
-        const struct prof__tinfo *t = &prof__g.rec.tinfo[i];
+   pthread_self() (CUPTI's), whole or cut to 32 bits, among the threads th;
+   else the tracer's own. */
+static long prof__act_tid(const struct prof__tinfo *th, size_t nth, uint64_t v) {
+    for (size_t i = 0; i < nth; i++) {
+        const struct prof__tinfo *t = &th[i];
         if ((uint64_t)t->tid == v || t->pt == v || (v <= 0xFFFFFFFFu && (uint32_t)t->pt == v)) return t->tid;
     }
     return (long)v;
@@ -4379,10 +4392,10 @@ static long prof__act_tid(uint64_t v) {
 
 /* Ticks per tracer ns: the rate between the two readings of both clocks,
    or the calibration's before there are two. */
-PROF__INLINE double prof__act_rate(double npt) {
+PROF__INLINE double prof__act_rate(const prof__aclk *c, double npt) {
     double k = npt > 0 ? 1.0 / npt : 1.0;
-    if (prof__act.ns[1] > prof__act.ns[0] && prof__act.tick[1] > prof__act.tick[0])
-        k = (double)(prof__act.tick[1] - prof__act.tick[0]) / (double)(prof__act.ns[1] - prof__act.ns[0]);
+    if (c->ns[1] > c->ns[0] && c->tick[1] > c->tick[0])
+        k = (double)(c->tick[1] - c->tick[0]) / (double)(c->ns[1] - c->ns[0]);
     return k;
 }
 
@@ -4401,18 +4414,17 @@ PROF__INLINE void prof__act_launches(size_t n, uint32_t *launched, size_t *nlaun
 /* Record a's ends in ticks, both by one monotonic map (k ticks per tracer
    ns): back-to-back kernels stay so. 1 when it ends before its start
    (pytorch#192021): then it has no length. */
-PROF__INLINE int prof__act_ticks(const prof_gpu_activity *a, double k, uint64_t *t0, uint64_t *t1) {
-    *t0 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - prof__act.ns[0]) * k);
-    *t1 = prof__act.tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - prof__act.ns[0]) * k);
+PROF__INLINE int prof__act_ticks(const prof__aclk *c, const prof_gpu_activity *a, double k, uint64_t *t0,
+                                 uint64_t *t1) {
+    *t0 = c->tick[0] + (uint64_t)(int64_t)((double)(a->t0_ns - c->ns[0]) * k);
+    *t1 = c->tick[0] + (uint64_t)(int64_t)((double)(a->t1_ns - c->ns[0]) * k);
     if ((int64_t)(*t1 - *t0) >= 0) return 0;
     *t1 = *t0;
     return 1;
 }
 
 /* A saved cycle's lines about its kernel capture's records: those drawn
-   with no length, and those lost (which the cycle counts). Not PROF__COLD:
-   gcc then stops inlining prof__gpu_find into the caller's loop, which
-   runs at a save's step on the engine's thread. */
+   with no length, and those lost (which the cycle counts). */
 static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
@@ -4426,24 +4438,120 @@ static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
                   (unsigned long long)cy->act_lost, prof__act.tracer->name);
 }
 
+/* A cycle's records wait, on the profiler's thread, for the work its
+   window launched, PROF__ACT_WAIT_NS at most, while the tracer hands over
+   complete buffers only (1 ms apart, doubling to 64 ms). Where no window
+   records after it (capture is off, or the process shuts down): until the
+   tracer holds nothing back, then one forced flush, whose records not
+   complete (a kernel still running) are counted lost. Where capture goes
+   on (the next window, the flight recorder): until every launch in
+   [from_ns, to_ns] (a runtime call whose name says it launches a kernel, a
+   graph, a copy or a fill; the driver's are not waited for) has its work's
+   record, and no forced flush, which would cut the next window's records
+   short: what comes later is counted late at the next save. */
+#define PROF__ACT_WAIT_NS 1000000000
+
+static int prof__act_launches_work(const prof_gpu_activity *a) {
+    const char *n = a->name ? a->name : "";
+    return a->kind == PROF_GPU_RUNTIME && !a->driver &&
+           ((strstr(n, "Launch") && !strstr(n, "HostFunc")) || strstr(n, "Memcpy") || strstr(n, "Memset"));
+}
+
+/* The window's launches whose work has no record yet. Under prof__act_lock. */
+static size_t prof__act_unfinished_locked(int64_t from_ns, int64_t to_ns) {
+    size_t n = prof__act.n, m = 0, left = 0;
+    uint32_t *done = n ? (uint32_t *)malloc(n * sizeof *done) : NULL;
+    if (!done) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (prof__act.a[i].kind < PROF_GPU_RUNTIME) done[m++] = prof__act.a[i].correlation;
+    qsort(done, m, sizeof *done, prof__u32_cmp);
+    for (size_t i = 0; i < n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        left += a->t0_ns >= from_ns && a->t0_ns <= to_ns && prof__act_launches_work(a) &&
+                !prof__gpu_find(done, m, a->correlation);
+    }
+    free(done);
+    return left;
+}
+
+static void prof__act_wait(int64_t from_ns, int64_t to_ns) {
+    const prof_gpu_tracer *tr = prof__act.tracer;
+    int goes_on = __atomic_load_n(&prof__act.capturing, __ATOMIC_RELAXED) &&
+                  !__atomic_load_n(&prof__g.shut, __ATOMIC_RELAXED);
+    int64_t until = prof__mono_ns() + PROF__ACT_WAIT_NS;
+    long nap = 1000000;
+    for (;;) {
+        (tr->flush_complete ? tr->flush_complete : tr->flush)();
+        size_t left;
+        if (goes_on) {
+            pthread_mutex_lock(&prof__act_lock);
+            left = prof__act_unfinished_locked(from_ns, to_ns);
+            pthread_mutex_unlock(&prof__act_lock);
+        } else {
+            left = tr->held ? tr->held() : 0;
+        }
+        if (!left || prof__mono_ns() >= until) break;
+        struct timespec d = { 0, nap };
+        syscall(SYS_nanosleep, &d, NULL);   /* nanosleep() is POSIX: hidden by -std=c11 */
+        if (nap < 64000000) nap *= 2;
+    }
+    if (!goes_on) tr->flush();
+}
+
+/* After a cycle took its records: what a later window launched stays (a
+   runtime call begun after to_ns, and the work of such a call, or of no
+   call here that began after to_ns); the rest goes. keep: room for n
+   correlations. Under prof__act_lock. */
+static void prof__act_keep_later_locked(int64_t to_ns, uint32_t *keep, const uint32_t *all, size_t nall) {
+    size_t nkeep = 0, n = 0;
+    for (size_t i = 0; i < prof__act.n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->kind == PROF_GPU_RUNTIME && a->t0_ns > to_ns) keep[nkeep++] = a->correlation;
+    }
+    qsort(keep, nkeep, sizeof *keep, prof__u32_cmp);
+    for (size_t i = 0; i < prof__act.n; i++) {
+        const prof_gpu_activity *a = &prof__act.a[i];
+        if (a->t0_ns <= 0 || a->t1_ns <= 0) continue;     /* counted lost already */
+        int later = a->kind == PROF_GPU_RUNTIME ? a->t0_ns > to_ns
+                    : prof__gpu_find(keep, nkeep, a->correlation) ||
+                          (!prof__gpu_find(all, nall, a->correlation) && a->t0_ns > to_ns);
+        if (later) prof__act.a[n++] = *a;
+    }
+    prof__act.n = n;
+}
+
 /* A cycle is saved: what the tracer completed goes into it, on the CPU
-   clock. A runtime call belongs to it if it began in [from_ns, to_ns], the
-   tracer's clock read at the steps that bound the cycle (INT64_MAX: now);
-   what it launched belongs with it, wherever the GPU ran it (GPU work lags
-   the CPU: a window's first kernels may be the last window's launches, its
-   last ones run after the save). prof__analyse spans the cycle's GPU
-   regions over what they launched (prof__gpu_one_clock), once its CPU
-   sides are in (a save collects those on the profiler's thread, after
-   this ran at the step). Under prof__lock. */
+   clock, by the readings c. A runtime call belongs to it if it began in
+   [from_ns, to_ns], the tracer's clock read at the steps that bound the
+   cycle; what it launched belongs with it, wherever the GPU ran it (GPU
+   work lags the CPU: a window's first kernels may be the last window's
+   launches, its last ones run after the save). prof__analyse spans the
+   cycle's GPU regions over what they launched (prof__gpu_one_clock). On
+   the profiler's thread, without prof__lock (only for a copy of the
+   threads' ids): a step goes on meanwhile, and a next window's records
+   stay for its own save. */
 static void prof__gpu_one_clock(prof__cycle *cy, int64_t tracer_ns);
 
-static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_ns) {
+/* The registry's threads, copied under prof__lock, to name runtime calls'
+   threads by without it; NULL (none: the tracer's ids stay) without memory. */
+static struct prof__tinfo *prof__act_threads(size_t *n) {
+    pthread_mutex_lock(&prof__lock);
+    *n = prof__g.rec.ntinfo;
+    struct prof__tinfo *th = (struct prof__tinfo *)malloc(*n * sizeof *th + 1);
+    if (th && *n) memcpy(th, prof__g.rec.tinfo, *n * sizeof *th);
+    pthread_mutex_unlock(&prof__lock);
+    if (!th) *n = 0;
+    return th;
+}
+
+static void prof__act_cycle(prof__cycle *cy, const prof__aclk *c, int64_t from_ns, int64_t to_ns) {
     if (!prof__act.tracer) return;
-    prof__act.tracer->flush();
-    prof__act_reading(1);
-    if (to_ns == INT64_MAX) to_ns = prof__act.ns[1];
-    double npt = prof__ns_per_tick(), k = prof__act_rate(npt);
+    prof__act_wait(from_ns, to_ns);
+    size_t nth;
+    struct prof__tinfo *th = prof__act_threads(&nth);
+    double npt = prof__ns_per_tick(), k = prof__act_rate(c, npt);
     pthread_mutex_lock(&prof__act_lock);
+    prof__act_late_locked();
     size_t n = prof__act.n, nin = 0, nall = 0, backwards = 0;
     cy->act = n ? (prof__gact *)malloc(n * sizeof *cy->act) : NULL;
     /* the correlations of runtime calls: all of them, and those in the window */
@@ -4460,7 +4568,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
         cy->oom = 1;
         free(cy->act);
         cy->act = NULL;
-        n = 0;
+        n = prof__act.n = 0;
     }
     prof__act_launches(n, launched, &nlaunched, rt, &nrt);
     for (int pass = 0; pass < 2; pass++) {
@@ -4472,6 +4580,7 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                                      prof__gpu_find(rt, nrt, a->correlation)))
                 continue;
             if (api && prof__act_own(a->thread)) continue;
+            int inside = a->t0_ns >= from_ns && a->t0_ns <= to_ns;
             /* a record without a time: one the tracer could not time
                (kineto#996), or one not complete when its buffer was flushed
                (CUPTI's forced flush hands those back with 0 for a time it
@@ -4480,9 +4589,6 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                 __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
                 continue;
             }
-            uint64_t t0, t1;
-            backwards += (size_t)prof__act_ticks(a, k, &t0, &t1);
-            int inside = a->t0_ns >= from_ns && a->t0_ns <= to_ns;
             if (api) {
                 all[nall++] = a->correlation;
                 if (!inside) continue;
@@ -4491,11 +4597,13 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
                        (prof__gpu_find(all, nall, a->correlation) || !inside)) {
                 continue;                   /* launched outside the window */
             }
+            uint64_t t0, t1;
+            backwards += (size_t)prof__act_ticks(c, a, k, &t0, &t1);
             prof__gact *o = &cy->act[cy->nact++];
             o->a = *a;
             o->t0 = t0;
             o->t1 = t1;
-            o->tid = api ? prof__act_tid(a->thread) : 0;
+            o->tid = api ? prof__act_tid(th, nth, a->thread) : 0;
             cy->nact_api += (size_t)api;
         }
         if (!pass) {
@@ -4503,13 +4611,14 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
             qsort(in, nin, sizeof *in, prof__u32_cmp);
         }
     }
-    prof__act.n = 0;
+    if (n) prof__act_keep_later_locked(to_ns, launched, all, nall);
     if (nin) prof__act.saved_lo = in[0], prof__act.saved_hi = in[nin - 1];
     pthread_mutex_unlock(&prof__act_lock);
+    free(th);
     free(all);
     free(launched);
     if (cy->nact) qsort(cy->act, cy->nact, sizeof *cy->act, prof__gact_cmp);
-    int64_t half = prof__act.half[0] > prof__act.half[1] ? (int64_t)prof__act.half[0] : (int64_t)prof__act.half[1];
+    int64_t half = c->half[0] > c->half[1] ? (int64_t)c->half[0] : (int64_t)c->half[1];
     cy->spans_ns = npt > 0 ? (int64_t)((double)half * npt + 0.5) : half;
     cy->spans_due = 1;              /* for prof__analyse: a save's CPU sides are collected after this */
     prof__act_say_lost(cy, backwards);
@@ -4517,16 +4626,18 @@ static void prof__act_cycle_locked(prof__cycle *cy, int64_t from_ns, int64_t to_
 
 /* Flight mode: the window never ends, so at steps what the tracer recorded
    that ended before the ring's first step (from_ns, on the tracer's clock)
-   goes, the ring keeping no more: once a second, after a flush of the
-   tracer's buffers, and whenever they have filled half the room the cap
+   goes, the ring keeping no more: once a second, after the tracer handed
+   over its complete buffers (a kernel still running stays with the tracer
+   for a later flush), and whenever they have filled half the room the cap
    gives them. A kernel launched before the ring that ran into it stays, as
-   a cycle keeps it. Under prof__lock. */
-static void prof__act_trim_locked(int64_t from_ns) {
-    if (!prof__act.tracer) return;
+   a cycle keeps it. On the profiler's thread. */
+static void prof__act_trim(int64_t from_ns) {
+    const prof_gpu_tracer *tr = prof__act.tracer;
+    if (!tr) return;
     int64_t now = prof__mono_ns();
     if (now >= prof__act.next_flush) {
         prof__act.next_flush = now + 1000000000;
-        prof__act.tracer->flush();
+        (tr->flush_complete ? tr->flush_complete : tr->flush)();
     } else {
         pthread_mutex_lock(&prof__act_lock);
         size_t n = prof__act.n;
@@ -4668,7 +4779,8 @@ static uint64_t prof__gpu_place(prof__gev **out, size_t *nout, struct prof__gdev
 
 /* A cycle is saved, on the profiler's thread: wait for its window's pairs
    (the engine's thread does not), close each device's anchors with a last
-   one, and place every pair on the CPU clock. */
+   one, and place every pair on the CPU clock; then kernel capture's
+   records of the window (prof__act_cycle), by the clocks its step read. */
 static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint32_t gen) {
     uint64_t lost = 0;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1) {
@@ -4685,16 +4797,23 @@ static void prof__gpu_save(prof__cycle *cy, uint64_t t_from, uint64_t t_to, uint
         prof__msg("%llu GPU regions dropped (memory cap PROF_BUFFER_MB reached, or too many in flight or "
                   "nested on a thread); counted in the trace as prof_gpu_dropped_regions",
                   (unsigned long long)cy->gpu_dropped);
+    if (cy->act_due) {
+        cy->act_due = 0;
+        prof__act_cycle(cy, &cy->act_clk, cy->act_clk.ns[0], cy->act_clk.ns[1]);
+    }
 }
 
-/* A cycle is saved, at the step, on the thread that steps: kernel
-   capture's records of the window (prof__gpu_save places the GPU regions
-   later, on the profiler's thread), then the next window's gen. Under
-   prof__lock. Returns the saved window's gen. */
+/* A cycle is saved, at the step, on the thread that steps: the clocks
+   are read for kernel capture's records, which prof__gpu_save takes on the
+   profiler's thread with the GPU regions; then the next window's gen.
+   Under prof__lock. Returns the saved window's gen. */
 static uint32_t prof__gpu_cycle_locked(prof__cycle *cy) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1)
-        prof__act_cycle_locked(cy, prof__act.ns[0], INT64_MAX);  /* ns[0]: read as the window began */
+    if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 1 && prof__act.tracer) {
+        prof__act_reading(1);
+        cy->act_clk = prof__act.clk;    /* ns[0]: read as the window began */
+        cy->act_due = 1;
+    }
     prof__gpu_window_locked();
     return gen;
 }
@@ -12641,9 +12760,7 @@ static void prof__fl_segment(int64_t step, uint64_t t0, uint64_t now, prof__cycl
     g->ngpu = 0;
     prof__fl.nev += sg->n;
     prof__fl.ngpu += sg->ngpu;
-    pthread_mutex_lock(&prof__lock);
-    prof__act_trim_locked(prof__fl.seg[prof__fl.head].ns0);
-    pthread_mutex_unlock(&prof__lock);
+    prof__act_trim(prof__fl.seg[prof__fl.head].ns0);
 }
 
 /* Whether the step just ended (ticks) is slow against the median of those
@@ -12735,8 +12852,11 @@ static void prof__fl_cycle(prof__cycle *cy, const char *reason, int64_t step, ui
             cy->ngdev = (size_t)prof__fl.ngdev;
         }
     }
-    prof__act_cycle_locked(cy, from_ns, to_ns);  /* kernel capture: the ring's launches */
     pthread_mutex_unlock(&prof__lock);
+    if (prof__act.tracer) {             /* kernel capture: the ring's launches */
+        prof__act_reading(1);
+        prof__act_cycle(cy, &prof__act.clk, from_ns, to_ns == INT64_MAX ? prof__act.clk.ns[1] : to_ns);
+    }
     cy->gpu_dropped = __atomic_exchange_n(&prof__gpu.dropped, 0, __ATOMIC_RELAXED);
     if (cy->gpu_dropped)
         prof__msg("%llu GPU regions dropped since the last dump (memory cap PROF_BUFFER_MB, too many in flight, "

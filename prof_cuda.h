@@ -382,6 +382,12 @@ static int prof__cupti_start(size_t buffer_bytes) {
 }
 
 static void prof__cupti_flush(void) { prof__cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+static void prof__cupti_flush_complete(void) { prof__cupti.flush_all(0); }
+/* The buffers CUPTI has not handed back: after a flush of complete ones,
+   those holding records not complete. */
+static size_t prof__cupti_held(void) {
+    return __atomic_load_n(&prof__cupti.bufs, __ATOMIC_RELAXED);
+}
 
 static void prof__cupti_stop(void) {
     __atomic_store_n(&prof__cupti.loaded, 0, __ATOMIC_RELEASE);
@@ -397,7 +403,8 @@ static int64_t prof__cupti_now(void) {
 }
 
 static const prof_gpu_tracer prof__cupti_tracer = { "CUPTI", prof__cupti_start, prof__cupti_flush, prof__cupti_stop,
-                                                    prof__cupti_now, prof__cupti_capture };
+                                                    prof__cupti_now, prof__cupti_capture,
+                                                    prof__cupti_flush_complete, prof__cupti_held };
 #define PROF__CUDA_TRACER (&prof__cupti_tracer)
 #else
 #define PROF__CUDA_TRACER PROF__NULLPTR          /* no CUPTI headers: PROF_CUPTI says so */

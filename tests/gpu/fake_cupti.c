@@ -37,6 +37,7 @@
 #define MAX_HELD 64
 
 static long incomplete_given;           /* records a forced flush handed back incomplete (F.lock) */
+static __thread long flushes_here;      /* cuptiActivityFlushAll calls this thread made */
 
 static struct {
     pthread_mutex_t lock;
@@ -157,6 +158,8 @@ long fake_cupti_incomplete(void) {
     return n;
 }
 
+long fake_cupti_flushes_here(void) { return flushes_here; }
+
 int fake_cupti_enabled(void) {
     int n = 0;
     pthread_mutex_lock(&F.lock);
@@ -245,6 +248,7 @@ static int buffer_incomplete(uint8_t *buf, size_t used, int force) {
    one or more incomplete records"). */
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
     int force = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
+    flushes_here++;
     pthread_mutex_lock(&F.lock);
     retire_locked(1);
     int n = 0, keep = 0, nw = F.nworkers;

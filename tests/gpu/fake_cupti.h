@@ -32,6 +32,9 @@ typedef void fake_cupti_slow_reads_fn(int64_t ns, long count);
 /* How many records forced flushes handed back incomplete (work still
    running, or not started: timestamps 0). */
 typedef long fake_cupti_incomplete_fn(void);
+/* How many flushes (cuptiActivityFlushAll) the calling thread made: an
+   engine's thread should make none while it steps. */
+typedef long fake_cupti_flushes_here_fn(void);
 
 #ifdef FAKE_CUPTI_EXPORTS
 fake_cupti_emit_fn fake_cupti_emit;
@@ -42,5 +45,6 @@ fake_cupti_now_fn fake_cupti_now;
 fake_cupti_enabled_fn fake_cupti_enabled;
 fake_cupti_slow_reads_fn fake_cupti_slow_reads;
 fake_cupti_incomplete_fn fake_cupti_incomplete;
+fake_cupti_flushes_here_fn fake_cupti_flushes_here;
 #endif
 #endif /* FAKE_CUPTI_H */
