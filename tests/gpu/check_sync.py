@@ -167,3 +167,19 @@ def check_case(p, read_truth):
     check_hta("sync.1.json")
     print(f"cupti_sync: {len(syncs)} cuda_sync events, each at its time with its call's flow; "
           f"{sum(1 for e in syncs if 'wait_on_stream' in e['args'])} on an event, each with its record's")
+
+
+def check_refused(p, read_truth, stderr_lines):
+    """CUPTI refused SYNCHRONIZATION: one line, asked once only; the
+    kernels in the trace, no synchronisation taken or written."""
+    lines = stderr_lines(p)
+    check(lines == ["prof: CUPTI: cuptiActivityEnable of synchronisations failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES "
+                    "(fake); kernels are captured, synchronisations (cuda_sync) are not"], f"stderr {p.stderr}")
+    taken = read_truth()["taken"][0]["taken"]
+    check(taken["syncs"] == 0 and taken["records"] == 0, f"CUPTI took {taken}")
+    with open("sync.1.json") as f:
+        ev = json.load(f)["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    check(len(kernels) == 9 and not [e for e in ev if e.get("cat") == "cuda_sync"],
+          f"{len(kernels)} kernels, {sum(1 for e in ev if e.get('cat') == 'cuda_sync')} cuda_sync events")
+    print("cupti_sync_refused: one line; 9 kernels captured, no synchronisation")
