@@ -24,7 +24,8 @@ event, as Kineto writes it:
     (16), none of the steps outside the window.
 The .pftrace says the same (tests/pftrace.py); HTA parses the trace without
 error, its cuda_sync rows carrying the wait columns its critical path
-reads, and its kernel and idle-time breakdowns run on it."""
+reads, its kernel and idle-time breakdowns run on it, and its critical path
+of each step has the 5 sync edges the waits make."""
 import collections
 import json
 import os
@@ -149,6 +150,19 @@ def check_hta(json_path):
           f"HTA's wait columns: {ev[['wait_on_stream', 'wait_on_cuda_event_record_corr_id']].values.tolist()}")
     linked = (rows["index_correlation"] >= 0).sum() if "index_correlation" in rows else 12
     check(linked == 12, f"HTA linked {linked} of 12 cuda_sync rows to their calls")
+    # HTA's critical path of each step: a sync edge per wait, GPU to CPU for
+    # the event's, the stream's and (one per stream) the device's, kernel to
+    # kernel for the stream made to wait
+    import logging
+    import warnings
+    from hta.analyzers.critical_path_analysis import CPEdgeType
+    logging.disable(logging.WARNING)
+    warnings.simplefilter("ignore")
+    ta = TraceAnalysis(trace_dir=os.path.abspath("hta"), include_last_profiler_step=True)
+    for step in range(3):
+        cp, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=step)
+        n = sum(1 for e in cp.edges(data=True) if e[2]["object"].type == CPEdgeType.SYNC_DEPENDENCY)
+        check(ok and n == 5, f"HTA's critical path of step {step}: ok {ok}, {n} sync edges, not 5")
 
 
 def check_case(p, read_truth):
