@@ -250,7 +250,7 @@ static void extra_event(trace *t, const event *ev, void *ctx) {
         add_rt(x, (rt_call){ (long)tid, ts, ts + dur, arg_int(t, ev, "\"correlation\"") });
         return;
     }
-    if (!is_gpu_cat(cat) || !ev->f[F_NAME].n || ev->f[F_NAME].p[0] != '"') return;
+    if (!is_gpu_cat(cat) || is_str(cat, "cuda_sync") || !ev->f[F_NAME].n || ev->f[F_NAME].p[0] != '"') return;
     int kind = is_str(cat, "kernel") ? G_KERNEL : is_str(cat, "gpu_memcpy") ? G_COPY
              : is_str(cat, "gpu_memset") ? G_FILL : G_REGION;
     add_gpu(x, (gpu_ev){ json_text(ev->f[F_NAME]), kind, ts, ts + dur, arg_int(t, ev, "\"bytes\""),
