@@ -43,6 +43,8 @@ def ns(us):
 
 
 def check_json(d, truth):
+    from check_cupti import check_trace
+    check_trace(d, launches=9)          # the kernels as every capture case's, no track overlapping partially
     ev = d["traceEvents"]
     syncs = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_sync"]
     calls = {e["args"]["correlation"]: e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"}
