@@ -636,6 +636,10 @@ typedef struct prof_gpu_api {
     int (*capturing)(void *stream, int *on);
     int (*relax_capture)(void);                 /* the calling thread's event calls may run
                                                    while other threads capture (NULL: none) */
+    /* a GPU region's edge: ev recorded on stream unless stream is captured
+       (capturing's *on: then *captured 1, nothing recorded), both with one
+       read of the runtime's last error; NULL: capturing, then event_record */
+    int (*record_free)(void *ev, void *stream, int *captured);
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -1218,6 +1222,15 @@ static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path,
         prof__##rt##_kept(prior, e);                                                                    \
         return e == rt##ErrorStreamCaptureImplicit ? 0 : PROF__SCAST(int, e);                           \
     }                                                                                                   \
+    static int prof__##rt##_record_free(void *ev, void *s, int *captured) {                             \
+        enum rt##StreamCaptureStatus st = rt##StreamCaptureStatusNone;                                  \
+        Err prior = rt##PeekAtLastError();                                                              \
+        Err e = rt##StreamIsCapturing(PROF__SCAST(Stream, s), &st);                                     \
+        *captured = e == rt##ErrorStreamCaptureImplicit || (e == rt##Success && st != rt##StreamCaptureStatusNone); \
+        if (e != rt##Success) prof__##rt##_kept(prior, e);  /* a query that failed: recorded, as before */ \
+        if (*captured) return 0;                                                                        \
+        return prof__##rt##_kept(prior, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s))); \
+    }                                                                                                   \
     static int prof__##rt##_relax_capture(void) {                                                       \
         enum rt##StreamCaptureMode m = rt##StreamCaptureModeRelaxed;                                    \
         PROF__GPU_KEPT(rt, Err, rt##ThreadExchangeStreamCaptureMode(&m));                               \
@@ -1230,6 +1243,7 @@ static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path,
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
         prof__##rt##_pci_bus_id, energy, prof__##rt##_capturing, prof__##rt##_relax_capture,            \
+        prof__##rt##_record_free,                                                                       \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -3426,7 +3440,7 @@ static void prof__cycle_free(prof__cycle *cy) {
    makes no other runtime call (but a stream's identity on its first use,
    a slot's events before the profiler's thread has made a device's
    ahead: prof__gpool, and whether its stream is being captured into a
-   graph: prof__gpu_captured). The profiler's thread drains
+   graph: prof__gpu_edge). The profiler's thread drains
    the rings at each step's job with event queries, and at a save waits
    there for the window's events: no step waits for the GPU. Times are
    placed on the CPU clock through anchors: an event recorded on a private
@@ -3931,13 +3945,23 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
    profiler's query of it an error that invalidates the engine's capture.
    A GPU region there (or on the legacy stream while a blocking stream
    captures) records no event: it is a CPU region, said once. */
-__attribute__((noinline, cold)) static int prof__gpu_captured(const prof_gpu_api *api, void *stream) {
-    int on = 0;
-    if (api->capturing(stream, &on) || !on) return 0;
+__attribute__((noinline, cold)) static void prof__gpu_say_captured(const prof_gpu_api *api) {
     if (!__atomic_exchange_n(&prof__gpu.said_capture, 1, __ATOMIC_ACQ_REL))
         prof__msg("%s: GPU regions inside stream capture have no GPU side (their work runs when the graph is "
                   "launched): they are recorded as CPU regions", api->name);
-    return 1;
+}
+
+/* A region's edge: ev recorded on stream, unless stream is captured
+   (*captured 1: said once, nothing recorded). One call of the binding's
+   where it has record_free; else the query, then the record. */
+static int prof__gpu_edge(const prof_gpu_api *api, void *ev, void *stream, int *captured) {
+    int on = 0, err = 0;
+    *captured = 0;
+    if (api->record_free) err = api->record_free(ev, stream, captured);
+    else if (!api->capturing || api->capturing(stream, &on) || !on) err = api->event_record(ev, stream);
+    else *captured = 1;
+    if (PROF__UNLIKELY(*captured)) prof__gpu_say_captured(api);
+    return err;
 }
 
 static void prof__gpu_relax(const prof_gpu_api *api);   /* after prof__act, below */
@@ -4005,13 +4029,13 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
     if (!span && PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
-    if (!span && api->capturing && prof__gpu_captured(api, stream)) return;
-    uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
-    if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (!span) {
-        int err = api->event_record(p->ev0, stream);
+        int cap, err = prof__gpu_edge(api, p->ev0, stream, &cap);
+        if (cap) return;                /* inside stream capture: a CPU region */
         if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     }
+    uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     p->span = span;
     p->name = name;
     p->stream = g->stream_id;
@@ -4041,8 +4065,7 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
         prof__gring *r = g->ring;
         p = &r->slot[f->slot & (r->cap - 1)];
         const prof_gpu_api *ga = prof__gpu.api;
-        int cap = !p->span && ga->capturing && prof__gpu_captured(ga, stream);
-        int err = p->span || cap ? 0 : ga->event_record(p->ev1, stream);
+        int cap = 0, err = p->span ? 0 : prof__gpu_edge(ga, p->ev1, stream, &cap);
         if (cap) {
             p->corr = 0;                        /* capture began inside it: a CPU region */
         } else if (PROF__UNLIKELY(err)) {
