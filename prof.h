@@ -753,7 +753,7 @@ PROF__FN void prof_gpu_activity_lost(uint64_t n) PROF__OFF()
    node after the regions that thread has open now: prof_gpu_graph_node(
    node, 0); a node cloned from another (cudaGraphInstantiate, a graph's
    clone) takes the original's: prof_gpu_graph_node(clone, original).
-   Each call copies at most PROF__GNODE_DEPTH names into a slot of a table
+   Each call copies at most 8 names (the innermost) into a slot of a table
    keyed by node id, made when the tracer starts: no allocation, no lock,
    nothing that grows with the events. A replayed graph's kernels then
    carry their node's regions (prof_gpu_activity.capture_region). */
@@ -9817,7 +9817,8 @@ static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, 
     const char *name = g->a.name ? g->a.name : "(null)";
     if (x->capture && g->a.capture_region) {
         x->cap.n = 0;
-        if (!prof__sb_put(&x->cap, "[graph] ", 8) || !prof__sb_put(&x->cap, g->a.capture_region, strlen(g->a.capture_region) + 1)) {
+        const char *cr = g->a.capture_region;
+        if (!prof__sb_put(&x->cap, "[graph] ", 8) || !prof__sb_put(&x->cap, cr, strlen(cr) + 1)) {
             x->ok = 0;
             return;
         }
@@ -10736,7 +10737,7 @@ static void prof__open_records(const prof__thread *th, const prof__openrow *row,
    buffer thread, at prof_gpu_activity_add) joins them once, interned.
    Node ids are never reused, so slots are never freed: past the table's
    size a node has no regions, counted and said at the next save. */
-#define PROF__GNODES      65536u        /* power of 2: 5 MiB of address space */
+#define PROF__GNODES      65536u        /* power of 2: 6 MiB of address space */
 #define PROF__GNODE_DEPTH 8             /* innermost regions kept per node */
 #define PROF__GNODE_PROBE 64
 
@@ -10808,7 +10809,8 @@ static void prof__gnode_fill(prof__gnode *g) {
 void prof_gpu_graph_node(uint64_t node, uint64_t original) {
     prof__gnode *g = prof__gnode_slot(node, 1), *o = NULL;
     if (!g) {
-        if (__atomic_load_n(&prof__gnodes, __ATOMIC_ACQUIRE)) __atomic_fetch_add(&prof__gnodes_lost, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&prof__gnodes, __ATOMIC_ACQUIRE))
+            __atomic_fetch_add(&prof__gnodes_lost, 1, __ATOMIC_RELAXED);
         return;
     }
     if (__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE)) return;      /* told twice */

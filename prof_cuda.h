@@ -308,11 +308,10 @@ static void CUPTIAPI prof__cupti_graph_cb(void *user, CUpti_CallbackDomain domai
 static void prof__cupti_graphs_on(void) {
     CUptiResult r;
     if (!prof__cupti.subscribe || !prof__cupti.enable_cb || !prof__cupti.node_id) return;
+    const CUpti_CallbackDomain res = CUPTI_CB_DOMAIN_RESOURCE;
     if ((r = prof__cupti.subscribe(&prof__cupti.sub, prof__cupti_graph_cb, PROF__NULLPTR)) == CUPTI_SUCCESS &&
-        (r = prof__cupti.enable_cb(1, prof__cupti.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) ==
-            CUPTI_SUCCESS &&
-        (r = prof__cupti.enable_cb(1, prof__cupti.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) ==
-            CUPTI_SUCCESS)
+        (r = prof__cupti.enable_cb(1, prof__cupti.sub, res, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) == CUPTI_SUCCESS &&
+        (r = prof__cupti.enable_cb(1, prof__cupti.sub, res, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) == CUPTI_SUCCESS)
         return;
     if (prof__cupti.sub && prof__cupti.unsubscribe) prof__cupti.unsubscribe(prof__cupti.sub);
     prof__cupti.sub = PROF__NULLPTR;

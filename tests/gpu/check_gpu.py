@@ -791,7 +791,19 @@ def case_cupti_graph_regions(backend, program):
         j, pf = pftrace.load_json("graph_regions.json"), pftrace.decode_pftrace("graph_regions.pftrace")
         diff = j.diff(pf)
         check(not diff, "graph_regions.pftrace and graph_regions.json differ:\n" + "\n".join(diff))
-    print(f"cupti_graph_regions: {len(graph)} replayed graph kernels, each with its capture-time regions {dict(by)}")
+    tool = os.environ.get("PROF_TEST_TOOL")
+    for trace in (["graph_regions.json", "graph_regions.pftrace"] if tool else []):
+        q = subprocess.run([tool, "table", trace, "group=capture"], capture_output=True, text=True, timeout=120)
+        check(q.returncode == 0, f"prof table {trace} group=capture: {q.returncode} {q.stderr}")
+        got = {}
+        for line in q.stdout.splitlines():
+            m = re.match(r"\s*\[graph\] (\S+)\s.*\s(\d+)\s*$", line)
+            if m:
+                got[m.group(1)] = int(m.group(2))
+        check(got == {"model": 12, "model/layer0": 36, "model/layer1": 36, "prefill/layer0": 6},
+              f"prof table {trace} group=capture: rows {got}\n{q.stdout}")
+    print(f"cupti_graph_regions: {len(graph)} replayed graph kernels, each with its capture-time regions {dict(by)}"
+          + ("; prof table group=capture reads both formats back alike" if tool else ""))
 
 
 def case_cupti_graph_regions_busy(backend, program):

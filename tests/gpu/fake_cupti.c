@@ -406,8 +406,8 @@ CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
 
 /* Only the resource domain's callbacks are made here (what prof_cuda.h
    asks for); enabling another domain's is accepted and does nothing. */
-CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
-                                         CUpti_CallbackId cbid) {
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                         CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
     pthread_mutex_lock(&CB.lock);
     CUptiResult r = CUPTI_SUCCESS;
     if (!CB.subscribed || subscriber != (CUpti_SubscriberHandle)(void *)&CB || domain <= CUPTI_CB_DOMAIN_INVALID ||
