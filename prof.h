@@ -474,6 +474,8 @@ PROF__FN int      prof_cycle_memory_peak(const prof_cycle *c, int device, int64_
 #define PROF_GROUP_ARGS   1
 #define PROF_GROUP_THREAD 2
 #define PROF_GROUP_DOMAIN 8       /* by the "domain" argument alone (NVTX's: libprof_nvtx) */
+#define PROF_GROUP_CAPTURE 16     /* a CUDA Graph's kernels by the regions open when their node
+                                     was captured: a row "[graph] a/b" each (kernel capture) */
 #define PROF_TABLE_PERCENTILES 4  /* ORed in too: p50/p90/p99 of a call's total */
 typedef enum prof_sort {
     PROF_SORT_SELF_CPU, PROF_SORT_CPU_TOTAL, PROF_SORT_CPU_AVG, PROF_SORT_CPU_MIN,
@@ -634,6 +636,10 @@ typedef struct prof_gpu_api {
     int (*capturing)(void *stream, int *on);
     int (*relax_capture)(void);                 /* the calling thread's event calls may run
                                                    while other threads capture (NULL: none) */
+    /* a GPU region's edge: ev recorded on stream unless stream is captured
+       (capturing's *on: then *captured 1, nothing recorded), both with one
+       read of the runtime's last error; NULL: capturing, then event_record */
+    int (*record_free)(void *ev, void *stream, int *captured);
 } prof_gpu_api;
 
 PROF__FN void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) PROF__OFF()
@@ -692,6 +698,9 @@ typedef struct prof_gpu_activity {
     long long   wait_stream;  /* ... the stream that event was recorded on, */
     long long   wait_corr;    /* ... by the call of this correlation (-1: not
                                  recorded while capture was on) */
+    const char *capture_region; /* launched by a graph: the regions open
+                                 when its node was captured, "a/b" (NULL:
+                                 none known; the core fills it) */
 } prof_gpu_activity;
 
 /* Capture follows the schedule: start loads the tracer with capture on,
@@ -755,6 +764,17 @@ typedef struct prof_gpu_energy {
 PROF__FN void prof_gpu_activity_add(const prof_gpu_activity *a) PROF__OFF()
 /* Records the tracer itself lost (its buffers full), counted as dropped. */
 PROF__FN void prof_gpu_activity_lost(uint64_t n) PROF__OFF()
+/* CUDA Graph nodes attributed to capture time. The tracer's graph-node
+   callback, on the thread that makes the node (inside the engine's
+   launch into a capturing stream, or its cudaGraphAdd*Node), names the
+   node after the regions that thread has open now: prof_gpu_graph_node(
+   node, 0); a node cloned from another (cudaGraphInstantiate, a graph's
+   clone) takes the original's: prof_gpu_graph_node(clone, original).
+   Each call copies at most 8 names (the innermost) into a slot of a table
+   keyed by node id, made when the tracer starts: no allocation, no lock,
+   nothing that grows with the events. A replayed graph's kernels then
+   carry their node's regions (prof_gpu_activity.capture_region). */
+PROF__FN void prof_gpu_graph_node(uint64_t node, uint64_t original) PROF__OFF()
 /* PROF_INIT in a file with prof_cuda.h: kernel capture starts now, when
    PROF_CUPTI asks, not at the first GPU region. */
 PROF__FN void prof_gpu_attach(const prof_gpu_api *api) PROF__OFF()
@@ -1219,6 +1239,15 @@ static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path,
         prof__##rt##_kept(prior, e);                                                                    \
         return e == rt##ErrorStreamCaptureImplicit ? 0 : PROF__SCAST(int, e);                           \
     }                                                                                                   \
+    static int prof__##rt##_record_free(void *ev, void *s, int *captured) {                             \
+        enum rt##StreamCaptureStatus st = rt##StreamCaptureStatusNone;                                  \
+        Err prior = rt##PeekAtLastError();                                                              \
+        Err e = rt##StreamIsCapturing(PROF__SCAST(Stream, s), &st);                                     \
+        *captured = e == rt##ErrorStreamCaptureImplicit || (e == rt##Success && st != rt##StreamCaptureStatusNone); \
+        if (e != rt##Success) prof__##rt##_kept(prior, e);  /* a query that failed: recorded, as before */ \
+        if (*captured) return 0;                                                                        \
+        return prof__##rt##_kept(prior, rt##EventRecord(PROF__SCAST(Event, ev), PROF__SCAST(Stream, s))); \
+    }                                                                                                   \
     static int prof__##rt##_relax_capture(void) {                                                       \
         enum rt##StreamCaptureMode m = rt##StreamCaptureModeRelaxed;                                    \
         PROF__GPU_KEPT(rt, Err, rt##ThreadExchangeStreamCaptureMode(&m));                               \
@@ -1231,6 +1260,7 @@ static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path,
         prof__##rt##_event_record, prof__##rt##_event_query, prof__##rt##_event_sync,                   \
         prof__##rt##_elapsed, prof__##rt##_error_name, prof__##rt##_error_string, tracer,               \
         prof__##rt##_pci_bus_id, energy, prof__##rt##_capturing, prof__##rt##_relax_capture,            \
+        prof__##rt##_record_free,                                                                       \
     };                                                                                                  \
     static inline int prof__##rt##_device(void) {                                                       \
         int d = 0;                                                                                      \
@@ -1455,7 +1485,7 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
 #define PROF__FORM_SCHEDULE "of the form skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1"
 #define PROF__FORM_TABLE                                                                                      \
     "of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|" \
-    "cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,rows=N[,group=args|thread|args+thread|domain][,ranks=all]"   \
+    "cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,rows=N[,group=args|thread|args+thread|domain|capture][,ranks=all]"   \
     "[,percentiles]"
 #define PROF__OPTIONS(X)                                                                                      \
     X("PROF_FORMAT", format, SPEC, "", 0, 0, prof__fmt_forms(), "the output's extension decides",              \
@@ -3438,7 +3468,7 @@ static void prof__cycle_free(prof__cycle *cy) {
    makes no other runtime call (but a stream's identity on its first use,
    a slot's events before the profiler's thread has made a device's
    ahead: prof__gpool, and whether its stream is being captured into a
-   graph: prof__gpu_captured). The profiler's thread drains
+   graph: prof__gpu_edge). The profiler's thread drains
    the rings at each step's job with event queries, and at a save waits
    there for the window's events: no step waits for the GPU. Times are
    placed on the CPU clock through anchors: an event recorded on a private
@@ -3943,13 +3973,23 @@ __attribute__((noinline, cold)) static int prof__gpu_events(prof__gring *r, uint
    profiler's query of it an error that invalidates the engine's capture.
    A GPU region there (or on the legacy stream while a blocking stream
    captures) records no event: it is a CPU region, said once. */
-__attribute__((noinline, cold)) static int prof__gpu_captured(const prof_gpu_api *api, void *stream) {
-    int on = 0;
-    if (api->capturing(stream, &on) || !on) return 0;
+__attribute__((noinline, cold)) static void prof__gpu_say_captured(const prof_gpu_api *api) {
     if (!__atomic_exchange_n(&prof__gpu.said_capture, 1, __ATOMIC_ACQ_REL))
         prof__msg("%s: GPU regions inside stream capture have no GPU side (their work runs when the graph is "
                   "launched): they are recorded as CPU regions", api->name);
-    return 1;
+}
+
+/* A region's edge: ev recorded on stream, unless stream is captured
+   (*captured 1: said once, nothing recorded). One call of the binding's
+   where it has record_free; else the query, then the record. */
+static int prof__gpu_edge(const prof_gpu_api *api, void *ev, void *stream, int *captured) {
+    int on = 0, err = 0;
+    *captured = 0;
+    if (api->record_free) err = api->record_free(ev, stream, captured);
+    else if (!api->capturing || api->capturing(stream, &on) || !on) err = api->event_record(ev, stream);
+    else *captured = 1;
+    if (PROF__UNLIKELY(*captured)) prof__gpu_say_captured(api);
+    return err;
 }
 
 static void prof__gpu_relax(const prof_gpu_api *api);   /* after prof__act, below */
@@ -4017,13 +4057,13 @@ void prof_gpu_begin(const prof_gpu_api *api, const char *name, void *stream) {
     uint32_t gen = __atomic_load_n(&prof__gpu.gen, __ATOMIC_ACQUIRE);
     int span = __atomic_load_n(&prof__gpu_spans, __ATOMIC_ACQUIRE);
     if (!span && PROF__UNLIKELY(p->evdev != dev) && !prof__gpu_events(r, h, dev)) return;
-    if (!span && api->capturing && prof__gpu_captured(api, stream)) return;
-    uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
-    if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     if (!span) {
-        int err = api->event_record(p->ev0, stream);
+        int cap, err = prof__gpu_edge(api, p->ev0, stream, &cap);
+        if (cap) return;                /* inside stream capture: a CPU region */
         if (PROF__UNLIKELY(err)) { prof__gpu_fail(api, "event record", err); return; }
     }
+    uint32_t corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
+    if (PROF__UNLIKELY(!corr)) corr = __atomic_add_fetch(&prof__gpu.corr, 1, __ATOMIC_RELAXED);
     p->span = span;
     p->name = name;
     p->stream = g->stream_id;
@@ -4053,8 +4093,7 @@ void prof_gpu_end(const prof_gpu_api *api, void *stream) {
         prof__gring *r = g->ring;
         p = &r->slot[f->slot & (r->cap - 1)];
         const prof_gpu_api *ga = prof__gpu.api;
-        int cap = !p->span && ga->capturing && prof__gpu_captured(ga, stream);
-        int err = p->span || cap ? 0 : ga->event_record(p->ev1, stream);
+        int cap = 0, err = p->span ? 0 : prof__gpu_edge(ga, p->ev1, stream, &cap);
         if (cap) {
             p->corr = 0;                        /* capture began inside it: a CPU region */
         } else if (PROF__UNLIKELY(err)) {
@@ -4308,8 +4347,12 @@ static const char *prof__sync_name(int sync) {
     static const char *const n[] = { "Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
     return sync >= 0 && sync <= PROF_GPU_SYNC_CONTEXT ? n[sync] : n[0];
 }
+static const char *prof__gnode_path(uint64_t node);  /* >>open */
+static void prof__gnodes_make(void);
+static void prof__gnode_say_lost(void);
 
 void prof_gpu_activity_add(const prof_gpu_activity *a) {
+    const char *region = a->graph_node && !a->capture_region ? prof__gnode_path(a->graph_node) : NULL;
     pthread_mutex_lock(&prof__act_lock);
     size_t room = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof *a;
     prof_gpu_activity *na = prof__act.n < room ? (prof_gpu_activity *)prof__grow(prof__act.a, &prof__act.cap,
@@ -4317,8 +4360,10 @@ void prof_gpu_activity_add(const prof_gpu_activity *a) {
                                                : NULL;
     if (na) {
         prof__act.a = na;
-        na[prof__act.n++] = *a;
-        if (a->kind == PROF_GPU_SYNC && !a->name) na[prof__act.n - 1].name = prof__sync_name(a->sync);
+        na[prof__act.n] = *a;
+        if (region) na[prof__act.n].capture_region = region;
+        if (a->kind == PROF_GPU_SYNC && !a->name) na[prof__act.n].name = prof__sync_name(a->sync);
+        prof__act.n++;
     } else {
         __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
     }
@@ -4337,6 +4382,7 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
                   "events", api->name);
         return;
     }
+    prof__gnodes_make();                /* before the tracer's graph-node callbacks can come */
     if (!api->tracer->start(prof__g.rec.chunks_max * PROF__CHUNK_BYTES)) return;  /* it said why */
     prof__act.tracer = api->tracer;
     __atomic_store_n(&prof__act.capturing, 1, __ATOMIC_RELAXED);
@@ -4457,6 +4503,7 @@ PROF__INLINE int prof__act_ticks(const prof__aclk *c, const prof_gpu_activity *a
 /* A saved cycle's lines about its kernel capture's records: those drawn
    with no length, and those lost (which the cycle counts). */
 static void prof__act_say_lost(prof__cycle *cy, size_t backwards) {
+    prof__gnode_say_lost();
     if (backwards)
         prof__msg("%zu kernel, copy, fill or runtime call record%s ended before %s began (%s's timestamps); "
                   "drawn with no length", backwards, backwards == 1 ? "" : "s", backwards == 1 ? "it" : "they",
@@ -8366,6 +8413,10 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         prof__w_i64(w, g->a.graph);
         PROF__W_LIT(w, ",\"graph node id\":");
         prof__w_i64(w, (int64_t)g->a.graph_node);
+        if (g->a.capture_region) {      /* the regions open when its node was captured */
+            PROF__W_LIT(w, ",\"capture_region\":");
+            prof__w_name(w, g->a.capture_region);
+        }
     }
     PROF__W_LIT(w, "}}");
     if (nflows)
@@ -9359,6 +9410,7 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
     if (g->a.graph) {
         prof__pf_arg(p, "graph id", g->a.graph, NULL);
         prof__pf_arg(p, "graph node id", (int64_t)g->a.graph_node, NULL);
+        if (g->a.capture_region) prof__pf_arg(p, "capture_region", 0, g->a.capture_region);
     }
     prof__pf_event(p, prof__pf_ts(p, t0), 0, PROF__TE_BEGIN);
     prof__pf_plain(p, prof__pf_ts(p, t1), PROF__TE_END, 0);
@@ -9955,6 +10007,8 @@ typedef struct prof__tsink {
     size_t nthreads;
     int pcts, ok;
     const char *only;                   /* the one argument grouped by ("domain"), or NULL: all */
+    int capture;                        /* group=capture: graph kernels by their capture_region */
+    prof__sbuf cap;                     /* ... that row's name */
 } prof__tsink;
 
 static void prof__table_span(void *s, const prof__cycle *c, const prof__wthread *th, const prof__wreg *r) {
@@ -10003,7 +10057,17 @@ static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, 
     (void)nflows;
     (void)label;
     if (!x->ok || g->a.kind == PROF_GPU_RUNTIME || g->a.kind == PROF_GPU_SYNC) return;
-    prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
+    const char *name = g->a.name ? g->a.name : "(null)";
+    if (x->capture && g->a.capture_region) {
+        x->cap.n = 0;
+        const char *cr = g->a.capture_region;
+        if (!prof__sb_put(&x->cap, "[graph] ", 8) || !prof__sb_put(&x->cap, cr, strlen(cr) + 1)) {
+            x->ok = 0;
+            return;
+        }
+        name = x->cap.p;
+    }
+    prof__agg *a = prof__row_of(&x->t, name, "", -1, "GPU", 0); /* no arguments */
     if (!a) { x->ok = 0; return; }
     int64_t ns = prof__tclock_ns(&c->clk, g->t1) - prof__tclock_ns(&c->clk, g->t0);
     a->r.kernel = 1;
@@ -10035,6 +10099,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
     x.only = (group & PROF_GROUP_ARGS) ? NULL : (group & PROF_GROUP_DOMAIN) ? "domain" : NULL;
     x.t.by_thread = (group & PROF_GROUP_THREAD) != 0;
     x.pcts = (group & PROF_TABLE_PERCENTILES) != 0;
+    x.capture = (group & PROF_GROUP_CAPTURE) != 0;
     x.ok = (x.seen = (unsigned char *)calloc(c->nth + 1, 1)) != NULL;
     if (x.ok && !prof__walk(c, &prof__table_sink, &x)) x.ok = 0;
     int ok = x.ok;
@@ -10058,6 +10123,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
     free(x.seen);
     free(x.pct);
     free(x.key.p);
+    free(x.cap.p);
     free(x.t.slot);
     free(x.t.v);
     free(x.t.str.p);
@@ -10905,6 +10971,132 @@ static void prof__open_records(const prof__thread *th, const prof__openrow *row,
     }
 }
 
+/* CUDA Graph nodes' capture-time regions (>>api-gpu's prof_gpu_graph_node):
+   a table of PROF__GNODES slots keyed by node id, open addressing, made
+   (calloc: untouched pages cost nothing) when the tracer starts and kept to
+   the process's end, since the tracer's callback may run on any thread
+   until it is gone. A slot is claimed by a compare-and-swap of its key;
+   its names are written, then it is marked ready; the reader (the tracer's
+   buffer thread, at prof_gpu_activity_add) joins them once, interned.
+   Node ids are never reused, so slots are never freed: past the table's
+   size a node has no regions, counted and said at the next save. */
+#define PROF__GNODES      65536u        /* power of 2: 6 MiB of address space */
+#define PROF__GNODE_DEPTH 8             /* innermost regions kept per node */
+#define PROF__GNODE_PROBE 64
+
+typedef struct prof__gnode {
+    uint64_t node;                      /* atomic: 0 free, else the node's id */
+    int ready;                          /* atomic: names written */
+    int n, more;                        /* names kept; more: outer ones left out */
+    const char *name[PROF__GNODE_DEPTH];/* outermost first */
+    const char *path;                   /* atomic: "a/b", joined at first use */
+} prof__gnode;
+
+static prof__gnode *prof__gnodes;       /* atomic: set once */
+static uint64_t prof__gnodes_lost;      /* atomic: nodes past the table's room */
+static uint64_t prof__gnodes_said;
+
+static void prof__gnodes_make(void) {
+    if (__atomic_load_n(&prof__gnodes, __ATOMIC_ACQUIRE)) return;
+    prof__gnode *t = (prof__gnode *)calloc(PROF__GNODES, sizeof *t);
+    prof__gnode *none = NULL;
+    if (t && !__atomic_compare_exchange_n(&prof__gnodes, &none, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(t);
+}
+
+/* The slot of node, claimed for it (claim) or only found; NULL: none. */
+static prof__gnode *prof__gnode_slot(uint64_t node, int claim) {
+    prof__gnode *t = __atomic_load_n(&prof__gnodes, __ATOMIC_ACQUIRE);
+    if (!t || !node) return NULL;
+    uint64_t h = (node * 0x9E3779B97F4A7C15ull) >> 32;
+    for (unsigned i = 0; i < PROF__GNODE_PROBE; i++) {
+        prof__gnode *g = &t[(h + i) & (PROF__GNODES - 1)];
+        uint64_t k = __atomic_load_n(&g->node, __ATOMIC_ACQUIRE);
+        if (k == node) return g;
+        if (k) continue;
+        if (!claim) return NULL;
+        if (__atomic_compare_exchange_n(&g->node, &k, node, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || k == node)
+            return g;
+    }
+    return NULL;
+}
+
+/* The regions the calling thread has open now, outermost first, into the
+   slot: PROF_SCOPE's and PROF_BEGIN's (they have frames while the
+   profiler records: a window, its warm-up, or a run with no schedule) and
+   PROF_GPU_SCOPE's (known at every step, windows or not), merged by their
+   start; a GPU region begun outside a window has none, and is outer to
+   those begun in it. At most PROF__OPEN_ROWS + PROF__GPU_STACK frames are
+   read, on the thread itself. */
+static void prof__gnode_fill(prof__gnode *g) {
+    prof__openrow row[PROF__OPEN_ROWS];
+    const char *name[PROF__OPEN_ROWS + PROF__GPU_STACK];
+    int more = 0, nr = 0, k = 0;
+    const prof__thread *th = prof__self;
+    const prof__gtls_t *gt = prof__gtlsp;
+    if (th) {
+        uint64_t tk = prof__ticks(), now = prof__now();
+        double rate = prof__fallback() ? prof__rate_at(tk, prof__mono_ns()) : 1.0;
+        nr = prof__open_of(th, tk, now, rate, 1, row, &more);
+    }
+    int ng = gt ? gt->sp : 0, i = 0, j = 0;
+    while (i < nr || j < ng) {
+        int gpu = j < ng && (i == nr || !gt->stack[j].t0 || gt->stack[j].t0 <= row[i].t0);
+        name[k++] = gpu ? gt->stack[j++].name : row[i++].name;
+    }
+    int from = k > PROF__GNODE_DEPTH ? k - PROF__GNODE_DEPTH : 0;
+    g->n = k - from;
+    g->more = from + (more != 0);
+    for (int m = 0; m < g->n; m++) g->name[m] = name[from + m];
+}
+
+void prof_gpu_graph_node(uint64_t node, uint64_t original) {
+    prof__gnode *g = prof__gnode_slot(node, 1), *o = NULL;
+    if (!g) {
+        if (__atomic_load_n(&prof__gnodes, __ATOMIC_ACQUIRE))
+            __atomic_fetch_add(&prof__gnodes_lost, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE)) return;      /* told twice */
+    if (original && (o = prof__gnode_slot(original, 0)) && !__atomic_load_n(&o->ready, __ATOMIC_ACQUIRE)) o = NULL;
+    if (original && !o) {
+        g->n = g->more = 0;             /* its original's regions are not known */
+    } else if (o) {
+        g->n = o->n;
+        g->more = o->more;
+        memcpy(g->name, o->name, sizeof g->name);
+    } else {
+        prof__gnode_fill(g);
+    }
+    __atomic_store_n(&g->ready, 1, __ATOMIC_RELEASE);
+}
+
+/* Node's regions as "a/b" ("..." before them where outer ones were left
+   out), interned; NULL: none known. On the tracer's buffer thread. */
+static const char *prof__gnode_path(uint64_t node) {
+    prof__gnode *g = prof__gnode_slot(node, 0);
+    if (!g || !__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE) || !g->n) return NULL;
+    const char *p = __atomic_load_n(&g->path, __ATOMIC_ACQUIRE);
+    if (p) return p;
+    char b[1024];
+    size_t n = 0;
+    if (g->more) n = (size_t)snprintf(b, sizeof b, ".../");
+    for (int i = 0; i < g->n && n < sizeof b; i++)
+        n += (size_t)snprintf(b + n, sizeof b - n, "%s%s", i ? "/" : "", g->name[i] ? g->name[i] : "?");
+    if (n >= sizeof b) n = sizeof b - 1;
+    p = prof_intern(b, n);
+    __atomic_store_n(&g->path, p, __ATOMIC_RELEASE);
+    return p;
+}
+
+/* Nodes past the table's room since the last save: one line. */
+static void prof__gnode_say_lost(void) {
+    uint64_t lost = __atomic_load_n(&prof__gnodes_lost, __ATOMIC_RELAXED);
+    if (lost == prof__gnodes_said) return;
+    prof__gnodes_said = lost;
+    prof__msg("%llu CUDA Graph nodes were made past the %u the profiler keeps: their kernels have no capture_region",
+              (unsigned long long)lost, PROF__GNODES);
+}
+
 /* Text for the crash handler: no stdio, no malloc. */
 PROF__COLD static void prof__as_str(char *m, size_t *n, size_t cap, const char *s) {
     for (; s && *s && *n < cap; s++) m[(*n)++] = *s;
@@ -11463,6 +11655,7 @@ PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, 
                 if (!strcmp(eq, "args")) g = PROF_GROUP_ARGS;
                 else if (!strcmp(eq, "thread")) g = PROF_GROUP_THREAD;
                 else if (!strcmp(eq, "domain")) g = PROF_GROUP_DOMAIN;
+                else if (!strcmp(eq, "capture")) g = PROF_GROUP_CAPTURE;
                 else if (!strcmp(eq, "args+thread") || !strcmp(eq, "thread+args")) g = PROF_GROUP_ARGS | PROF_GROUP_THREAD;
                 else if (!strcmp(eq, "name")) g = 0;
                 else return 0;

@@ -87,6 +87,11 @@ static struct {
     CUptiResult (*result_string)(CUptiResult, const char **);
     CUptiResult (*cb_name)(CUpti_CallbackDomain, CUpti_CallbackId, const char **);
     CUptiResult (*stream_id)(CUcontext, CUstream, uint8_t, uint32_t *);
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*enable_cb)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+    CUptiResult (*node_id)(CUgraphNode, uint64_t *);
+    CUpti_SubscriberHandle sub;         /* graph-node callbacks, from start to stop; NULL: none */
     int on;                             /* atomic: capturing (between windows: loaded, not capturing) */
     int loaded;                         /* atomic: started, until stopped */
     char *(*demangle)(const char *, char *, size_t *, int *);  /* libstdc++'s, if loaded */
@@ -369,6 +374,50 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
     __atomic_sub_fetch(&prof__cupti.bufs, 1, __ATOMIC_RELAXED);
 }
 
+/* CUDA Graph nodes: CUPTI calls this on the thread that makes a node
+   (inside the engine's launch into a capturing stream, or its
+   cudaGraphAdd*Node) and that clones one (cudaGraphInstantiate clones
+   every node of the graph: a replayed kernel carries its clone's id).
+   prof.h's core names the node after the regions open there now, a clone
+   after its original's (>>api-gpu's prof_gpu_graph_node): a few hundred
+   instructions per node, once, when graphs are made; nothing at launches
+   or replays. */
+static void CUPTIAPI prof__cupti_graph_cb(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                          const void *data) {
+    (void)user;
+    const CUpti_ResourceData *r = PROF__SCAST(const CUpti_ResourceData *, data);
+    const CUpti_GraphData *g = r ? PROF__SCAST(const CUpti_GraphData *, r->resourceDescriptor) : PROF__NULLPTR;
+    uint64_t node = 0, orig = 0;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE || !g || !g->node || prof__cupti.node_id(g->node, &node) != CUPTI_SUCCESS)
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED &&
+        (!g->originalNode || prof__cupti.node_id(g->originalNode, &orig) != CUPTI_SUCCESS))
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+        prof_gpu_graph_node(node, orig);
+}
+
+/* The graph-node callbacks on, from capture's start to its stop, windows
+   or not: engines capture their graphs once, before the windows that
+   replay them. Refused (another CUPTI client, Nsight, holds the one
+   subscription): one line, and kernel capture goes on without them. */
+static void prof__cupti_graphs_on(void) {
+    CUptiResult r;
+    if (!prof__cupti.subscribe || !prof__cupti.enable_cb || !prof__cupti.node_id) return;
+    const CUpti_CallbackDomain res = CUPTI_CB_DOMAIN_RESOURCE;
+    if ((r = prof__cupti.subscribe(&prof__cupti.sub, prof__cupti_graph_cb, PROF__NULLPTR)) == CUPTI_SUCCESS &&
+        (r = prof__cupti.enable_cb(1, prof__cupti.sub, res, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) == CUPTI_SUCCESS &&
+        (r = prof__cupti.enable_cb(1, prof__cupti.sub, res, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) == CUPTI_SUCCESS)
+        return;
+    if (prof__cupti.sub && prof__cupti.unsubscribe) prof__cupti.unsubscribe(prof__cupti.sub);
+    prof__cupti.sub = PROF__NULLPTR;
+    const char *why = "unknown error";
+    char line[512];
+    if (prof__cupti.result_string) prof__cupti.result_string(r, &why);
+    snprintf(line, sizeof line, "CUPTI: cuptiSubscribe failed: %s; CUDA Graph kernels have no capture_region", why);
+    prof_gpu_say(line);
+}
+
 /* Loads libcupti and a function of it into fp (an object pointer cannot be
    cast to a function pointer in ISO C: the bytes are copied). */
 static int prof__cupti_sym(void *lib, const char *name, void *fp, size_t fp_size) {
@@ -465,6 +514,10 @@ static int prof__cupti_start(size_t buffer_bytes) {
     PROF__CUPTI_SYM(lib, result_string, "cuptiGetResultString");
     PROF__CUPTI_SYM(lib, cb_name, "cuptiGetCallbackName");
     PROF__CUPTI_SYM(lib, stream_id, "cuptiGetStreamIdEx");
+    PROF__CUPTI_SYM(lib, subscribe, "cuptiSubscribe");
+    PROF__CUPTI_SYM(lib, unsubscribe, "cuptiUnsubscribe");
+    PROF__CUPTI_SYM(lib, enable_cb, "cuptiEnableCallback");
+    PROF__CUPTI_SYM(lib, node_id, "cuptiGetGraphNodeId");
     /* the C++ runtime's demangler: the program's, else libstdc++ loaded for
        it (a program that links it statically does not export it) */
     void *self = dlopen(PROF__NULLPTR, RTLD_NOW), *cxx;
@@ -491,6 +544,7 @@ static int prof__cupti_start(size_t buffer_bytes) {
         return 0;
     }
     __atomic_store_n(&prof__cupti.loaded, 1, __ATOMIC_RELEASE);
+    prof__cupti_graphs_on();
     return 1;
 }
 
@@ -504,6 +558,8 @@ static size_t prof__cupti_held(void) {
 
 static void prof__cupti_stop(void) {
     __atomic_store_n(&prof__cupti.loaded, 0, __ATOMIC_RELEASE);
+    if (prof__cupti.sub) prof__cupti.unsubscribe(prof__cupti.sub);
+    prof__cupti.sub = PROF__NULLPTR;
     prof__cupti_off_all();
     prof__cupti_flush();
     prof__cupti_spares_free();

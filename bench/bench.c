@@ -80,7 +80,7 @@ static const char *null_str(int e) { (void)e; return "none"; }
 static const prof_gpu_api null_api = {
     "null", 600, null_count, null_dev, null_set, null_props, null_stream_info, null_create, null_destroy,
     null_create, null_destroy, null_record, null_query, null_destroy, null_elapsed, null_str, null_str, NULL, NULL, NULL,
-    NULL, NULL,
+    NULL, NULL, NULL,
 };
 #define GPU_BATCH 50000L                /* regions between resolutions */
 

@@ -61,7 +61,7 @@ static const prof_gpu_energy energy = {
 };
 static const prof_gpu_api api = {
     "CUDA", 600, one, dev0, set_dev, props, stream_info, make, unmake, make, unmake, record, query, unmake, elapsed,
-    str, str, NULL, bus_id, &energy, NULL, NULL,
+    str, str, NULL, bus_id, &energy, NULL, NULL, NULL,
 };
 
 static int64_t now_ns(void) {

@@ -735,6 +735,97 @@ def case_cupti_graph_flight(backend, program):
     print(f"cupti_graph_flight: {len(gpu)} graph nodes in the dump")
 
 
+def check_graph_regions(d, attributed):
+    """graph_regions.json (cupti_test.c's case_graph_regions): steps 2-4
+    recorded, each replaying graph A 4 times and graph B once inside a GPU
+    region "decode", then a kernel "sample" outside any graph; step 4 also
+    graph C, whose node was made with no region open. attributed: every
+    replayed kernel of A and B carries the regions open when its node was
+    captured (A before the window, inside GPU regions; B inside it, under
+    a CPU region), C's none; else none does. Returns the kernels."""
+    kernels = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    for e in kernels:  # the mangled name, demangled or not (the C++ runtime's demangler, if loaded)
+        m = re.fullmatch(r"(\w+)\(\)", e["name"])
+        e["name"] = f"_Z{len(m.group(1))}{m.group(1)}v" if m else e["name"]
+    graph = [e for e in kernels if "graph id" in e["args"]]
+    plain = [e for e in kernels if "graph id" not in e["args"]]
+    check(len(plain) == 3 and all(e["name"] == "_Z6samplev" for e in plain)
+          and all("capture_region" not in e["args"] for e in plain), f"kernels outside graphs {plain}")
+    want = {"_Z5embedv": "model", "_Z4qkv0v": "model/layer0", "_Z5attn0v": "model/layer0",
+            "_Z4mlp0v": "model/layer0", "_Z4qkv1v": "model/layer1", "_Z5attn1v": "model/layer1",
+            "_Z4mlp1v": "model/layer1", "_Z8prefill0v": "prefill/layer0", "_Z8prefill1v": "prefill/layer0",
+            "_Z6loose0v": None}
+    got = collections.Counter(e["name"] for e in graph)
+    runs = {k: (12 if v and v.startswith("model") else 3 if v else 1) for k, v in want.items()}
+    check(got == runs, f"replayed graph kernels {dict(got)}, not {runs}")
+    for e in graph:
+        region = e["args"].get("capture_region")
+        expect = want[e["name"]] if attributed else None
+        check(region == expect, f"{e['name']} (node {e['args']['graph node id']}): capture_region {region!r}, "
+                                f"not {expect!r}")
+    by = collections.Counter(e["args"].get("capture_region") for e in graph)
+    return graph, by
+
+
+def case_cupti_graph_regions(backend, program):
+    """Graph kernels attributed to capture time: each replayed kernel
+    carries the region path that was open on the capturing thread when
+    its node was captured (the CUPTI double's GRAPHNODE_CREATED callback,
+    followed through GRAPHNODE_CLONED to the instance's node, whose id the
+    kernel records carry); group=capture's table has a row per path with
+    exact counts; the .pftrace says the same."""
+    p = run(program, "cupti_graph_regions")
+    check_quiet(p)
+    d = load("graph_regions.json")
+    graph, by = check_graph_regions(d, True)
+    check(by == {"model": 12, "model/layer0": 36, "model/layer1": 36, "prefill/layer0": 6, None: 1},
+          f"capture regions {dict(by)}")
+    truth = read_truth()
+    rows = {r["row"]: r for r in truth["row"]}
+    for path, n in (("model", 12), ("model/layer0", 36), ("model/layer1", 36), ("prefill/layer0", 6)):
+        r = rows.get("[graph] " + path)
+        total = sum(ns(e["dur"]) for e in graph if e["args"].get("capture_region") == path)
+        check(r is not None and r["calls"] == n and r["gpu_total_ns"] == total,
+              f"table row [graph] {path}: {r}, not {n} calls, {total} ns")
+    loose, sample = (rows.get(k, rows.get(k[3:-1] + "()", {})) for k in ("_Z6loose0v", "_Z6samplev"))
+    check(loose.get("calls") == 1 and sample.get("calls") == 3,
+          f"kernels with no capture region keep their own rows: {sorted(rows)}")
+    g = truth["graph_regions"][0]["graph_regions"]
+    check(g["callbacks"] == 2 * g["nodes"] == 20, f"graph-node callbacks {g}: one per node made and one per clone")
+    import pftrace
+    if pftrace.pb is not None:
+        j, pf = pftrace.load_json("graph_regions.json"), pftrace.decode_pftrace("graph_regions.pftrace")
+        diff = j.diff(pf)
+        check(not diff, "graph_regions.pftrace and graph_regions.json differ:\n" + "\n".join(diff))
+    tool = os.environ.get("PROF_TEST_TOOL")
+    for trace in (["graph_regions.json", "graph_regions.pftrace"] if tool else []):
+        q = subprocess.run([tool, "table", trace, "group=capture"], capture_output=True, text=True, timeout=120)
+        check(q.returncode == 0, f"prof table {trace} group=capture: {q.returncode} {q.stderr}")
+        got = {}
+        for line in q.stdout.splitlines():
+            m = re.match(r"\s*\[graph\] (\S+)\s.*\s(\d+)\s*$", line)
+            if m:
+                got[m.group(1)] = int(m.group(2))
+        check(got == {"model": 12, "model/layer0": 36, "model/layer1": 36, "prefill/layer0": 6},
+              f"prof table {trace} group=capture: rows {got}\n{q.stdout}")
+    print(f"cupti_graph_regions: {len(graph)} replayed graph kernels, each with its capture-time regions {dict(by)}"
+          + ("; prof table group=capture reads both formats back alike" if tool else ""))
+
+
+def case_cupti_graph_regions_busy(backend, program):
+    """The same run while another CUPTI client holds the one subscription:
+    one line says graph kernels have no capture_region; kernel capture
+    goes on, with graph and node ids."""
+    p = run(program, "cupti_graph_regions_busy")
+    lines = stderr_lines(p)
+    check(len(lines) == 1 and "cuptiSubscribe failed" in lines[0] and "no capture_region" in lines[0],
+          f"stderr {p.stderr}")
+    graph, by = check_graph_regions(load("graph_regions.json"), False)
+    g = read_truth()["graph_regions"][0]["graph_regions"]
+    check(g["callbacks"] == 0, f"callbacks made with no subscriber: {g}")
+    print(f"cupti_graph_regions_busy: {len(graph)} graph kernels, none attributed; said once")
+
+
 def case_cupti_driver(backend, program):
     """A library's kernels launched through the driver API (cuLaunchKernelEx,
     as cuBLAS launches its GEMMs) have their call in the trace as Kineto

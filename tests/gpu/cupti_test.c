@@ -59,6 +59,11 @@ static fake_cupti_enabled_fn *cupti_enabled;
 static fake_cupti_slow_reads_fn *slow_reads;
 static fake_cupti_incomplete_fn *incomplete;
 static fake_cupti_flushes_here_fn *flushes_here;
+static fake_cupti_graph_fn *graph_new;
+static fake_cupti_graph_node_fn *graph_node;
+static fake_cupti_graph_clone_fn *graph_clone;
+static fake_cupti_node_id_fn *node_id;
+static fake_cupti_callbacks_fn *callbacks;
 static uint32_t corr;                   /* CUPTI's correlation ids */
 static long launched;                   /* records emitted */
 static int64_t device_end;              /* device 0's ns at which everything launched ends */
@@ -83,7 +88,10 @@ static void bind_cupti(void) {
     void *dl = lib ? dlsym(lib, "fake_cupti_deliver") : NULL, *tk = lib ? dlsym(lib, "fake_cupti_taken") : NULL;
     void *ic = lib ? dlsym(lib, "fake_cupti_incomplete") : NULL;
     void *fh = lib ? dlsym(lib, "fake_cupti_flushes_here") : NULL;
-    if (!e || !n || !b || !en || !sr || !dl || !tk || !ic || !fh) {
+    void *gn = lib ? dlsym(lib, "fake_cupti_graph") : NULL, *gd = lib ? dlsym(lib, "fake_cupti_graph_node") : NULL;
+    void *gc = lib ? dlsym(lib, "fake_cupti_graph_clone") : NULL, *ni = lib ? dlsym(lib, "fake_cupti_node_id") : NULL;
+    void *cb = lib ? dlsym(lib, "fake_cupti_callbacks") : NULL;
+    if (!e || !n || !b || !en || !sr || !dl || !tk || !ic || !fh || !gn || !gd || !gc || !ni || !cb) {
         fprintf(stderr, "cannot load the CUPTI double %s: %s\n", FAKE_CUPTI_LIB, dlerror());
         exit(2);
     }
@@ -95,6 +103,11 @@ static void bind_cupti(void) {
     memcpy(&taken, &tk, sizeof tk);
     memcpy(&incomplete, &ic, sizeof ic);
     memcpy(&flushes_here, &fh, sizeof fh);
+    memcpy(&graph_new, &gn, sizeof gn);
+    memcpy(&graph_node, &gd, sizeof gd);
+    memcpy(&graph_clone, &gc, sizeof gc);
+    memcpy(&node_id, &ni, sizeof ni);
+    memcpy(&callbacks, &cb, sizeof cb);
     fake_cupti_bind_fn *bind;
     memcpy(&bind, &b, sizeof b);
     bind(fake_stream_info);
@@ -703,11 +716,157 @@ static int case_sync(void) {
     fake_event_destroy(ev);
     truth("{\"taken\": {\"syncs\": %ld, \"records\": %ld, \"enabled_after\": %d}}",
           taken(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), taken(CUPTI_ACTIVITY_KIND_CUDA_EVENT), cupti_enabled());
+/* ---- CUDA graphs attributed to capture time (the double's graph-node
+   callbacks) ---- */
+#define GRAPH_MAX 16
+typedef struct graph {
+    uint32_t id, exec;                  /* the captured graph's and its instance's */
+    int n;
+    void *node[GRAPH_MAX], *clone[GRAPH_MAX];
+    const char *kernel[GRAPH_MAX];
+    int64_t ns[GRAPH_MAX];
+} graph;
+
+/* kernel<<<..., stream>>> while stream captures into g: the launch call
+   (CUPTI records it while RUNTIME is on), the work into the capture's
+   graph, and the node the driver makes for it, whose callback CUPTI runs
+   on this thread inside the call. */
+static void captured_launch(graph *g, const char *kernel, void *stream, int64_t ns) {
+    int64_t t0 = cupti_now();
+    fake_gpu_launch(stream, ns);
+    g->node[g->n] = graph_node(g->id);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, ++corr, t0, cupti_now());
+    g->kernel[g->n] = kernel;
+    g->ns[g->n++] = ns;
+}
+
+/* cudaGraphInstantiate: every node cloned into the instance. */
+static void instantiate(graph *g) {
+    g->exec = graph_new();
+    for (int i = 0; i < g->n; i++) g->clone[i] = graph_clone(g->node[i], g->exec);
+}
+
+/* cudaGraphLaunch of g's instance: one runtime call, and each node's
+   kernel with the instance's graph id and its clone's node id. */
+static void replay(const graph *g, void *stream) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now(), start[GRAPH_MAX];
+    int dev = 0;
+    for (int i = 0; i < g->n; i++) ran_until((start[i] = fake_gpu_launch_at(stream, g->ns[i], &dev)) + g->ns[i]);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, c, t0, cupti_now());
+    for (int i = 0; i < g->n; i++) {
+        CUpti_ActivityKernel10 k;
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.registersPerThread = 32;
+        k.start = cupti_ts(dev, start[i]);
+        k.end = cupti_ts(dev, start[i] + g->ns[i]);
+        k.deviceId = (uint32_t)dev;
+        k.streamId = stream_id(stream);
+        k.gridX = k.gridY = k.gridZ = 1;
+        k.blockX = 128, k.blockY = k.blockZ = 1;
+        k.correlationId = c;
+        k.graphId = g->exec;
+        k.graphNodeId = node_id(g->clone[i]);
+        k.name = g->kernel[i];
+        emit(&k, sizeof k);
+        launched++;
+    }
+}
+
+static void graph_regions_ready(const prof_cycle *c, void *user) {
+    (void)user;
+    prof_cycle_write_trace(c, "graph_regions.json");
+    prof_cycle_write_trace(c, "graph_regions.pftrace");
+    prof_table t;
+    if (!prof_cycle_table(c, PROF_SORT_NAME, PROF_GROUP_CAPTURE, &t)) return;
+    for (size_t i = 0; i < t.n; i++)
+        truth("{\"row\": \"%s\", \"calls\": %llu, \"gpu_total_ns\": %lld}", t.rows[i].name,
+              (unsigned long long)t.rows[i].calls, (long long)t.rows[i].gpu_total_ns);
+    prof_table_free(&t);
+}
+
+/* A decode engine's graphs. Step 0, before the window (wait=1, warmup=1,
+   active=3): graph A is captured on stream s inside GPU regions model >
+   layer0 and model > layer1 (one kernel in model, three in each layer),
+   then instantiated (its nodes cloned). Step 2, recorded: graph B is
+   captured inside a CPU region prefill > GPU region layer0 (two kernels).
+   Steps 2-4 each replay A 4 times and B once inside a GPU region decode,
+   and launch one kernel outside any graph. A thread with no region open
+   captures graph C (one kernel), replayed once in step 4. busy: another
+   CUPTI client holds the subscription (FAKE_CUPTI_SUBSCRIBED). */
+static int case_graph_regions(int busy) {
+    static graph a, b, cg;
+    prof_config cfg = capture("graph_regions.json");
+    cfg.schedule.wait = 1;
+    cfg.schedule.warmup = 1;
+    cfg.schedule.active = 3;
+    cfg.schedule.repeat = 1;
+    cfg.on_trace_ready = graph_regions_ready;
+    if (busy) setenv("FAKE_CUPTI_SUBSCRIBED", "1", 1);
+    device(2000);
+    void *s = fake_gpu_stream(0, 31);
+    PROF_INIT(&cfg);
+    static const char *const layer_kernels[2][3] = { { "_Z4qkv0v", "_Z5attn0v", "_Z4mlp0v" },
+                                                     { "_Z4qkv1v", "_Z5attn1v", "_Z4mlp1v" } };
+    for (int step = 0; step < 5; step++) {
+        if (step == 0) {
+            cudaGraph_t cap = NULL;
+            a.id = graph_new();
+            if (cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal) != cudaSuccess) return 1;
+            {
+                PROF_GPU_SCOPE("model", s);
+                captured_launch(&a, "_Z5embedv", s, 3000);
+                {
+                    PROF_GPU_SCOPE("layer0", s);
+                    for (int i = 0; i < 3; i++) captured_launch(&a, layer_kernels[0][i], s, 5000);
+                }
+                {
+                    PROF_GPU_SCOPE("layer1", s);
+                    for (int i = 0; i < 3; i++) captured_launch(&a, layer_kernels[1][i], s, 5000);
+                }
+            }
+            if (cudaStreamEndCapture((cudaStream_t)s, &cap) != cudaSuccess || fake_gpu_graph_nodes(cap) != 7) return 1;
+            cudaGraphDestroy(cap);
+            instantiate(&a);
+            cg.id = graph_new();        /* no region open on this thread */
+            captured_launch(&cg, "_Z6loose0v", s, 1000);
+            instantiate(&cg);
+        }
+        if (step == 2) {
+            cudaGraph_t cap = NULL;
+            b.id = graph_new();
+            if (cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal) != cudaSuccess) return 1;
+            {
+                PROF_SCOPE("prefill");
+                PROF_GPU_SCOPE("layer0", s);
+                for (int i = 0; i < 2; i++) captured_launch(&b, i ? "_Z8prefill1v" : "_Z8prefill0v", s, 4000);
+            }
+            if (cudaStreamEndCapture((cudaStream_t)s, &cap) != cudaSuccess || fake_gpu_graph_nodes(cap) != 2) return 1;
+            cudaGraphDestroy(cap);
+            instantiate(&b);
+        }
+        if (step >= 2) {
+            {
+                PROF_GPU_SCOPE("decode", s);
+                for (int r = 0; r < 4; r++) replay(&a, s);
+                replay(&b, s);
+                if (step == 4) replay(&cg, s);
+            }
+            launch("_Z6samplev", s, 2000, 1, 32);
+        }
+        if (step == 4) device_done();
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    truth("{\"graph_regions\": {\"callbacks\": %ld, \"nodes\": %d}}", callbacks(), a.n + b.n + cg.n);
     return 0;
 }
 
 static int run(const char *name) {
     if (!strcmp(name, "cupti_sync") || !strcmp(name, "cupti_sync_refused")) return case_sync();
+    if (!strcmp(name, "cupti_graph_regions")) return case_graph_regions(0);
+    if (!strcmp(name, "cupti_graph_regions_busy")) return case_graph_regions(1);
     if (!strcmp(name, "cupti_driver")) return case_driver();
     if (!strcmp(name, "cupti_windows")) return case_windows(1);
     if (!strcmp(name, "cupti_windows_nowarmup")) return case_windows(0);

@@ -16,7 +16,18 @@
    The test program produces the records (cupti_test.c: a runtime call and
    what it launched, in the real struct layouts) through fake_cupti_emit,
    and binds the simulated runtime's stream ids with fake_cupti_bind.
-   FAKE_CUPTI_FAIL_ENABLE=N makes the Nth cuptiActivityEnable fail. */
+   FAKE_CUPTI_FAIL_ENABLE=N makes the Nth cuptiActivityEnable fail.
+
+   Callbacks as CUPTI makes them: one subscriber (cuptiSubscribe; a second,
+   or any with FAKE_CUPTI_SUBSCRIBED=1 as when Nsight holds it, is refused
+   with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), and the resource
+   domain's graph-node callbacks that it enabled (cuptiEnableCallback):
+   the test's driver makes a node (fake_cupti_graph_node: a launch into a
+   capturing stream) or clones one (fake_cupti_graph_clone: what
+   cudaGraphInstantiate does to every node), and the callback runs on that
+   thread, inside that call, with a CUpti_ResourceData whose descriptor is
+   a CUpti_GraphData; cuptiGetGraphNodeId gives a node's id, unique in the
+   process, which the kernel records of a replay carry (the clone's). */
 #define _POSIX_C_SOURCE 200809L
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpedantic"   /* CUPTI's headers are not ISO C */
@@ -56,6 +67,21 @@ static struct {
     pthread_t workers[1024];
     int nworkers;
 } F = { PTHREAD_MUTEX_INITIALIZER, 0, 0, { 0 }, 0, { 0 }, 0, 0, 0, { 0 }, { 0 }, 0, 0, 0, { 0 }, 0 };
+
+/* A graph and a node as the driver keeps them (the headers' opaque types). */
+struct CUgraph_st { uint32_t id; };
+struct CUgraphNode_st { uint64_t id; CUgraph graph; };
+
+static struct {
+    pthread_mutex_t lock;
+    int subscribed;
+    CUpti_CallbackFunc fn;
+    void *user;
+    int on[CUPTI_CBID_RESOURCE_SIZE];   /* resource callbacks enabled */
+    uint64_t next_node;
+    uint32_t next_graph;
+    long calls;                         /* callbacks made */
+} CB = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, { 0 }, 0, 0, 0 };
 
 int64_t fake_cupti_now(void) {
     struct timespec t;
@@ -359,4 +385,125 @@ CUptiResult CUPTIAPI cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint
     if (!F.stream_info || F.stream_info(stream, &dev, &rid)) return CUPTI_ERROR_INVALID_STREAM;
     *id = (uint32_t)rid + FAKE_CUPTI_STREAM_SHIFT;
     return CUPTI_SUCCESS;
+}
+
+/* ---- callbacks (cupti_callbacks.h) ----------------------------------------- */
+
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata) {
+    const char *busy = getenv("FAKE_CUPTI_SUBSCRIBED");
+    if (!subscriber) return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&CB.lock);
+    CUptiResult r = CUPTI_SUCCESS;
+    if (CB.subscribed || (busy && atoi(busy))) {
+        r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    } else {
+        CB.subscribed = 1;
+        CB.fn = callback;
+        CB.user = userdata;
+        memset(CB.on, 0, sizeof CB.on);
+        *subscriber = (CUpti_SubscriberHandle)(void *)&CB;
+    }
+    pthread_mutex_unlock(&CB.lock);
+    return r;
+}
+
+CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+    pthread_mutex_lock(&CB.lock);
+    CUptiResult r = CB.subscribed && subscriber == (CUpti_SubscriberHandle)(void *)&CB ? CUPTI_SUCCESS
+                                                                                     : CUPTI_ERROR_INVALID_PARAMETER;
+    if (r == CUPTI_SUCCESS) CB.subscribed = 0, CB.fn = NULL;
+    pthread_mutex_unlock(&CB.lock);
+    return r;
+}
+
+/* Only the resource domain's callbacks are made here (what prof_cuda.h
+   asks for); enabling another domain's is accepted and does nothing. */
+CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                         CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    pthread_mutex_lock(&CB.lock);
+    CUptiResult r = CUPTI_SUCCESS;
+    if (!CB.subscribed || subscriber != (CUpti_SubscriberHandle)(void *)&CB || domain <= CUPTI_CB_DOMAIN_INVALID ||
+        domain >= CUPTI_CB_DOMAIN_SIZE)
+        r = CUPTI_ERROR_INVALID_PARAMETER;
+    else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < CUPTI_CBID_RESOURCE_SIZE)
+        CB.on[cbid] = enable != 0;
+    else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+        r = CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_unlock(&CB.lock);
+    return r;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphNodeId(CUgraphNode node, uint64_t *nodeId) {
+    if (!node || !nodeId) return CUPTI_ERROR_INVALID_PARAMETER;
+    *nodeId = node->id;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiGetGraphId(CUgraph graph, uint32_t *pId) {
+    if (!graph || !pId) return CUPTI_ERROR_INVALID_PARAMETER;
+    *pId = graph->id;
+    return CUPTI_SUCCESS;
+}
+
+/* The resource callback cbid for node (cloned from original, or NULL), on
+   this thread, if the subscriber enabled it; the callback runs outside the
+   double's lock, as CUPTI's run inside the driver's call. */
+static void graph_callback(CUpti_CallbackId cbid, CUgraphNode node, CUgraphNode original) {
+    pthread_mutex_lock(&CB.lock);
+    CUpti_CallbackFunc fn = CB.subscribed && CB.on[cbid] ? CB.fn : NULL;
+    void *user = CB.user;
+    CB.calls += fn != NULL;
+    pthread_mutex_unlock(&CB.lock);
+    if (!fn) return;
+    CUpti_GraphData g;
+    CUpti_ResourceData r;
+    memset(&g, 0, sizeof g);
+    memset(&r, 0, sizeof r);
+    g.graph = node->graph;
+    g.node = node;
+    g.originalNode = original;
+    g.originalGraph = original ? original->graph : NULL;
+    g.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+    r.resourceDescriptor = &g;
+    fn(user, CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+uint32_t fake_cupti_graph(void) {
+    pthread_mutex_lock(&CB.lock);
+    uint32_t id = ++CB.next_graph;
+    pthread_mutex_unlock(&CB.lock);
+    return id;
+}
+
+static CUgraphNode node_new(uint32_t graph) {
+    CUgraphNode n = calloc(1, sizeof *n);
+    CUgraph g = calloc(1, sizeof *g);
+    if (!n || !g) abort();
+    g->id = graph;
+    pthread_mutex_lock(&CB.lock);
+    n->id = ++CB.next_node;
+    pthread_mutex_unlock(&CB.lock);
+    n->graph = g;
+    return n;
+}
+
+void *fake_cupti_graph_node(uint32_t graph) {
+    CUgraphNode n = node_new(graph);
+    graph_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, n, NULL);
+    return n;
+}
+
+void *fake_cupti_graph_clone(void *node, uint32_t graph) {
+    CUgraphNode n = node_new(graph);
+    graph_callback(CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, n, (CUgraphNode)node);
+    return n;
+}
+
+uint64_t fake_cupti_node_id(const void *node) { return ((const struct CUgraphNode_st *)node)->id; }
+
+long fake_cupti_callbacks(void) {
+    pthread_mutex_lock(&CB.lock);
+    long n = CB.calls;
+    pthread_mutex_unlock(&CB.lock);
+    return n;
 }

@@ -36,7 +36,24 @@ typedef long fake_cupti_incomplete_fn(void);
    engine's thread should make none while it steps. */
 typedef long fake_cupti_flushes_here_fn(void);
 
+/* CUDA graphs as the driver tells CUPTI of them: a new graph's id; a node
+   made in graph on this thread (a launch into a capturing stream), and one
+   cloned from node into graph (cudaGraphInstantiate), each calling the
+   subscriber's GRAPHNODE_CREATED or _CLONED callback on this thread, if
+   enabled; a node's id (cuptiGetGraphNodeId's); how many callbacks ran.
+   Nodes are kept to the process's end. */
+typedef uint32_t fake_cupti_graph_fn(void);
+typedef void *fake_cupti_graph_node_fn(uint32_t graph);
+typedef void *fake_cupti_graph_clone_fn(void *node, uint32_t graph);
+typedef uint64_t fake_cupti_node_id_fn(const void *node);
+typedef long fake_cupti_callbacks_fn(void);
+
 #ifdef FAKE_CUPTI_EXPORTS
+fake_cupti_graph_fn fake_cupti_graph;
+fake_cupti_graph_node_fn fake_cupti_graph_node;
+fake_cupti_graph_clone_fn fake_cupti_graph_clone;
+fake_cupti_node_id_fn fake_cupti_node_id;
+fake_cupti_callbacks_fn fake_cupti_callbacks;
 fake_cupti_emit_fn fake_cupti_emit;
 fake_cupti_deliver_fn fake_cupti_deliver;
 fake_cupti_taken_fn fake_cupti_taken;

@@ -719,6 +719,8 @@ static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int6
     a.t0_ns = ts;
     a.t1_ns = ts + dur;
     a.thread = (uint64_t)tid;
+    span region = obj_find(&t->d, ev->f[F_ARGS], "\"capture_region\"");
+    if (!runtime && region.n && region.p[0] == '"') a.capture_region = json_text(region);
     prof_model_activity(c, &a);
     return 1;
 }

@@ -522,6 +522,8 @@ static int pfm_gpu(prof_cycle *c, const pf_slice *sl) {
     a.t0_ns = sl->t0;
     a.t1_ns = sl->t1;
     a.thread = (uint64_t)sl->tid;
+    for (size_t i = 0; !runtime && i < sl->nargs; i++)
+        if (sl->args[i].is_str && !strcmp(sl->args[i].key, "capture_region")) a.capture_region = sl->args[i].str;
     prof_model_activity(c, &a);
     return 1;
 }

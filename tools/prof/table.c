@@ -44,7 +44,7 @@ int cmd_table(int argc, char **argv) {
     size_t rows;
     int group;
     if (argc < 1 || argc > 2)
-        die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain|function,percentiles]");
+        die("usage: prof table TRACE [sort=self_cpu,rows=N,group=args|thread|domain|capture|function,percentiles]");
     const char *spec = argc > 1 ? argv[1] : "sort=self_cpu";
     if (!strncmp(spec, "--", 2)) spec += 2;        /* --group=domain: the spec's group=domain */
     if (strstr(spec, "group=function")) {       /* PROF_SAMPLE's samples by function (functions.c) */
