@@ -598,7 +598,9 @@ PROF__FN int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t 
    take the model's steps' joules as the recorder's. */
 PROF__FN int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) PROF__OFF(return 0;)
 /* A sample of the counter `name` at ts_ns (PROF_COUNTER's): only "tokens"
-   and "samples" are kept, for the table's J/token and J/sample. */
+   and "samples" are kept, for the table's J/token and J/sample, and
+   PROF_COUNTERS's tracks ("tid <tid> task-clock (ms)" ...), a counter of
+   that thread, for the table's CPU counters. */
 PROF__FN int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) PROF__OFF(return 0;)
 /* An argument of the region or step added last. */
 PROF__FN int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) PROF__OFF(return 0;)
@@ -6574,7 +6576,32 @@ int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) 
     return 1;
 }
 
+static int prof__ctr_of(const char *name, long *tid);     /* >>counters */
+static int prof__model_ctr(prof_cycle *c, const char *name, long tid, int64_t ts_ns, double value) {
+    int th = prof_model_thread(c, tid, NULL);
+    prof__model *m = prof__model_of(c);
+    if (!m || th < 0) return 0;
+    m->open = 0;
+    prof__munit *u = (prof__munit *)prof__grow(m->unit, &m->ucap, m->nunit + 1, sizeof *u);
+    if (!u) {
+        c->oom = 1;
+        return 0;
+    }
+    m->unit = u;
+    u += m->nunit;
+    u->th = (uint32_t)th;
+    u->t0 = u->t1 = (uint64_t)ts_ns + 1;  /* a point: before the spans that end after it */
+    u->first = u->last = c->n;
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (!prof__model_rec(m, PROF__K_COUNTER, name, u->t0, bits, 0, u->th)) return 0;
+    m->nunit++;
+    return 1;
+}
+
 int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) {
+    long tid;
+    if (ts_ns >= 0 && prof__ctr_of(name, &tid) >= 0) return prof__model_ctr(c, name, tid, ts_ns, value);
     prof__model *m = prof__model_of(c);
     int which = !name ? -1 : !strcmp(name, "tokens") ? 0 : !strcmp(name, "samples") ? 1 : -1;
     if (!m || which < 0 || ts_ns < 0) return m != NULL && ts_ns >= 0;
@@ -11343,7 +11370,7 @@ PROF__COLD static void prof__update_disabled(void) {
 }
 
 static void prof__smp_follow_locked(int want);
-static void prof__ctr_step_locked(int64_t step, int want);
+static void prof__ctr_step_locked(int64_t step, int prev, int next);
 
 PROF__COLD void prof_set_rank(int rank, int world_size) {
     if (rank < 0 || world_size <= rank) {
@@ -11361,7 +11388,7 @@ PROF__COLD void prof_set_rank(int rank, int world_size) {
         __atomic_store_n(&prof__on, (unsigned char)on, __ATOMIC_RELAXED);
         prof__act_follow_locked(on, 0);
         prof__smp_follow_locked(on && prof__cur_action() >= PROF__RECORD);
-        prof__ctr_step_locked(-1, on && prof__cur_action() >= PROF__RECORD);
+        prof__ctr_step_locked(-1, PROF__NONE, prof__cur_action());
     }
     pthread_mutex_unlock(&prof__lock);
 }
@@ -11535,8 +11562,8 @@ PROF__COLD static int prof__spec_clock(const char *s, void *out) {
 }
 
 /* PROF_COUNTERS: the names it knows, in any order; a name it does not know
-   is kept to be said once counting starts (>>counters), and the others
-   are counted. */
+   beside one it knows is kept to be said once counting starts (>>counters),
+   and the others are counted; none it knows: refused (the option's line). */
 static char prof__ctr_bad[128];
 PROF__COLD static int prof__spec_counters(const char *s, void *out) {
     unsigned m = 0;
@@ -11551,6 +11578,10 @@ PROF__COLD static int prof__spec_counters(const char *s, void *out) {
             snprintf(prof__ctr_bad + at, sizeof prof__ctr_bad - at, "%s'%.*s'", at ? ", " : "", (int)n, s);
         }
         s += n + (s[n] == ',');
+    }
+    if (!m && prof__ctr_bad[0]) {
+        prof__ctr_bad[0] = 0;
+        return 0;
     }
     *(prof__opt_counters *)out = m;
     return 1;
@@ -11701,7 +11732,7 @@ PROF__COLD static void prof__init_locked(const prof_config *cfg) {
     prof__signals_start();
     prof__reserve_start();
     prof__wk_start();
-    prof__ctr_step_locked(-1, !prof__g.disabled && act >= PROF__RECORD);   /* a window from step 0 */
+    prof__ctr_step_locked(-1, PROF__NONE, act);    /* a window from step 0 */
     prof__wd_start();
 }
 
@@ -12074,10 +12105,12 @@ static int prof__ctr_on(void) {
 }
 static void prof__ctr_state(int s) { __atomic_store_n(&prof__ctr.state, s, __ATOMIC_RELAXED); }
 
-/* The steps (under prof__lock): the step that ended asks for a read when
-   it was recorded (step >= 0), and the events follow the window (want);
-   the profiler's thread does both, woken. */
-static void prof__ctr_step_locked(int64_t step, int want) {
+/* The steps (under prof__lock): step, which ended, asks for a read when it
+   was recorded (prev), and the events follow the window (next); the
+   profiler's thread does both, woken. */
+static void prof__ctr_step_locked(int64_t step, int prev, int next) {
+    int want = !prof__g.disabled && next >= PROF__RECORD;
+    if (prof__g.disabled || prev < PROF__RECORD) step = -1;
     if (!prof__ctr_on()) return;
     if (want && (prof__g.conf.flight || !__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED))) {
         prof__msg("PROF_COUNTERS: %s; no counters", prof__g.conf.flight
@@ -13923,8 +13956,7 @@ void prof_step(void) {
         prof__en_wake_locked();         /* PROF_ENERGY: an opening read, then reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     prof__smp_follow_locked(!prof__g.disabled && next >= PROF__RECORD);
-    prof__ctr_step_locked(!prof__g.disabled && prev >= PROF__RECORD ? step : -1,
-                          !prof__g.disabled && next >= PROF__RECORD);
+    prof__ctr_step_locked(step, prev, next);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);
     if (work && !queued) prof__job_run_here(&j);

@@ -13,6 +13,7 @@
    tracks of their thread in both formats and the table's footer; a name
    prof.h does not know is one line and the others go on; a counter the
    machine lacks (no PMU here: cycles, instructions) is one line each.
+   `prof table` reads both traces back with the same footer.
    Exit 77 where the kernel refuses perf_event_open (test_counters_refused
    covers the line that says so). */
 #define _POSIX_C_SOURCE 200809L
@@ -248,6 +249,17 @@ int main(void) {
     if (!no_cs) {
         printf("main: %.0f context switches (%d sleeps)\n", of_main.v[1], ACTIVE * SLEEPS);
         CHECK(of_main.v[1] >= (ACTIVE - 1) * SLEEPS);
+    }
+    const char *tool = getenv("PROF_TEST_TOOL");  /* the traces read back: the same footer */
+    for (int f = 0; tool && *tool && f < 2; f++) {
+        char cmd[4200], out[8192];
+        snprintf(cmd, sizeof cmd, "'%s' table %s", tool, f ? "counters.pftrace" : "counters.json");
+        FILE *pf = popen(cmd, "r");
+        size_t n = pf ? fread(out, 1, sizeof out - 1, pf) : 0;
+        out[n] = 0;
+        CHECK(pf && pclose(pf) == 0);
+        CHECK(strstr(out, "CPU counters per thread") != NULL);
+        CHECK(strstr(out, "toucher (") != NULL);
     }
     for (int i = 0; i < of_toucher.n[2]; i++) {
         printf("toucher: step %d: %.0f page faults\n", i, of_toucher.per_step[2][i]);
