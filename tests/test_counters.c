@@ -9,7 +9,9 @@
    0.1). Its context switches are at least its sleeps (those of the steps
    after the first: the window's first read starts as late as the
    hand-off). A second thread touches PAGES fresh pages in each step: its
-   page faults, each step, are at least that. The values are counter
+   page faults, each step, are at least that; so are those of a thread
+   that lives inside one step (its one value, read after it exited). A
+   fork's child leaves the parent's counters as they were. The values are counter
    tracks of their thread in both formats and the table's footer; a name
    prof.h does not know is one line and the others go on; a counter the
    machine lacks (no PMU here: cycles, instructions) is one line each.
@@ -24,6 +26,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define ACTIVE   4
@@ -85,12 +88,32 @@ static void *toucher(void *arg) {
     return NULL;
 }
 
+/* A thread inside one step: it waits for the profiler's thread to open its
+   counters (it looks every 10 ms inside a window), touches PAGES pages and
+   exits. */
+static long short_tid;
+static void *short_lived(void *arg) {
+    (void)arg;
+    PROF_THREAD_NAME("short_lived");
+    short_tid = (long)syscall(SYS_gettid);
+    struct timespec ts = { 0, 100000000 };
+    nanosleep(&ts, NULL);
+    PROF_SCOPE("touch");
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = (char *)mmap(NULL, (size_t)(PAGES * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        for (long i = 0; i < PAGES; i++) p[i * page] = (char)i;
+        munmap(p, (size_t)(PAGES * page));
+    }
+    return NULL;
+}
+
 /* The main thread's CPU and wall time over the recorded steps. */
 static int64_t cpu_in, wall_in;
 static long main_tid;
 
 typedef struct { double v[5]; int n[5]; double per_step[5][ACTIVE + 2]; } counts;
-static counts of_main, of_toucher;
+static counts of_main, of_toucher, of_short;
 static int saved, ipc_shown;
 static size_t table_threads;
 static double table_on_cpu;
@@ -128,7 +151,7 @@ static void ready(const prof_cycle *c, void *user) {
         CHECK(k >= 0);
         if (k < 0) continue;
         CHECK_EQ(e.tid, tid);           /* on its thread's track */
-        counts *o = tid == main_tid ? &of_main : tid == toucher_tid ? &of_toucher : NULL;
+        counts *o = tid == main_tid ? &of_main : tid == toucher_tid ? &of_toucher : tid == short_tid ? &of_short : NULL;
         CHECK(o != NULL);
         if (!o || o->n[k] >= ACTIVE + 2) continue;
         o->per_step[k][o->n[k]++] = e.value;
@@ -199,6 +222,18 @@ int main(void) {
         pthread_cond_broadcast(&cv);
         while (!done) pthread_cond_wait(&cv, &mu);
         pthread_mutex_unlock(&mu);
+        if (s == 2) {                   /* a thread that lives inside this step */
+            pthread_t sh;
+            CHECK(pthread_create(&sh, NULL, short_lived, NULL) == 0);
+            pthread_join(sh, NULL);
+        }
+        if (s == 3) {                   /* a fork's child: the parent's counters go on */
+            pid_t child = fork();
+            if (child == 0) _exit(0);
+            CHECK(child > 0);
+            int st = 0;
+            waitpid(child, &st, 0);
+        }
         if (s == ACTIVE) {              /* the window's last step */
             cpu_in = clock_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
             wall_in = clock_of(CLOCK_MONOTONIC) - wall0;
@@ -261,6 +296,10 @@ int main(void) {
         CHECK(strstr(out, "CPU counters per thread") != NULL);
         CHECK(strstr(out, "toucher (") != NULL);
     }
+    CHECK_EQ(of_short.n[0], 1);
+    CHECK_EQ(of_short.n[2], 1);
+    printf("short_lived: %.0f page faults\n", of_short.v[2]);
+    CHECK(of_short.v[2] >= PAGES);
     for (int i = 0; i < of_toucher.n[2]; i++) {
         printf("toucher: step %d: %.0f page faults\n", i, of_toucher.per_step[2][i]);
         CHECK(of_toucher.per_step[2][i] >= PAGES);
