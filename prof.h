@@ -174,11 +174,11 @@
                      stack sampled HZ times per second of its CPU time
                      (perf_event_open; build with -fno-omit-frame-pointer for
                      whole stacks)
-     PROF_COUNTERS   a list of
-                     task-clock,context-switches,page-faults,cycles,instructions:
-                     each thread's CPU counters per recorded step, read by the
-                     profiler's thread (perf_event_open): counter tracks and
-                     the table's on-CPU time, waiting and IPC per thread
+     PROF_COUNTERS   the counters of task-clock, context-switches,
+                     page-faults, cycles, instructions to count per thread and
+                     recorded step (perf_event_open, read by the profiler's
+                     thread): counter tracks, and the table's on-CPU time,
+                     waiting and IPC per thread
      PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
      PROF_NVML_LIB   the NVML to load for PROF_ENERGY
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
@@ -1471,7 +1471,8 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
 #define PROF__CTR_N 5
 static const char *const prof__ctr_names[PROF__CTR_N] = { "task-clock", "context-switches", "page-faults",
                                                           "cycles", "instructions" };
-#define PROF__FORM_COUNTERS "a comma-separated list of task-clock, context-switches, page-faults, cycles, instructions"
+#define PROF__FORM_COUNTERS                                                                                   \
+    "a comma-separated list of task-clock, context-switches, page-faults, cycles, instructions"
 #define PROF__OPTIONS(X)                                                                                      \
     X("PROF_FORMAT", format, SPEC, "", 0, 0, prof__fmt_forms(), "the output's extension decides",              \
       "a trace format by its name (PROF__FORMATS), whatever the extension (default: the extension decides)")  \
@@ -1537,10 +1538,10 @@ static const char *const prof__ctr_names[PROF__CTR_N] = { "task-clock", "context
       "PCIe), read with PROF_ENERGY's counter, which it turns on")                                             \
     X("PROF_SAMPLE", sample_hz, INT, 0, 0, 20000, "a number of samples per second from 0 to 20000", "no sampling",\
       "HZ: while a window records, every thread's native call stack sampled HZ times per second of its CPU " \
-      "time (perf_event_open; build with -fno-omit-frame-pointer for whole stacks)")                   \
-    X("PROF_COUNTERS", counters, SPEC, "", 0, 0, PROF__FORM_COUNTERS, "no counters",                        \
-      "a list of task-clock,context-switches,page-faults,cycles,instructions: each thread's CPU counters "   \
-      "per recorded step, read by the profiler's thread (perf_event_open): counter tracks and the table's "  \
+      "time (perf_event_open; build with -fno-omit-frame-pointer for whole stacks)")                           \
+    X("PROF_COUNTERS", counters, SPEC, "", 0, 0, PROF__FORM_COUNTERS, "no counters",                           \
+      "the counters of task-clock, context-switches, page-faults, cycles, instructions to count per thread "   \
+      "and recorded step (perf_event_open, read by the profiler's thread): counter tracks, and the table's "   \
       "on-CPU time, waiting and IPC per thread")
 
 /* What the SPEC and SCHED rows hold, once read (>>env). */
@@ -12282,7 +12283,8 @@ static void prof__ctr_apply(int want) {
     if (!want == !prof__ctr.enabled) return;
     for (size_t i = 0; i < prof__ctr.nt; i++)
         for (int k = 0; k < PROF__CTR_N; k++)
-            if (prof__ctr.t[i].fd[k] >= 0) ioctl(prof__ctr.t[i].fd[k], want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+            if (prof__ctr.t[i].fd[k] >= 0)
+                ioctl(prof__ctr.t[i].fd[k], want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
     prof__ctr.enabled = want;
     if (want) prof__ctr_read_all(-1);
 }
