@@ -11,7 +11,9 @@
    hand-off). A second thread touches PAGES fresh pages in each step: its
    page faults, each step, are at least that; so are those of a thread
    that lives inside one step (its one value, read after it exited). A
-   fork's child leaves the parent's counters as they were. The values are counter
+   fork's child leaves the parent's counters as they were. A second window
+   counts from its own start: the 200 ms of CPU the main thread spends in
+   the step between the windows are in neither. The values are counter
    tracks of their thread in both formats and the table's footer; a name
    prof.h does not know is one line and the others go on; a counter the
    machine lacks (no PMU here: cycles, instructions) is one line each.
@@ -109,7 +111,9 @@ static void *short_lived(void *arg) {
 }
 
 /* The main thread's CPU and wall time over the recorded steps. */
-static int64_t cpu_in, wall_in;
+static int64_t cpu_in, wall_in, cpu_second;
+static double on_second;                /* the second window's main task-clock (ms) */
+static int n_second;
 static long main_tid;
 
 typedef struct { double v[5]; int n[5]; double per_step[5][ACTIVE + 2]; } counts;
@@ -142,6 +146,18 @@ static int has_bytes(const char *path, const char *s) {
 static void ready(const prof_cycle *c, void *user) {
     (void)user;
     saved++;
+    if (prof_cycle_index(c) == 2) {     /* the second window: the main thread's task-clock */
+        char name[64];
+        snprintf(name, sizeof name, "tid %ld task-clock (ms)", main_tid);
+        for (size_t i = 0; i < prof_cycle_event_count(c); i++) {
+            prof_event e;
+            if (prof_cycle_event(c, i, &e) && e.kind == PROF_EVENT_COUNTER && !strcmp(e.name, name)) {
+                on_second += e.value;
+                n_second++;
+            }
+        }
+        return;
+    }
     size_t n = prof_cycle_event_count(c);
     for (size_t i = 0; i < n; i++) {
         prof_event e;
@@ -200,7 +216,7 @@ int main(void) {
     memset(&cfg, 0, sizeof cfg);
     cfg.schedule.wait = 1;
     cfg.schedule.active = ACTIVE;
-    cfg.schedule.repeat = 1;
+    cfg.schedule.repeat = 2;
     cfg.on_trace_ready = ready;
     main_tid = (long)syscall(SYS_gettid);
     PROF_INIT(&cfg);
@@ -210,7 +226,14 @@ int main(void) {
     while (!toucher_tid) pthread_cond_wait(&cv, &mu);
     pthread_mutex_unlock(&mu);
     int64_t cpu0 = 0, wall0 = 0;
-    for (int s = 0; s <= ACTIVE + 1; s++) {
+    for (int s = 0; s <= 2 * ACTIVE + 1; s++) {
+        if (s == ACTIVE + 1) {          /* between the windows: CPU time no window holds */
+            int64_t end = clock_of(CLOCK_THREAD_CPUTIME_ID) + 200000000;
+            while (clock_of(CLOCK_THREAD_CPUTIME_ID) < end) sink = sink * 31 + 1;
+            PROF_STEP();
+            continue;
+        }
+        if (s == ACTIVE + 2) cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
         if (s == 1) {                   /* the window's first step */
             cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
             wall0 = clock_of(CLOCK_MONOTONIC);
@@ -238,6 +261,7 @@ int main(void) {
             cpu_in = clock_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
             wall_in = clock_of(CLOCK_MONOTONIC) - wall0;
         }
+        if (s == 2 * ACTIVE + 1) cpu_second = clock_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         PROF_STEP();
     }
     pthread_mutex_lock(&mu);
@@ -255,7 +279,10 @@ int main(void) {
         printf("SKIP: perf_event_open is refused here\n");
         return 77;
     }
-    CHECK_EQ(saved, 1);
+    CHECK_EQ(saved, 2);
+    printf("second window: main task-clock %.3f ms, its CPU time %.3f ms\n", on_second, (double)cpu_second / 1e6);
+    CHECK_EQ(n_second, ACTIVE);
+    CHECK(on_second > (double)cpu_second / 1e6 * 0.9 - 5 && on_second < (double)cpu_second / 1e6 * 1.1 + 5);
     CHECK_EQ(lines_with(log, "PROF_COUNTERS: 'bogus': no such counter"), 1);
     int no_cycles = lines_with(log, "PROF_COUNTERS: cycles: this machine has no such counter");
     int no_insns = lines_with(log, "PROF_COUNTERS: instructions: this machine has no such counter");
