@@ -48,6 +48,8 @@
      >>process      fork, signals, other copies of prof.h, unloading
      >>env          environment variables, config, ranks, init
      >>worker       the hand-off: the jobs a step leaves to the profiler's thread
+     >>counters     PROF_COUNTERS: every thread's CPU counters per step
+                    (perf_event_open), read on the profiler's thread
      >>sample       PROF_SAMPLE: every thread's CPU samples (perf_event_open),
                     drained on the profiler's thread
      >>flight       the flight recorder: a ring of steps, dumps
@@ -172,6 +174,11 @@
                      stack sampled HZ times per second of its CPU time
                      (perf_event_open; build with -fno-omit-frame-pointer for
                      whole stacks)
+     PROF_COUNTERS   the counters of task-clock, context-switches,
+                     page-faults, cycles, instructions to count per thread and
+                     recorded step (perf_event_open, read by the profiler's
+                     thread): counter tracks, and the table's on-CPU time,
+                     waiting and IPC per thread
      PROF_CUPTI_LIB  the libcupti.so to load (prof_cuda.h)
      PROF_NVML_LIB   the NVML to load for PROF_ENERGY
      PROF_ROCPROFILER_SDK  the librocprofiler-sdk.so to load (prof_hip.h)
@@ -337,6 +344,10 @@ typedef struct prof_config {
     int           sample_hz;  /* sample every thread's call stack this many
                                  times per second of its CPU time while a
                                  window records (PROF_SAMPLE; 0: off)       */
+    const char   *counters;   /* "task-clock,context-switches,page-faults,
+                                 cycles,instructions" or some of them: each
+                                 thread's CPU counters per recorded step
+                                 (PROF_COUNTERS; NULL: none)                */
 } prof_config;
 
 /* What the last cycles recorded and lost; for tests and for logging. */
@@ -517,6 +528,18 @@ typedef struct prof_energy {
     double j_per_sample;      /* over PROF_COUNTER("samples", n); 0: none   */
 } prof_energy;
 
+/* PROF_COUNTERS: a thread's counters summed over the steps that carry
+   them, in the table's footer (read per step, so no region's). */
+typedef struct prof_cpu {
+    long        tid;
+    const char *thread;       /* its name, or NULL                          */
+    size_t      steps;        /* steps that carry its task-clock            */
+    int64_t     wall_ns;      /*   and their length                         */
+    double      v[5];         /* task-clock (ns), context-switches,
+                                 page-faults, cycles, instructions; -1: not
+                                 counted                                    */
+} prof_cpu;
+
 typedef struct prof_table {
     prof_row *rows;
     size_t    n;
@@ -538,6 +561,8 @@ typedef struct prof_table {
                                  its kernels' clock (they nest exactly)     */
     int       energy_devs;    /* PROF_ENERGY: devices in energy[]           */
     prof_energy energy[8];
+    prof_cpu *cpu;            /* PROF_COUNTERS: a row per thread counted    */
+    size_t    ncpu;
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -575,7 +600,9 @@ PROF__FN int prof_model_step(prof_cycle *c, int thread, int64_t number, int64_t 
    take the model's steps' joules as the recorder's. */
 PROF__FN int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) PROF__OFF(return 0;)
 /* A sample of the counter `name` at ts_ns (PROF_COUNTER's): only "tokens"
-   and "samples" are kept, for the table's J/token and J/sample. */
+   and "samples" are kept, for the table's J/token and J/sample, and
+   PROF_COUNTERS's tracks ("tid <tid> task-clock (ms)" ...), a counter of
+   that thread, for the table's CPU counters. */
 PROF__FN int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) PROF__OFF(return 0;)
 /* An argument of the region or step added last. */
 PROF__FN int prof_model_arg_int(prof_cycle *c, const char *key, int64_t value) PROF__OFF(return 0;)
@@ -1487,6 +1514,12 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
     "of the form sort=self_cpu|cpu_total|cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|" \
     "cpu_mem|self_cpu_mem|gpu_mem|self_gpu_mem,rows=N[,group=args|thread|args+thread|domain|capture][,ranks=all]"   \
     "[,percentiles]"
+/* PROF_COUNTERS's counters, in the order of their bits (>>counters). */
+#define PROF__CTR_N 5
+static const char *const prof__ctr_names[PROF__CTR_N] = { "task-clock", "context-switches", "page-faults",
+                                                          "cycles", "instructions" };
+#define PROF__FORM_COUNTERS                                                                                   \
+    "a comma-separated list of task-clock, context-switches, page-faults, cycles, instructions"
 #define PROF__OPTIONS(X)                                                                                      \
     X("PROF_FORMAT", format, SPEC, "", 0, 0, prof__fmt_forms(), "the output's extension decides",              \
       "a trace format by its name (PROF__FORMATS), whatever the extension (default: the extension decides)")  \
@@ -1552,7 +1585,11 @@ typedef char prof__kinds_fit_4_bits[PROF__K_COUNT <= 16 ? 1 : -1];    /* prof__e
       "PCIe), read with PROF_ENERGY's counter, which it turns on")                                             \
     X("PROF_SAMPLE", sample_hz, INT, 0, 0, 20000, "a number of samples per second from 0 to 20000", "no sampling",\
       "HZ: while a window records, every thread's native call stack sampled HZ times per second of its CPU " \
-      "time (perf_event_open; build with -fno-omit-frame-pointer for whole stacks)")
+      "time (perf_event_open; build with -fno-omit-frame-pointer for whole stacks)")                           \
+    X("PROF_COUNTERS", counters, SPEC, "", 0, 0, PROF__FORM_COUNTERS, "no counters",                           \
+      "the counters of task-clock, context-switches, page-faults, cycles, instructions to count per thread "   \
+      "and recorded step (perf_event_open, read by the profiler's thread): counter tracks, and the table's "   \
+      "on-CPU time, waiting and IPC per thread")
 
 /* What the SPEC and SCHED rows hold, once read (>>env). */
 typedef struct { prof_schedule s; int on; } prof__opt_schedule;
@@ -1561,6 +1598,7 @@ typedef struct { int kind; char path[PROF__PATH]; } prof__opt_trigger;          
 typedef char prof__opt_ranks[256];      /* "" = all */
 typedef int prof__opt_format;           /* PROF__FMT_*; -1: by the output's extension */
 typedef int prof__opt_clock;            /* 1: CLOCK_MONOTONIC */
+typedef unsigned prof__opt_counters;    /* PROF_COUNTERS: a bit per prof__ctr_names entry */
 #define PROF__OPT_DECL_BOOL(f)  int f;
 #define PROF__OPT_DECL_INT(f)   int f;
 #define PROF__OPT_DECL_REAL(f)  double f;
@@ -6768,7 +6806,32 @@ int prof_model_step_energy(prof_cycle *c, int device, double joules, int share) 
     return 1;
 }
 
+static int prof__ctr_of(const char *name, long *tid);     /* >>counters */
+static int prof__model_ctr(prof_cycle *c, const char *name, long tid, int64_t ts_ns, double value) {
+    int th = prof_model_thread(c, tid, NULL);
+    prof__model *m = prof__model_of(c);
+    if (!m || th < 0) return 0;
+    m->open = 0;
+    prof__munit *u = (prof__munit *)prof__grow(m->unit, &m->ucap, m->nunit + 1, sizeof *u);
+    if (!u) {
+        c->oom = 1;
+        return 0;
+    }
+    m->unit = u;
+    u += m->nunit;
+    u->th = (uint32_t)th;
+    u->t0 = u->t1 = (uint64_t)ts_ns + 1;  /* a point: before the spans that end after it */
+    u->first = u->last = c->n;
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    if (!prof__model_rec(m, PROF__K_COUNTER, name, u->t0, bits, 0, u->th)) return 0;
+    m->nunit++;
+    return 1;
+}
+
 int prof_model_count(prof_cycle *c, const char *name, int64_t ts_ns, double value) {
+    long tid;
+    if (ts_ns >= 0 && prof__ctr_of(name, &tid) >= 0) return prof__model_ctr(c, name, tid, ts_ns, value);
     prof__model *m = prof__model_of(c);
     int which = !name ? -1 : !strcmp(name, "tokens") ? 0 : !strcmp(name, "samples") ? 1 : -1;
     if (!m || which < 0 || ts_ns < 0) return m != NULL && ts_ns >= 0;
@@ -10090,7 +10153,10 @@ __extension__ static const prof__sink prof__table_sink = {
     .metric = NULL,
 };
 
-PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
+PROF__COLD static void prof__ctr_table(const prof__cycle *c, prof_table *out);   /* >>counters */
+static void prof__ctr_print(const prof_table *t, FILE *f);
+
+int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__tsink x;
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
@@ -10114,6 +10180,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
         out->has_pct = x.pcts;
         prof__table_peaks(c, out);
         prof__en_table(c, out);
+        prof__ctr_table(c, out);        /* PROF_COUNTERS */
         for (size_t d = 0; d < c->ngdev; d++) {
             int64_t b = prof__gdev_bound(&c->gdev[d]);
             out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
@@ -10132,6 +10199,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
 
 void prof_table_free(prof_table *t) {
     free(t->rows);
+    free(t->cpu);
     memset(t, 0, sizeof *t);
 }
 
@@ -10322,6 +10390,7 @@ PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) 
         if (e->j_per_sample > 0) fprintf(f, "; %.4g J/sample", e->j_per_sample);
         fprintf(f, "\n");
     }
+    prof__ctr_print(t, f);              /* PROF_COUNTERS */
     /* torch's key_averages() sums over threads too, and says nothing */
     if (t->threads > 1 && !t->by_thread)
         fprintf(f, "Rows sum over the %zu threads that recorded regions, as torch's key_averages() does "
@@ -11165,11 +11234,15 @@ static void prof__wd_start(void);
 static void prof__wd_stop(int in_child);
 
 static void prof__smp_fork_lock(int lock);
+static void prof__ctr_fork_lock(int lock);
+static void prof__ctr_forget(void);
 PROF__COLD static void prof__fork_prepare(void) {
     pthread_mutex_lock(&prof__lock);
     prof__smp_fork_lock(1);             /* the child's copy of the sampled threads is whole */
+    prof__ctr_fork_lock(1);             /* and of the counted ones */
 }
 PROF__COLD static void prof__fork_parent(void) {
+    prof__ctr_fork_lock(0);
     prof__smp_fork_lock(0);
     pthread_mutex_unlock(&prof__lock);
 }
@@ -11178,6 +11251,7 @@ PROF__COLD static void prof__fork_child(void) {
     __atomic_store_n(&prof__res_running, 0, __ATOMIC_RELAXED);    /* the parent's helpers are not here, */
     prof__wk_forget();                  /* nor the locks they may hold */
     prof__smp_forget();                 /* nor its sampled threads */
+    prof__ctr_forget();                 /* nor its counted ones */
     pthread_mutex_init(&prof__pool_lock, NULL);
     if (prof__g.inited) {
         prof__g.proc.mute = 1;
@@ -11734,6 +11808,7 @@ PROF__COLD static void prof__update_disabled(void) {
 }
 
 static void prof__smp_follow_locked(int want);
+static void prof__ctr_step_locked(int64_t step, int prev, int next);
 
 PROF__COLD void prof_set_rank(int rank, int world_size) {
     if (rank < 0 || world_size <= rank) {
@@ -11751,6 +11826,7 @@ PROF__COLD void prof_set_rank(int rank, int world_size) {
         __atomic_store_n(&prof__on, (unsigned char)on, __ATOMIC_RELAXED);
         prof__act_follow_locked(on, 0);
         prof__smp_follow_locked(on && prof__cur_action() >= PROF__RECORD);
+        prof__ctr_step_locked(-1, PROF__NONE, prof__cur_action());
     }
     pthread_mutex_unlock(&prof__lock);
 }
@@ -11923,6 +11999,32 @@ PROF__COLD static int prof__spec_clock(const char *s, void *out) {
     return 1;
 }
 
+/* PROF_COUNTERS: the names it knows, in any order; a name it does not know
+   beside one it knows is kept to be said once counting starts (>>counters),
+   and the others are counted; none it knows: refused (the option's line). */
+static char prof__ctr_bad[128];
+PROF__COLD static int prof__spec_counters(const char *s, void *out) {
+    unsigned m = 0;
+    prof__ctr_bad[0] = 0;
+    while (*s) {
+        size_t n = strcspn(s, ","), k = 0;
+        while (k < PROF__CTR_N && !(strlen(prof__ctr_names[k]) == n && !strncmp(s, prof__ctr_names[k], n))) k++;
+        if (k < PROF__CTR_N) {
+            m |= 1u << k;
+        } else if (n) {
+            size_t at = strlen(prof__ctr_bad);
+            snprintf(prof__ctr_bad + at, sizeof prof__ctr_bad - at, "%s'%.*s'", at ? ", " : "", (int)n, s);
+        }
+        s += n + (s[n] == ',');
+    }
+    if (!m && prof__ctr_bad[0]) {
+        prof__ctr_bad[0] = 0;
+        return 0;
+    }
+    *(prof__opt_counters *)out = m;
+    return 1;
+}
+
 /* PROF_LOG's file, opened once: messages go there from now on. */
 PROF__COLD static void prof__log_open(const char *log) {
     char lp[PROF__PATH];
@@ -12068,6 +12170,7 @@ PROF__COLD static void prof__init_locked(const prof_config *cfg) {
     prof__signals_start();
     prof__reserve_start();
     prof__wk_start();
+    prof__ctr_step_locked(-1, PROF__NONE, act);    /* a window from step 0 */
     prof__wd_start();
 }
 
@@ -12138,6 +12241,8 @@ static void prof__job_run(prof__job *j);
 static int prof__smp_on(void);
 static int64_t prof__smp_poll(void);
 static void prof__smp_job_start(void);
+static int prof__ctr_on(void);
+static int64_t prof__ctr_poll(void);
 
 static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
 static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
@@ -12257,6 +12362,13 @@ static void *prof__wk_run(void *arg) {
                 if (prof__wk.n || prof__wk.stop) break;
                 if (sn >= 0 && (ns < 0 || sn < ns)) ns = sn;
             }
+            if (prof__ctr_on()) {       /* PROF_COUNTERS: new threads' counters, a step's read */
+                pthread_mutex_unlock(&prof__lock);
+                int64_t cn = prof__ctr_poll();
+                pthread_mutex_lock(&prof__lock);
+                if (prof__wk.n || prof__wk.stop) break;
+                if (cn >= 0 && (ns < 0 || cn < ns)) ns = cn;
+            }
             if (prof__wk_kick) continue;    /* a window opened or closed meanwhile: look again */
             if (ns < 0) {
                 pthread_cond_wait(&prof__wk_cv, &prof__lock);
@@ -12275,6 +12387,7 @@ static void *prof__wk_run(void *arg) {
         pthread_mutex_unlock(&prof__lock);
         if (prof__en_on()) prof__en_poll();     /* a read due, before a job that may take long */
         if (prof__smp_on()) prof__smp_job_start();
+        if (prof__ctr_on()) prof__ctr_poll();   /* the read its step asked for, before its save */
         prof__job_run_here(&j);
         pthread_mutex_lock(&prof__lock);
         prof__wk.busy = 0;
@@ -12360,6 +12473,561 @@ PROF__COLD static int prof__wk_stop(void) {
     return 1;
 }
 
+/* ---- >>counters  PROF_COUNTERS: each thread's CPU counters per step -------
+   PROF_COUNTERS=task-clock,context-switches,page-faults,cycles,instructions
+   (cfg.counters; any of them): each registered thread counts them on itself
+   (perf_event_open counting events: no sampling, no ring, no signal),
+   opened by the profiler's thread with the thread's OS tid, enabled while a
+   window records and disabled between windows. Each recorded step asks the
+   profiler's thread to read every thread's counters (prof__ctr.req: a word
+   under the lock the step holds anyway, and the wake-up it already has);
+   read() brings a running thread's count up to date, a multiplexed
+   hardware counter is scaled by its time enabled over its time counted. A
+   step's value per thread is the difference between that read and the one
+   before: the read is made at the step's hand-off, so it runs that late,
+   and one made after the next step has ended covers both and is the later
+   one's. Nothing runs on an engine's thread per region or per event, and
+   the region's hot path is the same instructions with or without counters:
+   no value is read at a region's edges, so none is a region's.
+   The values join the saved cycle as counter tracks of their thread,
+   named "tid <tid> <counter>" (task-clock in ms), placed at their step's
+   start; the table's footer sums them per thread: wall against on-CPU
+   time (waiting = wall - task-clock), context switches, page faults, IPC.
+   A counter the machine lacks (ENOENT: no PMU in most virtual machines) is
+   one line, and the others go on; where only user space may be counted
+   (perf_event_paranoid 2), context-switches, which the kernel counts in
+   its own code, is one line and left out; a refusal (paranoid 3 and more,
+   a seccomp profile) is one line and no counters. The values wait for a
+   save under a cap (a sixteenth of PROF_BUFFER_MB): past it they are
+   dropped, counted and said. */
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<linux/perf_event.h>)
+#define PROF__PERF_CTR 1
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#endif
+#endif
+
+typedef struct prof__ctr_th {           /* a counted thread (profiler's thread, under prof__ctr.lock) */
+    long tid;
+    uint32_t idx;                       /* its index in prof__g.rec.tinfo */
+    int fd[PROF__CTR_N];                /* -1: not counted */
+    double last[PROF__CTR_N];           /* at the read before */
+} prof__ctr_th;
+
+typedef struct prof__ctr_val {          /* a thread's counts over one step */
+    int64_t step;
+    uint32_t th;
+    unsigned have;                      /* the bits of v read */
+    double v[PROF__CTR_N];
+} prof__ctr_val;
+
+static struct {
+    pthread_mutex_t lock;               /* the profiler's thread's, or a fork's (under prof__lock) */
+    int state;                          /* atomic: 0 not started; 1 counting; -1 off (said) */
+    unsigned mask;                      /* the counters in use */
+    int user_only;                      /* the kernel lets this process count its user space only */
+    int want;                           /* under prof__lock: a window records */
+    int64_t req;                        /* under prof__lock: the last step that asked for a read */
+    int64_t done;                       /* under lock: the last step read */
+    int enabled;                        /* under lock: the events are enabled */
+    prof__ctr_th *t;
+    size_t nt, tcap, seen;
+    prof__ctr_val *v;                   /* read, waiting for a save */
+    size_t nv, vcap;
+    uint64_t lost;                      /* values past the cap, since the last save */
+} prof__ctr = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, -1, -1, 0, NULL, 0, 0, 0, NULL, 0, 0, 0 };
+
+static int prof__ctr_on(void) {
+    return (prof__g.opt.counters || prof__ctr_bad[0]) && __atomic_load_n(&prof__ctr.state, __ATOMIC_RELAXED) >= 0;
+}
+static void prof__ctr_state(int s) { __atomic_store_n(&prof__ctr.state, s, __ATOMIC_RELAXED); }
+
+/* The steps (under prof__lock): step, which ended, asks for a read when it
+   was recorded (prev), and the events follow the window (next); the
+   profiler's thread does both, woken. */
+static void prof__ctr_step_locked(int64_t step, int prev, int next) {
+    int want = !prof__g.disabled && next >= PROF__RECORD;
+    if (prof__g.disabled || prev < PROF__RECORD) step = -1;
+    if (!prof__ctr_on()) return;
+    if (want && (prof__g.conf.flight || !__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED))) {
+        prof__msg("PROF_COUNTERS: %s; no counters", prof__g.conf.flight
+                  ? "the flight recorder (PROF_FLIGHT) does not keep them"
+                  : "they are read by the profiler's thread, which this run has not (cfg.trace_ready_at_step)");
+        prof__ctr_state(-1);
+        return;
+    }
+    int kick = step >= 0;
+    if (step >= 0) prof__ctr.req = step;
+    if (!want != !prof__ctr.want) {
+        prof__ctr.want = want;
+        kick = 1;
+    }
+    if (kick) {
+        prof__wk_kick = 1;
+        pthread_cond_signal(&prof__wk_cv);
+    }
+}
+
+#ifdef PROF__PERF_CTR
+static int prof__ctr_open1(long tid, int k, int user_only) {
+    static const uint32_t type[PROF__CTR_N] = { PERF_TYPE_SOFTWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_SOFTWARE,
+                                                PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE };
+    static const uint64_t config[PROF__CTR_N] = { PERF_COUNT_SW_TASK_CLOCK, PERF_COUNT_SW_CONTEXT_SWITCHES,
+                                                  PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_HW_CPU_CYCLES,
+                                                  PERF_COUNT_HW_INSTRUCTIONS };
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = type[k];
+    a.config = config[k];
+    a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    a.disabled = !prof__ctr.enabled;
+    a.exclude_kernel = (unsigned)user_only;
+    a.exclude_hv = 1;
+    return (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, 0x8UL /* PERF_FLAG_FD_CLOEXEC */);
+}
+
+/* A counter's count now, scaled when the kernel multiplexed it. */
+static int prof__ctr_value(int fd, double *out) {
+    uint64_t b[3];
+    if (read(fd, b, sizeof b) != (ssize_t)sizeof b) return 0;
+    *out = b[2] && b[2] < b[1] ? (double)b[0] * (double)b[1] / (double)b[2] : (double)b[0];
+    return 1;
+}
+
+static int prof__ctr_paranoid(void) {
+    int p = -9;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    if (f) {
+        if (fscanf(f, "%d", &p) != 1) p = -9;
+        fclose(f);
+    }
+    return p;
+}
+
+/* A counter that cannot be opened: it leaves the set (said once), or all
+   do (a refusal). 1 when the open may be tried again as user space only. */
+PROF__COLD static int prof__ctr_failed(int k, int err) {
+    int para = prof__ctr_paranoid();
+    char p[32];
+    if (para == -9) snprintf(p, sizeof p, "unreadable");
+    else snprintf(p, sizeof p, "%d", para);
+    if ((err == EACCES || err == EPERM) && !prof__ctr.user_only) {
+        prof__ctr.user_only = 1;        /* paranoid 2: a process may count its own user space */
+        return 1;
+    }
+    if (err == EACCES || err == EPERM || err == ENOSYS) {
+        if (para > 2 || para == -9)
+            prof__msg("PROF_COUNTERS: perf_event_open is refused (%s; kernel.perf_event_paranoid is %s): no "
+                      "counters; allow a process to count itself with sysctl kernel.perf_event_paranoid=2 (or "
+                      "CAP_PERFMON)", strerror(err), p);
+        else
+            prof__msg("PROF_COUNTERS: perf_event_open is refused (%s) though kernel.perf_event_paranoid is %s: a "
+                      "seccomp filter (a container's profile) forbids it; no counters; allow perf_event_open in "
+                      "that profile (Docker: --security-opt seccomp=<a profile that allows it>)", strerror(err), p);
+        prof__ctr_state(-1);
+    } else if (err == ENOENT || err == ENODEV || err == EOPNOTSUPP || err == EINVAL) {
+        prof__msg("PROF_COUNTERS: %s: this machine has no such counter (perf_event_open: %s%s); counting the "
+                  "others", prof__ctr_names[k], strerror(err),
+                  k >= 3 ? "; no hardware counters: a virtual machine without a virtual PMU" : "");
+        prof__ctr.mask &= ~(1u << k);
+    } else {
+        prof__msg("PROF_COUNTERS: %s cannot be counted (perf_event_open: %s); counting the others",
+                  prof__ctr_names[k], strerror(err));
+        prof__ctr.mask &= ~(1u << k);
+    }
+    return 0;
+}
+
+/* t's counters. 0 when its thread has exited (ESRCH). */
+static int prof__ctr_open(prof__ctr_th *t) {
+    for (int k = 0; k < PROF__CTR_N; k++) t->fd[k] = -1, t->last[k] = 0;
+    for (int k = 0; k < PROF__CTR_N && prof__ctr.state > 0; k++) {
+        if (!(prof__ctr.mask >> k & 1u)) continue;
+        if (k == 1 && prof__ctr.user_only) {   /* counted in the kernel's code: 0 as user space only */
+            prof__msg("PROF_COUNTERS: context-switches are counted in the kernel's code, which "
+                      "kernel.perf_event_paranoid %d keeps a process from counting (sysctl "
+                      "kernel.perf_event_paranoid=1, or CAP_PERFMON); counting the others", prof__ctr_paranoid());
+            prof__ctr.mask &= ~2u;
+            continue;
+        }
+        int fd = prof__ctr_open1(t->tid, k, prof__ctr.user_only);
+        if (fd < 0 && errno == ESRCH) break;
+        if (fd < 0 && prof__ctr_failed(k, errno)) {
+            k = -1;                     /* again from the first, as user space only */
+            for (int i = 0; i < PROF__CTR_N; i++)
+                if (t->fd[i] >= 0) close(t->fd[i]), t->fd[i] = -1;
+            continue;
+        }
+        t->fd[k] = fd;
+    }
+    int any = 0;
+    for (int k = 0; k < PROF__CTR_N; k++) any |= t->fd[k] >= 0;
+    return any;
+}
+
+static void prof__ctr_close(prof__ctr_th *t) {
+    for (int k = 0; k < PROF__CTR_N; k++)
+        if (t->fd[k] >= 0) close(t->fd[k]);
+}
+
+/* Whether t's thread has exited (a counting event without a ring says
+   POLLHUP to poll() whether or not its thread lives: asked of the
+   thread). */
+static int prof__ctr_gone(const prof__ctr_th *t) {
+    return syscall(SYS_tgkill, (long)getpid(), t->tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Every thread's counts since the read before, as step's values (step <
+   0: only looked at, at an enable); the threads that exited closed after
+   it. Under prof__ctr.lock. */
+static void prof__ctr_read_all(int64_t step) {
+    size_t keep = 0;
+    for (size_t i = 0; i < prof__ctr.nt; i++) {
+        prof__ctr_th *t = &prof__ctr.t[i];
+        int gone = prof__ctr_gone(t);   /* asked first: what it counted before its exit is in the count */
+        prof__ctr_val v;
+        memset(&v, 0, sizeof v);
+        v.step = step;
+        v.th = t->idx;
+        for (int k = 0; k < PROF__CTR_N; k++) {
+            double x;
+            if (t->fd[k] < 0 || !prof__ctr_value(t->fd[k], &x)) continue;
+            v.v[k] = x - t->last[k];
+            v.have |= 1u << k;
+            t->last[k] = x;
+        }
+        if (step >= 0 && v.have) {
+            prof__ctr_val *s = (prof__ctr_val *)prof__grow(prof__ctr.v, &prof__ctr.vcap, prof__ctr.nv + 1, sizeof v);
+            if (s && (prof__ctr.nv + 1) * sizeof v <= prof__g.opt.buffer_mb * (1024 * 1024 / 16)) {
+                prof__ctr.v = s;
+                prof__ctr.v[prof__ctr.nv++] = v;
+            } else {
+                if (s) prof__ctr.v = s;
+                prof__ctr.lost++;
+            }
+        }
+        if (gone) prof__ctr_close(t);
+        else prof__ctr.t[keep++] = *t;
+    }
+    prof__ctr.nt = keep;
+}
+
+/* Under prof__ctr.lock: the events enabled while a window records, from a
+   fresh count (the time between windows is no step's), disabled between. */
+static void prof__ctr_apply(int want) {
+    if (!want == !prof__ctr.enabled) return;
+    for (size_t i = 0; i < prof__ctr.nt; i++)
+        for (int k = 0; k < PROF__CTR_N; k++)
+            if (prof__ctr.t[i].fd[k] >= 0)
+                ioctl(prof__ctr.t[i].fd[k], want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+    prof__ctr.enabled = want;
+    if (want) prof__ctr_read_all(-1);
+}
+
+/* The first look: the names PROF_COUNTERS did not know, said. */
+PROF__COLD static void prof__ctr_start(void) {
+    if (prof__ctr_bad[0])
+        prof__msg("PROF_COUNTERS: %s: no such counter (%s); counting the others", prof__ctr_bad,
+                  "task-clock, context-switches, page-faults, cycles, instructions");
+    prof__ctr.mask = prof__g.opt.counters;
+    prof__ctr_state(prof__ctr.mask ? 1 : -1);
+}
+
+/* On the profiler's thread, between its jobs and before each: the threads
+   registered since the last look get their counters, the read a step asked
+   for is made, and the events follow the window. The ns until the next
+   look: PROF__CTR_LOOK_NS while a window records (a thread that registers
+   inside it is counted from then on), 0 when more threads are to be looked
+   at, else -1 (the steps wake it). */
+#define PROF__CTR_LOOK_NS 10000000
+static int64_t prof__ctr_poll(void) {
+    pthread_mutex_lock(&prof__lock);
+    int want = prof__ctr.want;
+    int64_t req = prof__ctr.req;
+    size_t from = prof__ctr.seen, to = prof__g.rec.ntinfo, n = 0;
+    long tids[64];
+    uint32_t idx[64];
+    for (size_t i = from; i < to && n < 64; i++, n++) {
+        tids[n] = prof__g.rec.tinfo[i].tid;
+        idx[n] = (uint32_t)i;
+    }
+    pthread_mutex_unlock(&prof__lock);
+    pthread_mutex_lock(&prof__ctr.lock);
+    if (prof__ctr.state == 0) prof__ctr_start();
+    for (size_t i = 0; i < n && prof__ctr.state > 0; i++) {
+        prof__ctr.seen = idx[i] + 1;
+        prof__ctr_th t;
+        memset(&t, 0, sizeof t);
+        t.tid = tids[i];
+        t.idx = idx[i];
+        prof__ctr_th *v = (prof__ctr_th *)prof__grow(prof__ctr.t, &prof__ctr.tcap, prof__ctr.nt + 1, sizeof t);
+        if (!v) break;                  /* out of memory: looked at again next time */
+        prof__ctr.t = v;
+        if (prof__ctr_open(&t)) prof__ctr.t[prof__ctr.nt++] = t;
+        else prof__ctr_close(&t);
+    }
+    if (prof__ctr.state > 0 && req > prof__ctr.done) {
+        prof__ctr_read_all(req);
+        prof__ctr.done = req;
+    }
+    if (prof__ctr.state > 0) prof__ctr_apply(want);
+    int on = prof__ctr.state > 0 && want;
+    pthread_mutex_unlock(&prof__ctr.lock);
+    return n == 64 ? 0 : on ? PROF__CTR_LOOK_NS : -1;
+}
+
+/* Around a fork, under prof__lock: no read is halfway through the list. */
+static void prof__ctr_fork_lock(int lock) {
+    if (lock) pthread_mutex_lock(&prof__ctr.lock);
+    else pthread_mutex_unlock(&prof__ctr.lock);
+}
+
+/* A fork's child: its copies of the parent's events are closed, never
+   disabled (they are the parent's threads' counters); it counts nothing. */
+static void prof__ctr_forget(void) {
+    for (size_t i = 0; i < prof__ctr.nt; i++) prof__ctr_close(&prof__ctr.t[i]);
+    prof__ctr.nt = 0;
+    prof__ctr.want = prof__ctr.enabled = 0;
+    prof__ctr_state(-1);
+    pthread_mutex_unlock(&prof__ctr.lock);   /* taken by this thread before the fork (prof__fork_prepare) */
+}
+#else  /* no perf_event_open on this system */
+static int64_t prof__ctr_poll(void) {
+    if (prof__ctr.state == 0) {
+        prof__msg("PROF_COUNTERS: this system has no perf_event_open (Linux); no counters");
+        prof__ctr_state(-1);
+    }
+    return -1;
+}
+static void prof__ctr_close(prof__ctr_th *t) { (void)t; }
+static void prof__ctr_fork_lock(int lock) { (void)lock; }
+static void prof__ctr_forget(void) { prof__ctr_state(-1); }
+#endif
+
+/* Shutdown, after the last save: every event closed, the values no cycle
+   took let go. */
+static void prof__ctr_stop(void) {
+    pthread_mutex_lock(&prof__ctr.lock);
+    for (size_t i = 0; i < prof__ctr.nt; i++) prof__ctr_close(&prof__ctr.t[i]);
+    prof__ctr.nt = 0;
+    prof__ctr.want = prof__ctr.enabled = 0;
+    free(prof__ctr.t);
+    free(prof__ctr.v);
+    prof__ctr.t = NULL;
+    prof__ctr.v = NULL;
+    prof__ctr.tcap = prof__ctr.nv = prof__ctr.vcap = 0;
+    pthread_mutex_unlock(&prof__ctr.lock);
+}
+
+/* A counter track's name: "tid <tid> <counter>", task-clock "(ms)". */
+static const char *prof__ctr_track(long tid, int k) {
+    char b[96];
+    int n = snprintf(b, sizeof b, "tid %ld %s%s", tid, prof__ctr_names[k], k == 0 ? " (ms)" : "");
+    return prof_intern(b, (size_t)n);
+}
+
+typedef struct prof__ctr_step { int64_t step; uint64_t t0; } prof__ctr_step;
+static int prof__ctr_step_cmp(const void *x, const void *y) {
+    const prof__ctr_step *a = (const prof__ctr_step *)x, *b = (const prof__ctr_step *)y;
+    return a->step < b->step ? -1 : a->step > b->step;
+}
+static int prof__ctr_ev_cmp(const void *x, const void *y) {
+    const prof__ev *a = (const prof__ev *)x, *b = (const prof__ev *)y;
+    if (a->th != b->th) return a->th < b->th ? -1 : 1;
+    return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* The counter events of the cycle's steps, from the values read: each a
+   PROF__K_COUNTER of its thread at its step's start; the values of later
+   steps stay, older ones go. Into *out (by thread, then time), their count. */
+static size_t prof__ctr_events(const prof__cycle *cy, prof__ev **out) {
+    size_t nst = 0, m = 0;
+    *out = NULL;
+    for (size_t i = 0; i < cy->n; i++) nst += cy->ev[i].kind == PROF__K_STEP;
+    prof__ctr_step *st = (prof__ctr_step *)malloc((nst + 1) * sizeof *st);
+    if (!st) return 0;
+    nst = 0;
+    for (size_t i = 0; i < cy->n; i++)
+        if (cy->ev[i].kind == PROF__K_STEP) {
+            prof__ctr_step s = { (int64_t)cy->ev[i].aux, cy->ev[i].t0 };
+            st[nst++] = s;
+        }
+    qsort(st, nst, sizeof *st, prof__ctr_step_cmp);
+    int64_t hi = nst ? st[nst - 1].step : -1;
+    pthread_mutex_lock(&prof__ctr.lock);
+    size_t keep = 0, want = 0;
+    for (size_t i = 0; i < prof__ctr.nv; i++) want += prof__ctr.v[i].step <= hi ? PROF__CTR_N : 0;
+    prof__ev *e = want ? (prof__ev *)malloc(want * sizeof *e) : NULL;
+    uint64_t lost = prof__ctr.lost;
+    for (size_t i = 0; i < prof__ctr.nv; i++) {
+        const prof__ctr_val *v = &prof__ctr.v[i];
+        if (v->step > hi) {             /* a later cycle's */
+            prof__ctr.v[keep++] = *v;
+            continue;
+        }
+        prof__ctr_step key = { v->step, 0 };
+        const prof__ctr_step *s = (const prof__ctr_step *)bsearch(&key, st, nst, sizeof *st, prof__ctr_step_cmp);
+        if (!s || v->th >= cy->nth) continue;   /* a step before the cycle's, or its warm-up */
+        for (int k = 0; k < PROF__CTR_N; k++) {
+            if (!(v->have >> k & 1u)) continue;
+            if (!e) { lost++; continue; }
+            double x = k == 0 ? v->v[k] / 1e6 : v->v[k];
+            prof__ev c;
+            memset(&c, 0, sizeof c);
+            c.kind = PROF__K_COUNTER;
+            c.name = prof__ctr_track(cy->th[v->th].tid, k);
+            c.th = v->th;
+            c.t0 = s->t0;
+            memcpy(&c.t1, &x, sizeof x);
+            e[m++] = c;
+        }
+    }
+    prof__ctr.nv = keep;
+    prof__ctr.lost = 0;
+    pthread_mutex_unlock(&prof__ctr.lock);
+    free(st);
+    if (lost)
+        prof__msg("PROF_COUNTERS: cycle %d lost %llu values (their memory passed a sixteenth of PROF_BUFFER_MB, "
+                  "or it ran out)", cy->index, (unsigned long long)lost);
+    if (m) qsort(e, m, sizeof *e, prof__ctr_ev_cmp);
+    *out = e;
+    return m;
+}
+
+/* A cycle or a streamed part, collected (>>steps): its steps' counter
+   values join it, each thread's in its records' order (post-order: before
+   the first record that ends after it), so that the analysis gives each
+   its step as its parent. */
+static void prof__ctr_join(prof__cycle *cy) {
+    if (!prof__g.opt.counters || !__atomic_load_n(&prof__ctr.state, __ATOMIC_RELAXED)) return;
+    prof__ev *add;
+    size_t m = prof__ctr_events(cy, &add), a = 0, o = 0;
+    if (!m) {
+        free(add);
+        return;
+    }
+    prof__ev *ev = (prof__ev *)malloc((cy->n + m) * sizeof *ev);
+    size_t *at = (size_t *)calloc(cy->nth + 1, sizeof *at);  /* each thread's first in add, and past it */
+    unsigned char *seen = (unsigned char *)calloc(cy->nth + 1, 1);
+    if (!ev || !at || !seen) {
+        prof__msg("PROF_COUNTERS: out of memory; cycle %d has no counters", cy->index);
+        free(ev); free(at); free(seen); free(add);
+        return;
+    }
+    for (size_t t = 0; t <= cy->nth; t++) at[t] = m;
+    for (size_t i = m; i-- > 0;) at[add[i].th] = i;
+    for (size_t i = 0; i < cy->n; i++) {
+        const prof__ev *e = &cy->ev[i];
+        uint32_t th = e->th;
+        if (!seen[th]) {
+            seen[th] = 1;
+            a = at[th];
+        }
+        uint64_t key = prof__spans(e->kind) ? e->t1 : e->t0;
+        while (a < m && add[a].th == th && add[a].t0 < key) ev[o++] = add[a++];
+        ev[o++] = *e;
+        if (i + 1 == cy->n || cy->ev[i + 1].th != th)   /* its group ends: the rest of its values */
+            while (a < m && add[a].th == th) ev[o++] = add[a++];
+    }
+    for (size_t i = 0; i < m; i++)      /* threads with values and no records */
+        if (!seen[add[i].th]) ev[o++] = add[i];
+    free(cy->ev);
+    cy->ev = ev;
+    cy->cap = cy->n + m;
+    cy->n = o;
+    free(at);
+    free(seen);
+    free(add);
+}
+
+/* The table's footer (prof_cycle_table): each thread's counter tracks
+   summed over the steps that carry them, its wall time the length of
+   those steps. From the tracks' names, so that a trace read back (prof
+   table) gives the same. */
+static int prof__ctr_of(const char *name, long *tid) {
+    int at = 0;
+    if (!name || strncmp(name, "tid ", 4) || sscanf(name + 4, "%ld %n", tid, &at) != 1 || !at) return -1;
+    const char *c = name + 4 + at;
+    for (int k = 0; k < PROF__CTR_N; k++) {
+        size_t n = strlen(prof__ctr_names[k]);
+        if (!strncmp(c, prof__ctr_names[k], n) && (!c[n] || !strcmp(c + n, " (ms)"))) return k;
+    }
+    return -1;
+}
+
+static void prof__ctr_table(const prof__cycle *c, prof_table *out) {
+    size_t ns = 0;
+    for (size_t i = 0; i < c->n; i++) ns += c->ev[i].kind == PROF__K_STEP;
+    const prof__ev **st = ns ? (const prof__ev **)malloc(ns * sizeof *st) : NULL;
+    if (!st) return;
+    ns = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->ev[i].kind == PROF__K_STEP) st[ns++] = &c->ev[i];
+    qsort(st, ns, sizeof *st, prof__ev_t0_cmp);
+    for (size_t i = 0; i < c->n; i++) {
+        const prof__ev *e = &c->ev[i];
+        long tid;
+        int k = e->kind == PROF__K_COUNTER ? prof__ctr_of(e->name, &tid) : -1;
+        if (k < 0) continue;
+        size_t lo = 0, hi = ns;         /* the last step beginning at or before it */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (st[mid]->t0 <= e->t0) lo = mid + 1;
+            else hi = mid;
+        }
+        if (!lo || e->t0 >= st[lo - 1]->t1) continue;
+        size_t t = 0;
+        while (t < out->ncpu && out->cpu[t].tid != tid) t++;
+        if (t == out->ncpu) {
+            prof_cpu *v = (prof_cpu *)realloc(out->cpu, (t + 1) * sizeof *v);
+            if (!v) break;
+            out->cpu = v;
+            memset(&v[t], 0, sizeof *v);
+            v[t].tid = tid;
+            v[t].thread = e->th < c->nth && c->label ? c->label[e->th] : NULL;
+            for (int j = 0; j < PROF__CTR_N; j++) v[t].v[j] = -1;
+            out->ncpu++;
+        }
+        prof_cpu *p = &out->cpu[t];
+        double x;
+        memcpy(&x, &e->t1, sizeof x);
+        if (p->v[k] < 0) p->v[k] = 0;
+        p->v[k] += k == 0 ? x * 1e6 : x;
+        if (k == 0) {
+            p->steps++;
+            p->wall_ns += prof__tclock_ns(&c->clk, st[lo - 1]->t1) - prof__tclock_ns(&c->clk, st[lo - 1]->t0);
+        }
+    }
+    free(st);
+}
+
+/* Its lines, after the table's. */
+static void prof__ctr_print(const prof_table *t, FILE *f) {
+    if (!t->ncpu) return;
+    fprintf(f, "CPU counters per thread over its steps (read per step, not per region):\n");
+    fprintf(f, "%-28s %6s %12s %12s %9s %12s %12s %12s %6s\n", "Thread", "Steps", "Wall", "On-CPU", "On-CPU %",
+            "Waiting", "Ctx switches", "Page faults", "IPC");
+    for (size_t i = 0; i < t->ncpu; i++) {
+        const prof_cpu *p = &t->cpu[i];
+        char name[64], wall[32] = "-", on[32] = "-", pct[32] = "-", wait[32] = "-", cs[32] = "-", pf[32] = "-",
+             ipc[32] = "-";
+        snprintf(name, sizeof name, "%.40s (%ld)", p->thread ? p->thread : "thread", p->tid);
+        if (p->steps) prof__fmt_time(wall, sizeof wall, (double)p->wall_ns);
+        if (p->v[0] >= 0) {
+            prof__fmt_time(on, sizeof on, p->v[0]);
+            if (p->wall_ns > 0) {
+                snprintf(pct, sizeof pct, "%.1f%%", 100.0 * p->v[0] / (double)p->wall_ns);
+                prof__fmt_time(wait, sizeof wait, (double)p->wall_ns > p->v[0] ? (double)p->wall_ns - p->v[0] : 0);
+            }
+        }
+        if (p->v[1] >= 0) snprintf(cs, sizeof cs, "%.0f", p->v[1]);
+        if (p->v[2] >= 0) snprintf(pf, sizeof pf, "%.0f", p->v[2]);
+        if (p->v[3] > 0 && p->v[4] >= 0) snprintf(ipc, sizeof ipc, "%.2f", p->v[4] / p->v[3]);
+        fprintf(f, "%-28s %6zu %12s %12s %9s %12s %12s %12s %6s\n", name, p->steps, wall, on, pct, wait, cs, pf, ipc);
+    }
+}
 /* ---- >>sample  PROF_SAMPLE: CPU samples of every thread the profiler knows -
    PROF_SAMPLE=HZ (cfg.sample_hz): while a window records, each registered
    thread is sampled on its own CPU time by the kernel (perf_event_open:
@@ -13533,6 +14201,7 @@ static void prof__cycle_make(prof__job *j) {
     prof__found.on = 0;
     prof__opens_found(j);
     prof__opens_join(cy, j);
+    prof__ctr_join(cy);                 /* PROF_COUNTERS: its steps' values */
     prof__step0_covers(cy);
     prof__analyse(cy);                  /* last: it reads the GPU side too */
     prof__g.run.saved_to = j->now;
@@ -13552,6 +14221,7 @@ static void prof__part_make(prof__cycle *cy, prof__job *j) {
     prof__found.on = 0;
     prof__opens_found(j);
     if (!cy->oom) prof__part_carry(cy, j->open, j->nopen);
+    prof__ctr_join(cy);                 /* PROF_COUNTERS: its steps' values */
     prof__step0_covers(cy);
     prof__analyse(cy);
 }
@@ -13726,6 +14396,7 @@ void prof_step(void) {
         prof__en_wake_locked();         /* PROF_ENERGY: an opening read, then reads from the warm-up on */
     prof__act_follow_locked(!prof__g.disabled && next != PROF__NONE, prev == PROF__NONE && next >= PROF__RECORD);
     prof__smp_follow_locked(!prof__g.disabled && next >= PROF__RECORD);
+    prof__ctr_step_locked(step, prev, next);
     int queued = work && prof__wk_submit_locked(&j);
     pthread_mutex_unlock(&prof__lock);
     if (work && !queued) prof__job_run_here(&j);
@@ -13783,6 +14454,7 @@ void prof_shutdown(void) {
     /* PROF_BEGINs this thread left open are unclosed regions of the last cycle */
     if (prof__self) prof__push_unclosed(prof__self);
     if (!prof__wk_stop()) return;       /* the writer is stuck: nothing more can be written */
+    if (prof__ctr_on()) prof__ctr_poll();   /* PROF_COUNTERS: the last step's read, if not made */
     pthread_mutex_lock(&prof__wk_lock);
     pthread_mutex_lock(&prof__lock);
     if (!prof__g.inited || prof__g.shut) {
@@ -13836,6 +14508,7 @@ void prof_shutdown(void) {
     if (save) prof__save_cycle(cy);
     prof__cycle_free(cy);
     prof__smp_stop();                   /* PROF_SAMPLE: every event closed */
+    prof__ctr_stop();                   /* PROF_COUNTERS: likewise */
     pthread_mutex_unlock(&prof__wk_lock);
     prof__mem_shutdown();               /* after the last cycle: leaks know their regions */
 }

@@ -760,9 +760,13 @@ static void model_event(trace *t, const event *ev, void *ctx) {
         if (is_str(name, "thread_name") && nm.n && nm.p[0] == '"') prof_model_thread(c, (long)tid, json_text(nm));
         return;
     }
-    if (is_str(ev->f[F_PH], "C") && (is_str(name, "tokens") || is_str(name, "samples"))) {
-        int64_t at;                             /* PROF_COUNTER's: the table's J/token, J/sample */
-        span v = obj_find(&t->d, ev->f[F_ARGS], is_str(name, "tokens") ? "\"tokens\"" : "\"samples\"");
+    if (is_str(ev->f[F_PH], "C") && (is_str(name, "tokens") || is_str(name, "samples") ||
+                                     (name.n > 5 && !memcmp(name.p, "\"tid ", 5) && name.n < 96))) {
+        int64_t at;                             /* PROF_COUNTER's: the table's J/token, J/sample; */
+        char key[96];                           /* PROF_COUNTERS's: its CPU counters per thread */
+        memcpy(key, name.p, name.n);
+        key[name.n] = 0;
+        span v = obj_find(&t->d, ev->f[F_ARGS], key);
         char num[64];
         if (v.n && v.n < sizeof num && event_time(t, ev->f[F_TS], ev->at, &at) && at >= 0) {
             memcpy(num, v.p, v.n);
