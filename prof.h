@@ -12170,7 +12170,8 @@ PROF__COLD static void prof__init_locked(const prof_config *cfg) {
     prof__signals_start();
     prof__reserve_start();
     prof__wk_start();
-    prof__ctr_step_locked(-1, PROF__NONE, act);    /* a window from step 0 */
+    prof__smp_follow_locked(!prof__g.disabled && act >= PROF__RECORD);   /* a window from step 0 */
+    prof__ctr_step_locked(-1, PROF__NONE, act);
     prof__wd_start();
 }
 

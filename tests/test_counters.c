@@ -22,7 +22,9 @@
    covers the line that says so). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE                 /* MAP_ANONYMOUS */
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "../prof.h"
 #include "check.h"
 

@@ -3,7 +3,9 @@
    (and how to allow it), no sample is taken, and the trace is written
    whole. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
+#endif
 #include "../prof.h"
 #include "check.h"
 
