@@ -8261,6 +8261,8 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                     sequence; timestamps as deltas on an incremental clock
      one per        its GPU regions, each with the end of the flow from the
      GPU stream     CPU region that launched it
+     one per cycle  PROF_SAMPLE's samples: interned mappings, frames and
+     or part        callstacks, a PerfSample each (prof__pf_samples)
    Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds.
    Names: prof__pb_* encode protobuf (varints, fields, nested messages in a
    prof__pb; the prof tool's writer uses them too), prof__pf_* are the

@@ -110,7 +110,8 @@ static int whole(const char *lib) {
     {
         PROF_SCOPE("in_lib");
         /* until the profiler's thread has seen the library's mapping (bounded: 20 s) */
-        for (int i = 0; i < 100 && !mapped_known(base); i++) sink = spin(200);
+        for (int i = 0; i < 100 && !mapped_known(base) && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0; i++)
+            sink = spin(200);
     }
     int known = mapped_known(base);
     dlclose(h);
