@@ -7,10 +7,10 @@ namespace samplelib {
 struct Worker {
     __attribute__((noinline)) static long crunch(long n);
 };
-long Worker::crunch(long n) {
-    long x = n;
-    for (long i = 0; i < n; i++) x = x * 13 + i + 7;
-    return x;
+long Worker::crunch(long n) {         /* (unsigned: no overflow) */
+    unsigned long x = (unsigned long)n;
+    for (long i = 0; i < n; i++) x = x * 13 + (unsigned long)i + 7;
+    return (long)(x & 0xffff);
 }
 }  // namespace samplelib
 

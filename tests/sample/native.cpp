@@ -30,16 +30,16 @@ static long cpu_ns() {
 
 namespace hot {
 template <typename T> struct Kernel {
-    __attribute__((noinline)) static T run(long n) {
-        T x = (T)sink;
-        for (long i = 0; i < n; i++) x = x * 31 + (T)i + 1;
-        return x;
+    __attribute__((noinline)) static T run(long n) {   /* (unsigned: no overflow) */
+        unsigned long x = (unsigned long)sink;
+        for (long i = 0; i < n; i++) x = x * 31 + (unsigned long)i + 1;
+        return (T)(x & 0x7fffffff);
     }
 };
 __attribute__((noinline)) long mix(long n, int salt) {
-    long x = sink;
-    for (long i = 0; i < n; i++) x = x * 17 + i + salt;
-    return x;
+    unsigned long x = (unsigned long)sink;
+    for (long i = 0; i < n; i++) x = x * 17 + (unsigned long)(i + salt);
+    return (long)(x & 0x7fffffff);
 }
 }  // namespace hot
 
