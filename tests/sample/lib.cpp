@@ -7,8 +7,9 @@ namespace samplelib {
 struct Worker {
     __attribute__((noinline)) static long crunch(long n);
 };
+static volatile long seed;              /* read: a call the compiler cannot hoist out of the loop */
 long Worker::crunch(long n) {         /* (unsigned: no overflow) */
-    unsigned long x = (unsigned long)n;
+    unsigned long x = (unsigned long)(n + seed);
     for (long i = 0; i < n; i++) x = x * 13 + (unsigned long)i + 7;
     return (long)(x & 0xffff);
 }
@@ -20,7 +21,7 @@ extern "C" __attribute__((visibility("default"))) long sample_lib_spin(long ms) 
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     long end = (long)ts.tv_sec * 1000000000L + ts.tv_nsec + ms * 1000000L, x = 0;
     for (;;) {
-        x += samplelib::Worker::crunch(50000);
+        x += samplelib::Worker::crunch(1000000);   /* about a ms: the clock's system call, never sampled, a small part */
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         if ((long)ts.tv_sec * 1000000000L + ts.tv_nsec >= end) return x;
     }

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-static volatile long sink;
+static thread_local volatile long sink;   /* each thread its own: no race */
 
 static long cpu_ns() {
     struct timespec ts;
@@ -51,8 +51,23 @@ static void spin_cxx(long ms) {
     while (cpu_ns() < end) sink = hot::mix(50000, 3);
 }
 
+/* Whether the profiler's thread samples this thread yet (it opens a new
+   thread's event at its next look, a few ms after the thread registers). */
+static int sampled_now() {
+    long tid = (long)syscall(SYS_gettid);
+    int found = 0;
+    pthread_mutex_lock(&prof__smp.lock);
+    for (size_t i = 0; i < prof__smp.nt; i++) found |= prof__smp.t[i].tid == tid;
+    pthread_mutex_unlock(&prof__smp.lock);
+    return found;
+}
+
 static void *worker(void *) {
     PROF_THREAD_NAME("worker");
+    for (int i = 0; i < 10000 && !sampled_now() && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0; i++) {
+        struct timespec d = { 0, 1000000 };     /* until then (bounded: 10 s) */
+        nanosleep(&d, NULL);
+    }
     PROF_SCOPE("worker_spin");
     long end = cpu_ns() + 150 * 1000000L;
     while (cpu_ns() < end) sink = hot::Kernel<int>::run(50000);
@@ -109,9 +124,11 @@ static int whole(const char *lib) {
     const char *base = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
     {
         PROF_SCOPE("in_lib");
-        /* until the profiler's thread has seen the library's mapping (bounded: 20 s) */
-        for (int i = 0; i < 100 && !mapped_known(base) && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0; i++)
-            sink = spin(200);
+        /* 200 ms of its CPU, then more until the profiler's thread has seen the
+           library's mapping (bounded: 20 s) */
+        int i = 0;
+        do sink = spin(200);
+        while (++i < 100 && !mapped_known(base) && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0);
     }
     int known = mapped_known(base);
     dlclose(h);
