@@ -12130,8 +12130,10 @@ PROF__COLD static int prof__wk_stop(void) {
    seccomp profile, a kernel without the event) one line says why and how
    to allow it; everything else goes on. A fork's child samples nothing: it
    closes its copies of the parent's events without touching them.
-   A saved cycle takes the samples stamped inside its steps (prof__cycle.smp);
-   the others are dropped at the save that passes them. */
+   A saved cycle takes the samples stamped inside its steps (prof__cycle.smp),
+   a streamed part those of its step; the others are dropped at the save
+   that passes them. The executable mappings seen while sampling are kept
+   for the prof tool (prof__smp_maps_read). */
 #if defined(__linux__) && defined(__has_include)
 #if __has_include(<linux/perf_event.h>)
 #define PROF__PERF 1
