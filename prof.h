@@ -12485,6 +12485,7 @@ static void prof__smp_drain_all(void) {}
 static void prof__smp_maps_check(size_t from, int force) { (void)from; (void)force; }
 #endif
 
+#ifdef PROF__PERF
 /* An ELF file's GNU build id, as hex into out[41] ("" when it has none or
    cannot be read): the NT_GNU_BUILD_ID note of its first PT_NOTE segments. */
 /* pread() is POSIX: hidden by -std=c11 */
@@ -12534,7 +12535,6 @@ static void prof__smp_build_id(const char *path, char *out) {
     close(fd);
 }
 
-#ifdef PROF__PERF
 /* The executable mappings (prof__smp.map, under prof__smp.lock): what the
    prof tool resolves addresses with. /proc/self/maps is read on the
    profiler's thread when a window opens, when a drained sample holds an
