@@ -8425,6 +8425,10 @@ typedef struct prof__pf {               /* Perfetto-writing context */
     uint32_t streams;                   /* GPU streams written */
     uint32_t act_tracks;                /* kernel capture's tracks written */
     uint64_t act_end;                   /* the last end on the current one (ticks) */
+    int smp;                            /* PROF_SAMPLE: its parts had samples, or said why not */
+    uint64_t smp_lost;                  /*   lost in them so far */
+    int64_t smp_period;
+    int smp_refused;
 } prof__pf;
 
 /* One whole packet: the sequence, then the TracePacket fields m holds. */
@@ -9198,6 +9202,11 @@ static void prof__pf_attrs(prof__pf *p, const char *path, uint64_t dropped, uint
         meta[n < sizeof meta ? n : sizeof meta - 1] = 0;
         prof__pf_attr(p, "prof_energy", 0, meta);
     }
+    if (p->smp) {                       /* PROF_SAMPLE: the JSON's prof_samples figures */
+        prof__pf_attr(p, "prof_samples_period_ns", p->smp_period, NULL);
+        prof__pf_attr(p, "prof_samples_lost", (int64_t)p->smp_lost, NULL);
+        prof__pf_attr(p, "prof_samples_refused", p->smp_refused, NULL);
+    }
     prof__pf_seq(p, 1);
     prof__pb_sub(&p->pk, PROF__TP_ATTRIBUTES, &p->d1);
     prof__pf_packet(p, &p->pk);
@@ -9441,6 +9450,12 @@ static int prof__pf_part(prof__pf *p, const prof__cycle *cy, const char *path, i
     p->cy = cy;
     free(p->told);                      /* a part's threads are numbered afresh */
     if (!(p->told = (unsigned char *)calloc(cy->nth + 1, 1))) p->w.err = 1;
+    if (cy->smp) {                      /* what the trace's attributes say of the samples */
+        p->smp = 1;
+        p->smp_lost += cy->smp->lost;
+        p->smp_period = cy->smp->period_ns;
+        p->smp_refused = cy->smp->refused;
+    }
     if (!p->w.err) {
         if (first) prof__pf_head(p, path);
         /* each call with its own table: the compiler inlines what it holds */

@@ -92,6 +92,9 @@ def case_whole(native, lib, prof, tmp):
     check(got.stacks <= len(got.samples) and got.frames <= sum(len(s[3]) for s in got.samples),
           "interned more than once")
     trace = decode_pftrace(os.path.join(tmp, "native.pftrace"))
+    attrs = {k: v for k, v in trace.attributes.items() if k.startswith("prof_samples")}
+    check(attrs == {"prof_samples_period_ns": ps["period_ns"], "prof_samples_lost": 0, "prof_samples_refused": 0},
+          f"the trace's attributes: {attrs}")
     pids = {pid for pid, tid, ts, stack in got.samples}
     check(pids == {trace.pid}, f"pids {pids}, the trace's {trace.pid}")
     tids = {tid for pid, tid, ts, stack in got.samples}
@@ -161,6 +164,8 @@ def case_stream(native, lib, prof, tmp):
              if name.startswith("ProfilerStep#")]
     print(f"streamed: {len(got.samples)} samples in the .pftrace, {counted['samples']} counted, {len(steps)} steps")
     check(counted["lost"] == 0, f"lost {counted['lost']}")
+    check(trace.attributes.get("prof_samples_lost") == 0 and trace.attributes.get("prof_samples_period_ns") == 1000000,
+          f"the trace's attributes: {trace.attributes}")
     check(len(got.samples) == counted["samples"] > 0, "the samples' counts differ")
     check(len(steps) == 3, f"steps {steps}")
     # inside a step, or after the last (the run's end, which the last part holds: shutdown's
