@@ -12580,10 +12580,11 @@ static void prof__smp_map_add(uint64_t lo, uint64_t hi, uint64_t off, const char
         if (prof__smp.map[k].end == hi && prof__smp.map[k].offset == off && !strcmp(prof__smp.map[k].path, path))
             return;
     prof__smap *m = (prof__smap *)prof__grow(prof__smp.map, &prof__smp.mapcap, prof__smp.nmap + 1, sizeof *m);
-    size_t n = strlen(path);
-    char *copy = m ? (char *)malloc(n + 1) : NULL;
-    if (!copy) return;                  /* out of memory: its addresses stay unnamed */
+    if (!m) return;                     /* out of memory: its addresses stay unnamed */
     prof__smp.map = m;
+    size_t n = strlen(path);
+    char *copy = (char *)malloc(n + 1);
+    if (!copy) return;
     memcpy(copy, path, n + 1);
     memmove(m + at + 1, m + at, (prof__smp.nmap - at) * sizeof *m);
     m[at].path = copy;
