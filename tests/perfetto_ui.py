@@ -16,6 +16,7 @@ import http.server
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,14 @@ class PerfettoUI:
         self.trace, self.timeout, self.seq = os.path.abspath(trace), timeout, 0
 
     def __enter__(self):
+        self.proc = self.httpd = self.profile = None
+        try:
+            return self._start()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _start(self):
         handler = functools.partial(_Files, directory=web_dist(), trace=self.trace)
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -89,7 +98,7 @@ class PerfettoUI:
         self.proc = subprocess.Popen([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                                       "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
                                       "about:blank"], preexec_fn=fds, pass_fds=(3, 4, to_chrome_r, from_chrome_w),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self.buf = b""
@@ -103,12 +112,18 @@ class PerfettoUI:
         return self
 
     def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
-        os.close(self.to_chrome)
-        os.close(self.from_chrome)
-        self.httpd.shutdown()
-        shutil.rmtree(self.profile, ignore_errors=True)
+        if self.proc:                   # Chromium and the processes it started (its own session)
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+            os.close(self.to_chrome)
+            os.close(self.from_chrome)
+        if self.httpd:
+            self.httpd.shutdown()
+        if self.profile:
+            shutil.rmtree(self.profile, ignore_errors=True)
 
     def call(self, method, session=False, **params):
         self.seq += 1
