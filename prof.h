@@ -8610,6 +8610,8 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
                     sequence; timestamps as deltas on an incremental clock
      one per        its GPU regions, each with the end of the flow from the
      GPU stream     CPU region that launched it
+     one per cycle  PROF_SAMPLE's samples: interned mappings, frames and
+     or part        callstacks, a PerfSample each (prof__pf_samples)
    Times are the JSON's exactly: its ts in ns plus baseTimeNanoseconds.
    Names: prof__pb_* encode protobuf (varints, fields, nested messages in a
    prof__pb; the prof tool's writer uses them too), prof__pf_* are the
@@ -8772,6 +8774,10 @@ typedef struct prof__pf {               /* Perfetto-writing context */
     uint32_t streams;                   /* GPU streams written */
     uint32_t act_tracks;                /* kernel capture's tracks written */
     uint64_t act_end;                   /* the last end on the current one (ticks) */
+    int smp;                            /* PROF_SAMPLE: its parts had samples, or said why not */
+    uint64_t smp_lost;                  /*   lost in them so far */
+    int64_t smp_period;
+    int smp_refused;
 } prof__pf;
 
 /* One whole packet: the sequence, then the TracePacket fields m holds. */
@@ -9555,6 +9561,11 @@ static void prof__pf_attrs(prof__pf *p, const char *path, uint64_t dropped, uint
         meta[n < sizeof meta ? n : sizeof meta - 1] = 0;
         prof__pf_attr(p, "prof_energy", 0, meta);
     }
+    if (p->smp) {                       /* PROF_SAMPLE: the JSON's prof_samples figures */
+        prof__pf_attr(p, "prof_samples_period_ns", p->smp_period, NULL);
+        prof__pf_attr(p, "prof_samples_lost", (int64_t)p->smp_lost, NULL);
+        prof__pf_attr(p, "prof_samples_refused", p->smp_refused, NULL);
+    }
     prof__pf_seq(p, 1);
     prof__pb_sub(&p->pk, PROF__TP_ATTRIBUTES, &p->d1);
     prof__pf_packet(p, &p->pk);
@@ -9607,17 +9618,209 @@ static void prof__pf_free(prof__pf *p) {
     prof__w_free(&p->w);
 }
 
+/* PROF_SAMPLE's samples (>>sample) as Perfetto's own profiling data, on a
+   sequence of their own: its InternedData holds the cycle's executable
+   mappings (the path's parts in mapping_paths, the GNU build id's bytes in
+   build_ids, start, end, file offset), each distinct address once as a
+   frame (its mapping, and as rel_pc its offset in the file; no function
+   name: nothing is looked up at run time) and each distinct stack once as
+   a callstack (outermost frame first), each told just before the first
+   sample that uses it; then a PerfSample per sample at its time (pid, the
+   tid of its thread's track, user mode, its callstack). Addresses in no
+   mapping (the vDSO) share a mapping without a file, rel_pc the address. */
+typedef struct prof__pfh {              /* key (nonzero) -> value, open addressing, half full at most */
+    uint64_t *k;
+    uint32_t *v;
+    size_t cap, n;
+} prof__pfh;
+
+static int prof__pfh_room(prof__pfh *h) {
+    if (2 * (h->n + 1) <= h->cap) return 1;
+    size_t cap = h->cap ? 2 * h->cap : 1024;
+    uint64_t *k = (uint64_t *)calloc(cap, sizeof *k);
+    uint32_t *v = (uint32_t *)malloc(cap * sizeof *v);
+    if (!k || !v) { free(k); free(v); return 0; }
+    for (size_t i = 0; i < h->cap; i++) {
+        if (!h->k[i]) continue;
+        size_t j = (size_t)(prof__mix64(h->k[i]) >> 20) & (cap - 1);
+        while (k[j]) j = (j + 1) & (cap - 1);
+        k[j] = h->k[i];
+        v[j] = h->v[i];
+    }
+    free(h->k);
+    free(h->v);
+    h->k = k;
+    h->v = v;
+    h->cap = cap;
+    return 1;
+}
+
+typedef struct prof__pfs {              /* the samples' interning */
+    prof__pfh frames;                   /* address + 1 -> frame iid */
+    prof__pfh stacks;                   /* its addresses' hash -> callstack iid */
+    uint32_t *first;                    /* by callstack iid: the sample that made it */
+    size_t first_cap;
+    uint64_t *fr;                       /* one sample's frame iids */
+    size_t fr_cap;
+    uint32_t nframes, nstacks;
+} prof__pfs;
+
+/* The mapping (index) of address a in sc's mappings (sorted by start), or
+   sc->nmap: none. */
+static size_t prof__pf_map_of(const prof__scy *sc, uint64_t a) {
+    size_t lo = 0, hi = sc->nmap;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sc->map[mid].start <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 8;)       /* a range reused after a dlclose: the latest */
+        if (a < sc->map[k].end) return k;
+    return sc->nmap;
+}
+
+/* The InternedData of the mappings: iid i + 1 for sc->map[i], nmap + 1 the
+   one without a file. */
+static void prof__pf_mappings(prof__pf *p, const prof__scy *sc) {
+    prof__pb *d1 = &p->d1, *d2 = &p->d2;
+    uint64_t strs = 0;
+    for (size_t i = 0; i < sc->nmap; i++) {
+        const prof__smap *m = &sc->map[i];
+        unsigned char id[20];
+        size_t nid = 0;
+        for (const char *h = m->build_id; h[0] && h[1] && nid < sizeof id; h += 2) {
+            char two[3] = { h[0], h[1], 0 };
+            id[nid++] = (unsigned char)strtoul(two, NULL, 16);
+        }
+        if (nid) {
+            prof__pb_uint(d2, 1, i + 1);                /* InternedString.iid */
+            prof__pb_bytes(d2, 2, id, nid);             /* .str: the id's bytes */
+            prof__pb_sub(d1, 16, d2);                   /* InternedData.build_ids */
+        }
+        uint64_t first = strs + 1;
+        for (const char *s = m->path; *s;) {            /* "/a/b.so": "a", "b.so" */
+            size_t n = strcspn(s, "/");
+            if (n) {
+                prof__pb_uint(d2, 1, ++strs);
+                prof__pb_bytes(d2, 2, s, n);
+                prof__pb_sub(d1, 17, d2);               /* .mapping_paths */
+            }
+            s += n + (s[n] == '/');
+        }
+        prof__pb_uint(d2, 1, i + 1);                    /* Mapping.iid */
+        if (nid) prof__pb_uint(d2, 2, i + 1);           /* .build_id */
+        prof__pb_uint(d2, 8, m->offset);                /* .exact_offset */
+        prof__pb_uint(d2, 3, m->offset);                /* .start_offset */
+        prof__pb_uint(d2, 4, m->start);
+        prof__pb_uint(d2, 5, m->end);
+        for (uint64_t k = first; k <= strs; k++) prof__pb_uint(d2, 7, k);  /* .path_string_ids */
+        prof__pb_sub(d1, 19, d2);                       /* InternedData.mappings */
+    }
+    prof__pb_uint(d2, 1, sc->nmap + 1);                 /* addresses in no file */
+    prof__pb_sub(d1, 19, d2);
+    prof__pb_sub(&p->pk, PROF__TP_INTERNED, d1);
+    prof__pf_packet(p, &p->pk);
+}
+
+/* Sample i's callstack iid, its frames and itself told p->d1 if new; 0 out
+   of memory. */
+static uint32_t prof__pf_stack(prof__pf *p, prof__pfs *t, const prof__scy *sc, size_t i) {
+    const prof__sample *s = &sc->s[i];
+    const uint64_t *ip = sc->ip + s->ip;
+    prof__pb *d1 = &p->d1, *d2 = &p->d2;
+    uint64_t *fr = (uint64_t *)prof__grow(t->fr, &t->fr_cap, s->nip + 1, sizeof *fr), hash = 0x9ae16a3b2f90404full;
+    if (!fr) return 0;
+    t->fr = fr;
+    for (uint32_t k = 0; k < s->nip; k++) {
+        uint64_t a = ip[k];
+        hash = prof__mix64(hash ^ a) ^ (hash >> 29);
+        if (!prof__pfh_room(&t->frames)) return 0;
+        size_t j = (size_t)(prof__mix64(a + 1) >> 20) & (t->frames.cap - 1);
+        while (t->frames.k[j] && t->frames.k[j] != a + 1) j = (j + 1) & (t->frames.cap - 1);
+        if (!t->frames.k[j]) {          /* a new frame */
+            size_t m = prof__pf_map_of(sc, a);
+            t->frames.k[j] = a + 1;
+            t->frames.v[j] = ++t->nframes;
+            t->frames.n++;
+            prof__pb_uint(d2, 1, t->nframes);               /* Frame.iid */
+            prof__pb_uint(d2, 3, m + 1);                    /* .mapping_id */
+            prof__pb_uint(d2, 4, m < sc->nmap ? a - sc->map[m].start + sc->map[m].offset : a);  /* .rel_pc */
+            prof__pb_sub(d1, 6, d2);                        /* InternedData.frames */
+        }
+        fr[k] = t->frames.v[j];
+    }
+    hash |= 1;
+    if (!prof__pfh_room(&t->stacks)) return 0;
+    size_t j = (size_t)(prof__mix64(hash) >> 20) & (t->stacks.cap - 1);
+    for (; t->stacks.k[j]; j = (j + 1) & (t->stacks.cap - 1)) {
+        if (t->stacks.k[j] != hash) continue;
+        const prof__sample *o = &sc->s[t->first[t->stacks.v[j]]];
+        if (o->nip == s->nip && !memcmp(sc->ip + o->ip, ip, s->nip * sizeof *ip)) return t->stacks.v[j];
+    }
+    uint32_t *first = (uint32_t *)prof__grow(t->first, &t->first_cap, t->nstacks + 2, sizeof *first);
+    if (!first) return 0;
+    t->first = first;
+    first[++t->nstacks] = (uint32_t)i;
+    t->stacks.k[j] = hash;
+    t->stacks.v[j] = t->nstacks;
+    t->stacks.n++;
+    prof__pb_uint(d2, 1, t->nstacks);                       /* Callstack.iid */
+    for (uint32_t k = s->nip; k-- > 0;) prof__pb_uint(d2, 2, fr[k]);  /* .frame_ids, outermost first */
+    prof__pb_sub(d1, 7, d2);                                /* InternedData.callstacks */
+    return t->nstacks;
+}
+
+static void prof__pf_samples(prof__pf *p, const prof__cycle *cy) {
+    const prof__scy *sc = cy->smp;
+    prof__pfs t;
+    memset(&t, 0, sizeof t);
+    prof__pf_sequence(p, p->uuid0 + PROF__PF_PROCESS);
+    prof__pf_mappings(p, sc);
+    int64_t shift = prof__trace_shift() + p->base;      /* CLOCK_MONOTONIC to the trace's REALTIME ns */
+    uint64_t pid = (uint64_t)getpid();
+    for (size_t i = 0; i < sc->n && !p->w.err; i++) {
+        const prof__sample *s = &sc->s[i];
+        uint32_t cs = prof__pf_stack(p, &t, sc, i);
+        if (!cs) { p->w.err = 1; break; }
+        if (p->d1.n) {                  /* what it uses first */
+            prof__pb_sub(&p->pk, PROF__TP_INTERNED, &p->d1);
+            prof__pf_packet(p, &p->pk);
+        }
+        long tid = s->tid;              /* its thread's track's: an alike-named thread's is its lead's */
+        if (cy->track && s->th < cy->nth) tid = cy->th[cy->track[s->th]].tid;
+        unsigned char head[40], *o = prof__pf_time(p, head, s->ns + shift, 0), *room;
+        if ((room = prof__pb_room(&p->pk, (size_t)(o - head)))) {
+            memcpy(room, head, (size_t)(o - head));
+            p->pk.n += (size_t)(o - head);
+        }
+        prof__pb_uint(&p->d2, 2, pid);                  /* PerfSample.pid */
+        prof__pb_uint(&p->d2, 3, (uint64_t)tid);        /* .tid */
+        prof__pb_uint(&p->d2, 5, 2);                    /* .cpu_mode: MODE_USER */
+        prof__pb_uint(&p->d2, 4, cs);                   /* .callstack_iid */
+        prof__pb_sub(&p->pk, 66, &p->d2);               /* TracePacket.perf_sample */
+        prof__pf_packet(p, &p->pk);
+    }
+    free(t.frames.k); free(t.frames.v); free(t.stacks.k); free(t.stacks.v); free(t.first); free(t.fr);
+}
+
 /* Appends cy's events to the file: the head before them if first, its GPU
    regions after them if last. 1 if all is written. */
 static int prof__pf_part(prof__pf *p, const prof__cycle *cy, const char *path, int first, int last) {
     p->cy = cy;
     free(p->told);                      /* a part's threads are numbered afresh */
     if (!(p->told = (unsigned char *)calloc(cy->nth + 1, 1))) p->w.err = 1;
+    if (cy->smp) {                      /* what the trace's attributes say of the samples */
+        p->smp = 1;
+        p->smp_lost += cy->smp->lost;
+        p->smp_period = cy->smp->period_ns;
+        p->smp_refused = cy->smp->refused;
+    }
     if (!p->w.err) {
         if (first) prof__pf_head(p, path);
         /* each call with its own table: the compiler inlines what it holds */
         if (!(last ? prof__walk(cy, &prof__perfetto_sink, p) : prof__walk(cy, &prof__perfetto_cpu_sink, p)))
             p->w.err = 1;
+        if (cy->smp && cy->smp->n && !p->w.err) prof__pf_samples(p, cy);   /* PROF_SAMPLE's */
         prof__w_flush(&p->w);
     }
     p->part_t0 = cy->until;
@@ -13047,8 +13250,10 @@ static void prof__ctr_print(const prof_table *t, FILE *f) {
    seccomp profile, a kernel without the event) one line says why and how
    to allow it; everything else goes on. A fork's child samples nothing: it
    closes its copies of the parent's events without touching them.
-   A saved cycle takes the samples stamped inside its steps (prof__cycle.smp);
-   the others are dropped at the save that passes them. */
+   A saved cycle takes the samples stamped inside its steps (prof__cycle.smp),
+   a streamed part those of its step; the others are dropped at the save
+   that passes them. The executable mappings seen while sampling are kept
+   for the prof tool (prof__smp_maps_read). */
 #if defined(__linux__) && defined(__has_include)
 #if __has_include(<linux/perf_event.h>)
 #define PROF__PERF 1
@@ -13084,7 +13289,17 @@ static struct {
     size_t pages;                       /* data pages per ring */
     int64_t period_ns;
     unsigned char rec[65536];           /* one record, copied out of the ring (perf_event_header.size is 16 bits) */
-} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 } };
+    prof__smap *map;                    /* the executable mappings of files seen while sampling, by start */
+    size_t nmap, mapcap;
+    uint64_t anon[16][2];               /* executable ranges of no file (the vDSO) as last read */
+    int nanon;
+    int maps_due;                       /* a window opened: the mappings to be read again */
+    int maps_stale;                     /* a sample holds an address in none of them */
+    int64_t maps_ns;                    /* when they were last read (CLOCK_MONOTONIC) */
+} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 },
+                NULL, 0, 0, { { 0, 0 } }, 0, 0, 0, 0 };
+
+static void prof__smp_maps_check(size_t from, int force);
 
 static int prof__smp_on(void) {
     return prof__g.opt.sample_hz > 0 && __atomic_load_n(&prof__smp.state, __ATOMIC_RELAXED) >= 0;
@@ -13240,7 +13455,7 @@ static int prof__smp_gone(const prof__smp_th *t) {
 /* Every ring drained; the threads that exited closed after it. Under
    prof__smp.lock. */
 static void prof__smp_drain_all(void) {
-    size_t k = 0;
+    size_t k = 0, from = prof__smp.ns;
     for (size_t i = 0; i < prof__smp.nt; i++) {
         prof__smp_th *t = &prof__smp.t[i];
         int gone = prof__smp_gone(t);   /* asked first: what it wrote before its exit is in the ring */
@@ -13249,6 +13464,7 @@ static void prof__smp_drain_all(void) {
         else prof__smp.t[k++] = *t;
     }
     prof__smp.nt = k;
+    prof__smp_maps_check(from, 0);
 }
 
 /* On the profiler's thread: the threads registered since the last look
@@ -13259,6 +13475,7 @@ static void prof__smp_drain_all(void) {
    when the window's state changed. */
 static void prof__smp_apply(int want) {
     if (!want == !prof__smp.enabled) return;
+    if (want) prof__smp.maps_due = 1;   /* read by the profiler's thread (prof__smp_maps_check) */
     for (size_t i = 0; i < prof__smp.nt; i++)
         ioctl(prof__smp.t[i].fd, want ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
     prof__smp.enabled = want;
@@ -13364,6 +13581,10 @@ static void prof__smp_stop(void) {
     free(prof__smp.ip);
     prof__smp.s = NULL;
     prof__smp.ip = NULL;
+    for (size_t i = 0; i < prof__smp.nmap; i++) free(prof__smp.map[i].path);
+    free(prof__smp.map);
+    prof__smp.map = NULL;
+    prof__smp.nmap = prof__smp.mapcap = 0;
     prof__smp.ns = prof__smp.scap = prof__smp.nip = prof__smp.ipcap = 0;
     pthread_mutex_unlock(&prof__smp.lock);
 }
@@ -13381,8 +13602,10 @@ static void prof__smp_forget(void) { prof__smp_state(-1); }
 static void prof__smp_fork_lock(int lock) { (void)lock; }
 static void prof__smp_stop(void) {}
 static void prof__smp_drain_all(void) {}
+static void prof__smp_maps_check(size_t from, int force) { (void)from; (void)force; }
 #endif
 
+#ifdef PROF__PERF
 /* An ELF file's GNU build id, as hex into out[41] ("" when it has none or
    cannot be read): the NT_GNU_BUILD_ID note of its first PT_NOTE segments. */
 /* pread() is POSIX: hidden by -std=c11 */
@@ -13432,13 +13655,58 @@ static void prof__smp_build_id(const char *path, char *out) {
     close(fd);
 }
 
-/* The process's executable mappings of files now, into sc (at a save, on
-   the profiler's thread): what the prof tool resolves addresses with. */
-static void prof__smp_maps(prof__scy *sc) {
+/* The executable mappings (prof__smp.map, under prof__smp.lock): what the
+   prof tool resolves addresses with. /proc/self/maps is read on the
+   profiler's thread when a window opens, when a drained sample holds an
+   address in no mapping of a file nor of the vDSO (at most every 50 ms),
+   and at a save that has such a sample; each new mapping's build id is read
+   once. Those gone since (a dlclose) are kept, so that what was sampled in
+   them still resolves; a range another file took later holds both, the
+   later one's first found. */
+static int prof__smp_known(uint64_t a) {
+    size_t lo = 0, hi = prof__smp.nmap;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (prof__smp.map[mid].start <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t k = lo; k-- > 0 && lo - k <= 8;)
+        if (a < prof__smp.map[k].end) return 1;
+    for (int k = 0; k < prof__smp.nanon; k++)
+        if (a >= prof__smp.anon[k][0] && a < prof__smp.anon[k][1]) return 1;
+    return 0;
+}
+
+/* One mapping of a file into the list, unless it is there already. */
+static void prof__smp_map_add(uint64_t lo, uint64_t hi, uint64_t off, const char *path) {
+    size_t at = prof__smp.nmap;
+    while (at > 0 && prof__smp.map[at - 1].start > lo) at--;
+    for (size_t k = at; k-- > 0 && prof__smp.map[k].start == lo;)
+        if (prof__smp.map[k].end == hi && prof__smp.map[k].offset == off && !strcmp(prof__smp.map[k].path, path))
+            return;
+    prof__smap *m = (prof__smap *)prof__grow(prof__smp.map, &prof__smp.mapcap, prof__smp.nmap + 1, sizeof *m);
+    if (!m) return;                     /* out of memory: its addresses stay unnamed */
+    prof__smp.map = m;
+    size_t n = strlen(path);
+    char *copy = (char *)malloc(n + 1);
+    if (!copy) return;
+    memcpy(copy, path, n + 1);
+    memmove(m + at + 1, m + at, (prof__smp.nmap - at) * sizeof *m);
+    m[at].path = copy;
+    m[at].start = lo;
+    m[at].end = hi;
+    m[at].offset = off;
+    prof__smp_build_id(path, m[at].build_id);
+    prof__smp.nmap++;
+}
+
+static void prof__smp_maps_read(void) {
     FILE *f = fopen("/proc/self/maps", "r");
+    prof__smp.maps_ns = prof__mono_ns();
+    prof__smp.maps_due = prof__smp.maps_stale = 0;
     if (!f) return;
     char line[4096 + 256];
-    size_t cap = 0;
+    int nanon = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned long long lo, hi, off;
         char perm[8];
@@ -13446,22 +13714,50 @@ static void prof__smp_maps(prof__scy *sc) {
         if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perm, &off, &at) != 4 || !at) continue;
         char *path = line + at;
         path[strcspn(path, "\n")] = 0;
-        if (perm[2] != 'x' || path[0] != '/') continue;
-        prof__smap *m = (prof__smap *)prof__grow(sc->map, &cap, sc->nmap + 1, sizeof *m);
-        if (!m) break;
-        sc->map = m;
-        prof__smap *o = &m[sc->nmap];
-        size_t n = strlen(path);
-        o->path = (char *)malloc(n + 1);
-        if (!o->path) break;
-        memcpy(o->path, path, n + 1);
-        o->start = lo;
-        o->end = hi;
-        o->offset = off;
-        prof__smp_build_id(path, o->build_id);
+        if (perm[2] != 'x') continue;
+        if (path[0] == '/') prof__smp_map_add(lo, hi, off, path);
+        else if (nanon < 16) {
+            prof__smp.anon[nanon][0] = lo;
+            prof__smp.anon[nanon++][1] = hi;
+        }
+    }
+    prof__smp.nanon = nanon;
+    fclose(f);
+}
+
+/* After a drain: the samples from `from` on looked at; the mappings read
+   again if a window opened, or if one of them is in none and (force: at a
+   save) the last read is 50 ms old. */
+static void prof__smp_maps_check(size_t from, int force) {
+    for (size_t i = from; i < prof__smp.ns && !prof__smp.maps_stale; i++)
+        for (uint32_t k = 0; k < prof__smp.s[i].nip && !prof__smp.maps_stale; k++)
+            if (!prof__smp_known(prof__smp.ip[prof__smp.s[i].ip + k])) prof__smp.maps_stale = 1;
+    if (prof__smp.maps_due ||
+        (prof__smp.maps_stale && (force || prof__mono_ns() - prof__smp.maps_ns >= 50000000)))
+        prof__smp_maps_read();
+}
+#endif
+
+/* The mappings into sc (at a save, under prof__smp.lock). */
+static void prof__smp_maps(prof__scy *sc) {
+    prof__smp_maps_check(prof__smp.ns, 1);
+#ifdef PROF__PERF
+    sc->map = (prof__smap *)malloc((prof__smp.nmap + 1) * sizeof *sc->map);
+    for (size_t i = 0; sc->map && i < prof__smp.nmap; i++) {
+        const prof__smap *m = &prof__smp.map[i];
+        size_t n = strlen(m->path);
+        prof__smap *o = &sc->map[sc->nmap];
+        if (!(o->path = (char *)malloc(n + 1))) break;
+        memcpy(o->path, m->path, n + 1);
+        o->start = m->start;
+        o->end = m->end;
+        o->offset = m->offset;
+        memcpy(o->build_id, m->build_id, sizeof o->build_id);
         sc->nmap++;
     }
-    fclose(f);
+#else
+    (void)sc;
+#endif
 }
 
 /* Attribution, once per saved cycle: each sample's innermost region (a
@@ -13596,11 +13892,9 @@ static void prof__smp_take(prof__cycle *cy) {
         sc->period_ns = prof__smp.period_ns;
         sc->refused = prof__smp.state < 0;
     }
+    if (sc && sc->n) prof__smp_maps(sc);
     pthread_mutex_unlock(&prof__smp.lock);
-    if (sc && sc->n) {
-        prof__smp_attribute(cy, sc);
-        prof__smp_maps(sc);
-    }
+    if (sc && sc->n) prof__smp_attribute(cy, sc);
     prof__smp_free(cy->smp);
     cy->smp = sc;
     pthread_mutex_lock(&prof__lock);
@@ -14310,6 +14604,7 @@ static void prof__job_run(prof__job *j) {
     size_t held = prof__held(cy);
     __atomic_fetch_add(&prof__g.rec.held, held, __ATOMIC_RELAXED);
     prof__say_lost();
+    if (out == PROF__OUT_PART) prof__smp_take(cy);     /* PROF_SAMPLE: the step's CPU samples, with it */
     if (out == PROF__OUT_PART && prof__stream_part(cy, 0)) prof__part_done(cy);
     if (out == PROF__OUT_DUMP) prof__job_say_dump(cy, j, hang);
     if (gone >= 0)

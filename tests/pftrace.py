@@ -306,3 +306,85 @@ def from_packets(packets, allow_unclosed=False):
     t.attributes = m
     t.pid = pid
     return t
+
+
+class Samples:
+    """PROF_SAMPLE's samples of a .pftrace, as Perfetto's profiling data holds them."""
+
+    def __init__(self):
+        self.samples = []           # (pid, tid, ts in ns, (addresses, innermost first))
+        self.mappings = set()       # (path, start, end, offset, build id in hex)
+        self.frames = 0             # frames interned (one per distinct address per sequence)
+        self.stacks = 0             # callstacks interned
+
+
+def decode_samples(path):
+    """The PerfSample packets of a .pftrace, each resolved through its
+    sequence's interned callstack, frames and mappings (a frame's address is
+    its rel_pc, the offset in its mapping's file, put back in the mapping;
+    rel_pc itself for the mapping without a file). Raises ValueError on an id
+    never interned, a frame whose mapping is not, a sample with no stack."""
+    trace = pb.Trace()
+    with open(path, "rb") as f:
+        trace.ParseFromString(f.read())
+    out = Samples()
+    seqs = {}
+    for i, p in enumerate(trace.packet):
+        seq = p.trusted_packet_sequence_id
+        if p.sequence_flags & INCREMENTAL_CLEARED or seq not in seqs:
+            seqs[seq] = {"clock_id": 0, "clock": {}, "strs": {}, "ids": {}, "maps": {}, "frames": {},
+                         "stacks": {}}
+        s = seqs[seq]
+        if p.HasField("trace_packet_defaults"):
+            s["clock_id"] = p.trace_packet_defaults.timestamp_clock_id
+        if p.HasField("clock_snapshot"):
+            cs = p.clock_snapshot
+            real = [c.timestamp for c in cs.clocks if c.clock_id == 1]
+            for c in cs.clocks:
+                if c.clock_id >= 64:
+                    s["clock"][c.clock_id] = [c.timestamp, c.is_incremental, real[0] - c.timestamp if real else 0]
+        d = p.interned_data
+        for n in d.mapping_paths:
+            s["strs"][n.iid] = n.str.decode()
+        for n in d.build_ids:
+            s["ids"][n.iid] = n.str.hex()
+        for m in d.mappings:
+            parts = []
+            for k in m.path_string_ids:
+                if k not in s["strs"]:
+                    raise ValueError(f"packet {i}: mapping {m.iid}'s path string {k} is not interned")
+                parts.append(s["strs"][k])
+            if m.build_id and m.build_id not in s["ids"]:
+                raise ValueError(f"packet {i}: mapping {m.iid}'s build id {m.build_id} is not interned")
+            s["maps"][m.iid] = m
+            if parts:
+                out.mappings.add(("/" + "/".join(parts), m.start, m.end, m.exact_offset,
+                                  s["ids"].get(m.build_id, "")))
+        for fr in d.frames:
+            if fr.mapping_id not in s["maps"]:
+                raise ValueError(f"packet {i}: frame {fr.iid}'s mapping {fr.mapping_id} is not interned")
+            m = s["maps"][fr.mapping_id]
+            s["frames"][fr.iid] = fr.rel_pc + m.start - m.exact_offset if m.path_string_ids else fr.rel_pc
+            out.frames += 1
+        for cs in d.callstacks:
+            for k in cs.frame_ids:
+                if k not in s["frames"]:
+                    raise ValueError(f"packet {i}: callstack {cs.iid}'s frame {k} is not interned")
+            s["stacks"][cs.iid] = tuple(s["frames"][k] for k in reversed(cs.frame_ids))
+            out.stacks += 1
+        if not p.HasField("timestamp"):
+            continue
+        clock = p.timestamp_clock_id or s["clock_id"]
+        if clock >= 64:
+            c = s["clock"][clock]
+            ts = c[0] + p.timestamp if c[1] else p.timestamp
+            c[0] = ts
+            ts += c[2]
+        else:
+            ts = p.timestamp
+        if p.HasField("perf_sample"):
+            ps = p.perf_sample
+            if ps.callstack_iid not in s["stacks"] or not s["stacks"][ps.callstack_iid]:
+                raise ValueError(f"packet {i}: a sample's callstack {ps.callstack_iid} is not interned")
+            out.samples.append((ps.pid, ps.tid, ts, s["stacks"][ps.callstack_iid]))
+    return out

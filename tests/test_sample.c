@@ -301,11 +301,19 @@ int main(void) {
         int named = 0;
         long total = 0;
         while (pf && fgets(line, sizeof line, pf)) {
-            char region[64], fn[1024];     /* a sanitizer's C++ names run long */
+            char region[64], fn[1024];     /* a sanitizer's C++ names run long, with spaces */
             long cnt;
             double share;
+            int at = 0, end;
             fputs(line, stdout);
-            if (sscanf(line, "%63s %1023s %ld %lf%%", region, fn, &cnt, &share) != 4) continue;
+            if (sscanf(line, "%63s %n", region, &at) != 1 || !at) continue;
+            char *sp = strrchr(line, ' ');             /* the share, then the count before it */
+            while (sp && sp > line && sp[-1] == ' ') sp--;
+            char *cp = sp ? sp : line;
+            while (cp > line + at && cp[-1] != ' ') cp--;
+            if (!sp || cp <= line + at || sscanf(cp, "%ld %lf%%", &cnt, &share) != 2) continue;
+            for (end = (int)(cp - line); end > at && line[end - 1] == ' '; end--) {}
+            snprintf(fn, sizeof fn, "%.*s", end - at, line + at);
             if (!strcmp(region, "shares") && !strncmp(fn, "leaf", 4)) {
                 int k = !strcmp(fn, "leaf60") ? 0 : !strcmp(fn, "leaf30") ? 1 : !strcmp(fn, "leaf10") ? 2 : -1;
                 CHECK(k >= 0);

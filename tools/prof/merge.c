@@ -401,6 +401,8 @@ static void write_header(const char *name) {
      track uuids, flow ids        XORed with a hash of the rank
      pids and tids                (rank + 1) * 2^22 + the id: every Linux id is
                                   below 2^22, and ranks' ids must not meet
+                                  (thread and process tracks', PROF_SAMPLE's
+                                  PerfSamples')
      process names                "rank r (<old name>)"
      trace attributes             one packet for the merged trace, each
                                   rank's keys under "rank<r>."
@@ -459,6 +461,19 @@ static void pf_rw_desc(const pfctx *c, const pbfield *f, tool_pb *o) {
         char name[32];
         int k = snprintf(name, sizeof name, "rank %d", c->t->rank);
         tool_pb_bytes(m, 6, name, (size_t)k);
+    }
+    tool_pb_sub(o, f->id, m);
+}
+
+/* A PerfSample (PROF_SAMPLE's): its pid 2 and tid 3, as its thread's track's. */
+static void pf_rw_sample(const pfctx *c, const pbfield *f, tool_pb *o) {
+    pbin in = pb_sub(f);
+    pbfield g;
+    tool_pb *m = g_lvl[0];
+    tool_pb_clear(m);
+    while (pb_next(&in, &g)) {
+        if (g.wt == 0 && (g.id == 2 || g.id == 3)) tool_pb_uint(m, g.id, pf_id(c, g.v));
+        else out_field(m, &g);
     }
     tool_pb_sub(o, f->id, m);
 }
@@ -547,6 +562,7 @@ static void pf_rw_packet(const pfctx *c, const pfpacket *pk, tool_pb *o) {
         else if (f.id == 60 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_DESC);
         else if (f.id == 11 && f.wt == 2) pf_rw_uuids(c, &f, o, 0, PF_EVENT);
         else if (f.id == 59 && f.wt == 2) pf_rw_defaults(c, &f, o);
+        else if (f.id == 66 && f.wt == 2) pf_rw_sample(c, &f, o);
         else out_field(o, &f);
     }
     if (!kept) tool_pb_clear(o);

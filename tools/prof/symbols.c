@@ -4,11 +4,14 @@
    functions, and an address becomes a function by its file offset and the
    file's PT_LOAD segments. A file missing, not a 64-bit little-endian ELF
    file, or with another build id than the run's is said once, and its
-   addresses keep the form "file+0xoffset". Names stay as the symbol table
-   spells them: C++ names are left mangled (the tool links no C++ runtime
-   to demangle them). */
+   addresses keep the form "file+0xoffset". C++ names are demangled by the
+   system's C++ runtime's own demangler (__cxa_demangle of libstdc++, else
+   libc++abi), loaded with dlopen when a file has a mangled name: the tool
+   itself is C and links no C++ runtime. Without one, names stay mangled,
+   said once. */
 #include "tool.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,8 @@ struct elf_file {
     seg *g;
     size_t ng;
     char *strs;                         /* its string table(s), kept for the names */
+    char **dem;                         /* the demangled names its symbols point to */
+    size_t ndem;
 };
 
 static elf_file **g_files;             /* each apart: callers keep pointers to them */
@@ -79,6 +84,31 @@ static void elf_build_id(const unsigned char *b, size_t n, uint64_t shoff, uint1
     }
 }
 
+/* name demangled (malloc'd), or NULL: not a C++ name, or no demangler. */
+static char *demangle(const char *name) {
+    typedef char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+    static cxa_demangle fn;
+    static int tried;
+    if (name[0] != '_' || name[1] != 'Z') return NULL;
+    if (!tried) {
+        static const char *const libs[] = { "libstdc++.so.6", "libc++abi.so.1" };
+        tried = 1;
+        for (size_t i = 0; i < sizeof libs / sizeof *libs && !fn; i++) {
+            void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+            void *sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+            if (sym) memcpy(&fn, &sym, sizeof fn);  /* (ISO C has no cast from an object pointer) */
+        }
+        if (!fn) note("no C++ runtime to demangle with (libstdc++.so.6 or libc++abi.so.1): C++ names stay mangled");
+    }
+    int status = -1;
+    char *out = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (status) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* The functions of one symbol table section (type: SHT_SYMTAB 2, SHT_DYNSYM 11). */
 static void elf_syms(elf_file *e, const unsigned char *b, size_t n, const unsigned char *sh0, uint16_t shnum,
                      uint16_t shentsize, uint32_t type) {
@@ -107,6 +137,12 @@ static void elf_syms(elf_file *e, const unsigned char *b, size_t n, const unsign
             e->s[e->ns].lo = value;
             e->s[e->ns].hi = value + (sz ? sz : 1);
             e->s[e->ns].name = e->strs + base + name;
+            char *d = demangle(e->s[e->ns].name);
+            if (d) {
+                e->dem = xrealloc(e->dem, (e->ndem + 1) * sizeof *e->dem);
+                e->dem[e->ndem++] = d;
+                e->s[e->ns].name = d;
+            }
             e->ns++;
         }
         return;
@@ -202,6 +238,8 @@ void elf_free(void) {
         free(g_files[i]->s);
         free(g_files[i]->g);
         free(g_files[i]->strs);
+        for (size_t k = 0; k < g_files[i]->ndem; k++) free(g_files[i]->dem[k]);
+        free(g_files[i]->dem);
         free(g_files[i]);
     }
     free(g_files);
