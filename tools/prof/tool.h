@@ -415,4 +415,17 @@ typedef struct {
 const prof_cycle *table_cycle_also(int k, trace *t, const model_also *also);
 void table_free(void);
 
+/* PROF_SAMPLE's samples of a JSON trace (gzipped or not) after trace_open
+   (samples.c): each to fn in the file's order, its frames named offline
+   (symbols.c) from the trace's own mappings and interned; the sampling
+   period in ns, or 0 when the trace holds no samples (a Perfetto trace). */
+typedef struct {
+    int64_t tid, ts, step;              /* ts: ns since baseTimeNanoseconds; step -1: none */
+    int64_t period_ns;                  /* the CPU time a sample stands for */
+    const char *region;                 /* the innermost region open then; NULL: none */
+    size_t n;                           /* its frames, innermost first */
+    const char *const *frame;
+} tool_sample;
+int64_t samples_each(const trace *t, void (*fn)(const tool_sample *, void *), void *ctx);
+
 #endif /* PROF_TOOL_H */
