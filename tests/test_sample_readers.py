@@ -17,6 +17,10 @@ diff    two runs of sample_split.c, the hot function at 25% and at 75% of
         each run measured, the hot function's share 3x in the second within
         10%, the rows sorted by the change of share; a gzipped trace reads
         the same; bad use, one line.
+large   a synthetic trace of 250,000 samples (prof_samples over 20 MB, more
+        than one window of the tool's reader): prof table, prof table
+        group=function, prof diff group=function and prof report read it,
+        the samples counted exactly, a file that cannot be read said once.
 
 Exit 77 (skipped) where perf_event_open is refused (the programs say so),
 or, for report, where Chromium is not installed."""
@@ -183,6 +187,37 @@ def case_diff(tool, _test_sample, split, tmp):
                         "prof diff: plain.json: no samples in this trace (it was recorded without PROF_SAMPLE)")):
         p = run([tool, "diff", *args], tmp, rc=2)
         check(p.stderr == said + "\n", f"{args}: {p.stderr!r}")
+
+
+def case_large(tool, _test_sample, _split, tmp):
+    n, addrs = 250_000, (0x400100, 0x400110, 0x400120)
+    with open(os.path.join(tmp, "big.json"), "w") as f:
+        f.write('{"schemaVersion": 1, "baseTimeNanoseconds": 1000000000000,\n "prof_samples": {"period_ns": 100000, '
+                '"lost": 0, "refused": 0,\n "mappings": [{"path": "/nonexistent/app", "start": "0x400000", '
+                '"end": "0x500000", "offset": "0x0", "build_id": "ab"}],\n "samples": [')
+        f.write(",".join(f'\n  [7, {1000 + i * 1000}, 0, "work", ["0x{addrs[i % 3]:x}", "0x401000", "0x402000", "0x7fff0000"]]'
+                         for i in range(n)))
+        f.write(']},\n "traceEvents": [\n'
+                '{"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":7,"ts":0.000,"dur":300000.000},\n'
+                '{"ph":"X","cat":"user_annotation","name":"work","pid":1,"tid":7,"ts":0.500,"dur":299000.000}\n]}\n')
+    check(os.path.getsize(os.path.join(tmp, "big.json")) > 17 << 20, "the trace is smaller than a window")
+    p = run([tool, "table", "big.json"], tmp)
+    check(re.search(r"\bwork\b.*299\.000ms", p.stdout), f"prof table:\n{p.stdout}")
+    rows, total = functions(tool, tmp, "big.json")
+    want = {("work", f"app+0x{a - 0x400000:x}"): (n - k + 2) // 3 for k, a in enumerate(addrs)}
+    check(rows == want and total == n, f"group=function {rows}, not {want}")
+    p = run([tool, "table", "big.json", "group=function"], tmp)
+    check(p.stderr == "prof table: /nonexistent/app: cannot read (No such file or directory): its addresses stay "
+          "file+offset\n", f"said {p.stderr!r}")
+    rows, last = diff_rows(run([tool, "diff", "big.json", "big.json", "group=function", "--min-change", "0"], tmp).stdout)
+    check(last == f"{n} samples in base, {n} in new" and sorted((r[0], r[1], r[3]) for r in rows) ==
+          sorted((f, c, c) for (_, f), c in want.items()), f"diff {rows} {last}")
+    p = run([tool, "report", "big.json"], tmp)
+    check(p.stderr.endswith("prof report: big.html\n"), f"prof report said {p.stderr!r}")
+    F = test_report.page_data(os.path.join(tmp, "big.html"))["flame"]
+    parents = {f[0] for f in F}
+    leaves = {f[1]: f[4] for i, f in enumerate(F) if f[5] and i not in parents}
+    check(leaves == {name: c for (_, name), c in want.items()}, f"flame leaves {leaves}")
 
 
 def main():

@@ -215,7 +215,7 @@ static void nest_sample(const tool_sample *sm, void *ctx) {
     }
 }
 
-static void nest_samples(nest *s, const trace *t) {
+static void nest_samples(nest *s, trace *t) {
     nest_smp x = { s, t->base };        /* the model's times are the trace's base plus its ts */
     samples_each(t, nest_sample, &x);
 }

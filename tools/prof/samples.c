@@ -6,8 +6,8 @@
    pointer, across traces too. prof table group=function, prof diff
    group=function and prof report's flame graph read the samples so. Each
    trace is named from its own mappings: the ELF files read for one are let
-   go before the next. The samples are read from the header the trace's
-   first pass keeps (trace_open: its members besides traceEvents). */
+   go before the next. A pass of its own reads them (json_samples), a
+   sample at a time: their number is bounded by nothing but the file. */
 #include "tool.h"
 
 #include <stdio.h>
@@ -92,43 +92,58 @@ static void read_mappings(const doc *d, span maps) {
     }
 }
 
-int64_t samples_each(const trace *t, void (*fn)(const tool_sample *, void *), void *ctx) {
-    samples_free();
-    if (t->pf || !t->nhead) return 0;
-    const char *path = t->path;
-    doc d = { path, t->head, t->head + t->nhead, 0 };
-    span ps = obj_find(&d, (span){ t->head, t->nhead }, "\"prof_samples\"");
-    if (!ps.n) return 0;
-    int64_t period = 0;
-    span maps = obj_find(&d, ps, "\"mappings\""), samples = obj_find(&d, ps, "\"samples\"");
-    if (!span_int(obj_find(&d, ps, "\"period_ns\""), &period) || period <= 0 || !maps.n || maps.p[0] != '[' ||
-        !samples.n || samples.p[0] != '[')
-        die("%s: prof_samples has no period_ns, mappings or samples", path);
-    read_mappings(&d, maps);
-    cursor sc;
-    span v;
-    arr_begin(&sc, &d, samples.p, 1);
-    while (arr_next(&sc, &v)) {         /* [tid, ts, step, region, [addresses]] */
-        cursor e, a;
-        span f[5], ip;
-        int n = 0;
-        arr_begin(&e, &d, v.p, 2);
-        while (n < 5 && arr_next(&e, &f[n])) n++;
-        tool_sample s;
-        if (n != 5 || f[4].p[0] != '[' || !span_int(f[0], &s.tid) || !span_int(f[1], &s.ts) ||
-            !span_int(f[2], &s.step))
-            die("%s: a sample of prof_samples is not [tid, ts, step, region, [addresses]]", path);
-        s.period_ns = period;
-        s.region = span_eq(f[3], "null") ? NULL : json_text(f[3]);
-        s.n = 0;
-        arr_begin(&a, &d, f[4].p, 3);
-        while (arr_next(&a, &ip)) {
-            if (s.n == g_s.cap) g_s.frame = xrealloc(g_s.frame, (g_s.cap = g_s.cap ? 2 * g_s.cap : 64) * sizeof *g_s.frame);
-            g_s.frame[s.n++] = name_of(hex(&d, ip));
-        }
-        s.frame = g_s.frame;
-        fn(&s, ctx);
+typedef struct {
+    void (*fn)(const tool_sample *, void *);
+    void *ctx;
+    int64_t period;
+    int seen, mapped;
+} pass;
+
+static void on_member(trace *t, span k, span v, void *ctx) {
+    pass *x = ctx;
+    x->seen = 1;
+    if (span_eq(k, "\"period_ns\"") && (!span_int(v, &x->period) || x->period <= 0))
+        die("%s: prof_samples: period_ns %.*s is not a period in ns", t->path, (int)v.n, v.p);
+    if (span_eq(k, "\"mappings\"")) {
+        if (v.p[0] != '[') die("%s: prof_samples: mappings is not an array", t->path);
+        read_mappings(&t->d, v);
+        x->mapped = 1;
     }
+}
+
+static void on_sample(trace *t, span v, void *ctx) {     /* [tid, ts, step, region, [addresses]] */
+    pass *x = ctx;
+    const doc *d = &t->d;
+    if (!x->period || !x->mapped) die("%s: prof_samples: samples before its period_ns and mappings", t->path);
+    cursor e, a;
+    span f[5], ip;
+    int n = 0;
+    tool_sample s;
+    if (v.p[0] == '[') {
+        arr_begin(&e, d, v.p, 3);
+        while (n < 5 && arr_next(&e, &f[n])) n++;
+    }
+    if (n != 5 || f[4].p[0] != '[' || !span_int(f[0], &s.tid) || !span_int(f[1], &s.ts) || !span_int(f[2], &s.step))
+        die("%s: a sample of prof_samples is not [tid, ts, step, region, [addresses]]", t->path);
+    s.period_ns = x->period;
+    s.region = span_eq(f[3], "null") ? NULL : json_text(f[3]);
+    s.n = 0;
+    arr_begin(&a, d, f[4].p, 4);
+    while (arr_next(&a, &ip)) {
+        if (s.n == g_s.cap) g_s.frame = xrealloc(g_s.frame, (g_s.cap = g_s.cap ? 2 * g_s.cap : 64) * sizeof *g_s.frame);
+        g_s.frame[s.n++] = name_of(hex(d, ip));
+    }
+    s.frame = g_s.frame;
+    x->fn(&s, x->ctx);
+}
+
+int64_t samples_each(trace *t, void (*fn)(const tool_sample *, void *), void *ctx) {
     samples_free();
-    return period;
+    if (t->pf) return 0;
+    pass x = { fn, ctx, 0, 0, 0 };
+    const json_samples_fn hook = { on_member, on_sample, &x };
+    json_samples(t, &hook);
+    if (x.seen && !x.period) die("%s: prof_samples has no period_ns", t->path);
+    samples_free();
+    return x.seen ? x.period : 0;
 }
