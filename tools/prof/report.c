@@ -515,8 +515,9 @@ static void put_flame(const nest *s, const prof_table *tab) {
     for (size_t i = 0; i < tab->n; i++)
         if (tab->rows[i].thread && !strcmp(thread_name(tn, ntn, tab->rows[i].tid), "thread"))
             tn[ntn++] = (tname){ tab->rows[i].tid, tab->rows[i].thread };
-    /* frames: [parent, name, total ns, calls, samples, native]; a root's name
-       is its thread's; a native frame's total is its samples' CPU time */
+    /* frames: [parent, name, total ns, calls], then, on a path that holds
+       PROF_SAMPLE's samples, [..., samples, native]; a root's name is its
+       thread's; a native frame's total is its samples' CPU time */
     put("[");
     for (size_t i = 0; i < s->nf; i++) {
         const frame *f = &s->f[i];
@@ -526,7 +527,7 @@ static void put_flame(const nest *s, const prof_table *tab) {
         char tl[96];
         if (!f->name) snprintf(tl, sizeof tl, "%s (tid %ld)", thread_name(tn, ntn, f->tid), f->tid);
         put_s(f->name ? f->name : tl);
-        put_ints((const int64_t[]){ f->total, f->calls, f->samples, f->native }, 4);
+        put_ints((const int64_t[]){ f->total, f->calls, f->samples, f->native }, f->samples ? 4 : 2);
         put("]");
     }
     put("]");
