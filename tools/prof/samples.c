@@ -27,9 +27,9 @@ static struct {
     struct { uint64_t a; const char *name; } cache[NAME_CACHE];
 } g_s;
 
-static uint64_t hex(const doc *d, span s) {
-    const char *t = json_text(s);
-    char *end;
+static uint64_t hex(const doc *d, span s) {      /* "0x..." */
+    const char *t = s.n && s.p[0] == '"' ? json_text(s) : NULL;
+    char *end = NULL;
     unsigned long long v = t ? strtoull(t, &end, 16) : 0;
     if (!t || end == t || *end) die("%s: prof_samples: %.*s is not an address", d->path, (int)s.n, s.p);
     return (uint64_t)v;
