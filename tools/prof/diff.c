@@ -231,9 +231,8 @@ static int diff_functions(const char *path[2], double min_change) {
         const fdelta *x = &t.v[i];
         double d = x->share[1] - x->share[0];
         if (absd(d) < min_change) { hidden++; continue; }
-        char cut[56];
-        printf("%-48s  %12ld  %9.1f%%  %12ld  %9.1f%%  %+11.1f%%\n", tool_cut(cut, x->name, 48), x->n[0], x->share[0],
-               x->n[1], x->share[1], d);
+        printf("%-48s  %12ld  %9.1f%%  %12ld  %9.1f%%  %+11.1f%%\n", x->name, x->n[0], x->share[0], x->n[1],
+               x->share[1], d);                 /* names whole, as prof table group=function prints them */
     }
     if (hidden) printf("(%zu function%s whose share changed by less than %.2f points: left out; --min-change 0 shows all)\n",
                        hidden, hidden == 1 ? "" : "s", min_change);
