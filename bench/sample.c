@@ -1,7 +1,9 @@
 /* PROF_SAMPLE's cost (bench/sample.sh): the same loop of regions with
    sampling off and at the rate given, in one window; prints the engine
    thread's CPU time per region, the profiler's thread's CPU time, the
-   samples taken and lost, and the trace's size.
+   samples taken and lost, the trace's size, and the process's CPU time
+   at its end (what a profiler outside it, perf record, spent is its own
+   time less this).
      sample HZ REGIONS OUT.json   (HZ 0: off) */
 #define _POSIX_C_SOURCE 200809L
 #define PROF_IMPLEMENTATION
@@ -53,8 +55,8 @@ int main(int argc, char **argv) {
     prof_get_stats(&st);
     struct stat sb;
     long long bytes = stat(argv[3], &sb) == 0 ? (long long)sb.st_size : -1;
-    printf("hz %s engine_ns_per_region %.1f engine_s %.4f worker_s %.4f samples %llu lost %llu bytes %lld\n",
-           argv[1], engine * 1e9 / (double)regions, engine, worker, (unsigned long long)st.samples,
-           (unsigned long long)st.samples_lost, bytes);
+    printf("hz %s engine_ns_per_region %.1f engine_s %.4f worker_s %.4f samples %llu lost %llu bytes %lld "
+           "proc_s %.4f\n", argv[1], engine * 1e9 / (double)regions, engine, worker, (unsigned long long)st.samples,
+           (unsigned long long)st.samples_lost, bytes, cpu_s(CLOCK_PROCESS_CPUTIME_ID));
     return 0;
 }

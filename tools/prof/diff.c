@@ -2,7 +2,8 @@
    reads one (table_cycle), their tables matched by region name: calls, self
    and total time in both, and the change, where the time went first. With
    --fail-over, exit status 1 when a region slowed by more than that: a
-   check for CI. */
+   check for CI. With group=function, PROF_SAMPLE's self samples per
+   function and their shares in both. */
 #include "tool.h"
 
 #include <math.h>
@@ -183,28 +184,92 @@ static void row_cells(const delta *x, diff_cells c) {
     fmt_p(c[C_P], sizeof c[0], x);
 }
 
+/* ---- group=function: PROF_SAMPLE's self samples per function ----------- */
+/* Each trace's samples (samples.c), named from its own mappings: per
+   function, the samples whose innermost frame it is and their share of the
+   trace's samples, in both; sorted by the change of share, where the CPU
+   time went first. Shares, not counts, compare runs of different lengths. */
+
+typedef struct { const char *name; long n[2]; double share[2]; } fdelta;
+typedef struct { fdelta *v; size_t n; int k; long all[2]; } ftally;
+
+static void tally(const tool_sample *s, void *ctx) {
+    ftally *t = ctx;
+    if (!s->n) return;
+    t->all[t->k]++;
+    for (size_t i = 0; i < t->n; i++)         /* names are interned: one text, one pointer */
+        if (t->v[i].name == s->frame[0]) {
+            t->v[i].n[t->k]++;
+            return;
+        }
+    t->v = xrealloc(t->v, (t->n + 1) * sizeof *t->v);
+    t->v[t->n++] = (fdelta){ s->frame[0], { t->k == 0, t->k == 1 }, { 0, 0 } };
+}
+
+static int fdelta_cmp(const void *pa, const void *pb) {
+    const fdelta *a = pa, *b = pb;
+    double da = a->share[1] - a->share[0], db = b->share[1] - b->share[0];
+    if (da != db) return da > db ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int diff_functions(const char *path[2], double min_change) {
+    ftally t = { NULL, 0, 0, { 0, 0 } };
+    for (t.k = 0; t.k < 2; t.k++) {
+        trace *tr = trace_open(path[t.k], t.k);
+        if (!samples_each(tr, tally, &t))
+            die("%s: no samples in this trace (%s)", path[t.k],
+                tr->pf ? "group=function reads the samples of a JSON trace" : "it was recorded without PROF_SAMPLE");
+    }
+    for (size_t i = 0; i < t.n; i++)
+        for (int k = 0; k < 2; k++) t.v[i].share[k] = t.all[k] ? 100.0 * (double)t.v[i].n[k] / (double)t.all[k] : 0;
+    if (t.n) qsort(t.v, t.n, sizeof *t.v, fdelta_cmp);
+    printf("%-48s  %12s  %10s  %12s  %10s  %12s\n", "function (self)", "samples base", "share base", "samples new",
+           "share new", "share change");
+    size_t hidden = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const fdelta *x = &t.v[i];
+        double d = x->share[1] - x->share[0];
+        if (absd(d) < min_change) { hidden++; continue; }
+        printf("%-48s  %12ld  %9.1f%%  %12ld  %9.1f%%  %+11.1f%%\n", x->name, x->n[0], x->share[0], x->n[1],
+               x->share[1], d);                 /* names whole, as prof table group=function prints them */
+    }
+    if (hidden) printf("(%zu function%s whose share changed by less than %.2f points: left out; --min-change 0 shows all)\n",
+                       hidden, hidden == 1 ? "" : "s", min_change);
+    printf("%ld samples in base, %ld in new\n", t.all[0], t.all[1]);
+    free(t.v);
+    traces_free();
+    return 0;
+}
+
 /* prof diff BASE NEW [--min-change PCT] [--fail-over PCT]: per region (by
    name), calls, self and total time in both, their change, the rows sorted
    by the change of self time (where the time went). A row that changed less
    than --min-change (default 5%) in both self and total time is left out.
    With --fail-over, exit status 1 when a region of both traces grew in
-   total time by more than that, each named on stderr. */
+   total time by more than that, each named on stderr. With group=function,
+   PROF_SAMPLE's self samples per function instead (diff_functions), a row
+   left out when its share moved by less than --min-change points. */
 int cmd_diff(int argc, char **argv) {
     double min_change = 5.0, fail_over = -1.0;
     const char *path[2] = { NULL, NULL };
-    int np = 0;
+    int np = 0, functions = 0;
     for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--min-change") && i + 1 < argc) {
+        if (!strcmp(argv[i], "group=function") || !strcmp(argv[i], "--group=function")) {
+            functions = 1;
+        } else if (!strcmp(argv[i], "--min-change") && i + 1 < argc) {
             if (!pct_arg(argv[++i], &min_change)) die("--min-change '%s' is not a percentage", argv[i]);
         } else if (!strcmp(argv[i], "--fail-over") && i + 1 < argc) {
             if (!pct_arg(argv[++i], &fail_over)) die("--fail-over '%s' is not a percentage", argv[i]);
         } else if (argv[i][0] == '-' || np == 2) {
-            die("usage: prof diff BASE NEW [--min-change PCT] [--fail-over PCT]");
+            die("usage: prof diff BASE NEW [group=function] [--min-change PCT] [--fail-over PCT]");
         } else {
             path[np++] = argv[i];
         }
     }
-    if (np != 2) die("usage: prof diff BASE NEW [--min-change PCT] [--fail-over PCT]");
+    if (np != 2) die("usage: prof diff BASE NEW [group=function] [--min-change PCT] [--fail-over PCT]");
+    if (functions && fail_over >= 0) die("--fail-over checks regions' times: not with group=function");
+    if (functions) return diff_functions(path, min_change);
     for (int k = 0; k < 2; k++) trace_open(path[k], k);
     trace *tr[2] = { &g_tr[0], &g_tr[1] };
     prof_table tab[2];

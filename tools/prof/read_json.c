@@ -406,7 +406,7 @@ static span keep_short(header *h, span v, size_t at) {
     return (span){ h->text + at, n };
 }
 
-enum { H_OTHER, H_EVENTS, H_DEVPROPS, H_DIST, H_BASE, H_DROPPED, H_REASON, H_STEP };
+enum { H_OTHER, H_EVENTS, H_DEVPROPS, H_DIST, H_BASE, H_DROPPED, H_REASON, H_STEP, H_SAMPLES };
 
 static int header_key(span k) {
     return span_eq(k, "\"traceEvents\"")          ? H_EVENTS
@@ -416,6 +416,7 @@ static int header_key(span k) {
          : span_eq(k, "\"prof_dropped_events\"")  ? H_DROPPED
          : span_eq(k, "\"prof_dump_reason\"")     ? H_REASON
          : span_eq(k, "\"prof_dump_step\"")       ? H_STEP
+         : span_eq(k, "\"prof_samples\"")         ? H_SAMPLES
                                                    : H_OTHER;
 }
 
@@ -502,6 +503,57 @@ static const char *event_whole(trace *t, const char **p) {
     }
 }
 
+/* PROF_SAMPLE's samples (prof_samples, an object), streamed: its samples
+   may be more than the window holds. Each member but "samples" whole to
+   the hook's member(), then each of samples' elements to its sample(); p
+   at the '{', returns the byte after its '}'. */
+static _Thread_local const json_samples_fn *g_smp;
+
+static const char *walk_samples(trace *t, const char *p) {
+    const doc *d = &t->d;
+    p++;
+    for (size_t n = 0;; n++) {
+        p = ws_more(t, p);
+        if (p < d->end && *p == '}') return p + 1;
+        if (n) {
+            if (p >= d->end || *p != ',') bad_json(d, p);
+            p = ws_more(t, p + 1);
+        }
+        if (p >= d->end || *p != '"') bad_json(d, p);
+        p = need(t, p);
+        span k = { p, 0 };
+        p = parse_string(d, p);
+        k.n = (size_t)(p - k.p);
+        int list = span_eq(k, "\"samples\"");
+        p = ws_more(t, p);
+        if (p >= d->end || *p != ':') bad_json(d, p);
+        p = ws_more(t, p + 1);
+        if (list && p < d->end && *p == '[') {
+            p++;
+            for (size_t i = 0;; i++) {
+                p = ws_more(t, p);
+                if (p < d->end && *p == ']') break;
+                if (i) {
+                    if (p >= d->end || *p != ',') bad_json(d, p);
+                    p = ws_more(t, p + 1);
+                }
+                p = need(t, p);
+                span v = { p, 0 };
+                p = parse_value(d, p, 3);
+                v.n = (size_t)(p - v.p);
+                if (g_smp && g_smp->sample) g_smp->sample(t, v, g_smp->ctx);
+            }
+            p++;
+            continue;
+        }
+        p = need(t, p);
+        span v = { p, 0 };
+        p = parse_value(d, p, 2);
+        v.n = (size_t)(p - v.p);
+        if (g_smp && g_smp->member) g_smp->member(t, k, v, g_smp->ctx);
+    }
+}
+
 /* The events of traceEvents, p past its '['; returns the byte after ']'. */
 static const char *walk_events(trace *t, header *h, const char *p, void (*fn)(trace *, const event *, void *),
                                void *ctx) {
@@ -557,7 +609,7 @@ static int walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx,
         p = parse_string(d, p);
         k.n = (size_t)(p - k.p);
         int key = header_key(k);            /* now: the window may move on past k */
-        int kept = key != H_EVENTS && key != H_DEVPROPS;
+        int kept = key != H_EVENTS && key != H_DEVPROPS && key != H_SAMPLES;
         if (kept) head_key(t, k);
         p = ws_more(t, p);
         if (p >= d->end || *p != ':') bad_json(d, p);
@@ -573,6 +625,10 @@ static int walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx,
             if (h.events) die("%s: not a trace: traceEvents twice", t->path);
             h.events = 1;
             p = walk_events(t, &h, p + 1, fn, ctx);
+            continue;
+        }
+        if (key == H_SAMPLES && p < d->end && *p == '{') {
+            p = walk_samples(t, p);
             continue;
         }
         p = need(t, p);
@@ -594,6 +650,12 @@ void json_walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx) 
 
 /* Validates the whole file and reads the header. */
 void json_load(trace *t) { walk(t, NULL, NULL, 0); }
+
+void json_samples(trace *t, const json_samples_fn *fn) {
+    g_smp = fn;
+    walk(t, NULL, NULL, 0);
+    g_smp = NULL;
+}
 
 int trace_rank(trace *t) {
     trace_rewind(t);

@@ -76,6 +76,8 @@ typedef struct {
     int parent;
     long tid;
     int64_t total, calls;
+    int64_t samples;                    /* PROF_SAMPLE's samples on this path (in it and under it) */
+    int native;                         /* a function of the samples' stacks, not a region */
 } frame;
 
 typedef struct {
@@ -95,7 +97,7 @@ static int reg_cmp(const void *pa, const void *pb) {
     return 0;
 }
 
-static int frame_of(nest *s, int parent, const char *name, long tid) {
+static int frame_of(nest *s, int parent, const char *name, long tid, int native) {
     if (2 * (s->nf + 1) > s->nslot) {
         size_t n = s->nslot ? 2 * s->nslot : 1024;
         free(s->slot);
@@ -113,13 +115,13 @@ static int frame_of(nest *s, int parent, const char *name, long tid) {
     size_t k = (size_t)(h * 0x9E3779B97F4A7C15u >> 20) & (s->nslot - 1);
     for (; s->slot[k] >= 0; k = (k + 1) & (s->nslot - 1)) {
         const frame *f = &s->f[s->slot[k]];
-        if (f->parent == parent && f->name == name && f->tid == tid) return s->slot[k];
+        if (f->parent == parent && f->name == name && f->tid == tid && f->native == native) return s->slot[k];
     }
     if (s->nf == s->capf) {
         s->capf = s->capf ? 2 * s->capf : 256;
         s->f = xrealloc(s->f, s->capf * sizeof *s->f);
     }
-    s->f[s->nf] = (frame){ name, parent, tid, 0, 0 };
+    s->f[s->nf] = (frame){ name, parent, tid, 0, 0, 0, native };
     s->slot[k] = (int)s->nf;
     return (int)s->nf++;
 }
@@ -149,11 +151,11 @@ static void nest_build(nest *s, const prof_cycle *cy) {
         reg *r = &s->r[i];
         if (i == 0 || r->tid != s->r[i - 1].tid) {
             depth = 0;
-            root = frame_of(s, -1, NULL, r->tid);
+            root = frame_of(s, -1, NULL, r->tid, 0);
         }
         while (depth && s->r[stack[depth - 1]].t1 < r->t1) depth--;    /* ended, or overlaps partly */
         r->parent = depth ? stack[depth - 1] : -1;
-        r->frame = frame_of(s, depth ? s->r[r->parent].frame : root, r->name, r->tid);
+        r->frame = frame_of(s, depth ? s->r[r->parent].frame : root, r->name, r->tid, 0);
         s->f[r->frame].total += r->t1 - r->t0;
         s->f[r->frame].calls++;
         s->f[root].total += depth ? 0 : r->t1 - r->t0;
@@ -183,6 +185,39 @@ static int region_at(const nest *s, long tid, int64_t t) {
     for (int i = (int)lo - 1; i >= 0; i = s->r[i].parent)
         if (s->r[i].t1 >= t) return i;
     return -1;
+}
+
+/* PROF_SAMPLE's samples (samples.c) into the flame graph: each sample's
+   frames, outermost first, under the frames of the region open on its
+   thread at its time (its thread's root when none), worth the sampling
+   period each; the sample counted on every frame of its path. */
+typedef struct { nest *s; int64_t base; } nest_smp;
+
+static void nest_sample(const tool_sample *sm, void *ctx) {
+    nest_smp *x = ctx;
+    nest *s = x->s;
+    int r = region_at(s, (long)sm->tid, x->base + sm->ts);
+    const char *want = !sm->region ? NULL : strncmp(sm->region, "ProfilerStep#", 13) ? sm->region : "ProfilerStep*";
+    for (int a = r; want && a >= 0; a = s->r[a].parent)     /* the sample's own region, where they differ */
+        if (!strcmp(s->r[a].name, want)) {                   /* at its edge */
+            r = a;
+            break;
+        }
+    int f = r >= 0 ? s->r[r].frame : frame_of(s, -1, NULL, (long)sm->tid, 0);
+    for (int a = f; a >= 0; a = s->f[a].parent) {
+        s->f[a].samples++;
+        if (s->f[a].parent < 0 && r < 0) s->f[a].total += sm->period_ns;     /* a root's time: its regions' and these */
+    }
+    for (size_t k = sm->n; k-- > 0;) {
+        f = frame_of(s, f, sm->frame[k], (long)sm->tid, 1);
+        s->f[f].total += sm->period_ns;
+        s->f[f].samples++;
+    }
+}
+
+static void nest_samples(nest *s, trace *t) {
+    nest_smp x = { s, t->base };        /* the model's times are the trace's base plus its ts */
+    samples_each(t, nest_sample, &x);
 }
 
 static const char *region_name(const nest *s, long tid, int64_t t) {
@@ -482,7 +517,9 @@ static void put_flame(const nest *s, const prof_table *tab) {
     for (size_t i = 0; i < tab->n; i++)
         if (tab->rows[i].thread && !strcmp(thread_name(tn, ntn, tab->rows[i].tid), "thread"))
             tn[ntn++] = (tname){ tab->rows[i].tid, tab->rows[i].thread };
-    /* frames: [parent, name, total ns, calls]; a root's name is its thread's */
+    /* frames: [parent, name, total ns, calls], then, on a path that holds
+       PROF_SAMPLE's samples, [..., samples, native]; a root's name is its
+       thread's; a native frame's total is its samples' CPU time */
     put("[");
     for (size_t i = 0; i < s->nf; i++) {
         const frame *f = &s->f[i];
@@ -492,7 +529,7 @@ static void put_flame(const nest *s, const prof_table *tab) {
         char tl[96];
         if (!f->name) snprintf(tl, sizeof tl, "%s (tid %ld)", thread_name(tn, ntn, f->tid), f->tid);
         put_s(f->name ? f->name : tl);
-        put_ints((const int64_t[]){ f->total, f->calls }, 2);
+        put_ints((const int64_t[]){ f->total, f->calls, f->samples, f->native }, f->samples ? 4 : 2);
         put("]");
     }
     put("]");
@@ -874,6 +911,7 @@ int cmd_report(int argc, char **argv) {
         const prof_cycle *cy = table_cycle_also(0, t, &also);
         nest s;
         nest_build(&s, cy);
+        nest_samples(&s, t);
         sort(x.g, x.ng, sizeof *x.g, gpu_cmp);
         put("{");
         put_identity(t);

@@ -17,6 +17,7 @@ window.onerror = function (msg, src, line) {
 
 const D = JSON.parse(document.getElementById("report-data").textContent);
 const SVGNS = "http://www.w3.org/2000/svg";
+const NATIVE = ["#d9822b", "#e8a33d", "#c4572e", "#f0b35e", "#b8652a", "#e07b39", "#cf9446", "#a8502a"];
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
                  "#9c755f", "#bab0ac"];
 const GPU_COLORS = { kernels: "#4e79a7", "copies and fills": "#f28e2b", "GPU idle": "#d0d7de" };
@@ -360,19 +361,26 @@ function viewFlame() {
     }
   }
   function rootOf(i) { while (F[i][0] >= 0) i = F[i][0]; return i; }
+  /* a native frame (a function of PROF_SAMPLE's stacks): warm colours, its samples */
   function frameRect(s, i, x, w, d) {
-    const f = F[i], color = f[0] < 0 ? "#8c959f" : PALETTE[(hash(f[1])) % PALETTE.length];
+    const f = F[i], color = f[0] < 0 ? "#8c959f" : f[5] ? NATIVE[hash(f[1]) % NATIVE.length] :
+      PALETTE[(hash(f[1])) % PALETTE.length];
+    const tip = f[5] ? `${f[1]}: ${f[4]} samples, ${fmtNs(f[2])} on the CPU` :
+      `${f[1]}: ${fmtNs(f[2])}, ${f[3]} calls` + (f[4] ? `, ${f[4]} samples` : "");
     const g = svg("g", { onclick: () => select(i) }, [
-      svg("rect", { x, y: d * rowH, width: Math.max(0.5, w), height: rowH - 1, fill: color, "data-name": f[1] },
-          svg("title", {}, `${f[1]}: ${fmtNs(f[2])}, ${f[3]} calls`))]);
+      svg("rect", { x, y: d * rowH, width: Math.max(0.5, w), height: rowH - 1, fill: color, "data-name": f[1],
+                    "data-samples": f[4] || 0, "data-native": f[5] ? 1 : 0 },
+          svg("title", {}, tip))]);
     if (w > 40) g.append(svg("text", { x: x + 3, y: d * rowH + 12, fill: "#fff", "pointer-events": "none" },
                              f[1].slice(0, Math.floor(w / 7))));
     s.append(g);
   }
   function layout(s, i, x, w, d) {
     let cx = x;
+    /* a region's samples may stand for a little more CPU time than its wall time: none overflows it */
+    const whole = Math.max(F[i][2], kids[i].reduce((t, c) => t + F[c][2], 0));
     for (const c of kids[i]) {
-      const cw = F[i][2] ? w * F[c][2] / F[i][2] : 0;
+      const cw = whole ? w * F[c][2] / whole : 0;
       if (cw >= 0.5) {
         frameRect(s, c, cx, cw, d + 1);
         layout(s, c, cx, cw, d + 1);
@@ -383,6 +391,10 @@ function viewFlame() {
   function hash(s) { let h = 0; for (const ch of s) h = (h * 31 + ch.charCodeAt(0)) >>> 0; return h; }
   function select(i) {
     draw(F[i][0] < 0 ? null : i);
+    if (F[i][5]) {
+      info.replaceChildren(el("b", {}, F[i][1]), ` \u2014 ${F[i][4]} samples on this path, ${fmtNs(F[i][2])} on the CPU`);
+      return;
+    }
     const row = F[i][0] >= 0 && opsSelect ? opsSelect(F[i][1]) : null;
     const cell = h => row.cells[D.ops.heads.indexOf(h)];
     info.replaceChildren(el("b", {}, F[i][1]), ` \u2014 ${fmtNs(F[i][2])} in ${F[i][3]} calls on this path` +
@@ -391,7 +403,10 @@ function viewFlame() {
   }
   draw(null);
   section("flame", "Flame graph", [el("p", { class: "note" },
-    "Regions merged by call path, one icicle per thread; width is total time."), info, holder]);
+    "Regions merged by call path, one icicle per thread; width is total time." +
+    (F.some(f => f[5]) ? " Under each region, in warm colours, the native call stacks of its CPU samples " +
+      "(PROF_SAMPLE), outermost first, named from the program's symbols: width is their CPU time." : "")),
+    info, holder]);
   // "#frame=main (tid 7)/ProfilerStep*/fwd" in the page's address selects that frame
   const m = /^#frame=(.*)$/.exec(decodeURIComponent(location.hash));
   if (m) {

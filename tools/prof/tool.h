@@ -222,6 +222,16 @@ void gz_close(gz *z);
 /* ======================================================================== */
 
 void json_load(trace *t);           /* the header; the whole file validated */
+/* A pass over a JSON trace for its prof_samples (PROF_SAMPLE's), which
+   the header kept in t->head leaves out (it may be larger than a window):
+   each of its members but "samples" to member(), then each sample to
+   sample(), spans valid until the call returns. */
+typedef struct {
+    void (*member)(trace *t, span key, span val, void *ctx);
+    void (*sample)(trace *t, span val, void *ctx);
+    void *ctx;
+} json_samples_fn;
+void json_samples(trace *t, const json_samples_fn *fn);
 
 typedef enum { F_OTHER, F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR, F_ID, F_ARGS, F_COUNT } field;
 typedef struct { span key, val; field f; } member;
@@ -415,5 +425,19 @@ typedef struct {
 } model_also;
 const prof_cycle *table_cycle_also(int k, trace *t, const model_also *also);
 void table_free(void);
+
+/* PROF_SAMPLE's samples of a JSON trace (gzipped or not) after trace_open
+   (samples.c): a pass of its own, each sample to fn in the file's order,
+   its frames named offline (symbols.c) from the trace's own mappings and
+   interned; the sampling period in ns, or 0 when the trace holds no
+   samples (or is a Perfetto trace). */
+typedef struct {
+    int64_t tid, ts, step;              /* ts: ns since baseTimeNanoseconds; step -1: none */
+    int64_t period_ns;                  /* the CPU time a sample stands for */
+    const char *region;                 /* the innermost region open then; NULL: none */
+    size_t n;                           /* its frames, innermost first */
+    const char *const *frame;
+} tool_sample;
+int64_t samples_each(trace *t, void (*fn)(const tool_sample *, void *), void *ctx);
 
 #endif /* PROF_TOOL_H */
