@@ -536,6 +536,10 @@ typedef struct prof_table {
                                  its kernels' clock (they nest exactly)     */
     int       energy_devs;    /* PROF_ENERGY: devices in energy[]           */
     prof_energy energy[8];
+    struct prof_gpu_idle *idle; /* kernel capture: the cycle's idle time by
+                                 device and stream (prof_cycle_gpu_idle's
+                                 PROF_GPU_IDLE_ALL rows), in the footer    */
+    size_t    nidle;
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -757,6 +761,39 @@ PROF__FN int prof_model_gpu_region(prof_cycle *c, int thread, const char *name, 
                                    int64_t t1_ns) PROF__OFF(return 0;)
 PROF__FN int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) PROF__OFF(return 0;)
 PROF__FN int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) PROF__OFF(return 0;)
+
+/* Kernel capture: why each stream sat idle (Holistic Trace Analysis's
+   idle-time breakdown), per step, as the analysis of a cycle finds it, for
+   a recorded cycle and a model alike. A stream's kernels, copies and fills
+   belong to the step their launch call began in (-1: none), with the gap
+   before each, from the end of the stream's work before it, whichever step
+   that was (the stream's first has none). A gap is
+     host    the launch call began after the stream had run dry
+     launch  not that, and under 30 us (HTA's kernel wait: launches queued
+             back to back)
+     other   neither
+   A row of stream -1 is its device as a whole: busy is the union over its
+   streams, and it alone has comm (NCCL's kernels: nccl...Kernel, HTA's
+   rule), comp (the other kernels but HTA's: none named *Memcpy*, Memset*,
+   *Sync*) and their overlap; its gaps are not sorted. Step -2 (PROF_GPU_IDLE_ALL):
+   the whole cycle, a stream's the sum of its steps', its device's summed
+   over every step's kernels at once. Rows by device, stream, step; the
+   step rows of a stream before its whole-cycle row. */
+#define PROF_GPU_IDLE_ALL (-2)
+typedef struct prof_gpu_idle {
+    int64_t   step;           /* its number, -1 outside steps, or PROF_GPU_IDLE_ALL */
+    int       device;
+    long long stream;         /* -1: the device */
+    uint64_t  work;           /* kernels, copies and fills                   */
+    int64_t   busy_ns;        /* the union of their times                    */
+    int64_t   host_ns, launch_ns, other_ns; /* its gaps, as above            */
+    int64_t   comm_ns, comp_ns, overlap_ns; /* stream -1: NCCL's, compute's,
+                                 both at once (unions)                       */
+} prof_gpu_idle;
+
+PROF__FN size_t prof_cycle_gpu_idle_count(const prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN int    prof_cycle_gpu_idle(const prof_cycle *c, size_t i, prof_gpu_idle *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 
 #if !PROF__ENABLED
 #pragma GCC diagnostic pop
@@ -2952,6 +2989,8 @@ typedef struct prof__cycle {
     uint32_t *gcorr, *kcorr[2];         /* correlations, sorted: of the GPU regions; of
                                            kernel capture's runtime calls, and the rest */
     size_t ngcorr, nkcorr[2];
+    struct prof_gpu_idle *idle;         /* kernel capture: the idle breakdown (prof__idle_build) */
+    size_t nidle;
     prof__tclock clk;                   /* its ticks as ns since base_ns (prof__cycle_clock) */
     int64_t base_ns;                    /* the trace's baseTimeNanoseconds */
     int model;                          /* made by prof_model_new: prof_cycle_free frees it */
@@ -3001,9 +3040,12 @@ typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.
 /* The cycle's clock: the recorder's calibration now. Set when it is
    collected, and again when it is saved, after the calibration's last
    refinement: every sink converts its ticks with it. */
+static int prof__idle_build(prof__cycle *cy);
+
 static void prof__cycle_clock(prof__cycle *cy) {
     cy->clk = prof__tclock_now(prof__trace_shift());
     cy->base_ns = prof__trace_base();
+    if (cy->parent && !prof__idle_build(cy)) cy->oom = 1;  /* analysed: its idle time on this clock */
 }
 
 static void prof__chunk_release(prof__chunk *c) {
@@ -3383,6 +3425,9 @@ static void prof__analysis_free(prof__cycle *cy) {
     free(cy->kcorr[1]);
     cy->parent = cy->first = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
     cy->label = NULL;
+    free(cy->idle);
+    cy->idle = NULL;
+    cy->nidle = 0;
 }
 
 static void prof__en_free(struct prof__ecy *en);
@@ -5575,6 +5620,7 @@ static int prof__analyse(prof__cycle *cy) {
     cy->gcorr = prof__corrs(cy, 0, &cy->ngcorr, &oom);
     cy->kcorr[0] = prof__corrs(cy, 1, &cy->nkcorr[0], &oom);
     cy->kcorr[1] = prof__corrs(cy, 2, &cy->nkcorr[1], &oom);
+    if (!oom && cy->clk.scale && !prof__idle_build(cy)) oom = 1;   /* a save's clock: again there */
     if (oom || !(cy->track = prof__tracks(cy, prof__g.conf.separate_threads)) || !prof__labels(cy)) {
         cy->oom = 1;
         return 0;
@@ -5616,6 +5662,251 @@ static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oo
     for (size_t i = 0; i < *n; i++) c[i] = what == 0 ? cy->gpu[i].corr : cy->act[from + i].a.correlation;
     qsort(c, *n, sizeof *c, prof__u32_cmp);
     return c;
+}
+
+/* ---- idle time: prof_cycle_gpu_idle's rows (>>api-gpu), made once here ---- */
+
+/* HTA's consecutive_kernel_delay is 30, compared with its trace times,
+   which are microseconds (its docstring says ns; the comparison is in the
+   trace's unit): a gap under 30 us between work already queued is HTA's
+   "kernel wait". */
+#define PROF__IDLE_LAUNCH_NS 30000
+
+typedef struct prof__iw {               /* a kernel, copy or fill, in ns */
+    int64_t t0, t1, launch;             /* launch: its launch call's start; INT64_MIN: none seen */
+    long long stream;
+    int dev;
+    int32_t step;                       /* index into the steps; -1: in none */
+    unsigned char comm, comp;
+} prof__iw;
+
+typedef struct prof__icall { uint32_t corr; int64_t t0; } prof__icall;
+
+static int prof__iw_cmp(const void *pa, const void *pb) {
+    const prof__iw *a = (const prof__iw *)pa, *b = (const prof__iw *)pb;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    return (a->t1 > b->t1) - (a->t1 < b->t1);
+}
+
+static int prof__icall_cmp(const void *pa, const void *pb) {
+    const prof__icall *a = (const prof__icall *)pa, *b = (const prof__icall *)pb;
+    if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static int64_t prof__idle_key(int64_t step) { return step == PROF_GPU_IDLE_ALL ? INT64_MAX : step; }
+
+static int prof__idle_cmp(const void *pa, const void *pb) {
+    const prof_gpu_idle *a = (const prof_gpu_idle *)pa, *b = (const prof_gpu_idle *)pb;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    int64_t x = prof__idle_key(a->step), y = prof__idle_key(b->step);
+    return (x > y) - (x < y);
+}
+
+/* HTA's kinds of kernel: communication (^nccl.*Kernel), and computation:
+   no memory kernel (^Memcpy, ^Memset, ^dma) and none its rule leaves out
+   (.*Memcpy, ^Memset, .*Sync). Copies and fills are neither. */
+static void prof__idle_kind(const prof__gact *g, prof__iw *w) {
+    const char *n = g->a.name ? g->a.name : "";
+    w->comm = w->comp = 0;
+    if (g->a.kind != PROF_GPU_KERNEL) return;
+    w->comm = !strncmp(n, "nccl", 4) && strstr(n + 4, "Kernel") != NULL;
+    w->comp = !w->comm && strncmp(n, "Memset", 6) && strncmp(n, "dma", 3) && !strstr(n, "Memcpy") && !strstr(n, "Sync");
+}
+
+/* The step (an index into st, sorted by start, [2k] start and [2k+1] end)
+   that time t lies in, -1 for none. */
+static int32_t prof__idle_step(const int64_t *st, size_t ns, int64_t t) {
+    size_t lo = 0, hi = ns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st[2 * mid] <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && t < st[2 * (lo - 1) + 1] ? (int32_t)(lo - 1) : -1;
+}
+
+/* The cycle's work for the breakdown: its kernels, copies and fills, each
+   with its launch call's start and its step, sorted by device, stream,
+   start; NULL with *n 0 when there is none (or memory ran out: *oom). */
+static prof__iw *prof__idle_work(const prof__cycle *cy, const int64_t *st, size_t nst, size_t *n, int *oom) {
+    size_t na = cy->nact_api, nw = 0;
+    prof__icall *calls = (prof__icall *)malloc((na + 1) * sizeof *calls);
+    prof__iw *w = (prof__iw *)malloc((cy->nact - na + 1) * sizeof *w);
+    *n = 0;
+    if (!calls || !w) { free(calls); free(w); *oom = 1; return NULL; }
+    for (size_t i = 0; i < na; i++) {
+        calls[i].corr = cy->act[i].a.correlation;
+        calls[i].t0 = prof__tclock_ns(&cy->clk, cy->act[i].t0);
+    }
+    if (na) qsort(calls, na, sizeof *calls, prof__icall_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        if (g->a.kind != PROF_GPU_KERNEL && g->a.kind != PROF_GPU_MEMCPY && g->a.kind != PROF_GPU_MEMSET) continue;
+        prof__iw *x = &w[nw++];
+        x->t0 = prof__tclock_ns(&cy->clk, g->t0);
+        x->t1 = prof__tclock_ns(&cy->clk, g->t1);
+        x->dev = g->a.device;
+        x->stream = g->a.stream;
+        x->launch = INT64_MIN;
+        size_t lo = 0, hi = na;         /* the first call of its correlation: the outermost */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (calls[mid].corr < g->a.correlation) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < na && calls[lo].corr == g->a.correlation) x->launch = calls[lo].t0;
+        x->step = prof__idle_step(st, nst, x->launch != INT64_MIN ? x->launch : x->t0);
+        prof__idle_kind(g, x);
+    }
+    free(calls);
+    if (nw) qsort(w, nw, sizeof *w, prof__iw_cmp);
+    if (!nw) { free(w); w = NULL; }
+    *n = nw;
+    return w;
+}
+
+/* One stream's rows, w[0, n): into acc (nst + 1 rows: outside the steps,
+   then each step), then out: the steps' rows that have work, and the
+   whole cycle's. 0 when memory runs out. */
+static int prof__idle_stream(const prof__iw *w, size_t n, const int64_t *num, size_t nst, prof_gpu_idle *acc,
+                             prof_gpu_idle **out, size_t *nout, size_t *cap) {
+    memset(acc, 0, (nst + 1) * sizeof *acc);
+    int64_t end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        prof_gpu_idle *r = &acc[w[i].step + 1];
+        r->work++;
+        if (end != INT64_MIN && w[i].t0 > end) {
+            int64_t gap = w[i].t0 - end;
+            if (w[i].launch != INT64_MIN && w[i].launch > end) r->host_ns += gap;
+            else if (gap < PROF__IDLE_LAUNCH_NS) r->launch_ns += gap;
+            else r->other_ns += gap;
+        }
+        int64_t from = w[i].t0 > end ? w[i].t0 : end;
+        if (w[i].t1 > from) r->busy_ns += w[i].t1 - from;
+        if (w[i].t1 > end) end = w[i].t1;
+    }
+    prof_gpu_idle all;
+    memset(&all, 0, sizeof all);
+    for (size_t s = 0; s <= nst; s++) {
+        prof_gpu_idle *r = &acc[s];
+        if (!r->work) continue;
+        r->step = s ? num[s - 1] : -1;
+        r->device = w[0].dev;
+        r->stream = w[0].stream;
+        all.work += r->work;
+        all.busy_ns += r->busy_ns;
+        all.host_ns += r->host_ns;
+        all.launch_ns += r->launch_ns;
+        all.other_ns += r->other_ns;
+        prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(*out, cap, *nout + 1, sizeof **out);
+        if (!o) return 0;
+        *out = o;
+        o[(*nout)++] = *r;
+    }
+    all.step = PROF_GPU_IDLE_ALL;
+    all.device = w[0].dev;
+    all.stream = w[0].stream;
+    prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(*out, cap, *nout + 1, sizeof **out);
+    if (!o) return 0;
+    *out = o;
+    o[(*nout)++] = all;
+    return 1;
+}
+
+typedef struct prof__iedge { int64_t t; int any, comm, comp; } prof__iedge;
+
+static int prof__iedge_cmp(const void *pa, const void *pb) {
+    const prof__iedge *a = (const prof__iedge *)pa, *b = (const prof__iedge *)pb;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* A device's row for step index s (-1: outside the steps; -2: every
+   step's work at once): the unions of its work, of NCCL's kernels and of
+   compute kernels, and the time both ran, from the work's edges swept in
+   time order (e: room for 2n). */
+static void prof__idle_device(const prof__iw *w, size_t n, int32_t s, prof__iedge *e, prof_gpu_idle *r) {
+    size_t ne = 0;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        if (s != -2 && w[i].step != s) continue;
+        r->work++;
+        e[ne].t = w[i].t0, e[ne].any = 1, e[ne].comm = w[i].comm, e[ne++].comp = w[i].comp;
+        e[ne].t = w[i].t1, e[ne].any = -1, e[ne].comm = -w[i].comm, e[ne++].comp = -w[i].comp;
+    }
+    if (ne) qsort(e, ne, sizeof *e, prof__iedge_cmp);
+    int any = 0, comm = 0, comp = 0;
+    for (size_t k = 0; k < ne; k++) {
+        int64_t dt = k ? e[k].t - e[k - 1].t : 0;
+        if (any > 0) r->busy_ns += dt;
+        if (comm > 0) r->comm_ns += dt;
+        if (comp > 0) r->comp_ns += dt;
+        if (comm > 0 && comp > 0) r->overlap_ns += dt;
+        any += e[k].any, comm += e[k].comm, comp += e[k].comp;
+    }
+    r->device = n ? w[0].dev : 0;
+    r->stream = -1;
+}
+
+/* prof_cycle_gpu_idle's rows of the cycle, into cy->idle: a stream's, then
+   its device's. 0 when memory runs out. */
+static int prof__idle_build(prof__cycle *cy) {
+    size_t nst = 0, nw = 0, nout = 0, cap = 0;
+    int oom = 0;
+    free(cy->idle);
+    cy->idle = NULL;
+    cy->nidle = 0;
+    if (cy->nact <= cy->nact_api) return 1;
+    for (size_t i = 0; i < cy->n; i++) nst += cy->ev[i].kind == PROF__K_STEP;
+    int64_t *st = (int64_t *)malloc((3 * nst + 1) * sizeof *st), *num = st + 2 * nst;
+    if (!st) return 0;
+    for (size_t i = 0, k = 0; i < cy->n; i++)   /* one thread's steps: in time order */
+        if (cy->ev[i].kind == PROF__K_STEP) {
+            st[2 * k] = prof__tclock_ns(&cy->clk, cy->ev[i].t0);
+            st[2 * k + 1] = prof__tclock_ns(&cy->clk, cy->ev[i].t1);
+            num[k++] = cy->ev[i].aux;
+        }
+    prof__iw *w = prof__idle_work(cy, st, nst, &nw, &oom);
+    prof_gpu_idle *acc = (prof_gpu_idle *)malloc((nst + 1) * sizeof *acc), *out = NULL;
+    prof__iedge *e = (prof__iedge *)malloc((2 * nw + 1) * sizeof *e);
+    int ok = !oom && acc && e;
+    for (size_t a = 0, d = 0; ok && a < nw; a = d) {    /* a device: its streams, then itself */
+        size_t b;
+        for (d = a; d < nw && w[d].dev == w[a].dev; d = b) {
+            for (b = d; b < nw && w[b].dev == w[d].dev && w[b].stream == w[d].stream; b++) {}
+            ok = ok && prof__idle_stream(w + d, b - d, num, nst, acc, &out, &nout, &cap);
+        }
+        for (int32_t s = -2; ok && s < (int32_t)nst; s++) {
+            prof_gpu_idle r;
+            prof__idle_device(w + a, d - a, s, e, &r);
+            if (!r.work) continue;
+            r.step = s == -2 ? PROF_GPU_IDLE_ALL : s == -1 ? -1 : num[s];
+            prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(out, &cap, nout + 1, sizeof *o);
+            if (!(ok = o != NULL)) break;
+            out = o;
+            out[nout++] = r;
+        }
+    }
+    if (ok && nout) qsort(out, nout, sizeof *out, prof__idle_cmp);
+    free(st); free(w); free(acc); free(e);
+    if (!ok) { free(out); return 0; }
+    cy->idle = out;
+    cy->nidle = nout;
+    return 1;
+}
+
+size_t prof_cycle_gpu_idle_count(const prof_cycle *c) { return c ? c->nidle : 0; }
+
+int prof_cycle_gpu_idle(const prof_cycle *c, size_t i, prof_gpu_idle *out) {
+    if (!c || i >= c->nidle) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    *out = c->idle[i];
+    return 1;
 }
 
 /* A thread never named: "thread <tid>", into buf[32]. */
@@ -9782,6 +10073,18 @@ __extension__ static const prof__sink prof__table_sink = {
     .metric = NULL,
 };
 
+/* The footer's idle time: the cycle's rows of prof_cycle_gpu_idle for
+   every step at once. 0 when memory runs out. */
+PROF__COLD static int prof__idle_table(const prof__cycle *c, prof_table *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->nidle; i++) n += c->idle[i].step == PROF_GPU_IDLE_ALL;
+    if (!n) return 1;
+    if (!(out->idle = (prof_gpu_idle *)malloc(n * sizeof *out->idle))) return 0;
+    for (size_t i = 0; i < c->nidle; i++)
+        if (c->idle[i].step == PROF_GPU_IDLE_ALL) out->idle[out->nidle++] = c->idle[i];
+    return 1;
+}
+
 PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__tsink x;
     int mem = prof__mem_flags(c);
@@ -9805,6 +10108,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
         out->has_pct = x.pcts;
         prof__table_peaks(c, out);
         prof__en_table(c, out);
+        ok = prof__idle_table(c, out);
         for (size_t d = 0; d < c->ngdev; d++) {
             int64_t b = prof__gdev_bound(&c->gdev[d]);
             out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
@@ -9821,6 +10125,7 @@ PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, 
 }
 
 void prof_table_free(prof_table *t) {
+    free(t->idle);
     free(t->rows);
     memset(t, 0, sizeof *t);
 }
@@ -9981,6 +10286,37 @@ PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c
     fputc('\n', f);
 }
 
+/* The footer's idle time: each stream's busy share of its span (from its
+   first work to its last) and its idle time by cause; each device's NCCL
+   kernels and the share of their time that compute kernels overlapped. */
+PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
+    char a[64], b[64], c[3][64], p[3][64];
+    for (size_t i = 0; i < t->nidle; i++) {
+        const prof_gpu_idle *r = &t->idle[i];
+        if (r->stream < 0) {
+            if (!r->comm_ns) continue;
+            prof__fmt_time(a, sizeof a, (double)r->comm_ns);
+            prof__fmt_share(b, sizeof b, r->overlap_ns, r->comm_ns);
+            fprintf(f, "GPU %d NCCL kernels: %s, %s of it overlapped by compute kernels\n", r->device, a, b);
+            continue;
+        }
+        int64_t idle = r->host_ns + r->launch_ns + r->other_ns, span = r->busy_ns + idle;
+        const int64_t part[3] = { r->host_ns, r->launch_ns, r->other_ns };
+        prof__fmt_time(a, sizeof a, (double)r->busy_ns);
+        prof__fmt_share(b, sizeof b, r->busy_ns, span);
+        if (!idle) {
+            fprintf(f, "GPU %d stream %lld busy %s (%s of its span), never idle\n", r->device, r->stream, a, b);
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            prof__fmt_time(c[k], sizeof c[k], (double)part[k]);
+            prof__fmt_share(p[k], sizeof p[k], part[k], idle);
+        }
+        fprintf(f, "GPU %d stream %lld busy %s (%s of its span); idle: host late %s (%s), launch gaps %s (%s), "
+                "other %s (%s)\n", r->device, r->stream, a, b, c[0], p[0], c[1], p[1], c[2], p[2]);
+    }
+}
+
 PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     prof__cols c;
     if (!t || !t->n) return;
@@ -10004,6 +10340,7 @@ PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) 
                     t->gpu_one_clock ? "; kernels and GPU regions on one clock" : "");
         }
     }
+    prof__idle_print(t, f);
     for (int i = 0; i < t->energy_devs; i++) {     /* PROF_ENERGY */
         const prof_energy *e = &t->energy[i];
         fprintf(f, "GPU %d energy per step: median %.3f J, p90 %.3f J, %.1f W average (%zu steps)", e->device,

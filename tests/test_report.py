@@ -163,7 +163,9 @@ def ops_match_table(tool, tmp, trace, dom, data):
     full on the page, cut at 55 bytes by the table); grouped by thread too."""
     for spec, rows in (("sort=self_cpu,percentiles", None), ("sort=self_cpu,group=thread,percentiles", data["ops_thread"]["rows"])):
         text = run([tool, "table", trace, spec], tmp).stdout
-        want = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()[3:]
+        body = text.splitlines()[3:]
+        body = body[:next((i for i, line in enumerate(body) if line.startswith("-")), len(body))]  # not the footer
+        want = [re.split(r"\s{2,}", line.strip()) for line in body
                 if line and not line.startswith(("-", "Self CPU time", "Self GPU time", "Rows sum"))]
         heads = re.split(r"\s{2,}", text.splitlines()[1].strip())
         if rows is None:
