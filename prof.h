@@ -665,8 +665,14 @@ PROF__FN int    prof_cycle_gpu_event(const prof_cycle *c, size_t i, prof_gpu_eve
    GPU side spans the kernels, copies and fills whose launch call lies in
    its CPU side, on its thread, onto its stream (Kineto's
    gpu_user_annotation rule), on the tracer's clock: it holds them by
-   construction, and one that launched nothing there has no GPU side. */
-enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME };
+   construction, and one that launched nothing there has no GPU side.
+   A synchronisation (PROF_GPU_SYNC, Kineto's cuda_sync) is the host's wait
+   in cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize or
+   cudaStreamWaitEvent, under its call's correlation: on the device's
+   side of the trace, never GPU work (it spans no region, costs no GPU time). */
+enum { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY, PROF_GPU_MEMSET, PROF_GPU_RUNTIME, PROF_GPU_SYNC };
+/* A synchronisation's kind: CUPTI's CUpti_ActivitySynchronizationType. */
+enum { PROF_GPU_SYNC_EVENT = 1, PROF_GPU_SYNC_WAIT_EVENT, PROF_GPU_SYNC_STREAM, PROF_GPU_SYNC_CONTEXT };
 
 typedef struct prof_gpu_activity {
     int         kind;         /* PROF_GPU_*                                  */
@@ -684,6 +690,12 @@ typedef struct prof_gpu_activity {
     uint32_t    graph;        /* ... and the graph's (0: not by a graph)     */
     int         driver;       /* runtime call: one of the driver API's
                                  (cuLaunchKernel: cuBLAS, cuDNN, NCCL) */
+    int         sync;         /* synchronisation: PROF_GPU_SYNC_*; its stream
+                                 is -1 where it has none (context, event) */
+    long long   event;        /* ... the CUDA event waited on, or -1 */
+    long long   wait_stream;  /* ... the stream that event was recorded on, */
+    long long   wait_corr;    /* ... by the call of this correlation (-1: not
+                                 recorded while capture was on) */
 } prof_gpu_activity;
 
 /* Capture follows the schedule: start loads the tracer with capture on,
@@ -738,7 +750,8 @@ typedef struct prof_gpu_energy {
     const char *throttle_name[64];              /* the throttle mask's bits */
 } prof_gpu_energy;
 
-/* From the tracer's callbacks, on any thread; copies a. */
+/* From the tracer's callbacks, on any thread; copies a (a synchronisation
+   without a name gets Kineto's for its kind). */
 PROF__FN void prof_gpu_activity_add(const prof_gpu_activity *a) PROF__OFF()
 /* Records the tracer itself lost (its buffers full), counted as dropped. */
 PROF__FN void prof_gpu_activity_lost(uint64_t n) PROF__OFF()
@@ -4322,6 +4335,12 @@ static void prof__act_reading(int k) {
     }
 }
 
+/* Kineto's names of a synchronisation's kinds (cupti_strings.cpp). */
+static const char *prof__sync_name(int sync) {
+    static const char *const n[] = { "Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
+    return sync >= 0 && sync <= PROF_GPU_SYNC_CONTEXT ? n[sync] : n[0];
+}
+
 void prof_gpu_activity_add(const prof_gpu_activity *a) {
     pthread_mutex_lock(&prof__act_lock);
     size_t room = prof__g.rec.chunks_max * PROF__CHUNK_BYTES / sizeof *a;
@@ -4331,6 +4350,7 @@ void prof_gpu_activity_add(const prof_gpu_activity *a) {
     if (na) {
         prof__act.a = na;
         na[prof__act.n++] = *a;
+        if (a->kind == PROF_GPU_SYNC && !a->name) na[prof__act.n - 1].name = prof__sync_name(a->sync);
     } else {
         __atomic_fetch_add(&prof__act.lost, 1, __ATOMIC_RELAXED);
     }
@@ -4383,13 +4403,24 @@ static void prof__act_window_locked(void) {
     prof__act_reading(0);
 }
 
+/* The row of a device's side a record is drawn on: its stream's; a
+   synchronisation's beside it, as Kineto moves a Stream Sync (its stream +
+   PROF__SYNC_ROW, "stream N (sync)"), or one row for those of no stream
+   (PROF__SYNC_ROW - 1, "sync"): a host's wait overlaps the stream's kernels. */
+#define PROF__SYNC_ROW 1000000
+PROF__INLINE long long prof__act_row(const prof_gpu_activity *a) {
+    if (a->kind != PROF_GPU_SYNC) return a->stream;
+    return a->stream >= 0 ? a->stream + PROF__SYNC_ROW : PROF__SYNC_ROW - 1;
+}
+
 static int prof__gact_cmp(const void *x, const void *y) {
     const prof__gact *a = (const prof__gact *)x, *b = (const prof__gact *)y;
     int ra = a->a.kind == PROF_GPU_RUNTIME, rb = b->a.kind == PROF_GPU_RUNTIME;
     if (ra != rb) return rb - ra;       /* runtime calls first */
     if (ra && a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
     if (!ra && a->a.device != b->a.device) return a->a.device < b->a.device ? -1 : 1;
-    if (!ra && a->a.stream != b->a.stream) return a->a.stream < b->a.stream ? -1 : 1;
+    long long sa = prof__act_row(&a->a), sb = prof__act_row(&b->a);
+    if (!ra && sa != sb) return sa < sb ? -1 : 1;
     return (a->t0 > b->t0) - (a->t0 < b->t0);
 }
 
@@ -6058,6 +6089,7 @@ static prof__klaunch *prof__klaunches(const prof__cycle *cy, size_t *n, int *oom
     qsort(api, na, sizeof *api, prof__gdur_cmp);
     for (size_t i = na; i < cy->nact; i++) {
         const prof__gact *g = &cy->act[i];
+        if (g->a.kind == PROF_GPU_SYNC) continue;   /* the host's wait, not GPU time */
         prof__gdur key = { g->a.correlation, 0 };
         const prof__gdur *f = na ? (const prof__gdur *)bsearch(&key, api, na, sizeof key, prof__gdur_cmp) : NULL;
         if (!f) continue;               /* its launch is not in the cycle */
@@ -6112,6 +6144,7 @@ static void prof__gpu_one_clock(prof__cycle *cy, int64_t tracer_ns) {
     qsort(api, na, 2 * sizeof *api, prof__u64first_cmp);    /* by correlation: unique among calls */
     for (size_t i = na; i < cy->nact; i++) {
         uint64_t key = cy->act[i].a.correlation;
+        if (cy->act[i].a.kind == PROF_GPU_SYNC) continue;   /* spans no region */
         const uint64_t *c = na ? (const uint64_t *)bsearch(&key, api, na, 2 * sizeof *api, prof__u64first_cmp) : NULL;
         if (!c) continue;
         const prof__gact *call = &cy->act[c[1]];
@@ -6263,6 +6296,9 @@ typedef struct prof__walker {           /* the walk's own memory */
     size_t nkf;
     uint64_t *fl;                       /* a call's flows' keys */
     size_t flcap;
+    uint64_t *wf;                       /* synchronisations on an event whose record's call is
+                                           here: that call's correlation << 32 | index, sorted */
+    size_t nwf;
 } prof__walker;
 
 /* Slices need BEGIN and END in time order; records come in post-order (a
@@ -6375,7 +6411,7 @@ static int prof__walk_setup(prof__walker *w, const prof__cycle *cy, unsigned nee
 
 static void prof__walk_free(prof__walker *w) {
     free(w->pend); free(w->mpend); free(w->stk); free(w->begun); free(w->chain); free(w->gdur); free(w->kl);
-    free(w->kf); free(w->fl);
+    free(w->kf); free(w->fl); free(w->wf);
 }
 
 /* Flows of kernel capture, one to one: each kernel, copy or fill has its
@@ -6389,21 +6425,33 @@ static uint64_t prof__flow_key(const uint64_t *kf, size_t at) {
     return at && kf[at - 1] >> 32 == c ? ((uint64_t)1 << 32) + (kf[at] & 0xffffffffu) : c;
 }
 
+/* A synchronisation on an event also ends a flow from the call that
+   recorded the event (cudaEventRecord), keyed PROF__WAIT_FLOW + its index;
+   Kineto links the two by arguments only (wait_on_cuda_event_record_corr_id). */
+#define PROF__WAIT_FLOW ((uint64_t)1 << 62)
+
+static int prof__sync_waits(const prof__cycle *cy, const prof__gact *g) {
+    return g->a.kind == PROF_GPU_SYNC && g->a.wait_corr >= 0 && g->a.wait_corr <= 0xffffffffLL &&
+           prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], (uint32_t)g->a.wait_corr);
+}
+
 static size_t prof__walk_flows(prof__walker *w, const prof__cycle *cy, size_t j, const uint64_t **flows) {
     const prof__gact *g = &cy->act[j];
     uint64_t c = g->a.correlation;
     size_t lo = 0, hi = w->nkf, n = 0;
+    *flows = w->fl;
     if (j >= cy->nact_api) {            /* what was launched: one flow, if its call is here */
-        if (!prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation)) return 0;
-        uint64_t v = c << 32 | j;
-        while (lo < hi) {
-            size_t m = lo + (hi - lo) / 2;
-            if (w->kf[m] < v) lo = m + 1;
-            else hi = m;
+        if (prof__gpu_find(cy->kcorr[0], cy->nkcorr[0], g->a.correlation)) {
+            uint64_t v = c << 32 | j;
+            while (lo < hi) {
+                size_t m = lo + (hi - lo) / 2;
+                if (w->kf[m] < v) lo = m + 1;
+                else hi = m;
+            }
+            w->fl[n++] = prof__flow_key(w->kf, lo);
         }
-        w->fl[0] = prof__flow_key(w->kf, lo);
-        *flows = w->fl;
-        return 1;
+        if (prof__sync_waits(cy, g)) w->fl[n++] = PROF__WAIT_FLOW + j;    /* room for 2: prof__walk_acts */
+        return n;
     }
     while (lo < hi) {                   /* a call: one flow per thing it launched */
         size_t m = lo + (hi - lo) / 2;
@@ -6415,6 +6463,17 @@ static size_t prof__walk_flows(prof__walker *w, const prof__cycle *cy, size_t j,
         if (!nf) return (size_t)-1;
         w->fl = nf;
         w->fl[n++] = prof__flow_key(w->kf, i);
+    }
+    for (lo = 0, hi = w->nwf; lo < hi;) {   /* and to each synchronisation on the event it recorded */
+        size_t m = lo + (hi - lo) / 2;
+        if (w->wf[m] >> 32 < c) lo = m + 1;
+        else hi = m;
+    }
+    for (size_t i = lo; i < w->nwf && w->wf[i] >> 32 == c; i++) {
+        uint64_t *nf = (uint64_t *)prof__grow(w->fl, &w->flcap, n + 1, sizeof *nf);
+        if (!nf) return (size_t)-1;
+        w->fl = nf;
+        w->fl[n++] = PROF__WAIT_FLOW + (w->wf[i] & 0xffffffffu);
     }
     *flows = w->fl;
     return n;
@@ -6517,11 +6576,15 @@ PROF__INLINE int prof__walk_acts(prof__walker *w, const prof__cycle *cy, const p
     if (cy->nact > cy->nact_api) {
         w->nkf = cy->nact - cy->nact_api;
         if (!(w->kf = (uint64_t *)malloc(w->nkf * sizeof *w->kf)) ||
-            !(w->fl = (uint64_t *)prof__grow(NULL, &w->flcap, 1, sizeof *w->fl)))
+            !(w->wf = (uint64_t *)malloc(w->nkf * sizeof *w->wf)) ||
+            !(w->fl = (uint64_t *)prof__grow(NULL, &w->flcap, 2, sizeof *w->fl)))
             return 0;
-        for (size_t j = cy->nact_api; j < cy->nact; j++)
+        for (size_t j = cy->nact_api; j < cy->nact; j++) {
             w->kf[j - cy->nact_api] = (uint64_t)cy->act[j].a.correlation << 32 | j;
+            if (prof__sync_waits(cy, &cy->act[j])) w->wf[w->nwf++] = (uint64_t)cy->act[j].a.wait_corr << 32 | j;
+        }
         qsort(w->kf, w->nkf, sizeof *w->kf, prof__u64first_cmp);
+        qsort(w->wf, w->nwf, sizeof *w->wf, prof__u64first_cmp);
     }
     for (size_t j = 0; j < cy->nact; j++) {
         const prof__gact *g = &cy->act[j], *q = j ? g - 1 : NULL;
@@ -6531,7 +6594,7 @@ PROF__INLINE int prof__walk_acts(prof__walker *w, const prof__cycle *cy, const p
             new_track = !q || q->tid != g->tid;
         } else {
             new_dev = !q || j == cy->nact_api || q->a.device != g->a.device;
-            new_track = new_dev || q->a.stream != g->a.stream;
+            new_track = new_dev || prof__act_row(&q->a) != prof__act_row(&g->a);
         }
         const uint64_t *flows = NULL;
         size_t nflows = w->nkf ? prof__walk_flows(w, cy, j, &flows) : 0;
@@ -6765,7 +6828,7 @@ int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) {
 int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) {
     prof__model *m = prof__model_of(c);
     if (m) m->open = 0;
-    if (!m || !a || a->kind < PROF_GPU_KERNEL || a->kind > PROF_GPU_RUNTIME || a->t0_ns < 0 || a->t1_ns < a->t0_ns)
+    if (!m || !a || a->kind < PROF_GPU_KERNEL || a->kind > PROF_GPU_SYNC || a->t0_ns < 0 || a->t1_ns < a->t0_ns)
         return 0;
     prof__gact *v = (prof__gact *)prof__grow(c->act, &m->acap, c->nact + 1, sizeof *v);
     if (!v) {
@@ -8362,9 +8425,54 @@ static void prof__js_gpu(void *s, const prof__cycle *cy, const prof__gev *g, int
     PROF__W_LIT(w, "}");
 }
 
+/* A synchronisation, as Kineto writes a cuda_sync: on its row beside its
+   stream (prof__act_row), its arguments Kineto's; the flows end on it. */
+static void prof__js_sync(prof__tw *t, const prof__gact *g, int new_track, int new_dev, const uint64_t *flows,
+                          size_t nflows) {
+    prof__w *w = &t->w;
+    long row = (long)prof__act_row(&g->a);
+    prof__w_gpu_track(t, g->a.device, 0, new_dev, 0);
+    if (new_track) {
+        char label[64];
+        if (g->a.stream >= 0) snprintf(label, sizeof label, "stream %lld (sync)", g->a.stream);
+        else snprintf(label, sizeof label, "sync");
+        prof__meta(t, "thread_name", row, "name", label, 0);
+        prof__meta(t, "thread_sort_index", row, "sort_index", NULL, g->a.stream >= 0 ? g->a.stream : row);
+        prof__tw_thread(t, row);
+    }
+    PROF__EV_OPEN(t, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":");
+    prof__w_name(w, g->a.name);
+    prof__w_span(t, g->t0, g->t1);
+    PROF__W_LIT(w, ",\"args\":{\"cuda_sync_kind\":");
+    prof__w_name(w, prof__sync_name(g->a.sync));
+    if (g->a.sync == PROF_GPU_SYNC_EVENT || g->a.sync == PROF_GPU_SYNC_WAIT_EVENT) {
+        PROF__W_LIT(w, ",\"wait_on_stream\":");
+        prof__w_i64(w, g->a.wait_stream);
+        PROF__W_LIT(w, ",\"wait_on_cuda_event_record_corr_id\":");
+        prof__w_i64(w, g->a.wait_corr);
+        PROF__W_LIT(w, ",\"wait_on_cuda_event_id\":");
+        prof__w_i64(w, g->a.event);
+    }
+    PROF__W_LIT(w, ",\"stream\":");
+    prof__w_i64(w, g->a.stream);
+    PROF__W_LIT(w, ",\"correlation\":");
+    prof__w_i64(w, g->a.correlation);
+    PROF__W_LIT(w, ",\"device\":");
+    prof__w_i64(w, g->a.device);
+    PROF__W_LIT(w, ",\"context\":1}}");
+    for (size_t i = 0; i < nflows; i++) {
+        if (flows[i] & PROF__WAIT_FLOW)
+            PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"cuda_sync\",\"name\":\"wait_on_event\",\"id\":",
+                             g, flows[i]);
+        else PROF__W_ACT_FLOW(t, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[i]);
+    }
+}
+
 /* What kernel capture saw, as Kineto writes it: runtime calls on their CPU
    threads (cuda_runtime), kernels, copies and fills on the device's stream
-   tracks, an ac2g flow from each launch to what it launched. */
+   tracks, synchronisations beside them (cuda_sync), an ac2g flow from each
+   launch to what it launched (and from a call that recorded an event to
+   each synchronisation on it). */
 static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, int new_track, int new_dev,
                          const uint64_t *flows, size_t nflows, const char *label) {
     prof__tw *t = (prof__tw *)s;
@@ -8383,8 +8491,16 @@ static void prof__js_act(void *s, const prof__cycle *cy, const prof__gact *g, in
         PROF__W_LIT(w, ",\"correlation\":");
         prof__w_i64(w, g->a.correlation);
         PROF__W_LIT(w, "}}");
-        for (size_t i = 0; i < nflows; i++)
-            PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[i]);
+        for (size_t i = 0; i < nflows; i++) {
+            if (flows[i] & PROF__WAIT_FLOW)
+                PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"cuda_sync\",\"name\":\"wait_on_event\",\"id\":", g,
+                                 flows[i]);
+            else PROF__W_ACT_FLOW(t, "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":", g, flows[i]);
+        }
+        return;
+    }
+    if (g->a.kind == PROF_GPU_SYNC) {
+        prof__js_sync(t, g, new_track, new_dev, flows, nflows);
         return;
     }
     prof__w_gpu_track(t, g->a.device, g->a.stream, new_dev, new_track);
@@ -9375,7 +9491,9 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
                 snprintf(name, sizeof name, "GPU %d", g->a.device);
                 prof__pf_track(p, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, 0, name, 0);
             }
-            snprintf(name, sizeof name, "stream %lld kernels", g->a.stream);
+            if (g->a.kind != PROF_GPU_SYNC) snprintf(name, sizeof name, "stream %lld kernels", g->a.stream);
+            else if (g->a.stream >= 0) snprintf(name, sizeof name, "stream %lld sync", g->a.stream);
+            else snprintf(name, sizeof name, "sync");
             prof__pf_track(p, uuid, p->uuid0 + PROF__PF_GPU + (uint32_t)g->a.device, name, 0);
         }
         prof__pf_sequence(p, uuid);
@@ -9392,7 +9510,14 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
         prof__pf_arg(p, "stream", g->a.stream, NULL);
     }
     prof__pf_arg(p, "correlation", g->a.correlation, NULL);
-    if (g->a.kind == PROF_GPU_KERNEL) {
+    if (g->a.kind == PROF_GPU_SYNC) {
+        prof__pf_arg(p, "cuda_sync_kind", 0, prof__sync_name(g->a.sync));
+        if (g->a.sync == PROF_GPU_SYNC_EVENT || g->a.sync == PROF_GPU_SYNC_WAIT_EVENT) {
+            prof__pf_arg(p, "wait_on_stream", g->a.wait_stream, NULL);
+            prof__pf_arg(p, "wait_on_cuda_event_record_corr_id", g->a.wait_corr, NULL);
+            prof__pf_arg(p, "wait_on_cuda_event_id", g->a.event, NULL);
+        }
+    } else if (g->a.kind == PROF_GPU_KERNEL) {
         char dims[80];
         snprintf(dims, sizeof dims, "[%d, %d, %d]", g->a.grid[0], g->a.grid[1], g->a.grid[2]);
         prof__pf_arg(p, "grid", 0, dims);
@@ -9400,7 +9525,7 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
         prof__pf_arg(p, "block", 0, dims);
         prof__pf_arg(p, "registers per thread", g->a.regs, NULL);
         prof__pf_arg(p, "shared memory", g->a.smem, NULL);
-    } else if (!api) {
+    } else if (!api && g->a.kind != PROF_GPU_SYNC) {
         prof__pf_arg(p, "bytes", (int64_t)g->a.bytes, NULL);
     }
     if (g->a.graph) {
@@ -10049,7 +10174,7 @@ static void prof__table_act(void *s, const prof__cycle *c, const prof__gact *g, 
     (void)flows;
     (void)nflows;
     (void)label;
-    if (!x->ok || g->a.kind == PROF_GPU_RUNTIME) return;
+    if (!x->ok || g->a.kind == PROF_GPU_RUNTIME || g->a.kind == PROF_GPU_SYNC) return;
     prof__agg *a = prof__row_of(&x->t, g->a.name ? g->a.name : "(null)", "", -1, "GPU", 0); /* no arguments */
     if (!a) { x->ok = 0; return; }
     int64_t ns = prof__tclock_ns(&c->clk, g->t1) - prof__tclock_ns(&c->clk, g->t0);

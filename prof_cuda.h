@@ -56,18 +56,25 @@
 typedef CUpti_ActivityKernel10 prof__cupti_kernel;
 typedef CUpti_ActivityMemcpy6 prof__cupti_memcpy;
 typedef CUpti_ActivityMemset4 prof__cupti_memset;
+typedef CUpti_ActivitySynchronization2 prof__cupti_sync;
+typedef CUpti_ActivityCudaEvent2 prof__cupti_event;
 #define PROF__CUPTI_GRAPH(a, rec) ((a)->graph = (rec)->graphId, (a)->graph_node = (rec)->graphNodeId)
 #else  /* records before graph ids: graph launches' kernels still link to cudaGraphLaunch */
 #define PROF__CUPTI_GRAPH(a, rec) ((void)0)
 typedef CUpti_ActivityKernel4 prof__cupti_kernel;
 typedef CUpti_ActivityMemcpy prof__cupti_memcpy;
 typedef CUpti_ActivityMemset prof__cupti_memset;
+typedef CUpti_ActivitySynchronization prof__cupti_sync;    /* the fields read sit alike in both */
+typedef CUpti_ActivityCudaEvent prof__cupti_event;
 #endif
 
 #define PROF__CUPTI_BUF   (4u << 20)    /* bytes per activity buffer */
 #define PROF__CUPTI_SPARE 16            /* buffers kept for reuse (64 MiB's worth) */
 #define PROF__CUPTI_NAMES 1024u         /* kernel names remembered, by CUPTI's pointer */
 #define PROF__CUPTI_CBIDS 1024
+#define PROF__CUPTI_EVENTS 1024u        /* CUDA events whose last records are remembered */
+#define PROF__CUPTI_RECS 4              /* ... each its last 4 */
+#define PROF__CUPTI_CTXS 16             /* contexts whose device is known */
 
 static struct {
     CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
@@ -89,15 +96,26 @@ static struct {
     int keep;                           /* atomic: spares are kept (capture starting or on) */
     struct { const char *raw, *name; } kn[PROF__CUPTI_NAMES];   /* while parsing */
     const char *api[2][PROF__CUPTI_CBIDS];  /* runtime [0] and driver [1] call names; "" left out */
+    /* while parsing: the CUDA events' records (which call recorded each
+       on which stream), for the synchronisations on them; and the
+       contexts' devices, as kernels, copies and fills name them */
+    struct { uint32_t ctx, id, n; uint32_t corr[PROF__CUPTI_RECS], stream[PROF__CUPTI_RECS]; } ev[PROF__CUPTI_EVENTS];
+    struct { uint32_t ctx, dev; } ctx[PROF__CUPTI_CTXS];
+    int nctx;
+    int sync_off;                       /* synchronisations are not recorded (said once) */
 } prof__cupti;
 static int prof__cupti_parsing;         /* atomic: a completed buffer is being read */
 
 /* What is launched, and the calls that launch it: the runtime's, and the
    driver API's, through which libraries launch theirs (cuBLAS and cuBLASLt
-   ask cudaGetDriverEntryPointByVersion for cuLaunchKernel*). */
-static const CUpti_ActivityKind prof__cupti_kinds[5] = {
+   ask cudaGetDriverEntryPointByVersion for cuLaunchKernel*); then the
+   host's waits (Kineto's cuda_sync) and the event records they wait on,
+   which capture can do without (PROF__CUPTI_NEEDED). */
+#define PROF__CUPTI_NEEDED 5
+static const CUpti_ActivityKind prof__cupti_kinds[7] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
 };
 
 
@@ -208,6 +226,78 @@ static const char *prof__cupti_copy_name(unsigned copy, unsigned src, unsigned d
     return prof_intern(b, PROF__SCAST(size_t, n));
 }
 
+/* A context's device, as its kernels, copies and fills name it; 0 before
+   one has (as Kineto). While parsing. */
+static void prof__cupti_ctx_dev(uint32_t ctx, uint32_t dev) {
+    for (int i = 0; i < prof__cupti.nctx; i++)
+        if (prof__cupti.ctx[i].ctx == ctx) return;
+    if (prof__cupti.nctx < PROF__CUPTI_CTXS) {
+        prof__cupti.ctx[prof__cupti.nctx].ctx = ctx;
+        prof__cupti.ctx[prof__cupti.nctx++].dev = dev;
+    }
+}
+
+static int prof__cupti_dev_of(uint32_t ctx) {
+    for (int i = 0; i < prof__cupti.nctx; i++)
+        if (prof__cupti.ctx[i].ctx == ctx) return PROF__SCAST(int, prof__cupti.ctx[i].dev);
+    return 0;
+}
+
+/* A CUDA event's slot (its last records), by context and id. While parsing. */
+static size_t prof__cupti_ev_slot(uint32_t ctx, uint32_t id) {
+    return (id * 2654435761u ^ ctx) & (PROF__CUPTI_EVENTS - 1);
+}
+
+/* cudaEventRecord's record: the event, on stream, by call corr. */
+static void prof__cupti_ev_put(const prof__cupti_event *e) {
+    size_t h = prof__cupti_ev_slot(e->contextId, e->eventId);
+    if (prof__cupti.ev[h].ctx != e->contextId || prof__cupti.ev[h].id != e->eventId || !prof__cupti.ev[h].n) {
+        prof__cupti.ev[h].ctx = e->contextId;
+        prof__cupti.ev[h].id = e->eventId;
+        prof__cupti.ev[h].n = 0;
+    }
+    uint32_t k = prof__cupti.ev[h].n++ % PROF__CUPTI_RECS;
+    prof__cupti.ev[h].corr[k] = e->correlationId;
+    prof__cupti.ev[h].stream[k] = e->streamId;
+}
+
+/* What a synchronisation on an event waited for: the event's last record
+   before it (correlations grow with the calls), as Kineto links them. */
+static void prof__cupti_ev_find(uint32_t ctx, uint32_t id, uint32_t corr, prof_gpu_activity *a) {
+    size_t h = prof__cupti_ev_slot(ctx, id);
+    uint32_t n = prof__cupti.ev[h].n;
+    a->wait_stream = a->wait_corr = -1;
+    if (prof__cupti.ev[h].ctx != ctx || prof__cupti.ev[h].id != id) return;
+    for (uint32_t i = 0; i < n && i < PROF__CUPTI_RECS; i++) {
+        uint32_t k = (n - 1 - i) % PROF__CUPTI_RECS;
+        if (prof__cupti.ev[h].corr[k] < corr) {
+            a->wait_corr = prof__cupti.ev[h].corr[k];
+            a->wait_stream = prof__cupti.ev[h].stream[k];
+            return;
+        }
+    }
+}
+
+/* A synchronisation record: the host's wait, under its call's correlation. */
+static void prof__cupti_sync_of(const prof__cupti_sync *y, prof_gpu_activity *a) {
+    a->kind = PROF_GPU_SYNC;
+    a->sync = y->type >= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE &&
+                      y->type <= CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE
+                  ? PROF__SCAST(int, y->type) : 0;
+    a->name = PROF__NULLPTR;            /* Kineto's, which prof.h's core gives */
+    a->device = prof__cupti_dev_of(y->contextId);
+    a->stream = y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : PROF__SCAST(long long, y->streamId);
+    a->correlation = y->correlationId;
+    a->t0_ns = PROF__SCAST(int64_t, y->start);
+    a->t1_ns = PROF__SCAST(int64_t, y->end);
+    a->event = a->wait_stream = a->wait_corr = -1;
+    if (y->cudaEventId != CUPTI_SYNCHRONIZATION_INVALID_VALUE &&
+        (a->sync == PROF_GPU_SYNC_EVENT || a->sync == PROF_GPU_SYNC_WAIT_EVENT)) {
+        a->event = y->cudaEventId;
+        prof__cupti_ev_find(y->contextId, y->cudaEventId, y->correlationId, a);
+    }
+}
+
 /* What kernel, copy and fill records name alike: where and when. */
 #define PROF__CUPTI_ON_GPU(a, rec)                           \
     do {                                                     \
@@ -216,6 +306,7 @@ static const char *prof__cupti_copy_name(unsigned copy, unsigned src, unsigned d
         (a)->correlation = (rec)->correlationId;             \
         (a)->t0_ns = PROF__SCAST(int64_t, (rec)->start);     \
         (a)->t1_ns = PROF__SCAST(int64_t, (rec)->end);       \
+        prof__cupti_ctx_dev((rec)->contextId, (rec)->deviceId); \
     } while (0)
 
 static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid) {
@@ -261,6 +352,11 @@ static void CUPTIAPI prof__cupti_complete(CUcontext ctx, uint32_t stream, uint8_
             a.t1_ns = PROF__SCAST(int64_t, c->end);
             a.thread = c->threadId;
             a.cbid = PROF__SCAST(int, c->cbid);
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) {
+            prof__cupti_sync_of(PROF__RCAST(const prof__cupti_sync *, r), &a);
+        } else if (r->kind == CUPTI_ACTIVITY_KIND_CUDA_EVENT) {
+            prof__cupti_ev_put(PROF__RCAST(const prof__cupti_event *, r));
+            continue;
         } else {
             continue;
         }
@@ -294,11 +390,26 @@ static void prof__cupti_spares_free(void) {
    refused, and what it enabled is off again. */
 static int prof__cupti_on(void) {
     CUptiResult r;
-    for (size_t i = 0; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+    /* a window's synchronisations wait on its own event records only */
+    while (__atomic_exchange_n(&prof__cupti_parsing, 1, __ATOMIC_ACQUIRE)) sched_yield();
+    memset(prof__cupti.ev, 0, sizeof prof__cupti.ev);
+    __atomic_store_n(&prof__cupti_parsing, 0, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < PROF__CUPTI_NEEDED; i++)
         if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
             while (i--) prof__cupti.disable(prof__cupti_kinds[i]);
             prof__cupti_say("cuptiActivityEnable", r);
             return 0;
+        }
+    for (size_t i = PROF__CUPTI_NEEDED; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+        if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
+            const char *why = "unknown error";
+            char line[512];
+            while (i-- > PROF__CUPTI_NEEDED) prof__cupti.disable(prof__cupti_kinds[i]);
+            if (prof__cupti.result_string) prof__cupti.result_string(r, &why);
+            snprintf(line, sizeof line, "CUPTI: cuptiActivityEnable of synchronisations failed: %s; kernels are "
+                     "captured, synchronisations (cuda_sync) are not", why);
+            if (!prof__cupti.sync_off++) prof_gpu_say(line);
+            break;
         }
     __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);
     return 1;

@@ -85,6 +85,11 @@ def from_json(d):
             a = {k: (f"[{v[0]}, {v[1]}, {v[2]}]" if k in ("grid", "block") else v) for k, v in args.items()
                  if k not in ("queued", "context", "memory bandwidth (GB/s)")}
             t.slices[(("gpu", e["pid"], e["tid"]), name, ns(e["ts"]), round(e["dur"] * 1000), _args(a))] += 1
+        elif ph == "X" and e["cat"] == "cuda_sync":
+            # a synchronisation, on its row beside its stream (tid: stream +
+            # 1000000, or 999999 for none), Kineto's fixed context aside
+            a = {k: v for k, v in args.items() if k != "context"}
+            t.slices[(("gpu", e["pid"], e["tid"]), name, ns(e["ts"]), round(e["dur"] * 1000), _args(a))] += 1
         elif ph == "X":
             dur = round(e["dur"] * 1000) + (1 if name.startswith("ProfilerStep#") else 0)
             t.slices[(("cpu", e["tid"]), name, ns(e["ts"]), dur, _args(args))] += 1
@@ -255,6 +260,10 @@ def from_packets(packets, allow_unclosed=False):
             return "process"
         if d.name == "overlapping regions":
             return where(d.parent_uuid)
+        if d.name == "sync" or (d.name.startswith("stream ") and d.name.endswith(" sync")):
+            dev = tracks[d.parent_uuid].name    # a synchronisation's row, as the JSON's tid
+            row = 999999 if d.name == "sync" else int(d.name.split()[1]) + 1000000
+            return ("gpu", int(dev.split()[1]), row)
         if d.name.startswith("stream "):
             dev = tracks[d.parent_uuid].name
             return ("gpu", int(dev.split()[1]), int(d.name.split()[1]))

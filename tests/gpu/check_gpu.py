@@ -797,6 +797,14 @@ def truth_enabled(want):
     return read_truth()["per_step"][0].get("enabled_after", want) == want
 
 
+def case_cupti_sync(backend, program):
+    """Synchronisations as Kineto's cuda_sync events (tests/gpu/check_sync.py)."""
+    from check_sync import check_case
+    p = run(program, "cupti_sync")
+    check_quiet(p)
+    check_case(p, read_truth)
+
+
 def case_cupti_drops(backend, program):
     """More than the buffers hold, and one record without a timestamp:
     every record is in the trace or counted in prof_gpu_dropped_activities,

@@ -576,7 +576,126 @@ static int case_incomplete(void) {
     return 0;
 }
 
+/* ---- synchronisation (CUPTI's SYNCHRONIZATION and CUDA_EVENT records) ----
+   As CUPTI makes them: cudaEventRecord gives its runtime call and an event
+   record (the event's id, the stream it was recorded on, the call's
+   correlation); each synchronising call its runtime call and, under the
+   same correlation, a synchronisation record whose start and end are the
+   host's wait inside the call: on the stream synchronised or made to wait
+   (cudaStreamWaitEvent, which does not wait on the host), on the event
+   waited for, or neither (cudaDeviceSynchronize). The waits are the
+   simulated device's: a stream synchronised waits for its queued work, a
+   stream made to wait starts its next work after the event completes. */
+static void *sync_events[8];            /* the program's events: CUPTI's id is the index + 1 */
+static int nsync_events;
+static uint64_t event_sync_ids;         /* cudaEventSyncId: one per record */
+static uint64_t event_sync_id[8];       /* each event's last record's */
+static int sync_recording;              /* the step is one the window records */
+
+static uint32_t event_id(void *ev) {
+    for (int i = 0; i < nsync_events; i++)
+        if (sync_events[i] == ev) return (uint32_t)i + 1;
+    sync_events[nsync_events] = ev;
+    return (uint32_t)++nsync_events;
+}
+
+static void record_event(void *ev, void *stream) {
+    uint32_t c = ++corr, id = event_id(ev);
+    int64_t t0 = cupti_now();
+    fake_event_record(ev, stream);
+    CUpti_ActivityCudaEvent2 e;
+    memset(&e, 0, sizeof e);
+    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    e.correlationId = c;
+    e.contextId = 1;
+    e.streamId = stream_id(stream);
+    e.eventId = id;
+    e.deviceId = 0;
+    e.cudaEventSyncId = event_sync_id[id - 1] = ++event_sync_ids;
+    emit(&e, sizeof e);
+    runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t0, cupti_now());
+    if (sync_recording)
+        truth("{\"record\": {\"corr\": %u, \"event\": %u, \"stream\": %u, \"done_ns\": %.0f}}", c, id, stream_id(stream),
+              fake_gpu_host_ns(0, fake_event_done(ev)) + (double)FAKE_CUPTI_OFFSET_NS);
+}
+
+/* One synchronising call of CUPTI's type on stream and/or ev. */
+static void sync_call(CUpti_ActivitySynchronizationType type, void *stream, void *ev) {
+    static const uint32_t cbid[5] = { 0, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020 };
+    static const char *const name[5] = { "", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now(), w0 = cupti_now(), done = 0;
+    if (type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE) fake_event_sync(ev), done = fake_event_done(ev);
+    else if (type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT) fake_stream_wait_event(stream, ev);
+    else if (type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE) done = fake_stream_sync(stream);
+    else done = fake_device_sync(0);
+    int64_t w1 = cupti_now();
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = type;
+    y.start = (uint64_t)w0;
+    y.end = (uint64_t)w1;
+    y.correlationId = c;
+    y.contextId = 1;
+    y.streamId = stream ? stream_id(stream) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    y.cudaEventId = ev ? event_id(ev) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    y.cudaEventSyncId = ev ? event_sync_id[event_id(ev) - 1] : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    emit(&y, sizeof y);
+    runtime_call(cbid[type], c, t0, cupti_now());
+    if (sync_recording)
+        truth("{\"sync\": {\"name\": \"%s\", \"corr\": %u, \"call_t0\": %lld, \"t0\": %lld, \"t1\": %lld, \"stream\": %lld, "
+              "\"event\": %lld, \"done_ns\": %.0f}}",
+              name[type], c, (long long)t0, (long long)w0, (long long)w1,
+              stream ? (long long)stream_id(stream) : -1LL, ev ? (long long)event_id(ev) : -1LL,
+              done ? fake_gpu_host_ns(0, done) + (double)FAKE_CUPTI_OFFSET_NS : 0.0);
+}
+
+static void sync_formats(const prof_cycle *c, void *user) { gpu_write_both(c, "sync", (int *)user); }
+
+/* Six steps, steps 2-4 recorded (step 1 warms up): in each, a kernel on
+   stream 13, its event recorded; stream 14 made to wait for it, then a
+   kernel there; the host waits for the event, then for stream 14, then,
+   after one more kernel on stream 13, for the device. Every step's four
+   synchronisations are CUPTI's records only while capture is on. */
+static int case_sync(void) {
+    static int cycles;
+    prof_config cfg = capture("sync.json");
+    gpu_kernels_schedule(&cfg, sync_formats, &cycles);
+    fake_gpu_setup(1);
+    fake_gpu_clock(0, 1.0001, 5000000000);
+    fake_gpu_latency(2000);
+    bind_cupti();
+    void *s1 = fake_gpu_stream(0, 13), *s2 = fake_gpu_stream(0, 14), *ev = NULL;
+    fake_event_create(&ev);
+    PROF_INIT(&cfg);
+    for (int step = 0; step < 6; step++) {
+        sync_recording = step >= 2 && step <= 4;
+        {
+            PROF_SCOPE("step");
+            launch("_Z7producev", s1, 300000, 64, 256);
+            record_event(ev, s1);
+            sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s2, ev);
+            launch("_Z7consumev", s2, 200000, 64, 256);
+            sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, NULL, ev);
+            sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, s2, NULL);
+            launch("_Z6updatev", s1, 100000, 64, 256);
+            sync_call(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, NULL, NULL);
+        }
+        PROF_STEP();
+    }
+    PROF_SHUTDOWN();
+    fake_event_destroy(ev);
+    truth("{\"taken\": {\"syncs\": %ld, \"records\": %ld, \"enabled_after\": %d}}",
+          taken(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), taken(CUPTI_ACTIVITY_KIND_CUDA_EVENT), cupti_enabled());
+    return 0;
+}
+
 static int run(const char *name) {
+    if (!strcmp(name, "cupti_sync")) return case_sync();
     if (!strcmp(name, "cupti_driver")) return case_driver();
     if (!strcmp(name, "cupti_windows")) return case_windows(1);
     if (!strcmp(name, "cupti_windows_nowarmup")) return case_windows(0);

@@ -70,6 +70,8 @@ static size_t record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: return sizeof(CUpti_ActivityCudaEvent2);
     default: return 0;
     }
 }
@@ -212,7 +214,9 @@ static int incomplete(uint8_t *rec, int force) {
         CUpti_ActivityMemset4 *m = (CUpti_ActivityMemset4 *)(void *)rec;
         start = &m->start, end = &m->end;
     } else {
-        return 0;                       /* a runtime call's record is complete once made */
+        return 0;                       /* a runtime call's record is complete once made, a
+                                           synchronisation's (the host's wait) and an event
+                                           record's too */
     }
     uint64_t now = (uint64_t)fake_cupti_now();
     if (*end == 0 || *end <= now) return 0;
@@ -334,6 +338,10 @@ CUptiResult CUPTIAPI cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t 
     case CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020: *name = "cudaGetDevice_v3020"; break;
     case CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020: *name = "cudaEventRecord_v3020"; break;
     case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000: *name = "cudaGraphLaunch_v10000"; break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020: *name = "cudaStreamSynchronize_v3020"; break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020: *name = "cudaEventSynchronize_v3020"; break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020: *name = "cudaDeviceSynchronize_v3020"; break;
+    case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020: *name = "cudaStreamWaitEvent_v3020"; break;
     default: return CUPTI_ERROR_INVALID_PARAMETER;
     }
     return CUPTI_SUCCESS;

@@ -597,3 +597,58 @@ int fake_graph_destroy(void *graph) {
     pthread_mutex_unlock(&lock);
     return 0;
 }
+
+/* ---- synchronisation: the host waits, a stream waits on an event ---------- */
+
+/* Sleeps, outside the lock, until device dev's clock passes done. */
+static void host_wait(int dev, int64_t done) {
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        int64_t left = (int64_t)((double)(done - dev_now(dev)) / S.rate[dev]);
+        pthread_mutex_unlock(&lock);
+        if (left <= 0) return;
+        fake_gpu_sleep(left < 1000000 ? left : 1000000);
+    }
+}
+
+int64_t fake_stream_sync(void *stream) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    fake_stream *s = stream_of(stream);
+    int dev = s->o.dev;
+    int64_t done = s->busy;
+    pthread_mutex_unlock(&lock);
+    host_wait(dev, done);
+    return done;
+}
+
+int64_t fake_device_sync(int device) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    int64_t done = S.dflt[device].busy;
+    for (fake_obj *o = S.streams; o; o = o->next) {
+        const fake_stream *b = (const fake_stream *)o;
+        if (o->live && o->dev == device && b->busy > done) done = b->busy;
+    }
+    pthread_mutex_unlock(&lock);
+    host_wait(device, done);
+    return done;
+}
+
+int fake_stream_wait_event(void *stream, void *ev) {
+    pthread_mutex_lock(&lock);
+    setup_once();
+    fake_stream *s = stream_of(stream);
+    fake_event *e = (fake_event *)ev;
+    int err = !e->o.live || !s->o.live ? misuse() : 0;
+    if (!err && e->recorded && !e->captured && e->done > s->busy) s->busy = e->done;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+int64_t fake_event_done(void *ev) {
+    pthread_mutex_lock(&lock);
+    int64_t done = ((fake_event *)ev)->done;
+    pthread_mutex_unlock(&lock);
+    return done;
+}

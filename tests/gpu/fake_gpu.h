@@ -157,6 +157,14 @@ int fake_event_query(void *ev);
 int fake_event_sync(void *ev);
 int fake_elapsed(float *ms, void *from, void *to);
 
+/* Synchronisation: the host sleeps until a stream's queued work, or all of
+   a device's, has ended (its device ns returned); a stream's later work
+   waits for an event's completion, as cudaStreamWaitEvent makes it. */
+int64_t fake_stream_sync(void *stream);
+int64_t fake_device_sync(int device);
+int fake_stream_wait_event(void *stream, void *ev);
+int64_t fake_event_done(void *ev);      /* an event's completion, device ns */
+
 #ifdef __cplusplus
 }
 #endif
