@@ -781,10 +781,18 @@ PROF__FN int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) PROF
    belong to the step their launch call began in (-1: none), with the gap
    before each, from the end of the stream's work before it, whichever step
    that was (the stream's first has none). A gap is
-     host    the launch call began after the stream had run dry
-     launch  not that, and under 30 us (HTA's kernel wait: launches queued
+     host    the launch call began after the stream had run dry (HTA's
+             host wait) ...
+     sync    ... while its thread was inside a synchronising call
+             (cudaStreamSynchronize, cudaEventSynchronize,
+             cudaDeviceSynchronize: a cuda_sync) when the stream ran dry
+     launch  not late, and under 30 us (HTA's kernel wait: work queued
              back to back)
-     other   neither
+     wait    not late, not under 30 us, and the stream was made to wait
+             (cudaStreamWaitEvent) after the work before the gap was
+             launched and by the launch after it, for an event that
+             completed after the stream ran dry (or not known when)
+     other   none of those (HTA's other, with wait)
    A row of stream -1 is its device as a whole: busy is the union over its
    streams, and it alone has comm (NCCL's kernels: nccl...Kernel, HTA's
    rule), comp (the other kernels but HTA's: none named *Memcpy*, Memset*,
@@ -799,7 +807,7 @@ typedef struct prof_gpu_idle {
     long long stream;         /* -1: the device */
     uint64_t  work;           /* kernels, copies and fills                   */
     int64_t   busy_ns;        /* the union of their times                    */
-    int64_t   host_ns, launch_ns, other_ns; /* its gaps, as above            */
+    int64_t   host_ns, sync_ns, wait_ns, launch_ns, other_ns; /* its gaps, as above */
     int64_t   comm_ns, comp_ns, overlap_ns; /* stream -1: NCCL's, compute's,
                                  both at once (unions)                       */
 } prof_gpu_idle;
@@ -5706,12 +5714,23 @@ static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oo
 typedef struct prof__iw {               /* a kernel, copy or fill, in ns */
     int64_t t0, t1, launch;             /* launch: its launch call's start; INT64_MIN: none seen */
     long long stream;
+    long tid;                           /* its launch call's thread */
     int dev;
     int32_t step;                       /* index into the steps; -1: in none */
     unsigned char comm, comp;
 } prof__iw;
 
-typedef struct prof__icall { uint32_t corr; int64_t t0; } prof__icall;
+typedef struct prof__icall { uint32_t corr; int64_t t0; long tid; } prof__icall;
+
+/* A synchronisation, for the gaps: a host's wait (tid, t0 to t1), or a
+   stream's wait on an event (dev, stream; t0 its call; done when the
+   event completed, INT64_MAX: not known). */
+typedef struct prof__isync {
+    int64_t t0, t1, done;
+    long long stream;
+    long tid;
+    int dev;
+} prof__isync;
 
 static int prof__iw_cmp(const void *pa, const void *pb) {
     const prof__iw *a = (const prof__iw *)pa, *b = (const prof__iw *)pb;
@@ -5724,6 +5743,14 @@ static int prof__iw_cmp(const void *pa, const void *pb) {
 static int prof__icall_cmp(const void *pa, const void *pb) {
     const prof__icall *a = (const prof__icall *)pa, *b = (const prof__icall *)pb;
     if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static int prof__isync_cmp(const void *pa, const void *pb) {  /* by thread, or device and stream; then time */
+    const prof__isync *a = (const prof__isync *)pa, *b = (const prof__isync *)pb;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
     return (a->t0 > b->t0) - (a->t0 < b->t0);
 }
 
@@ -5760,92 +5787,208 @@ static int32_t prof__idle_step(const int64_t *st, size_t ns, int64_t t) {
     return lo && t < st[2 * (lo - 1) + 1] ? (int32_t)(lo - 1) : -1;
 }
 
+/* The runtime call of correlation c (the first: the outermost), or NULL. */
+static const prof__icall *prof__idle_call(const prof__icall *calls, size_t n, uint32_t c) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (calls[mid].corr < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && calls[lo].corr == c ? &calls[lo] : NULL;
+}
+
 /* The cycle's work for the breakdown: its kernels, copies and fills, each
-   with its launch call's start and its step, sorted by device, stream,
-   start; NULL with *n 0 when there is none (or memory ran out: *oom). */
-static prof__iw *prof__idle_work(const prof__cycle *cy, const int64_t *st, size_t nst, size_t *n, int *oom) {
+   with its launch call's start and thread and its step, sorted by device,
+   stream, start; NULL with *n 0 when there is none (or memory ran out:
+   *oom). Its runtime calls by correlation into *calls (the caller frees). */
+static prof__iw *prof__idle_work(const prof__cycle *cy, const int64_t *st, size_t nst, size_t *n,
+                                 prof__icall **calls, int *oom) {
     size_t na = cy->nact_api, nw = 0;
-    prof__icall *calls = (prof__icall *)malloc((na + 1) * sizeof *calls);
+    prof__icall *cl = *calls = (prof__icall *)malloc((na + 1) * sizeof *cl);
     prof__iw *w = (prof__iw *)malloc((cy->nact - na + 1) * sizeof *w);
     *n = 0;
-    if (!calls || !w) { free(calls); free(w); *oom = 1; return NULL; }
+    if (!cl || !w) { free(w); *oom = 1; return NULL; }
     for (size_t i = 0; i < na; i++) {
-        calls[i].corr = cy->act[i].a.correlation;
-        calls[i].t0 = prof__tclock_ns(&cy->clk, cy->act[i].t0);
+        cl[i].corr = cy->act[i].a.correlation;
+        cl[i].t0 = prof__tclock_ns(&cy->clk, cy->act[i].t0);
+        cl[i].tid = cy->act[i].tid;
     }
-    if (na) qsort(calls, na, sizeof *calls, prof__icall_cmp);
+    if (na) qsort(cl, na, sizeof *cl, prof__icall_cmp);
     for (size_t i = na; i < cy->nact; i++) {
         const prof__gact *g = &cy->act[i];
         if (g->a.kind != PROF_GPU_KERNEL && g->a.kind != PROF_GPU_MEMCPY && g->a.kind != PROF_GPU_MEMSET) continue;
         prof__iw *x = &w[nw++];
+        const prof__icall *c = prof__idle_call(cl, na, g->a.correlation);
         x->t0 = prof__tclock_ns(&cy->clk, g->t0);
         x->t1 = prof__tclock_ns(&cy->clk, g->t1);
         x->dev = g->a.device;
         x->stream = g->a.stream;
-        x->launch = INT64_MIN;
-        size_t lo = 0, hi = na;         /* the first call of its correlation: the outermost */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (calls[mid].corr < g->a.correlation) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo < na && calls[lo].corr == g->a.correlation) x->launch = calls[lo].t0;
-        x->step = prof__idle_step(st, nst, x->launch != INT64_MIN ? x->launch : x->t0);
+        x->launch = c ? c->t0 : INT64_MIN;
+        x->tid = c ? c->tid : -1;
+        x->step = prof__idle_step(st, nst, c ? c->t0 : x->t0);
         prof__idle_kind(g, x);
     }
-    free(calls);
     if (nw) qsort(w, nw, sizeof *w, prof__iw_cmp);
     if (!nw) { free(w); w = NULL; }
     *n = nw;
     return w;
 }
 
-/* One stream's rows, w[0, n): into acc (nst + 1 rows: outside the steps,
-   then each step), then out: the steps' rows that have work, and the
+/* When the work stream s of device dev had queued before time t ended:
+   the end of the last launched before t (a stream runs its work in the
+   order it was queued, so by start, w's order, is by launch); INT64_MAX
+   when none of it is known. */
+static int64_t prof__idle_done(const prof__iw *w, size_t n, int dev, long long s, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {                   /* the stream's first */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].dev < dev || (w[mid].dev == dev && w[mid].stream < s)) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t a = lo;
+    for (hi = n; lo < hi;) {            /* past its last launched before t */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].dev == dev && w[mid].stream == s && w[mid].launch < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > a && w[lo - 1].launch != INT64_MIN ? w[lo - 1].t1 : INT64_MAX;
+}
+
+/* The cycle's synchronisations, for the gaps: host waits (by thread; a
+   stream's wait for an event, cudaStreamWaitEvent, is not one) into *hs,
+   streams' waits (by device and stream, tid -1) into *ws, each sorted by
+   time. 0 when memory runs out. */
+static int prof__idle_syncs(const prof__cycle *cy, const prof__icall *cl, const prof__iw *w, size_t nw,
+                            prof__isync **hs, size_t *nhs, prof__isync **ws, size_t *nws) {
+    size_t n = 0;
+    for (size_t i = cy->nact_api; i < cy->nact; i++) n += cy->act[i].a.kind == PROF_GPU_SYNC;
+    *hs = (prof__isync *)malloc((n + 1) * sizeof **hs);
+    *ws = (prof__isync *)malloc((n + 1) * sizeof **ws);
+    *nhs = *nws = 0;
+    if (!*hs || !*ws) return 0;
+    for (size_t i = cy->nact_api; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        if (g->a.kind != PROF_GPU_SYNC) continue;
+        prof__isync y;
+        memset(&y, 0, sizeof y);
+        y.t0 = prof__tclock_ns(&cy->clk, g->t0);
+        y.t1 = prof__tclock_ns(&cy->clk, g->t1);
+        if (g->a.sync == PROF_GPU_SYNC_WAIT_EVENT) {
+            const prof__icall *rec = g->a.wait_corr >= 0 && g->a.wait_corr <= 0xffffffffLL
+                                         ? prof__idle_call(cl, cy->nact_api, (uint32_t)g->a.wait_corr) : NULL;
+            y.dev = g->a.device;
+            y.stream = g->a.stream;
+            y.tid = -1;
+            y.done = rec ? prof__idle_done(w, nw, g->a.device, g->a.wait_stream, rec->t0) : INT64_MAX;
+            (*ws)[(*nws)++] = y;
+        } else {
+            const prof__icall *c = prof__idle_call(cl, cy->nact_api, g->a.correlation);
+            if (!c) continue;           /* no call: no thread that waited */
+            y.tid = c->tid;
+            (*hs)[(*nhs)++] = y;
+        }
+    }
+    if (*nhs) qsort(*hs, *nhs, sizeof **hs, prof__isync_cmp);
+    if (*nws) qsort(*ws, *nws, sizeof **ws, prof__isync_cmp);
+    return 1;
+}
+
+/* What prof__idle_stream reads and where it writes. */
+typedef struct prof__ictx {
+    const int64_t *num;                 /* the steps' numbers */
+    size_t nst;
+    prof_gpu_idle *acc;                 /* nst + 1 rows: outside the steps, then each step */
+    const prof__isync *hs, *ws;         /* prof__idle_syncs' */
+    size_t nhs, nws;
+    prof_gpu_idle *out;                 /* the rows so far */
+    size_t nout, cap;
+} prof__ictx;
+
+/* Thread tid was inside a host wait at time t. */
+static int prof__idle_in_sync(const prof__ictx *x, long tid, int64_t t) {
+    size_t lo = 0, hi = x->nhs;         /* the last of tid's that began by t: a thread is in one call at a time */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->hs[mid].tid < tid || (x->hs[mid].tid == tid && x->hs[mid].t0 <= t)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && x->hs[lo - 1].tid == tid && x->hs[lo - 1].t1 >= t;
+}
+
+/* Stream s of device dev was made to wait, by a call after `after` and by
+   `by`, for an event that completed after `end`. */
+static int prof__idle_waited(const prof__ictx *x, int dev, long long s, int64_t after, int64_t by, int64_t end) {
+    size_t lo = 0, hi = x->nws;         /* the first of the stream's after `after` (tid -1 for all) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const prof__isync *y = &x->ws[mid];
+        if (y->dev < dev || (y->dev == dev && (y->stream < s || (y->stream == s && y->t0 <= after)))) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < x->nws && x->ws[lo].dev == dev && x->ws[lo].stream == s && x->ws[lo].t0 <= by; lo++)
+        if (x->ws[lo].done > end) return 1;
+    return 0;
+}
+
+/* The gap of `gap` ns before w (after p, the stream's work before it, and
+   the end of all of it, end) into row r, by its cause (>>api-gpu). */
+static void prof__idle_gap(const prof__ictx *x, const prof__iw *w, const prof__iw *p, int64_t end, int64_t gap,
+                           prof_gpu_idle *r) {
+    if (w->launch != INT64_MIN && w->launch > end) {
+        if (prof__idle_in_sync(x, w->tid, end)) r->sync_ns += gap;
+        else r->host_ns += gap;
+    } else if (gap < PROF__IDLE_LAUNCH_NS) {
+        r->launch_ns += gap;
+    } else if (prof__idle_waited(x, w->dev, w->stream, p->launch, w->launch != INT64_MIN ? w->launch : w->t0, end)) {
+        r->wait_ns += gap;
+    } else {
+        r->other_ns += gap;
+    }
+}
+
+static int prof__idle_put(prof__ictx *x, const prof_gpu_idle *r) {
+    prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(x->out, &x->cap, x->nout + 1, sizeof *o);
+    if (!o) return 0;
+    x->out = o;
+    o[x->nout++] = *r;
+    return 1;
+}
+
+/* One stream's rows, w[0, n): the steps' rows that have work, then the
    whole cycle's. 0 when memory runs out. */
-static int prof__idle_stream(const prof__iw *w, size_t n, const int64_t *num, size_t nst, prof_gpu_idle *acc,
-                             prof_gpu_idle **out, size_t *nout, size_t *cap) {
-    memset(acc, 0, (nst + 1) * sizeof *acc);
+static int prof__idle_stream(prof__ictx *x, const prof__iw *w, size_t n) {
+    memset(x->acc, 0, (x->nst + 1) * sizeof *x->acc);
     int64_t end = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        prof_gpu_idle *r = &acc[w[i].step + 1];
+        prof_gpu_idle *r = &x->acc[w[i].step + 1];
         r->work++;
-        if (end != INT64_MIN && w[i].t0 > end) {
-            int64_t gap = w[i].t0 - end;
-            if (w[i].launch != INT64_MIN && w[i].launch > end) r->host_ns += gap;
-            else if (gap < PROF__IDLE_LAUNCH_NS) r->launch_ns += gap;
-            else r->other_ns += gap;
-        }
+        if (i && w[i].t0 > end) prof__idle_gap(x, &w[i], &w[i - 1], end, w[i].t0 - end, r);
         int64_t from = w[i].t0 > end ? w[i].t0 : end;
         if (w[i].t1 > from) r->busy_ns += w[i].t1 - from;
         if (w[i].t1 > end) end = w[i].t1;
     }
     prof_gpu_idle all;
     memset(&all, 0, sizeof all);
-    for (size_t s = 0; s <= nst; s++) {
-        prof_gpu_idle *r = &acc[s];
+    for (size_t s = 0; s <= x->nst; s++) {
+        prof_gpu_idle *r = &x->acc[s];
         if (!r->work) continue;
-        r->step = s ? num[s - 1] : -1;
+        r->step = s ? x->num[s - 1] : -1;
         r->device = w[0].dev;
         r->stream = w[0].stream;
         all.work += r->work;
         all.busy_ns += r->busy_ns;
         all.host_ns += r->host_ns;
+        all.sync_ns += r->sync_ns;
+        all.wait_ns += r->wait_ns;
         all.launch_ns += r->launch_ns;
         all.other_ns += r->other_ns;
-        prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(*out, cap, *nout + 1, sizeof **out);
-        if (!o) return 0;
-        *out = o;
-        o[(*nout)++] = *r;
+        if (!prof__idle_put(x, r)) return 0;
     }
     all.step = PROF_GPU_IDLE_ALL;
     all.device = w[0].dev;
     all.stream = w[0].stream;
-    prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(*out, cap, *nout + 1, sizeof **out);
-    if (!o) return 0;
-    *out = o;
-    o[(*nout)++] = all;
-    return 1;
+    return prof__idle_put(x, &all);
 }
 
 typedef struct prof__iedge { int64_t t; int any, comm, comp; } prof__iedge;
@@ -5882,50 +6025,60 @@ static void prof__idle_device(const prof__iw *w, size_t n, int32_t s, prof__iedg
     r->stream = -1;
 }
 
-/* prof_cycle_gpu_idle's rows of the cycle, into cy->idle: a stream's, then
-   its device's. 0 when memory runs out. */
+/* A device's rows, w[0, n) its work: each stream's, then its own. */
+static int prof__idle_dev(prof__ictx *x, const prof__iw *w, size_t n, prof__iedge *e) {
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && w[b].stream == w[a].stream; b++) {}
+        if (!prof__idle_stream(x, w + a, b - a)) return 0;
+    }
+    for (int32_t s = -2; s < (int32_t)x->nst; s++) {
+        prof_gpu_idle r;
+        prof__idle_device(w, n, s, e, &r);
+        r.step = s == -2 ? PROF_GPU_IDLE_ALL : s == -1 ? -1 : x->num[s];
+        if (r.work && !prof__idle_put(x, &r)) return 0;
+    }
+    return 1;
+}
+
+/* prof_cycle_gpu_idle's rows of the cycle, into cy->idle (again: the
+   clock a save refines). 0 when memory runs out. */
 static int prof__idle_build(prof__cycle *cy) {
-    size_t nst = 0, nw = 0, nout = 0, cap = 0;
+    size_t nst = 0, nw = 0;
     int oom = 0;
     free(cy->idle);
     cy->idle = NULL;
     cy->nidle = 0;
     if (cy->nact <= cy->nact_api) return 1;
     for (size_t i = 0; i < cy->n; i++) nst += cy->ev[i].kind == PROF__K_STEP;
-    int64_t *st = (int64_t *)malloc((3 * nst + 1) * sizeof *st), *num = st + 2 * nst;
+    int64_t *st = (int64_t *)malloc((3 * nst + 1) * sizeof *st);
     if (!st) return 0;
     for (size_t i = 0, k = 0; i < cy->n; i++)   /* one thread's steps: in time order */
         if (cy->ev[i].kind == PROF__K_STEP) {
             st[2 * k] = prof__tclock_ns(&cy->clk, cy->ev[i].t0);
             st[2 * k + 1] = prof__tclock_ns(&cy->clk, cy->ev[i].t1);
-            num[k++] = cy->ev[i].aux;
+            st[2 * nst + k++] = cy->ev[i].aux;
         }
-    prof__iw *w = prof__idle_work(cy, st, nst, &nw, &oom);
-    prof_gpu_idle *acc = (prof_gpu_idle *)malloc((nst + 1) * sizeof *acc), *out = NULL;
+    prof__icall *calls = NULL;
+    prof__isync *hs = NULL, *ws = NULL;
+    prof__ictx x;
+    memset(&x, 0, sizeof x);
+    x.num = st + 2 * nst;
+    x.nst = nst;
+    prof__iw *w = prof__idle_work(cy, st, nst, &nw, &calls, &oom);
     prof__iedge *e = (prof__iedge *)malloc((2 * nw + 1) * sizeof *e);
-    int ok = !oom && acc && e;
-    for (size_t a = 0, d = 0; ok && a < nw; a = d) {    /* a device: its streams, then itself */
-        size_t b;
-        for (d = a; d < nw && w[d].dev == w[a].dev; d = b) {
-            for (b = d; b < nw && w[b].dev == w[d].dev && w[b].stream == w[d].stream; b++) {}
-            ok = ok && prof__idle_stream(w + d, b - d, num, nst, acc, &out, &nout, &cap);
-        }
-        for (int32_t s = -2; ok && s < (int32_t)nst; s++) {
-            prof_gpu_idle r;
-            prof__idle_device(w + a, d - a, s, e, &r);
-            if (!r.work) continue;
-            r.step = s == -2 ? PROF_GPU_IDLE_ALL : s == -1 ? -1 : num[s];
-            prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(out, &cap, nout + 1, sizeof *o);
-            if (!(ok = o != NULL)) break;
-            out = o;
-            out[nout++] = r;
-        }
+    x.acc = (prof_gpu_idle *)malloc((nst + 1) * sizeof *x.acc);
+    int ok = !oom && e && x.acc && prof__idle_syncs(cy, calls, w, nw, &hs, &x.nhs, &ws, &x.nws);
+    x.hs = hs;
+    x.ws = ws;
+    for (size_t a = 0, b; ok && a < nw; a = b) {
+        for (b = a; b < nw && w[b].dev == w[a].dev; b++) {}
+        ok = prof__idle_dev(&x, w + a, b - a, e);
     }
-    if (ok && nout) qsort(out, nout, sizeof *out, prof__idle_cmp);
-    free(st); free(w); free(acc); free(e);
-    if (!ok) { free(out); return 0; }
-    cy->idle = out;
-    cy->nidle = nout;
+    if (ok && x.nout) qsort(x.out, x.nout, sizeof *x.out, prof__idle_cmp);
+    free(st); free(calls); free(w); free(e); free(x.acc); free(hs); free(ws);
+    if (!ok) { free(x.out); return 0; }
+    cy->idle = x.out;
+    cy->nidle = x.nout;
     return 1;
 }
 
@@ -10415,7 +10568,9 @@ PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c
    first work to its last) and its idle time by cause; each device's NCCL
    kernels and the share of their time that compute kernels overlapped. */
 PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
-    char a[64], b[64], c[3][64], p[3][64];
+    static const char *const what[5] = { "host late", "host in a sync", "waiting on an event", "launch gaps",
+                                         "other" };
+    char a[64], b[64], c[5][64], p[5][64];
     for (size_t i = 0; i < t->nidle; i++) {
         const prof_gpu_idle *r = &t->idle[i];
         if (r->stream < 0) {
@@ -10425,20 +10580,19 @@ PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
             fprintf(f, "GPU %d NCCL kernels: %s, %s of it overlapped by compute kernels\n", r->device, a, b);
             continue;
         }
-        int64_t idle = r->host_ns + r->launch_ns + r->other_ns, span = r->busy_ns + idle;
-        const int64_t part[3] = { r->host_ns, r->launch_ns, r->other_ns };
+        const int64_t part[5] = { r->host_ns, r->sync_ns, r->wait_ns, r->launch_ns, r->other_ns };
+        int64_t idle = part[0] + part[1] + part[2] + part[3] + part[4], span = r->busy_ns + idle;
         prof__fmt_time(a, sizeof a, (double)r->busy_ns);
         prof__fmt_share(b, sizeof b, r->busy_ns, span);
-        if (!idle) {
-            fprintf(f, "GPU %d stream %lld busy %s (%s of its span), never idle\n", r->device, r->stream, a, b);
-            continue;
-        }
-        for (int k = 0; k < 3; k++) {
+        fprintf(f, "GPU %d stream %lld busy %s (%s of its span)", r->device, r->stream, a, b);
+        if (!idle) fprintf(f, ", never idle");
+        for (int k = 0, n = 0; k < 5; k++) {
+            if (!part[k]) continue;
             prof__fmt_time(c[k], sizeof c[k], (double)part[k]);
             prof__fmt_share(p[k], sizeof p[k], part[k], idle);
+            fprintf(f, "%s%s %s (%s)", n++ ? ", " : "; idle: ", what[k], c[k], p[k]);
         }
-        fprintf(f, "GPU %d stream %lld busy %s (%s of its span); idle: host late %s (%s), launch gaps %s (%s), "
-                "other %s (%s)\n", r->device, r->stream, a, b, c[0], p[0], c[1], p[1], c[2], p[2]);
+        fputc('\n', f);
     }
 }
 

@@ -1,13 +1,16 @@
 /* The idle-time breakdown (prof_cycle_gpu_idle, the table's footer) on the
    simulated GPU with the CUPTI double, for engines built to be host-bound
    (the host launches slower than the kernels run), GPU-bound (the host
-   queues far ahead, the device runs kernels 2 us apart) and communicating (an NCCL kernel on its own stream
-   beside compute kernels). Each launch becomes CUPTI's runtime-call and
-   kernel records, as cupti_test.c makes them. Four recorded steps (one of
-   warm-up before them), saved as idle.json and idle.pftrace, the live
-   table's text as table.txt, and each row of prof_cycle_gpu_idle as a
-   truth line; tests/gpu/check_idle.py checks them against the trace's own
-   events, prof table of both files and HTA's breakdowns.
+   queues far ahead, the device runs kernels 2 us apart), sync-bound (the
+   host synchronises the stream after each launch; or a stream waits for
+   another's event, cudaStreamWaitEvent) and communicating (an NCCL kernel
+   on its own stream beside compute kernels). Each launch, event record
+   and synchronisation becomes CUPTI's records, as cupti_test.c makes
+   them. Four recorded steps (one of warm-up before them), saved as
+   idle.json and idle.pftrace, the live table's text as table.txt, and
+   each row of prof_cycle_gpu_idle as a truth line; tests/gpu/check_idle.py
+   checks them against the trace's own events, prof table of both files
+   and HTA's breakdowns.
    FAKE_CUPTI_LIB: the double's path (CMake gives it). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L         /* setenv */
@@ -57,23 +60,29 @@ static uint64_t cupti_ts(int dev, int64_t dev_ns) {
     return (uint64_t)(fake_gpu_host_ns(dev, dev_ns) + 0.5) + (uint64_t)FAKE_CUPTI_OFFSET_NS;
 }
 
-/* kernel<<<1, 128, 0, stream>>>, running ns on the device: its runtime
-   call's record and its own. */
-static void launch(const char *name, void *stream, int64_t ns) {
-    uint32_t c = ++corr;
+/* A runtime call's record, t0 to now. */
+static void call(uint32_t cbid, uint32_t c, int64_t t0) {
     CUpti_ActivityAPI a;
     memset(&a, 0, sizeof a);
     a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    a.start = (uint64_t)cupti_now();
-    int dev;
-    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
-    if (start + ns > device_end) device_end = start + ns;
+    a.cbid = cbid;
+    a.start = (uint64_t)t0;
     a.end = (uint64_t)cupti_now();
     a.processId = (uint32_t)getpid();
     a.threadId = (uint32_t)(uintptr_t)pthread_self();
     a.correlationId = c;
     emit(&a, sizeof a);
+}
+
+/* kernel<<<1, 128, 0, stream>>>, running ns on the device: its runtime
+   call's record and its own. */
+static void launch(const char *name, void *stream, int64_t ns) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    int dev;
+    int64_t start = fake_gpu_launch_at(stream, ns, &dev);
+    if (start + ns > device_end) device_end = start + ns;
+    call(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c, t0);
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof k);
     k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -86,8 +95,56 @@ static void launch(const char *name, void *stream, int64_t ns) {
     k.gridX = k.gridY = k.gridZ = 1;
     k.blockX = 128, k.blockY = k.blockZ = 1;
     k.correlationId = c;
+    k.contextId = 1;
     k.name = name;
     emit(&k, sizeof k);
+}
+
+/* cudaEventRecord(ev, stream) of the program's one event (CUPTI's id 1):
+   its call, and CUPTI's record of it. */
+static void record(void *ev, void *stream) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now();
+    fake_event_record(ev, stream);
+    CUpti_ActivityCudaEvent2 e;
+    memset(&e, 0, sizeof e);
+    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+    e.correlationId = c;
+    e.contextId = 1;
+    unsigned long long id;
+    int dev;
+    fake_stream_info(stream, &dev, &id);
+    e.streamId = (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
+    e.eventId = 1;
+    emit(&e, sizeof e);
+    call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t0);
+}
+
+/* cudaStreamWaitEvent(stream, ev), or (ev NULL) cudaStreamSynchronize(stream):
+   its call, and CUPTI's synchronisation record of the host's wait in it. */
+static void sync_on(void *stream, void *ev) {
+    uint32_t c = ++corr;
+    int64_t t0 = cupti_now(), w0 = cupti_now();
+    if (ev) fake_stream_wait_event(stream, ev);
+    else fake_stream_sync(stream);
+    CUpti_ActivitySynchronization2 y;
+    memset(&y, 0, sizeof y);
+    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    y.type = ev ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT
+                : CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+    y.start = (uint64_t)w0;
+    y.end = (uint64_t)cupti_now();
+    y.correlationId = c;
+    y.contextId = 1;
+    unsigned long long id;
+    int dev;
+    fake_stream_info(stream, &dev, &id);
+    y.streamId = (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
+    y.cudaEventId = ev ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    y.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    emit(&y, sizeof y);
+    call(ev ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+         c, t0);
 }
 
 static void device_done(void) {
@@ -111,16 +168,16 @@ static void ready(const prof_cycle *c, void *user) {
         prof_gpu_idle r;
         prof_cycle_gpu_idle(c, i, &r);
         truth("{\"idle\": {\"step\": %lld, \"device\": %d, \"stream\": %lld, \"work\": %llu, \"busy\": %lld, "
-              "\"host\": %lld, \"launch\": %lld, \"other\": %lld, \"comm\": %lld, \"comp\": %lld, "
-              "\"overlap\": %lld}}",
+              "\"host\": %lld, \"sync\": %lld, \"wait\": %lld, \"launch\": %lld, \"other\": %lld, \"comm\": %lld, "
+              "\"comp\": %lld, \"overlap\": %lld}}",
               (long long)r.step, r.device, r.stream, (unsigned long long)r.work, (long long)r.busy_ns,
-              (long long)r.host_ns, (long long)r.launch_ns, (long long)r.other_ns, (long long)r.comm_ns,
+              (long long)r.host_ns, (long long)r.sync_ns, (long long)r.wait_ns, (long long)r.launch_ns, (long long)r.other_ns, (long long)r.comm_ns,
               (long long)r.comp_ns, (long long)r.overlap_ns);
     }
 }
 
 /* Six steps: step 0 warms up, 1-4 are recorded (one cycle), 5 is not. */
-static void *streams[2];
+static void *streams[2], *event;
 
 static void step_work(const char *name, int step) {
     if (!strcmp(name, "idle_host")) {          /* 200 us of host work before each 20 us kernel */
@@ -133,6 +190,20 @@ static void step_work(const char *name, int step) {
         PROF_SCOPE("enqueue");
         ramp_ns = 2000;
         for (int i = 0; i < 5; i++) launch("_Z6matmulPf", streams[0], 400000);
+    } else if (!strcmp(name, "idle_sync_host")) {  /* the host waits for each 100 us kernel */
+        for (int i = 0; i < 5; i++) {
+            PROF_SCOPE("layer");
+            launch("_Z6matmulPf", streams[0], 100000);
+            sync_on(streams[0], NULL);
+        }
+    } else if (!strcmp(name, "idle_sync_event")) { /* stream 14 waits for each 300 us producer on 13 */
+        PROF_SCOPE("pipeline");
+        for (int i = 0; i < 3; i++) {
+            launch("_Z7producePf", streams[0], 300000);
+            record(event, streams[0]);
+            sync_on(streams[1], event);
+            launch("_Z7consumePf", streams[1], 50000);
+        }
     } else {                                    /* idle_nccl: an all-reduce beside the compute */
         PROF_SCOPE("layer");
         launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", streams[1], 300000);
@@ -143,7 +214,9 @@ static void step_work(const char *name, int step) {
 }
 
 static int run(const char *name) {
-    if (strcmp(name, "idle_host") && strcmp(name, "idle_gpu") && strcmp(name, "idle_nccl")) return 2;
+    if (strcmp(name, "idle_host") && strcmp(name, "idle_gpu") && strcmp(name, "idle_nccl") &&
+        strcmp(name, "idle_sync_host") && strcmp(name, "idle_sync_event"))
+        return 2;
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.quiet = 1;
@@ -158,12 +231,14 @@ static int run(const char *name) {
     bind_cupti();
     streams[0] = fake_gpu_stream(0, 13);
     streams[1] = fake_gpu_stream(0, 14);
+    fake_event_create(&event);
     PROF_INIT(&cfg);
     for (int step = 0; step < 6; step++) {
         step_work(name, step);
         PROF_STEP();
     }
     PROF_SHUTDOWN();
+    fake_event_destroy(event);
     truth("{\"case\": \"%s\"}", name);
     return 0;
 }
