@@ -832,6 +832,13 @@ static int prof__roc_start(size_t buffer_bytes) {
         return 0;
     }
     __atomic_store_n(&prof__roc.on, 1, __ATOMIC_RELEASE);
+    /* the SDK's buffer tracing has no kind for the host's or a stream's
+       waits (CUPTI's SYNCHRONIZATION): said once */
+    static int said_sync;
+    if (!said_sync++)
+        prof_gpu_say("rocprofiler-sdk: no synchronisation records (hipStreamSynchronize, hipEventSynchronize, "
+                     "hipDeviceSynchronize and hipStreamWaitEvent are in the trace as runtime calls only): no "
+                     "cuda_sync events on HIP");
     return 1;
 }
 

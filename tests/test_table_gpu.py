@@ -18,7 +18,9 @@ cupti    the CUPTI double's cycle (tests/gpu/cupti_test.c, cupti_kernels) as
          JSON and as .pftrace: both tables' GPU columns are the JSON's
          events', and both tables are the run's own (PROF_TABLE) line for
          line, but its line on the clocks' bound (skipped without the
-         double)."""
+         double).
+sync     the same of cupti_sync's cycle, whose synchronisations (cuda_sync)
+         count in no GPU time."""
 import gzip
 import os
 import re
@@ -62,7 +64,7 @@ def regions_of(ev):
     JSON ends a step 1 ns early; the reader gives it that 1 ns back."""
     regs = {}
     for e in ev:
-        if e.get("ph") != "X" or e.get("cat") in RUNTIME + LAUNCHED + ("gpu_user_annotation",):
+        if e.get("ph") != "X" or e.get("cat") in RUNTIME + LAUNCHED + ("gpu_user_annotation", "cuda_sync"):
             continue
         name, t0 = e["name"], ns(e["ts"])
         t1 = t0 + ns(e["dur"]) + (1 if name.startswith("ProfilerStep#") else 0)
@@ -238,6 +240,28 @@ def case_cupti(tool, cupti, tmp):
     own = [line for line in p.stderr.splitlines() if not line.startswith(("prof:", "GPU times are within"))]
     check(own and own[0].startswith("---"), f"the run's table: {p.stderr}")
     for trace in ("cupti.1.json", "cupti.1.pftrace"):
+        text = table(tool, trace, tmp, "sort=name")
+        check_table(text, ev, trace)
+        check(text.splitlines() == own, f"{trace}: prof table differs from the run's own:\n{text}\nrun's:\n" +
+              "\n".join(own))
+
+
+def case_sync(tool, cupti_sync, tmp):
+    """The CUPTI double's cycle with synchronisations (cupti_test.c,
+    cupti_sync): a host's wait is no GPU time, in the run's own table and in
+    prof table's of both formats, which read the cuda_sync events back."""
+    if not cupti_sync:
+        print("table_gpu_sync skipped: no CUPTI double (CUDA's headers are not installed)")
+        sys.exit(77)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    p = subprocess.run([cupti_sync, "cupti_sync", "run"], cwd=tmp, capture_output=True, text=True, timeout=120,
+                       env=dict(env, PROF_TABLE="sort=name"))
+    check(p.returncode == 0, f"cupti_sync: {p.stderr}")
+    ev = load(os.path.join(tmp, "sync.1.json"))
+    check(sum(1 for e in ev if e.get("cat") == "cuda_sync" and e["ph"] == "X") == 12, "the trace lacks its 12 cuda_sync events")
+    own = [line for line in p.stderr.splitlines() if not line.startswith(("prof:", "GPU times are within"))]
+    check(own and own[0].startswith("---"), f"the run's table: {p.stderr}")
+    for trace in ("sync.1.json", "sync.1.pftrace"):
         text = table(tool, trace, tmp, "sort=name")
         check_table(text, ev, trace)
         check(text.splitlines() == own, f"{trace}: prof table differs from the run's own:\n{text}\nrun's:\n" +

@@ -45,8 +45,14 @@ def ns(us):
     return round(us * 1000)
 
 
+# said once at every HIP kernel capture's start (case_roc_kernels checks it)
+ROC_NO_SYNC = ("prof: rocprofiler-sdk: no synchronisation records (hipStreamSynchronize, hipEventSynchronize, "
+               "hipDeviceSynchronize and hipStreamWaitEvent are in the trace as runtime calls only): no "
+               "cuda_sync events on HIP")
+
+
 def stderr_lines(p):
-    return [line for line in p.stderr.splitlines() if line.strip()]
+    return [line for line in p.stderr.splitlines() if line.strip() and line != ROC_NO_SYNC]
 
 
 def check_quiet(p):
@@ -975,10 +981,13 @@ def case_roc_kernels(backend, program):
     kernels; the .pftrace says the same as the JSON."""
     p = run(program, "roc_kernels")
     check_quiet(p)
+    said = [line for line in p.stderr.splitlines() if line == ROC_NO_SYNC]
+    check(len(said) == 1, f"HIP's lack of synchronisation records said {len(said)} times, not once: {p.stderr}")
     roc_at_exit()
     k = check_kernels_case("roc", {"Memcpy HtoD (Host -> Device)": 3},
                            {"hipLaunchKernel": 9, "hipMemcpyAsync": 3, "hipStreamSynchronize": 3}, 1, 12)
     gpu, want, pf = k["gpu"], k["want"], k["pftrace"]
+    check(not [e for e in k["trace"]["traceEvents"] if e.get("cat") == "cuda_sync"], "cuda_sync events on HIP")
     dims = {"matmul": ([128, 1, 1], [256, 1, 1]), "relu": ([64, 1, 1], [256, 1, 1]), "loss": ([1, 1, 1], [64, 1, 1])}
     for e in gpu:
         if e["cat"] == "kernel":

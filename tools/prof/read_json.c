@@ -672,13 +672,23 @@ static int64_t arg_or(const trace *t, const event *ev, const char *k, int64_t df
     return span_int(obj_find(&t->d, ev->f[F_ARGS], k), &v) ? v : dflt;
 }
 
+/* A synchronisation's kind (PROF_GPU_SYNC_*) by Kineto's name of it; 0: unknown. */
+int sync_kind(const char *name) {
+    static const char *const n[] = { "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync" };
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(name, n[i])) return i + 1;
+    return 0;
+}
+
 /* Its GPU records (Kineto's categories) into the model: runtime and driver
-   calls on the CPU threads, kernels, copies and fills, GPU regions' GPU
-   sides (on pid = device, tid = stream where args say nothing). 0: not one. */
+   calls on the CPU threads, kernels, copies, fills and synchronisations
+   (cuda_sync), GPU regions' GPU sides (on pid = device, tid = stream where
+   args say nothing). 0: not one. */
 static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int64_t ts, int64_t dur) {
     span cat = ev->f[F_CAT];
     int runtime = is_str(cat, "cuda_runtime") || is_str(cat, "cuda_driver") || is_str(cat, "hip_runtime");
-    if (!runtime && !is_gpu_cat(cat)) return 0;
+    int sync = is_str(cat, "cuda_sync");
+    if (!runtime && !sync && !is_gpu_cat(cat)) return 0;
     int64_t corr = arg_or(t, ev, "\"correlation\"", -1), pid;
     if (corr < 0 || corr > UINT32_MAX) return 1;    /* nothing to tie it to its launch */
     if (!span_int(ev->f[F_PID], &pid)) pid = 0;
@@ -691,12 +701,19 @@ static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int6
     }
     prof_gpu_activity a;
     memset(&a, 0, sizeof a);
-    a.kind = runtime ? PROF_GPU_RUNTIME : is_str(cat, "kernel") ? PROF_GPU_KERNEL
+    a.kind = runtime ? PROF_GPU_RUNTIME : sync ? PROF_GPU_SYNC : is_str(cat, "kernel") ? PROF_GPU_KERNEL
            : is_str(cat, "gpu_memcpy") ? PROF_GPU_MEMCPY : PROF_GPU_MEMSET;
     a.name = name;
     a.driver = is_str(cat, "cuda_driver");
     a.device = runtime ? -1 : (int)arg_or(t, ev, "\"device\"", pid);
     a.stream = runtime ? 0 : arg_or(t, ev, "\"stream\"", tid);
+    if (sync) {                         /* Kineto's args; its tid is a row of its own, not a stream */
+        a.sync = sync_kind(name);
+        a.stream = arg_or(t, ev, "\"stream\"", -1);
+        a.event = arg_or(t, ev, "\"wait_on_cuda_event_id\"", -1);
+        a.wait_stream = arg_or(t, ev, "\"wait_on_stream\"", -1);
+        a.wait_corr = arg_or(t, ev, "\"wait_on_cuda_event_record_corr_id\"", -1);
+    }
     a.correlation = (uint32_t)corr;
     a.t0_ns = ts;
     a.t1_ns = ts + dur;

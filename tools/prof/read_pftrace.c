@@ -490,14 +490,16 @@ static int pf_has_arg(const pf_slice *sl, const char *k) {
 
 /* A slice's GPU record, as prof.h writes them, into the model: a runtime
    call (a "cbid") on a thread's track; off the threads' tracks a kernel (a
-   "grid"), fill ("Memset ..."), copy ("bytes") or GPU region's GPU side
-   (only a "correlation"). 0: not one. */
+   "grid"), fill ("Memset ..."), copy ("bytes"), synchronisation (a
+   "cuda_sync_kind") or GPU region's GPU side (only a "correlation"). 0: not
+   one. */
 static int pfm_gpu(prof_cycle *c, const pf_slice *sl) {
     int64_t corr = pf_int(sl, "correlation", -1);
     int runtime = sl->has_tid && pf_has_arg(sl, "cbid");
+    int sync = !sl->has_tid && pf_has_arg(sl, "cuda_sync_kind");
     if (sl->has_tid && !runtime) return 0;
     if (corr < 0 || corr > UINT32_MAX) return 1;
-    if (!runtime && !pf_has_arg(sl, "grid") && strncmp(sl->name, "Memset", 6) && !pf_has_arg(sl, "bytes")) {
+    if (!runtime && !sync && !pf_has_arg(sl, "grid") && strncmp(sl->name, "Memset", 6) && !pf_has_arg(sl, "bytes")) {
         prof_gpu_event g = { sl->name, (int)pf_int(sl, "device", 0), pf_int(sl, "stream", 0), (uint32_t)corr,
                              sl->t0, sl->t1 - sl->t0 };
         prof_model_gpu(c, &g);
@@ -505,11 +507,17 @@ static int pfm_gpu(prof_cycle *c, const pf_slice *sl) {
     }
     prof_gpu_activity a;
     memset(&a, 0, sizeof a);
-    a.kind = runtime ? PROF_GPU_RUNTIME : pf_has_arg(sl, "grid") ? PROF_GPU_KERNEL
+    a.kind = runtime ? PROF_GPU_RUNTIME : sync ? PROF_GPU_SYNC : pf_has_arg(sl, "grid") ? PROF_GPU_KERNEL
            : !strncmp(sl->name, "Memset", 6) ? PROF_GPU_MEMSET : PROF_GPU_MEMCPY;
     a.name = sl->name;
     a.device = runtime ? -1 : (int)pf_int(sl, "device", 0);
     a.stream = runtime ? 0 : pf_int(sl, "stream", 0);
+    if (sync) {
+        a.sync = sync_kind(sl->name);
+        a.event = pf_int(sl, "wait_on_cuda_event_id", -1);
+        a.wait_stream = pf_int(sl, "wait_on_stream", -1);
+        a.wait_corr = pf_int(sl, "wait_on_cuda_event_record_corr_id", -1);
+    }
     a.correlation = (uint32_t)corr;
     a.t0_ns = sl->t0;
     a.t1_ns = sl->t1;

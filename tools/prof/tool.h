@@ -102,6 +102,7 @@ const char *ws(const char *p, const char *end);
 int span_eq(span s, const char *lit);       /* s is exactly lit */
 int span_same(span a, span b);
 int is_str(span s, const char *str);        /* s is the JSON string "<str>" (no escapes) */
+int sync_kind(const char *name);            /* PROF_GPU_SYNC_* of Kineto's cuda_sync name; 0: unknown */
 int str_starts(span s, const char *prefix);
 /* The value of member `key` (quotes included, as "\"name\"") of the
    validated object obj; absent when obj is not an object. */
