@@ -359,6 +359,46 @@ def case_gpu(tool, _scen, cupti, tmp):
     check(launches == 6, f"{launches} launches of the driver case's 6 kernels (4 by cuLaunchKernelEx)")
 
 
+def case_idle(tool, _scen, program, tmp):
+    """The GPU view's idle time is prof table's footer, cell for cell: the
+    idle test program's engines (tests/gpu/idle_test.c) that wait on an
+    event, synchronise, and run an NCCL kernel beside compute."""
+    if not program:
+        print("report_idle skipped: no CUPTI double (CUDA's headers are not installed)")
+        sys.exit(77)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    for case in ("idle_sync_event", "idle_sync_host", "idle_nccl"):
+        p = subprocess.run([program, case, "run"], cwd=tmp, capture_output=True, text=True, timeout=120, env=env)
+        check(p.returncode == 0, f"{case}: {p.stderr}")
+        text = run([tool, "table", "idle.json"], tmp).stdout
+        foot = re.findall(r"^GPU (\d+) stream (\d+) busy (\S+) \((\S+) of its span\)(.*)$", text, re.M)
+        check(foot, f"{case}: no idle footer in\n{text}")
+        page = report(tool, tmp, "idle.json", "-o", case + ".html")
+        dom = render(page, tmp, shot=case == "idle_sync_event")
+        rows = dom.tables["idle-table"]
+        heads = rows[0]["cells"]
+        got = {(r["cells"][0], r["cells"][1]): dict(zip(heads, r["cells"])) for r in rows[1:]}
+        check(len(got) == len(foot), f"{case}: idle-table {got}, footer {foot}")
+        names = {"host late": "Host late", "host in a sync": "Host in a sync", "waiting on an event":
+                 "Waiting on an event", "launch gaps": "Launch gaps", "other": "Other"}
+        for dev, stream, busy, _share, rest in foot:
+            r = got[(dev, stream)]
+            check(r["Busy"] == busy, f"{case}: stream {stream}: busy {r['Busy']} != the footer's {busy}")
+            causes = dict((names[m[0]], m[1]) for m in re.findall(r"(host late|host in a sync|waiting on an event|"
+                                                                   r"launch gaps|other) (\S+) \(", rest))
+            for h in names.values():
+                want = causes.get(h, "0.000us")
+                check(r[h] == want, f"{case}: stream {stream}: {h} {r[h]} != the footer's {want}")
+        steps = dom.tables["idle-steps-table"][1:]
+        check(len(steps) >= 4 * len(foot), f"{case}: {len(steps)} rows per step for {len(foot)} streams")
+        if case == "idle_nccl":
+            m = re.search(r"GPU 0 NCCL kernels: (\S+), (\S+) of it overlapped", text)
+            ov = dom.tables["overlap-table"][1]["cells"]
+            check(m and ov[1] == m.group(1), f"{case}: overlap table {ov}, footer {m and m.group(0)}")
+        else:
+            check("overlap-table" not in dom.ids, f"{case}: an NCCL overlap table without NCCL kernels")
+
+
 def case_energy(tool, _scen, program, tmp):
     if not program:
         print("report_energy skipped: no NVML double (CUDA's headers or NVIDIA's nvml.h are not installed)")
