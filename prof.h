@@ -5607,6 +5607,9 @@ static void prof__en_thread_stop(void) {
               written as a plain region)
      kcorr    kernel capture's correlations, sorted: [0] of the runtime calls,
               [1] of the kernels, copies and fills; a flow joins the two
+     idle     kernel capture's idle time by step and stream
+              (prof_cycle_gpu_idle), on the cycle's clock: made again when
+              a save sets that clock (prof__cycle_clock)
    Then prof__walk (below) drives a sink through the cycle. 0 when memory
    runs out (sinks then fail). */
 
