@@ -540,6 +540,10 @@ typedef struct prof_table {
                                  device and stream (prof_cycle_gpu_idle's
                                  PROF_GPU_IDLE_ALL rows), in the footer    */
     size_t    nidle;
+    size_t    path_steps;     /* kernel capture: the steps' critical paths
+                                 (prof_cycle_gpu_path), summed: host,
+                                 launch, gpu, other                        */
+    int64_t   path_ns[4];
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -814,6 +818,26 @@ typedef struct prof_gpu_idle {
 
 PROF__FN size_t prof_cycle_gpu_idle_count(const prof_cycle *c) PROF__OFF(return 0;)
 PROF__FN int    prof_cycle_gpu_idle(const prof_cycle *c, size_t i, prof_gpu_idle *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
+
+/* Kernel capture: each step's critical path, a light one over launches,
+   host waits, stream waits and the work, walked back from the step's end
+   on its thread: the thread's own time (host) back to the last host wait
+   that waited for work, then that work (gpu), and from each piece of work
+   to what it started after, by its gap's cause above: its launch call when
+   that came late (launch: from the call to the start; then the call's
+   thread), the work a stream wait held it for, else the stream's work
+   before it; other: the gaps between (a wait's return after its work, a
+   stream's gap). Clipped at the step's start: the four sum to the step's
+   length. One per step, in time order. */
+typedef struct prof_gpu_path {
+    int64_t   step;
+    uint64_t  work;           /* kernels, copies and fills on it             */
+    int64_t   host_ns, launch_ns, gpu_ns, other_ns;
+} prof_gpu_path;
+
+PROF__FN size_t prof_cycle_gpu_path_count(const prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN int    prof_cycle_gpu_path(const prof_cycle *c, size_t i, prof_gpu_path *out)
     PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 
 #if !PROF__ENABLED
@@ -3012,6 +3036,8 @@ typedef struct prof__cycle {
     size_t ngcorr, nkcorr[2];
     struct prof_gpu_idle *idle;         /* kernel capture: the idle breakdown (prof__idle_build) */
     size_t nidle;
+    struct prof_gpu_path *path;         /*   and each step's critical path */
+    size_t npath;
     prof__tclock clk;                   /* its ticks as ns since base_ns (prof__cycle_clock) */
     int64_t base_ns;                    /* the trace's baseTimeNanoseconds */
     int model;                          /* made by prof_model_new: prof_cycle_free frees it */
@@ -3447,8 +3473,10 @@ static void prof__analysis_free(prof__cycle *cy) {
     cy->parent = cy->first = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
     cy->label = NULL;
     free(cy->idle);
+    free(cy->path);
     cy->idle = NULL;
-    cy->nidle = 0;
+    cy->path = NULL;
+    cy->nidle = cy->npath = 0;
 }
 
 static void prof__en_free(struct prof__ecy *en);
@@ -5730,6 +5758,7 @@ typedef struct prof__icall { uint32_t corr; int64_t t0; long tid; } prof__icall;
    event completed, INT64_MAX: not known). */
 typedef struct prof__isync {
     int64_t t0, t1, done;
+    size_t item;                        /* a stream's wait: the work it waited for (SIZE_MAX: not known) */
     long long stream;
     long tid;
     int dev;
@@ -5839,10 +5868,10 @@ static prof__iw *prof__idle_work(const prof__cycle *cy, const int64_t *st, size_
 }
 
 /* When the work stream s of device dev had queued before time t ended:
-   the end of the last launched before t (a stream runs its work in the
-   order it was queued, so by start, w's order, is by launch); INT64_MAX
+   the index of the last launched before t (a stream runs its work in the
+   order it was queued, so by start, w's order, is by launch); SIZE_MAX
    when none of it is known. */
-static int64_t prof__idle_done(const prof__iw *w, size_t n, int dev, long long s, int64_t t) {
+static size_t prof__idle_done(const prof__iw *w, size_t n, int dev, long long s, int64_t t) {
     size_t lo = 0, hi = n;
     while (lo < hi) {                   /* the stream's first */
         size_t mid = lo + (hi - lo) / 2;
@@ -5855,7 +5884,7 @@ static int64_t prof__idle_done(const prof__iw *w, size_t n, int dev, long long s
         if (w[mid].dev == dev && w[mid].stream == s && w[mid].launch < t) lo = mid + 1;
         else hi = mid;
     }
-    return lo > a && w[lo - 1].launch != INT64_MIN ? w[lo - 1].t1 : INT64_MAX;
+    return lo > a && w[lo - 1].launch != INT64_MIN ? lo - 1 : SIZE_MAX;
 }
 
 /* The cycle's synchronisations, for the gaps: host waits (by thread; a
@@ -5883,7 +5912,8 @@ static int prof__idle_syncs(const prof__cycle *cy, const prof__icall *cl, const 
             y.dev = g->a.device;
             y.stream = g->a.stream;
             y.tid = -1;
-            y.done = rec ? prof__idle_done(w, nw, g->a.device, g->a.wait_stream, rec->t0) : INT64_MAX;
+            y.item = rec ? prof__idle_done(w, nw, g->a.device, g->a.wait_stream, rec->t0) : SIZE_MAX;
+            y.done = y.item != SIZE_MAX ? w[y.item].t1 : INT64_MAX;
             (*ws)[(*nws)++] = y;
         } else {
             const prof__icall *c = prof__idle_call(cl, cy->nact_api, g->a.correlation);
@@ -5920,8 +5950,9 @@ static int prof__idle_in_sync(const prof__ictx *x, long tid, int64_t t) {
 }
 
 /* Stream s of device dev was made to wait, by a call after `after` and by
-   `by`, for an event that completed after `end`. */
-static int prof__idle_waited(const prof__ictx *x, int dev, long long s, int64_t after, int64_t by, int64_t end) {
+   `by`, for an event that completed after `end`: that wait, or NULL. */
+static const prof__isync *prof__idle_waited(const prof__ictx *x, int dev, long long s, int64_t after, int64_t by,
+                                            int64_t end) {
     size_t lo = 0, hi = x->nws;         /* the first of the stream's after `after` (tid -1 for all) */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -5930,8 +5961,8 @@ static int prof__idle_waited(const prof__ictx *x, int dev, long long s, int64_t 
         else hi = mid;
     }
     for (; lo < x->nws && x->ws[lo].dev == dev && x->ws[lo].stream == s && x->ws[lo].t0 <= by; lo++)
-        if (x->ws[lo].done > end) return 1;
-    return 0;
+        if (x->ws[lo].done > end) return &x->ws[lo];
+    return NULL;
 }
 
 /* The gap of `gap` ns before w (after p, the stream's work before it, and
@@ -6043,22 +6074,161 @@ static int prof__idle_dev(prof__ictx *x, const prof__iw *w, size_t n, prof__iedg
     return 1;
 }
 
+/* ---- a step's critical path (prof_cycle_gpu_path), over the same records ---- */
+
+typedef struct prof__pend { int64_t t1; size_t i; } prof__pend;
+
+static int prof__pend_cmp(const void *pa, const void *pb) {
+    const prof__pend *a = (const prof__pend *)pa, *b = (const prof__pend *)pb;
+    if (a->t1 != b->t1) return a->t1 < b->t1 ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+typedef struct prof__pwalk {            /* what a walk reads */
+    const prof__ictx *x;
+    const prof__iw *w;
+    size_t nw;
+    const prof__pend *by_end;           /* w's ends, in time order */
+} prof__pwalk;
+
+static int64_t prof__clip(int64_t from, int64_t to, int64_t t0) {
+    if (from < t0) from = t0;
+    return to > from ? to - from : 0;
+}
+
+/* The work that ended last within [a, b], or SIZE_MAX. */
+static size_t prof__path_ended(const prof__pwalk *p, int64_t a, int64_t b) {
+    size_t lo = 0, hi = p->nw;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->by_end[mid].t1 <= b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && p->by_end[lo - 1].t1 >= a ? p->by_end[lo - 1].i : SIZE_MAX;
+}
+
+/* The last host wait of thread tid that began before t and ended by it, or NULL. */
+static const prof__isync *prof__path_sync(const prof__ictx *x, long tid, int64_t t) {
+    size_t lo = 0, hi = x->nhs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->hs[mid].tid < tid || (x->hs[mid].tid == tid && x->hs[mid].t0 < t)) lo = mid + 1;
+        else hi = mid;
+    }
+    while (lo && x->hs[lo - 1].tid == tid && x->hs[lo - 1].t1 > t) lo--;   /* inside one: the one before */
+    return lo && x->hs[lo - 1].tid == tid ? &x->hs[lo - 1] : NULL;
+}
+
+/* On thread tid at time t, going back to t0: its own time (host) back to
+   the last host wait that waited for work (one that ended inside it), the
+   wait's tail after that work (other); then *k is that work. 0: the walk
+   reached t0 on the thread. */
+static int prof__path_cpu(const prof__pwalk *p, long tid, int64_t *t, int64_t t0, size_t *k, prof_gpu_path *r) {
+    for (size_t guard = 0; *t > t0 && guard <= p->x->nhs; guard++) {
+        const prof__isync *s = prof__path_sync(p->x, tid, *t);
+        size_t g = s && s->t1 > t0 ? prof__path_ended(p, s->t0, s->t1) : SIZE_MAX;
+        if (!s || s->t1 <= t0) break;
+        if (g == SIZE_MAX) {            /* it waited for nothing: the thread's own time */
+            r->host_ns += prof__clip(s->t0, *t, t0);
+            *t = s->t0;
+            continue;
+        }
+        r->host_ns += prof__clip(s->t1, *t, t0);
+        r->other_ns += prof__clip(p->w[g].t1, s->t1, t0);
+        *t = p->w[g].t1;
+        *k = g;
+        return 1;
+    }
+    r->host_ns += prof__clip(t0, *t, t0);
+    *t = t0;
+    return 0;
+}
+
+/* Step [t0, t1] of the thread tid, walked back from its end: on the CPU
+   (prof__path_cpu), and on the GPU from work k to what it started after,
+   as its gap says (prof__idle_gap's rules): its launch call when it came
+   late (launch: from the call to the start; then the call's thread), the
+   work a stream wait held it for, else the stream's work before it (the
+   gap between: other). */
+static void prof__path_step(const prof__pwalk *p, long tid, int64_t t0, int64_t t1, prof_gpu_path *r) {
+    int64_t t = t1;
+    size_t k = SIZE_MAX;
+    for (size_t guard = 0; t > t0 && guard < 4 * (p->nw + p->x->nhs) + 8; guard++) {
+        if (k == SIZE_MAX) {
+            if (!prof__path_cpu(p, tid, &t, t0, &k, r)) return;
+            continue;
+        }
+        const prof__iw *q = &p->w[k];
+        int64_t end = t < q->t1 ? t : q->t1;
+        r->other_ns += prof__clip(end, t, t0);
+        r->gpu_ns += prof__clip(q->t0, end, t0);
+        r->work++;
+        t = q->t0 > t0 ? q->t0 : t0;
+        if (t <= t0) return;
+        const prof__iw *b = k && q[-1].dev == q->dev && q[-1].stream == q->stream ? &q[-1] : NULL;
+        const prof__isync *y = b ? prof__idle_waited(p->x, q->dev, q->stream, b->launch,
+                                                     q->launch != INT64_MIN ? q->launch : q->t0, b->t1) : NULL;
+        if (q->launch != INT64_MIN && (!b || q->launch > b->t1)) {
+            int64_t at = q->launch < t ? q->launch : t;
+            r->launch_ns += prof__clip(at, t, t0);
+            t = at;
+            tid = q->tid;
+            k = SIZE_MAX;
+        } else if (y && y->item != SIZE_MAX && p->w[y->item].t1 <= t) {
+            r->other_ns += prof__clip(p->w[y->item].t1, t, t0);
+            t = p->w[y->item].t1;
+            k = y->item;
+        } else if (b) {
+            int64_t at = b->t1 < t ? b->t1 : t;
+            r->other_ns += prof__clip(at, t, t0);
+            t = at;
+            k--;
+        } else {
+            break;
+        }
+    }
+    r->other_ns += prof__clip(t0, t, t0);   /* nothing known before it */
+}
+
+/* Every step's critical path into cy->path. 0 when memory runs out. */
+static int prof__path_build(prof__cycle *cy, const prof__ictx *x, const prof__iw *w, size_t nw, const int64_t *st,
+                            const long *tids) {
+    prof__pend *by_end = (prof__pend *)malloc((nw + 1) * sizeof *by_end);
+    prof_gpu_path *out = (prof_gpu_path *)calloc(x->nst + 1, sizeof *out);
+    if (!by_end || !out) { free(by_end); free(out); return 0; }
+    for (size_t i = 0; i < nw; i++) by_end[i].t1 = w[i].t1, by_end[i].i = i;
+    if (nw) qsort(by_end, nw, sizeof *by_end, prof__pend_cmp);
+    prof__pwalk p = { x, w, nw, by_end };
+    for (size_t s = 0; s < x->nst; s++) {
+        out[s].step = x->num[s];
+        prof__path_step(&p, tids[s], st[2 * s], st[2 * s + 1], &out[s]);
+    }
+    free(by_end);
+    cy->path = out;
+    cy->npath = x->nst;
+    return 1;
+}
+
 /* prof_cycle_gpu_idle's rows of the cycle, into cy->idle (again: the
    clock a save refines). 0 when memory runs out. */
 static int prof__idle_build(prof__cycle *cy) {
     size_t nst = 0, nw = 0;
     int oom = 0;
     free(cy->idle);
+    free(cy->path);
     cy->idle = NULL;
-    cy->nidle = 0;
+    cy->path = NULL;
+    cy->nidle = cy->npath = 0;
     if (cy->nact <= cy->nact_api) return 1;
     for (size_t i = 0; i < cy->n; i++) nst += cy->ev[i].kind == PROF__K_STEP;
     int64_t *st = (int64_t *)malloc((3 * nst + 1) * sizeof *st);
-    if (!st) return 0;
+    long *tids = (long *)malloc((nst + 1) * sizeof *tids);
+    if (!st || !tids) { free(st); free(tids); return 0; }
     for (size_t i = 0, k = 0; i < cy->n; i++)   /* one thread's steps: in time order */
         if (cy->ev[i].kind == PROF__K_STEP) {
             st[2 * k] = prof__tclock_ns(&cy->clk, cy->ev[i].t0);
             st[2 * k + 1] = prof__tclock_ns(&cy->clk, cy->ev[i].t1);
+            tids[k] = cy->ev[i].th < cy->nth ? cy->th[cy->ev[i].th].tid : 0;
             st[2 * nst + k++] = cy->ev[i].aux;
         }
     prof__icall *calls = NULL;
@@ -6078,10 +6248,22 @@ static int prof__idle_build(prof__cycle *cy) {
         ok = prof__idle_dev(&x, w + a, b - a, e);
     }
     if (ok && x.nout) qsort(x.out, x.nout, sizeof *x.out, prof__idle_cmp);
-    free(st); free(calls); free(w); free(e); free(x.acc); free(hs); free(ws);
+    ok = ok && prof__path_build(cy, &x, w, nw, st, tids);
+    free(st); free(tids); free(calls); free(w); free(e); free(x.acc); free(hs); free(ws);
     if (!ok) { free(x.out); return 0; }
     cy->idle = x.out;
     cy->nidle = x.nout;
+    return 1;
+}
+
+size_t prof_cycle_gpu_path_count(const prof_cycle *c) { return c ? c->npath : 0; }
+
+int prof_cycle_gpu_path(const prof_cycle *c, size_t i, prof_gpu_path *out) {
+    if (!c || i >= c->npath) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    *out = c->path[i];
     return 1;
 }
 
@@ -10363,6 +10545,12 @@ PROF__COLD static int prof__idle_table(const prof__cycle *c, prof_table *out) {
     if (!(out->idle = (prof_gpu_idle *)malloc(n * sizeof *out->idle))) return 0;
     for (size_t i = 0; i < c->nidle; i++)
         if (c->idle[i].step == PROF_GPU_IDLE_ALL) out->idle[out->nidle++] = c->idle[i];
+    for (size_t i = 0; i < c->npath; i++) {
+        const prof_gpu_path *p = &c->path[i];
+        out->path_ns[0] += p->host_ns, out->path_ns[1] += p->launch_ns;
+        out->path_ns[2] += p->gpu_ns, out->path_ns[3] += p->other_ns;
+    }
+    out->path_steps = c->npath;
     return 1;
 }
 
@@ -10569,7 +10757,8 @@ PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c
 
 /* The footer's idle time: each stream's busy share of its span (from its
    first work to its last) and its idle time by cause; each device's NCCL
-   kernels and the share of their time that compute kernels overlapped. */
+   kernels and the share of their time that compute kernels overlapped;
+   the steps' critical path, by part. */
 PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
     static const char *const what[5] = { "host late", "host in a sync", "waiting on an event", "launch gaps",
                                          "other" };
@@ -10597,6 +10786,16 @@ PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
         }
         fputc('\n', f);
     }
+    if (!t->path_steps) return;
+    static const char *const part[4] = { "host", "launch", "GPU work", "other" };
+    int64_t sum = t->path_ns[0] + t->path_ns[1] + t->path_ns[2] + t->path_ns[3];
+    fprintf(f, "Critical path of the %zu step%s:", t->path_steps, t->path_steps == 1 ? "" : "s");
+    for (int k = 0; k < 4; k++) {
+        prof__fmt_time(a, sizeof a, (double)t->path_ns[k]);
+        prof__fmt_share(b, sizeof b, t->path_ns[k], sum);
+        fprintf(f, "%s %s %s (%s)", k ? "," : "", part[k], a, b);
+    }
+    fputc('\n', f);
 }
 
 PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {

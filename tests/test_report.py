@@ -360,14 +360,15 @@ def case_gpu(tool, _scen, cupti, tmp):
 
 
 def case_idle(tool, _scen, program, tmp):
-    """The GPU view's idle time is prof table's footer, cell for cell: the
-    idle test program's engines (tests/gpu/idle_test.c) that wait on an
-    event, synchronise, and run an NCCL kernel beside compute."""
+    """The GPU view's idle time is prof table's footer, cell for cell, and
+    its critical paths the run's: the idle test program's engines
+    (tests/gpu/idle_test.c) that wait on an event, synchronise, and run an
+    NCCL kernel beside compute."""
     if not program:
         print("report_idle skipped: no CUPTI double (CUDA's headers are not installed)")
         sys.exit(77)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
-    for case in ("idle_sync_event", "idle_sync_host", "idle_nccl"):
+    for case in ("idle_sync_event", "idle_sync_host", "idle_path", "idle_nccl"):
         p = subprocess.run([program, case, "run"], cwd=tmp, capture_output=True, text=True, timeout=120, env=env)
         check(p.returncode == 0, f"{case}: {p.stderr}")
         text = run([tool, "table", "idle.json"], tmp).stdout
@@ -391,6 +392,12 @@ def case_idle(tool, _scen, program, tmp):
                 check(r[h] == want, f"{case}: stream {stream}: {h} {r[h]} != the footer's {want}")
         steps = dom.tables["idle-steps-table"][1:]
         check(len(steps) >= 4 * len(foot), f"{case}: {len(steps)} rows per step for {len(foot)} streams")
+        want = [json.loads(line)["path"] for line in open(os.path.join(tmp, "truth.jsonl")) if '"path"' in line]
+        fmt = lambda v: f"{v / 1e6:.3f}ms" if v >= 1e6 else f"{v / 1e3:.3f}us"
+        cells = [r["cells"] for r in dom.tables["path-table"][1:]]
+        check([[c[0], c[2].split()[0], c[4].split()[0], c[6]] for c in cells] ==
+              [[str(r["step"]), fmt(r["host"]), fmt(r["gpu"]), str(r["work"])] for r in want],
+              f"{case}: path-table {cells} != the run's {want}")
         if case == "idle_nccl":
             m = re.search(r"GPU 0 NCCL kernels: (\S+), (\S+) of it overlapped", text)
             ov = dom.tables["overlap-table"][1]["cells"]

@@ -21,6 +21,12 @@ truth.jsonl (each row of prof_cycle_gpu_idle). Checked:
     after each launch) or wait (a stream waits for another's event);
     communicating, NCCL's kernel ran
     beside compute for >= 90% of its time;
+  * each step's critical path (prof_cycle_gpu_path) is exactly the walk
+    its comment describes, here over idle.json's events, and sums to the
+    step; the host's own time is >= 90% of it where the host never waits
+    for the GPU, the GPU's work its largest part where the host waits for
+    each kernel (idle_path: a step's three producers and the consumer the
+    host waited for, through the stream's wait for the last producer);
   * prof table of idle.json and of idle.pftrace prints the live footer;
   * HTA (the readers' venv) on idle.json: get_idle_time_breakdown's
     host_wait (our host + sync), kernel_wait (launch) and other (wait +
@@ -49,7 +55,7 @@ def ns(us):
 def expected(trace):
     """The breakdown's rows, from the trace's events: {(step, stream): row}."""
     ev = trace["traceEvents"]
-    steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]) + 1, int(e["name"][13:]))
+    steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]) + 1, int(e["name"][13:]), e["tid"])
                    for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
     launch, thread = {}, {}
     for e in ev:
@@ -59,7 +65,7 @@ def expected(trace):
                 launch[c], thread[c] = ns(e["ts"]), e["tid"]
 
     def step_of(t):
-        for t0, t1, n in steps:
+        for t0, t1, n, _tid in steps:
             if t0 <= t < t1:
                 return n
         return -1
@@ -86,7 +92,8 @@ def expected(trace):
             before = [w for w in work if w["dev"] == a["device"] and w["stream"] == a["wait_on_stream"] and
                       w["launch"] is not None and rec is not None and w["launch"] < rec]
             done = max(w["t1"] for w in before) if before else float("inf")
-            waits.append(dict(dev=a["device"], stream=a["stream"], t0=ns(e["ts"]), done=done))
+            waits.append(dict(dev=a["device"], stream=a["stream"], t0=ns(e["ts"]), done=done,
+                              on=(a["device"], a["wait_on_stream"], rec)))
         elif a["correlation"] in thread:
             host_syncs.append(dict(tid=thread[a["correlation"]], t0=ns(e["ts"]), t1=ns(e["ts"]) + ns(e["dur"])))
 
@@ -127,7 +134,91 @@ def expected(trace):
             r["comm"] = union([w for w in ws if w["comm"]])
             r["comp"] = union([w for w in ws if w["comp"]])
             r["overlap"] = r["comm"] + r["comp"] - union([w for w in ws if w["comm"] or w["comp"]])
-    return rows
+    return rows, paths(work, host_syncs, waits, steps)
+
+
+def clip(a, b, t0):
+    return max(0, b - max(a, t0))
+
+
+def paths(work, host_syncs, waits, steps):
+    """Each step's critical path, walked back from its end as prof.h's
+    comment (>>api-gpu, prof_gpu_path) says."""
+    w = sorted(work, key=lambda x: (x["dev"], x["stream"], x["t0"], x["t1"]))
+    by_end = sorted(range(len(w)), key=lambda i: (w[i]["t1"], i))
+    for y in waits:
+        dev, stream, rec = y["on"]
+        ws = [i for i, x in enumerate(w) if x["dev"] == dev and x["stream"] == stream and x["launch"] is not None and
+              rec is not None and x["launch"] < rec]
+        y["item"] = ws[-1] if ws else None
+    waits = sorted(waits, key=lambda y: (y["dev"], y["stream"], y["t0"]))
+    syncs = sorted(host_syncs, key=lambda y: (y["tid"], y["t0"]))
+
+    def ended(a, b):
+        last = [i for i in by_end if w[i]["t1"] <= b]
+        return last[-1] if last and w[last[-1]]["t1"] >= a else None
+
+    def last_sync(tid, t):
+        mine = [y for y in syncs if y["tid"] == tid and y["t0"] < t]
+        while mine and mine[-1]["t1"] > t:
+            mine.pop()
+        return mine[-1] if mine else None
+
+    def waited(q, b):
+        by = q["launch"] if q["launch"] is not None else q["t0"]
+        after = b["launch"] if b["launch"] is not None else -float("inf")
+        for y in waits:
+            if y["dev"] == q["dev"] and y["stream"] == q["stream"] and after < y["t0"] <= by and y["done"] > b["t1"]:
+                return y
+        return None
+
+    out = []
+    for t0, t1, n, tid in steps:
+        r = dict(step=n, work=0, host=0, launch=0, gpu=0, other=0)
+        t, k = t1, None
+        while t > t0:
+            if k is None:
+                y = last_sync(tid, t)
+                if y is None or y["t1"] <= t0:
+                    r["host"] += clip(t0, t, t0)
+                    t = t0
+                    break
+                g = ended(y["t0"], y["t1"])
+                if g is None:
+                    r["host"] += clip(y["t0"], t, t0)
+                    t = y["t0"]
+                    continue
+                r["host"] += clip(y["t1"], t, t0)
+                r["other"] += clip(w[g]["t1"], y["t1"], t0)
+                t, k = w[g]["t1"], g
+                continue
+            q = w[k]
+            end = min(t, q["t1"])
+            r["other"] += clip(end, t, t0)
+            r["gpu"] += clip(q["t0"], end, t0)
+            r["work"] += 1
+            t = max(q["t0"], t0)
+            if t <= t0:
+                break
+            b = w[k - 1] if k and (w[k - 1]["dev"], w[k - 1]["stream"]) == (q["dev"], q["stream"]) else None
+            y = waited(q, b) if b else None
+            if q["launch"] is not None and (b is None or q["launch"] > b["t1"]):
+                at = min(q["launch"], t)
+                r["launch"] += clip(at, t, t0)
+                t, tid, k = at, q["tid"], None
+            elif y is not None and y["item"] is not None and w[y["item"]]["t1"] <= t:
+                r["other"] += clip(w[y["item"]]["t1"], t, t0)
+                t, k = w[y["item"]]["t1"], y["item"]
+            elif b is not None:
+                at = min(b["t1"], t)
+                r["other"] += clip(at, t, t0)
+                t, k = at, k - 1
+            else:
+                break
+        r["other"] += clip(t0, t, t0)
+        check(sum(r[c] for c in ("host", "launch", "gpu", "other")) == t1 - t0, f"step {n}'s path {r} != {t1 - t0} ns")
+        out.append(r)
+    return out
 
 
 def union(ws):
@@ -140,7 +231,7 @@ def union(ws):
 
 
 def footer(text):
-    return [line for line in text.splitlines() if re.match(r"GPU \d+ (stream -?\d+|NCCL kernels)", line)]
+    return [line for line in text.splitlines() if re.match(r"GPU \d+ (stream -?\d+|NCCL kernels)|Critical path", line)]
 
 
 def hta(trace_path, case, rows):
@@ -189,15 +280,28 @@ def main():
     env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
     p = subprocess.run([program, case, "run"], env=env, capture_output=True, text=True, timeout=600)
     check(p.returncode == 0, f"{case} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-    got = {}
+    got, path = {}, []
     for line in open("truth.jsonl"):
         d = json.loads(line)
         if "idle" in d:
             r = d["idle"]
             got[(r.pop("step"), r.pop("device"), r.pop("stream"))] = r
+        elif "path" in d:
+            path.append(d["path"])
     with open("idle.json") as f:
         trace = json.load(f)
-    want = expected(trace)
+    want, want_path = expected(trace)
+    check(path == want_path, f"{case}: critical paths {path} != the trace's {want_path}")
+    parts = {c: sum(r[c] for r in path) for c in ("host", "launch", "gpu", "other")}
+    # the path's largest part: the host's own time where the host never waits
+    # for the GPU; the GPU's work where it waits for each kernel
+    big = "gpu" if case in ("idle_sync_host", "idle_path") else "host"
+    if case == "idle_path":             # each step's three producers, then the last consumer, which the host waited for
+        check([r["work"] for r in path] == [4] * 4, f"{case}: the paths' work {path}")
+    check(max(parts, key=parts.get) == big, f"{case}: the critical path's largest part is not {big}: {parts}")
+    if big == "host":
+        check(parts["host"] >= 0.9 * sum(parts.values()), f"{case}: critical path {parts}")
+    print(f"{case}: critical path " + ", ".join(f"{c} {v}" for c, v in parts.items()))
     check(set(got) == set(want), f"{case}: rows {sorted(got)} != {sorted(want)}")
     for k in sorted(want):
         check(got[k] == want[k], f"{case}: row {k}: {got[k]} != the trace's {want[k]}")
@@ -219,7 +323,7 @@ def main():
     else:
         check(dev["comm"] == 0 and dev["overlap"] == 0, f"{case}: no NCCL kernel, yet {dev}")
     live = footer(open("table.txt").read())
-    check(len(live) == len(streams) + (case == "idle_nccl"), f"{case}: the live footer {live}")
+    check(len(live) == len(streams) + (case == "idle_nccl") + 1, f"{case}: the live footer {live}")
     for path in ("idle.json", "idle.pftrace"):
         q = subprocess.run([tool, "table", path], capture_output=True, text=True, timeout=120)
         check(q.returncode == 0, f"prof table {path}: {q.stderr}")

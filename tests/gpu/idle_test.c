@@ -1,16 +1,18 @@
-/* The idle-time breakdown (prof_cycle_gpu_idle, the table's footer) on the
-   simulated GPU with the CUPTI double, for engines built to be host-bound
-   (the host launches slower than the kernels run), GPU-bound (the host
-   queues far ahead, the device runs kernels 2 us apart), sync-bound (the
-   host synchronises the stream after each launch; or a stream waits for
-   another's event, cudaStreamWaitEvent) and communicating (an NCCL kernel
+/* The idle-time breakdown (prof_cycle_gpu_idle, the table's footer) and
+   the steps' critical paths (prof_cycle_gpu_path) on the simulated GPU
+   with the CUPTI double, for engines built to be host-bound (the host
+   launches slower than the kernels run), GPU-bound (the host queues far
+   ahead, the device runs kernels 2 us apart), sync-bound (the host
+   synchronises the stream after each launch; or a stream waits for
+   another's event, cudaStreamWaitEvent; idle_path: that pipeline, then
+   the host waits for its last stream) and communicating (an NCCL kernel
    on its own stream beside compute kernels). Each launch, event record
    and synchronisation becomes CUPTI's records, as cupti_test.c makes
    them. Four recorded steps (one of warm-up before them), saved as
    idle.json and idle.pftrace, the live table's text as table.txt, and
-   each row of prof_cycle_gpu_idle as a truth line; tests/gpu/check_idle.py
-   checks them against the trace's own events, prof table of both files
-   and HTA's breakdowns.
+   each row of prof_cycle_gpu_idle and prof_cycle_gpu_path as a truth
+   line; tests/gpu/check_idle.py checks them against the trace's own
+   events, prof table of both files and HTA's breakdowns.
    FAKE_CUPTI_LIB: the double's path (CMake gives it). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L         /* setenv */
@@ -174,6 +176,14 @@ static void ready(const prof_cycle *c, void *user) {
               (long long)r.host_ns, (long long)r.sync_ns, (long long)r.wait_ns, (long long)r.launch_ns, (long long)r.other_ns, (long long)r.comm_ns,
               (long long)r.comp_ns, (long long)r.overlap_ns);
     }
+    for (size_t i = 0; i < prof_cycle_gpu_path_count(c); i++) {
+        prof_gpu_path r;
+        prof_cycle_gpu_path(c, i, &r);
+        truth("{\"path\": {\"step\": %lld, \"work\": %llu, \"host\": %lld, \"launch\": %lld, \"gpu\": %lld, "
+              "\"other\": %lld}}",
+              (long long)r.step, (unsigned long long)r.work, (long long)r.host_ns, (long long)r.launch_ns,
+              (long long)r.gpu_ns, (long long)r.other_ns);
+    }
 }
 
 /* Six steps: step 0 warms up, 1-4 are recorded (one cycle), 5 is not. */
@@ -204,6 +214,15 @@ static void step_work(const char *name, int step) {
             sync_on(streams[1], event);
             launch("_Z7consumePf", streams[1], 50000);
         }
+    } else if (!strcmp(name, "idle_path")) {   /* idle_sync_event's pipeline, then the host waits for it */
+        PROF_SCOPE("pipeline");
+        for (int i = 0; i < 3; i++) {
+            launch("_Z7producePf", streams[0], 300000);
+            record(event, streams[0]);
+            sync_on(streams[1], event);
+            launch("_Z7consumePf", streams[1], 50000);
+        }
+        sync_on(streams[1], NULL);
     } else {                                    /* idle_nccl: an all-reduce beside the compute */
         PROF_SCOPE("layer");
         launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", streams[1], 300000);
@@ -215,7 +234,7 @@ static void step_work(const char *name, int step) {
 
 static int run(const char *name) {
     if (strcmp(name, "idle_host") && strcmp(name, "idle_gpu") && strcmp(name, "idle_nccl") &&
-        strcmp(name, "idle_sync_host") && strcmp(name, "idle_sync_event"))
+        strcmp(name, "idle_sync_host") && strcmp(name, "idle_sync_event") && strcmp(name, "idle_path"))
         return 2;
     prof_config cfg;
     memset(&cfg, 0, sizeof cfg);

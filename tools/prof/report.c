@@ -12,8 +12,9 @@
      flame      the regions merged by call path, per thread (an icicle)
      gpu        kernels by time, kernel time per CPU region, launch delays,
                 copies by direction; with kernel capture why each stream
-                sat idle, per step, and NCCL's kernels against compute
-                (prof table's footer: prof_cycle_gpu_idle)
+                sat idle, per step, NCCL's kernels against compute, each
+                step's critical path (prof table's footer:
+                prof_cycle_gpu_idle, prof_cycle_gpu_path)
      memory     allocated bytes over time per device, the peak and the
                 region at it, what was allocated and not freed
      ranks      given several traces, each rank's step times
@@ -697,6 +698,18 @@ static void put_idle(const prof_cycle *cy) {
         put(i ? ",[" : "[");
         put_i(v[0]);
         put_ints(v + 1, 12);
+        put("]");
+    }
+    put("]");
+    key("path", 0);                     /* each step's critical path: [step, work, host, launch, gpu, other] */
+    put("[");
+    for (size_t i = 0; i < prof_cycle_gpu_path_count(cy); i++) {
+        prof_gpu_path r;
+        prof_cycle_gpu_path(cy, i, &r);
+        const int64_t v[6] = { r.step, (int64_t)r.work, r.host_ns, r.launch_ns, r.gpu_ns, r.other_ns };
+        put(i ? ",[" : "[");
+        put_i(v[0]);
+        put_ints(v + 1, 5);
         put("]");
     }
     put("]");

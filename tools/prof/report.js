@@ -432,6 +432,18 @@ function viewGpu() {
       { id: "copies-table" }));
   }
   if (G.idle && G.idle.length) kids.push(...idleViews(G.idle));
+  if (G.path && G.path.length) {
+    kids.push(el("h3", {}, "Critical path of each step"));
+    kids.push(el("p", { class: "note" }, "Walked back from the step's end: the host's own time back to the last " +
+      "synchronisation that waited for work, that work, and from each piece of work to what it started after: its " +
+      "launch call when that came late (launch), the work a stream wait held it for, or the stream's work before it; " +
+      "other: the gaps between."));
+    kids.push(sortableTable(["Step", "Length", "Host", "Launch", "GPU work", "Other", "Kernels on it"],
+      G.path.map(r => {
+        const len = r[2] + r[3] + r[4] + r[5];
+        return [r[0], fmtNs(len)].concat(r.slice(2, 6).map(v => `${fmtNs(v)} (${pct(v, len)})`), [r[1]]);
+      }), { id: "path-table" }));
+  }
   section("gpu", "GPU", kids);
 }
 
