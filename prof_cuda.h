@@ -102,7 +102,7 @@ static struct {
     struct { uint32_t ctx, id, n; uint32_t corr[PROF__CUPTI_RECS], stream[PROF__CUPTI_RECS]; } ev[PROF__CUPTI_EVENTS];
     struct { uint32_t ctx, dev; } ctx[PROF__CUPTI_CTXS];
     int nctx;
-    int sync_off;                       /* synchronisations are not recorded (said once) */
+    int sync_off;                       /* synchronisations refused: not recorded, not asked again */
 } prof__cupti;
 static int prof__cupti_parsing;         /* atomic: a completed buffer is being read */
 
@@ -400,7 +400,8 @@ static int prof__cupti_on(void) {
             prof__cupti_say("cuptiActivityEnable", r);
             return 0;
         }
-    for (size_t i = PROF__CUPTI_NEEDED; i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0]; i++)
+    for (size_t i = PROF__CUPTI_NEEDED; !prof__cupti.sync_off && i < sizeof prof__cupti_kinds / sizeof prof__cupti_kinds[0];
+         i++)
         if ((r = prof__cupti.enable(prof__cupti_kinds[i])) != CUPTI_SUCCESS) {
             const char *why = "unknown error";
             char line[512];
@@ -408,7 +409,8 @@ static int prof__cupti_on(void) {
             if (prof__cupti.result_string) prof__cupti.result_string(r, &why);
             snprintf(line, sizeof line, "CUPTI: cuptiActivityEnable of synchronisations failed: %s; kernels are "
                      "captured, synchronisations (cuda_sync) are not", why);
-            if (!prof__cupti.sync_off++) prof_gpu_say(line);
+            prof__cupti.sync_off = 1;       /* not asked again: the line stays true */
+            prof_gpu_say(line);
             break;
         }
     __atomic_store_n(&prof__cupti.on, 1, __ATOMIC_RELEASE);

@@ -103,7 +103,8 @@ for rank, pid, t in ((0, 16203, (119992.796, 120254.948, 124829.138, 124830.541,
         '  "traceEvents": [\n%s\n  ]\n}' % (rank, rank, ",".join(ev)))
 
 # A rank with a GPU, in the shape prof.h writes: device 0 labelled, a kernel,
-# an annotation, a flow from the launch to the kernel, a counter, escapes.
+# an annotation, a flow from the launch to the kernel, a synchronisation, a
+# counter, escapes.
 GPU = (
     '{"schemaVersion":1,"deviceProperties":[{"id":0,"name":"Fake GPU","totalGlobalMem":1024}],'
     '"distributedInfo":{"rank":1,"world_size":2},"baseTimeNanoseconds":1700000000000000000,'
@@ -114,6 +115,9 @@ GPU = (
     '{"ph":"s","cat":"ac2g","name":"ac2g","id":7,"pid":77,"tid":77,"ts":10.5},'
     '{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":12.25,"dur":30,"args":{"correlation":7}},'
     '{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":7,"pid":0,"tid":7,"ts":12.25},'
+    '{"ph":"X","cat":"cuda_sync","name":"Event Sync","pid":0,"tid":999999,"ts":13,"dur":29,"args":{'
+    '"cuda_sync_kind":"Event Sync","wait_on_stream":7,"wait_on_cuda_event_record_corr_id":7,'
+    '"wait_on_cuda_event_id":1,"stream":-1,"correlation":8,"device":0,"context":1}},'
     '{"ph":"X","cat":"gpu_user_annotation","name":"step","pid":0,"tid":8,"ts":12,"dur":31},'
     '{"ph":"b","cat":"async","name":"io","id":-3,"pid":77,"tid":77,"ts":1e1},'
     '{"ph":"i","s":"p","cat":"prof_sync","name":"prof_sync","pid":77,"tid":77,"ts":5.000,"args":{"sync":0}},'

@@ -170,11 +170,12 @@ def nearest(by_corr, k, cpus):
 
 
 def check_tracks(ev):
-    """On each GPU track (pid, tid of a kernel or GPU region), X events
-    nest or follow one another: none overlaps another partially."""
+    """On each GPU track (pid, tid of a kernel, GPU region or
+    synchronisation), X events nest or follow one another: none overlaps
+    another partially."""
     tracks = {}
     for e in ev:
-        if e.get("ph") == "X" and e.get("cat") in GPU_CATS + ("gpu_user_annotation",):
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS + ("gpu_user_annotation", "cuda_sync"):
             tracks.setdefault((e["pid"], e["tid"]), []).append((ns(e["ts"]), -ns(e["dur"]), e["name"]))
     for key, xs in tracks.items():
         open_ = []

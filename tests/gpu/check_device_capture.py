@@ -6,7 +6,8 @@ recorded steps is in the trace with its launch call and flow
 (check_cupti.py's checks), the cuBLAS GEMMs' calls included (cuda_driver,
 or cuda_runtime where cuBLAS launched through the runtime), each inside its
 region; the graph instantiated before any window has its 3 kernels per
-recorded step, with graph ids. Prints what it found."""
+recorded step, with graph ids; each recorded step's cudaStreamSynchronize
+is a Stream Sync (cuda_sync) inside its call. Prints what it found."""
 import collections
 import json
 import os
@@ -40,6 +41,17 @@ def main():
     check(own == n * t["own"], f"{own} kernels of region own")
     gemm = sum(v for (r, _, _), v in where.items() if r == "gemm")
     check(gemm >= n * t["gemms"], f"{gemm} kernels under gemm, fewer than {n * t['gemms']} GEMMs")
+    # each recorded step's cudaStreamSynchronize is a Stream Sync (cuda_sync),
+    # under its call's correlation, inside it, on the kernels' stream
+    syncs = {e["args"]["correlation"]: e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_sync"}
+    waits = [c for c in calls if c["name"] == "cudaStreamSynchronize"]
+    check(len(waits) == n, f"{len(waits)} cudaStreamSynchronize calls, not {n}")
+    streams = {k["args"]["stream"] for k in gpu}
+    for c in waits:
+        y = syncs.get(c["args"]["correlation"])
+        check(y is not None and y["name"] == "Stream Sync" and y["args"]["stream"] in streams
+              and c["ts"] <= y["ts"] and y["ts"] + y["dur"] <= c["ts"] + c["dur"] + 0.002,
+              f"cudaStreamSynchronize {c['args']['correlation']}: its cuda_sync {y}")
     drivers = sum(1 for c in calls if c["cat"] == "cuda_driver")
     print(f"device capture: {len(gpu)} GPU events, every one with its call; {drivers} cuda_driver calls; "
           f"by region and call: " + ", ".join(f"{r}/{c}:{v}" for (r, _, c), v in sorted(where.items())))

@@ -811,6 +811,13 @@ def case_cupti_sync(backend, program):
     check_case(p, read_truth)
 
 
+def case_cupti_sync_refused(backend, program):
+    """cupti_sync where CUPTI refuses the synchronisation kind (its 6th
+    enable): one line says so, kernels are still captured, no cuda_sync."""
+    from check_sync import check_refused
+    check_refused(run(program, "cupti_sync_refused", FAKE_CUPTI_FAIL_ENABLE="6"), read_truth, stderr_lines)
+
+
 def case_cupti_drops(backend, program):
     """More than the buffers hold, and one record without a timestamp:
     every record is in the trace or counted in prof_gpu_dropped_activities,

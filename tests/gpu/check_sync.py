@@ -24,7 +24,8 @@ event, as Kineto writes it:
     (16), none of the steps outside the window.
 The .pftrace says the same (tests/pftrace.py); HTA parses the trace without
 error, its cuda_sync rows carrying the wait columns its critical path
-reads, and its kernel and idle-time breakdowns run on it."""
+reads, its kernel and idle-time breakdowns run on it, and its critical path
+of each step has the 5 sync edges the waits make."""
 import collections
 import json
 import os
@@ -42,6 +43,8 @@ def ns(us):
 
 
 def check_json(d, truth):
+    from check_cupti import check_trace
+    check_trace(d, launches=9)          # the kernels as every capture case's, no track overlapping partially
     ev = d["traceEvents"]
     syncs = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_sync"]
     calls = {e["args"]["correlation"]: e for e in ev if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"}
@@ -149,6 +152,19 @@ def check_hta(json_path):
           f"HTA's wait columns: {ev[['wait_on_stream', 'wait_on_cuda_event_record_corr_id']].values.tolist()}")
     linked = (rows["index_correlation"] >= 0).sum() if "index_correlation" in rows else 12
     check(linked == 12, f"HTA linked {linked} of 12 cuda_sync rows to their calls")
+    # HTA's critical path of each step: a sync edge per wait, GPU to CPU for
+    # the event's, the stream's and (one per stream) the device's, kernel to
+    # kernel for the stream made to wait
+    import logging
+    import warnings
+    from hta.analyzers.critical_path_analysis import CPEdgeType
+    logging.disable(logging.WARNING)
+    warnings.simplefilter("ignore")
+    ta = TraceAnalysis(trace_dir=os.path.abspath("hta"), include_last_profiler_step=True)
+    for step in range(3):
+        cp, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=step)
+        n = sum(1 for e in cp.edges(data=True) if e[2]["object"].type == CPEdgeType.SYNC_DEPENDENCY)
+        check(ok and n == 5, f"HTA's critical path of step {step}: ok {ok}, {n} sync edges, not 5")
 
 
 def check_case(p, read_truth):
@@ -167,3 +183,19 @@ def check_case(p, read_truth):
     check_hta("sync.1.json")
     print(f"cupti_sync: {len(syncs)} cuda_sync events, each at its time with its call's flow; "
           f"{sum(1 for e in syncs if 'wait_on_stream' in e['args'])} on an event, each with its record's")
+
+
+def check_refused(p, read_truth, stderr_lines):
+    """CUPTI refused SYNCHRONIZATION: one line, asked once only; the
+    kernels in the trace, no synchronisation taken or written."""
+    lines = stderr_lines(p)
+    check(lines == ["prof: CUPTI: cuptiActivityEnable of synchronisations failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES "
+                    "(fake); kernels are captured, synchronisations (cuda_sync) are not"], f"stderr {p.stderr}")
+    taken = read_truth()["taken"][0]["taken"]
+    check(taken["syncs"] == 0 and taken["records"] == 0, f"CUPTI took {taken}")
+    with open("sync.1.json") as f:
+        ev = json.load(f)["traceEvents"]
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    check(len(kernels) == 9 and not [e for e in ev if e.get("cat") == "cuda_sync"],
+          f"{len(kernels)} kernels, {sum(1 for e in ev if e.get('cat') == 'cuda_sync')} cuda_sync events")
+    print("cupti_sync_refused: one line; 9 kernels captured, no synchronisation")

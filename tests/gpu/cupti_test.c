@@ -695,7 +695,7 @@ static int case_sync(void) {
 }
 
 static int run(const char *name) {
-    if (!strcmp(name, "cupti_sync")) return case_sync();
+    if (!strcmp(name, "cupti_sync") || !strcmp(name, "cupti_sync_refused")) return case_sync();
     if (!strcmp(name, "cupti_driver")) return case_driver();
     if (!strcmp(name, "cupti_windows")) return case_windows(1);
     if (!strcmp(name, "cupti_windows_nowarmup")) return case_windows(0);

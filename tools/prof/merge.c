@@ -44,7 +44,8 @@
        pid    the CPU processes of rank r become pid r; GPU device d of rank r
               becomes pid 1000 + 100 r + d. A pid is a GPU's when a
               process_labels event labels it "GPU..." or when an X event on it
-              has cat gpu_user_annotation, kernel, gpu_memcpy or gpu_memset.
+              has cat gpu_user_annotation, kernel, gpu_memcpy, gpu_memset or
+              cuda_sync.
        id     flow events (s, t, f) and async events (b, n, e, S, T, p, F)
               with an integer id get id * 1000 + r, unique across ranks; the
               last three digits say the rank.

@@ -613,10 +613,11 @@ int span_same(span a, span b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
 
 int is_meta(const event *ev) { return is_str(ev->f[F_PH], "M"); }
 
-/* An X event of this category is a GPU's (Kineto's categories). */
+/* An X event of this category is a GPU's (Kineto's categories; a
+   synchronisation, cuda_sync, is drawn on its device). */
 int is_gpu_cat(span cat) {
     return is_str(cat, "gpu_user_annotation") || is_str(cat, "kernel") || is_str(cat, "gpu_memcpy") ||
-           is_str(cat, "gpu_memset");
+           is_str(cat, "gpu_memset") || is_str(cat, "cuda_sync");
 }
 
 /* The absolute time in ns of an event with this ts, when ts is a number
@@ -688,7 +689,7 @@ static int model_gpu(trace *t, const event *ev, prof_cycle *c, int64_t tid, int6
     span cat = ev->f[F_CAT];
     int runtime = is_str(cat, "cuda_runtime") || is_str(cat, "cuda_driver") || is_str(cat, "hip_runtime");
     int sync = is_str(cat, "cuda_sync");
-    if (!runtime && !sync && !is_gpu_cat(cat)) return 0;
+    if (!runtime && !is_gpu_cat(cat)) return 0;
     int64_t corr = arg_or(t, ev, "\"correlation\"", -1), pid;
     if (corr < 0 || corr > UINT32_MAX) return 1;    /* nothing to tie it to its launch */
     if (!span_int(ev->f[F_PID], &pid)) pid = 0;

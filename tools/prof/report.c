@@ -253,7 +253,7 @@ static void extra_event(trace *t, const event *ev, void *ctx) {
         add_rt(x, (rt_call){ (long)tid, ts, ts + dur, arg_int(t, ev, "\"correlation\"") });
         return;
     }
-    if (!is_gpu_cat(cat) || !ev->f[F_NAME].n || ev->f[F_NAME].p[0] != '"') return;
+    if (!is_gpu_cat(cat) || is_str(cat, "cuda_sync") || !ev->f[F_NAME].n || ev->f[F_NAME].p[0] != '"') return;
     int kind = is_str(cat, "kernel") ? G_KERNEL : is_str(cat, "gpu_memcpy") ? G_COPY
              : is_str(cat, "gpu_memset") ? G_FILL : G_REGION;
     add_gpu(x, (gpu_ev){ json_text(ev->f[F_NAME]), kind, ts, ts + dur, arg_int(t, ev, "\"bytes\""),
@@ -276,7 +276,8 @@ static int pf_has(const pf_slice *sl, const char *k) {
    instants on a device's memory track (no thread: their region is not
    known), runtime calls (a "cbid") on a thread's track, and off the
    threads' tracks kernels (a "grid"), fills ("Memset ..."), copies (their
-   "bytes") and GPU regions (a "correlation"). */
+   "bytes") and GPU regions (a "correlation"; a synchronisation, with its
+   "cuda_sync_kind", is none of them). */
 static void extra_slice(trace *t, const pf_slice *sl, void *ctx) {
     extra *x = ctx;
     (void)t;
@@ -290,8 +291,9 @@ static void extra_slice(trace *t, const pf_slice *sl, void *ctx) {
         if (pf_has(sl, "cbid")) add_rt(x, (rt_call){ (long)sl->tid, sl->t0, sl->t1, pf_arg_int(sl, "correlation") });
         return;
     }
-    int kind = pf_has(sl, "grid") ? G_KERNEL : !strncmp(sl->name, "Memset", 6) ? G_FILL
-             : pf_has(sl, "bytes") ? G_COPY : pf_has(sl, "correlation") ? G_REGION : -1;
+    int kind = pf_has(sl, "cuda_sync_kind") ? -1 : pf_has(sl, "grid") ? G_KERNEL    /* a sync is no GPU work */
+             : !strncmp(sl->name, "Memset", 6) ? G_FILL : pf_has(sl, "bytes") ? G_COPY
+             : pf_has(sl, "correlation") ? G_REGION : -1;
     if (kind >= 0) add_gpu(x, (gpu_ev){ sl->name, kind, sl->t0, sl->t1, pf_arg_int(sl, "bytes"), pf_arg_int(sl, "correlation") });
 }
 
