@@ -257,7 +257,8 @@ def hta(trace_path, case, rows):
         sub = df[df["stream"] == stream]
         theirs = {c: float(sub[sub["idle_category"] == c]["idle_time"].sum()) * 1000 for c in names}
         total = sum(theirs.values())
-        check(abs(total - idle) <= 0.05 * max(idle, 1), f"{case}: stream {stream}: HTA's idle {total:.0f} ns, ours {idle}")
+        check(abs(total - idle) <= 0.05 * max(idle, 1),
+              f"{case}: stream {stream}: HTA's idle {total:.0f} ns, ours {idle}")
         for c in names:
             check(abs(theirs[c] - ours[c]) <= 0.05 * max(idle, 1),
                   f"{case}: stream {stream}: HTA's {c} {theirs[c]:.0f} ns, ours {ours[c]} (of {idle})")

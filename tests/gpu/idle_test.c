@@ -173,8 +173,8 @@ static void ready(const prof_cycle *c, void *user) {
               "\"host\": %lld, \"sync\": %lld, \"wait\": %lld, \"launch\": %lld, \"other\": %lld, \"comm\": %lld, "
               "\"comp\": %lld, \"overlap\": %lld}}",
               (long long)r.step, r.device, r.stream, (unsigned long long)r.work, (long long)r.busy_ns,
-              (long long)r.host_ns, (long long)r.sync_ns, (long long)r.wait_ns, (long long)r.launch_ns, (long long)r.other_ns, (long long)r.comm_ns,
-              (long long)r.comp_ns, (long long)r.overlap_ns);
+              (long long)r.host_ns, (long long)r.sync_ns, (long long)r.wait_ns, (long long)r.launch_ns,
+              (long long)r.other_ns, (long long)r.comm_ns, (long long)r.comp_ns, (long long)r.overlap_ns);
     }
     for (size_t i = 0; i < prof_cycle_gpu_path_count(c); i++) {
         prof_gpu_path r;
