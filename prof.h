@@ -563,6 +563,14 @@ typedef struct prof_table {
     prof_energy energy[8];
     prof_cpu *cpu;            /* PROF_COUNTERS: a row per thread counted    */
     size_t    ncpu;
+    struct prof_gpu_idle *idle; /* kernel capture: the cycle's idle time by
+                                 device and stream (prof_cycle_gpu_idle's
+                                 PROF_GPU_IDLE_ALL rows), in the footer    */
+    size_t    nidle;
+    size_t    path_steps;     /* kernel capture: the steps' critical paths
+                                 (prof_cycle_gpu_path), summed: host,
+                                 launch, gpu, other                        */
+    int64_t   path_ns[4];
 } prof_table;
 
 PROF__FN int  prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out)
@@ -821,6 +829,67 @@ PROF__FN int prof_model_gpu_region(prof_cycle *c, int thread, const char *name, 
                                    int64_t t1_ns) PROF__OFF(return 0;)
 PROF__FN int prof_model_gpu(prof_cycle *c, const prof_gpu_event *g) PROF__OFF(return 0;)
 PROF__FN int prof_model_activity(prof_cycle *c, const prof_gpu_activity *a) PROF__OFF(return 0;)
+
+/* Kernel capture: why each stream sat idle (Holistic Trace Analysis's
+   idle-time breakdown), per step, as the analysis of a cycle finds it, for
+   a recorded cycle and a model alike. A stream's kernels, copies and fills
+   belong to the step their launch call began in (-1: none), with the gap
+   before each, from the end of the stream's work before it, whichever step
+   that was (the stream's first has none). A gap is
+     host    the launch call began after the stream had run dry (HTA's
+             host wait) ...
+     sync    ... while its thread was inside a synchronising call
+             (cudaStreamSynchronize, cudaEventSynchronize,
+             cudaDeviceSynchronize: a cuda_sync) when the stream ran dry
+     launch  not late, and under 30 us (HTA's kernel wait: work queued
+             back to back)
+     wait    not late, not under 30 us, and the stream was made to wait
+             (cudaStreamWaitEvent) after the work before the gap was
+             launched and by the launch after it, for an event that
+             completed after the stream ran dry (or not known when)
+     other   none of those (HTA's other, with wait)
+   A row of stream -1 is its device as a whole: busy is the union over its
+   streams, and it alone has comm (NCCL's kernels: nccl...Kernel, HTA's
+   rule), comp (the other kernels but HTA's: none named *Memcpy*, Memset*,
+   *Sync*) and their overlap; its gaps are not sorted. Step -2 (PROF_GPU_IDLE_ALL):
+   the whole cycle, a stream's the sum of its steps', its device's summed
+   over every step's kernels at once. Rows by device, stream, step; the
+   step rows of a stream before its whole-cycle row. */
+#define PROF_GPU_IDLE_ALL (-2)
+typedef struct prof_gpu_idle {
+    int64_t   step;           /* its number, -1 outside steps, or PROF_GPU_IDLE_ALL */
+    int       device;
+    long long stream;         /* -1: the device */
+    uint64_t  work;           /* kernels, copies and fills                   */
+    int64_t   busy_ns;        /* the union of their times                    */
+    int64_t   host_ns, sync_ns, wait_ns, launch_ns, other_ns; /* its gaps, as above */
+    int64_t   comm_ns, comp_ns, overlap_ns; /* stream -1: NCCL's, compute's,
+                                 both at once (unions)                       */
+} prof_gpu_idle;
+
+PROF__FN size_t prof_cycle_gpu_idle_count(const prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN int    prof_cycle_gpu_idle(const prof_cycle *c, size_t i, prof_gpu_idle *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
+
+/* Kernel capture: each step's critical path, a light one over launches,
+   host waits, stream waits and the work, walked back from the step's end
+   on its thread: the thread's own time (host) back to the last host wait
+   that waited for work, then that work (gpu), and from each piece of work
+   to what it started after, by its gap's cause above: its launch call when
+   that came late (launch: from the call to the start; then the call's
+   thread), the work a stream wait held it for, else the stream's work
+   before it; other: the gaps between (a wait's return after its work, a
+   stream's gap). Clipped at the step's start: the four sum to the step's
+   length. One per step, in time order. */
+typedef struct prof_gpu_path {
+    int64_t   step;
+    uint64_t  work;           /* kernels, copies and fills on it             */
+    int64_t   host_ns, launch_ns, gpu_ns, other_ns;
+} prof_gpu_path;
+
+PROF__FN size_t prof_cycle_gpu_path_count(const prof_cycle *c) PROF__OFF(return 0;)
+PROF__FN int    prof_cycle_gpu_path(const prof_cycle *c, size_t i, prof_gpu_path *out)
+    PROF__OFF(memset(out, 0, sizeof *out); return 0;)
 
 #if !PROF__ENABLED
 #pragma GCC diagnostic pop
@@ -3048,6 +3117,10 @@ typedef struct prof__cycle {
     uint32_t *gcorr, *kcorr[2];         /* correlations, sorted: of the GPU regions; of
                                            kernel capture's runtime calls, and the rest */
     size_t ngcorr, nkcorr[2];
+    struct prof_gpu_idle *idle;         /* kernel capture: the idle breakdown (prof__idle_build) */
+    size_t nidle;
+    struct prof_gpu_path *path;         /*   and each step's critical path */
+    size_t npath;
     prof__tclock clk;                   /* its ticks as ns since base_ns (prof__cycle_clock) */
     int64_t base_ns;                    /* the trace's baseTimeNanoseconds */
     int model;                          /* made by prof_model_new: prof_cycle_free frees it */
@@ -3097,9 +3170,12 @@ typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.
 /* The cycle's clock: the recorder's calibration now. Set when it is
    collected, and again when it is saved, after the calibration's last
    refinement: every sink converts its ticks with it. */
+static int prof__idle_build(prof__cycle *cy);
+
 static void prof__cycle_clock(prof__cycle *cy) {
     cy->clk = prof__tclock_now(prof__trace_shift());
     cy->base_ns = prof__trace_base();
+    if (cy->parent && !prof__idle_build(cy)) cy->oom = 1;  /* analysed: its idle time on this clock */
 }
 
 static void prof__chunk_release(prof__chunk *c) {
@@ -3479,6 +3555,11 @@ static void prof__analysis_free(prof__cycle *cy) {
     free(cy->kcorr[1]);
     cy->parent = cy->first = cy->track = cy->gcorr = cy->kcorr[0] = cy->kcorr[1] = NULL;
     cy->label = NULL;
+    free(cy->idle);
+    free(cy->path);
+    cy->idle = NULL;
+    cy->path = NULL;
+    cy->nidle = cy->npath = 0;
 }
 
 static void prof__en_free(struct prof__ecy *en);
@@ -5758,6 +5839,9 @@ static void prof__en_thread_stop(void) {
               written as a plain region)
      kcorr    kernel capture's correlations, sorted: [0] of the runtime calls,
               [1] of the kernels, copies and fills; a flow joins the two
+     idle     kernel capture's idle time by step and stream
+              (prof_cycle_gpu_idle), on the cycle's clock: made again when
+              a save sets that clock (prof__cycle_clock)
    Then prof__walk (below) drives a sink through the cycle. 0 when memory
    runs out (sinks then fail). */
 
@@ -5810,6 +5894,7 @@ static int prof__analyse(prof__cycle *cy) {
     cy->gcorr = prof__corrs(cy, 0, &cy->ngcorr, &oom);
     cy->kcorr[0] = prof__corrs(cy, 1, &cy->nkcorr[0], &oom);
     cy->kcorr[1] = prof__corrs(cy, 2, &cy->nkcorr[1], &oom);
+    if (!oom && cy->clk.scale && !prof__idle_build(cy)) oom = 1;   /* a save's clock: again there */
     if (oom || !(cy->track = prof__tracks(cy, prof__g.conf.separate_threads)) || !prof__labels(cy)) {
         cy->oom = 1;
         return 0;
@@ -5851,6 +5936,550 @@ static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oo
     for (size_t i = 0; i < *n; i++) c[i] = what == 0 ? cy->gpu[i].corr : cy->act[from + i].a.correlation;
     qsort(c, *n, sizeof *c, prof__u32_cmp);
     return c;
+}
+
+/* ---- idle time: prof_cycle_gpu_idle's rows (>>api-gpu), made once here ---- */
+
+/* HTA's consecutive_kernel_delay is 30, compared with its trace times,
+   which are microseconds (its docstring says ns; the comparison is in the
+   trace's unit): a gap under 30 us between work already queued is HTA's
+   "kernel wait". */
+#define PROF__IDLE_LAUNCH_NS 30000
+
+typedef struct prof__iw {               /* a kernel, copy or fill, in ns */
+    int64_t t0, t1, launch;             /* launch: its launch call's start; INT64_MIN: none seen */
+    long long stream;
+    long tid;                           /* its launch call's thread */
+    int dev;
+    int32_t step;                       /* index into the steps; -1: in none */
+    unsigned char comm, comp;
+} prof__iw;
+
+typedef struct prof__icall { uint32_t corr; int64_t t0; long tid; } prof__icall;
+
+/* A synchronisation, for the gaps: a host's wait (tid, t0 to t1), or a
+   stream's wait on an event (dev, stream; t0 its call; done when the
+   event completed, INT64_MAX: not known). */
+typedef struct prof__isync {
+    int64_t t0, t1, done;
+    size_t item;                        /* a stream's wait: the work it waited for (SIZE_MAX: not known) */
+    long long stream;
+    long tid;
+    int dev;
+} prof__isync;
+
+static int prof__iw_cmp(const void *pa, const void *pb) {
+    const prof__iw *a = (const prof__iw *)pa, *b = (const prof__iw *)pb;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    if (a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    return (a->t1 > b->t1) - (a->t1 < b->t1);
+}
+
+static int prof__icall_cmp(const void *pa, const void *pb) {
+    const prof__icall *a = (const prof__icall *)pa, *b = (const prof__icall *)pb;
+    if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static int prof__isync_cmp(const void *pa, const void *pb) {  /* by thread, or device and stream; then time */
+    const prof__isync *a = (const prof__isync *)pa, *b = (const prof__isync *)pb;
+    if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    return (a->t0 > b->t0) - (a->t0 < b->t0);
+}
+
+static int64_t prof__idle_key(int64_t step) { return step == PROF_GPU_IDLE_ALL ? INT64_MAX : step; }
+
+static int prof__idle_cmp(const void *pa, const void *pb) {
+    const prof_gpu_idle *a = (const prof_gpu_idle *)pa, *b = (const prof_gpu_idle *)pb;
+    if (a->device != b->device) return a->device < b->device ? -1 : 1;
+    if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+    int64_t x = prof__idle_key(a->step), y = prof__idle_key(b->step);
+    return (x > y) - (x < y);
+}
+
+/* HTA's kinds of kernel: communication (^nccl.*Kernel), and computation:
+   no memory kernel (^Memcpy, ^Memset, ^dma) and none its rule leaves out
+   (.*Memcpy, ^Memset, .*Sync). Copies and fills are neither. */
+static void prof__idle_kind(const prof__gact *g, prof__iw *w) {
+    const char *n = g->a.name ? g->a.name : "";
+    w->comm = w->comp = 0;
+    if (g->a.kind != PROF_GPU_KERNEL) return;
+    w->comm = !strncmp(n, "nccl", 4) && strstr(n + 4, "Kernel") != NULL;
+    w->comp = !w->comm && strncmp(n, "Memset", 6) && strncmp(n, "dma", 3) && !strstr(n, "Memcpy") && !strstr(n, "Sync");
+}
+
+/* The step (an index into st, sorted by start, [2k] start and [2k+1] end)
+   that time t lies in, -1 for none. */
+static int32_t prof__idle_step(const int64_t *st, size_t ns, int64_t t) {
+    size_t lo = 0, hi = ns;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st[2 * mid] <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && t < st[2 * (lo - 1) + 1] ? (int32_t)(lo - 1) : -1;
+}
+
+/* The runtime call of correlation c (the first: the outermost), or NULL. */
+static const prof__icall *prof__idle_call(const prof__icall *calls, size_t n, uint32_t c) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (calls[mid].corr < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && calls[lo].corr == c ? &calls[lo] : NULL;
+}
+
+/* The cycle's work for the breakdown: its kernels, copies and fills, each
+   with its launch call's start and thread and its step, sorted by device,
+   stream, start; NULL with *n 0 when there is none (or memory ran out:
+   *oom). Its runtime calls by correlation into *calls (the caller frees). */
+static prof__iw *prof__idle_work(const prof__cycle *cy, const int64_t *st, size_t nst, size_t *n,
+                                 prof__icall **calls, int *oom) {
+    size_t na = cy->nact_api, nw = 0;
+    prof__icall *cl = *calls = (prof__icall *)malloc((na + 1) * sizeof *cl);
+    prof__iw *w = (prof__iw *)malloc((cy->nact - na + 1) * sizeof *w);
+    *n = 0;
+    if (!cl || !w) { free(w); *oom = 1; return NULL; }
+    for (size_t i = 0; i < na; i++) {
+        cl[i].corr = cy->act[i].a.correlation;
+        cl[i].t0 = prof__tclock_ns(&cy->clk, cy->act[i].t0);
+        cl[i].tid = cy->act[i].tid;
+    }
+    if (na) qsort(cl, na, sizeof *cl, prof__icall_cmp);
+    for (size_t i = na; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        if (g->a.kind != PROF_GPU_KERNEL && g->a.kind != PROF_GPU_MEMCPY && g->a.kind != PROF_GPU_MEMSET) continue;
+        prof__iw *x = &w[nw++];
+        const prof__icall *c = prof__idle_call(cl, na, g->a.correlation);
+        x->t0 = prof__tclock_ns(&cy->clk, g->t0);
+        x->t1 = prof__tclock_ns(&cy->clk, g->t1);
+        x->dev = g->a.device;
+        x->stream = g->a.stream;
+        x->launch = c ? c->t0 : INT64_MIN;
+        x->tid = c ? c->tid : -1;
+        x->step = prof__idle_step(st, nst, c ? c->t0 : x->t0);
+        prof__idle_kind(g, x);
+    }
+    if (nw) qsort(w, nw, sizeof *w, prof__iw_cmp);
+    if (!nw) { free(w); w = NULL; }
+    *n = nw;
+    return w;
+}
+
+/* When the work stream s of device dev had queued before time t ended:
+   the index of the last launched before t (a stream runs its work in the
+   order it was queued, so by start, w's order, is by launch); SIZE_MAX
+   when none of it is known. */
+static size_t prof__idle_done(const prof__iw *w, size_t n, int dev, long long s, int64_t t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {                   /* the stream's first */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].dev < dev || (w[mid].dev == dev && w[mid].stream < s)) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t a = lo;
+    for (hi = n; lo < hi;) {            /* past its last launched before t */
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].dev == dev && w[mid].stream == s && w[mid].launch < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > a && w[lo - 1].launch != INT64_MIN ? lo - 1 : SIZE_MAX;
+}
+
+/* The cycle's synchronisations, for the gaps: host waits (by thread; a
+   stream's wait for an event, cudaStreamWaitEvent, is not one) into *hs,
+   streams' waits (by device and stream, tid -1) into *ws, each sorted by
+   time. 0 when memory runs out. */
+static int prof__idle_syncs(const prof__cycle *cy, const prof__icall *cl, const prof__iw *w, size_t nw,
+                            prof__isync **hs, size_t *nhs, prof__isync **ws, size_t *nws) {
+    size_t n = 0;
+    for (size_t i = cy->nact_api; i < cy->nact; i++) n += cy->act[i].a.kind == PROF_GPU_SYNC;
+    *hs = (prof__isync *)malloc((n + 1) * sizeof **hs);
+    *ws = (prof__isync *)malloc((n + 1) * sizeof **ws);
+    *nhs = *nws = 0;
+    if (!*hs || !*ws) return 0;
+    for (size_t i = cy->nact_api; i < cy->nact; i++) {
+        const prof__gact *g = &cy->act[i];
+        if (g->a.kind != PROF_GPU_SYNC) continue;
+        prof__isync y;
+        memset(&y, 0, sizeof y);
+        y.t0 = prof__tclock_ns(&cy->clk, g->t0);
+        y.t1 = prof__tclock_ns(&cy->clk, g->t1);
+        if (g->a.sync == PROF_GPU_SYNC_WAIT_EVENT) {
+            const prof__icall *rec = g->a.wait_corr >= 0 && g->a.wait_corr <= 0xffffffffLL
+                                         ? prof__idle_call(cl, cy->nact_api, (uint32_t)g->a.wait_corr) : NULL;
+            y.dev = g->a.device;
+            y.stream = g->a.stream;
+            y.tid = -1;
+            y.item = rec ? prof__idle_done(w, nw, g->a.device, g->a.wait_stream, rec->t0) : SIZE_MAX;
+            y.done = y.item != SIZE_MAX ? w[y.item].t1 : INT64_MAX;
+            (*ws)[(*nws)++] = y;
+        } else {
+            const prof__icall *c = prof__idle_call(cl, cy->nact_api, g->a.correlation);
+            if (!c) continue;           /* no call: no thread that waited */
+            y.tid = c->tid;
+            (*hs)[(*nhs)++] = y;
+        }
+    }
+    if (*nhs) qsort(*hs, *nhs, sizeof **hs, prof__isync_cmp);
+    if (*nws) qsort(*ws, *nws, sizeof **ws, prof__isync_cmp);
+    return 1;
+}
+
+/* What prof__idle_stream reads and where it writes. */
+typedef struct prof__ictx {
+    const int64_t *num;                 /* the steps' numbers */
+    size_t nst;
+    prof_gpu_idle *acc;                 /* nst + 1 rows: outside the steps, then each step */
+    const prof__isync *hs, *ws;         /* prof__idle_syncs' */
+    size_t nhs, nws;
+    prof_gpu_idle *out;                 /* the rows so far */
+    size_t nout, cap;
+} prof__ictx;
+
+/* Thread tid was inside a host wait at time t. */
+static int prof__idle_in_sync(const prof__ictx *x, long tid, int64_t t) {
+    size_t lo = 0, hi = x->nhs;         /* the last of tid's that began by t: a thread is in one call at a time */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->hs[mid].tid < tid || (x->hs[mid].tid == tid && x->hs[mid].t0 <= t)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && x->hs[lo - 1].tid == tid && x->hs[lo - 1].t1 >= t;
+}
+
+/* Stream s of device dev was made to wait, by a call after `after` and by
+   `by`, for an event that completed after `end`: that wait, or NULL. */
+static const prof__isync *prof__idle_waited(const prof__ictx *x, int dev, long long s, int64_t after, int64_t by,
+                                            int64_t end) {
+    size_t lo = 0, hi = x->nws;         /* the first of the stream's after `after` (tid -1 for all) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const prof__isync *y = &x->ws[mid];
+        if (y->dev < dev || (y->dev == dev && (y->stream < s || (y->stream == s && y->t0 <= after)))) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < x->nws && x->ws[lo].dev == dev && x->ws[lo].stream == s && x->ws[lo].t0 <= by; lo++)
+        if (x->ws[lo].done > end) return &x->ws[lo];
+    return NULL;
+}
+
+/* The gap of `gap` ns before w (after p, the stream's work before it, and
+   the end of all of it, end) into row r, by its cause (>>api-gpu). */
+static void prof__idle_gap(const prof__ictx *x, const prof__iw *w, const prof__iw *p, int64_t end, int64_t gap,
+                           prof_gpu_idle *r) {
+    if (w->launch != INT64_MIN && w->launch > end) {
+        if (prof__idle_in_sync(x, w->tid, end)) r->sync_ns += gap;
+        else r->host_ns += gap;
+    } else if (gap < PROF__IDLE_LAUNCH_NS) {
+        r->launch_ns += gap;
+    } else if (prof__idle_waited(x, w->dev, w->stream, p->launch, w->launch != INT64_MIN ? w->launch : w->t0, end)) {
+        r->wait_ns += gap;
+    } else {
+        r->other_ns += gap;
+    }
+}
+
+static int prof__idle_put(prof__ictx *x, const prof_gpu_idle *r) {
+    prof_gpu_idle *o = (prof_gpu_idle *)prof__grow(x->out, &x->cap, x->nout + 1, sizeof *o);
+    if (!o) return 0;
+    x->out = o;
+    o[x->nout++] = *r;
+    return 1;
+}
+
+/* One stream's rows, w[0, n): the steps' rows that have work, then the
+   whole cycle's. 0 when memory runs out. */
+static int prof__idle_stream(prof__ictx *x, const prof__iw *w, size_t n) {
+    memset(x->acc, 0, (x->nst + 1) * sizeof *x->acc);
+    int64_t end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        prof_gpu_idle *r = &x->acc[w[i].step + 1];
+        r->work++;
+        if (i && w[i].t0 > end) prof__idle_gap(x, &w[i], &w[i - 1], end, w[i].t0 - end, r);
+        int64_t from = w[i].t0 > end ? w[i].t0 : end;
+        if (w[i].t1 > from) r->busy_ns += w[i].t1 - from;
+        if (w[i].t1 > end) end = w[i].t1;
+    }
+    prof_gpu_idle all;
+    memset(&all, 0, sizeof all);
+    for (size_t s = 0; s <= x->nst; s++) {
+        prof_gpu_idle *r = &x->acc[s];
+        if (!r->work) continue;
+        r->step = s ? x->num[s - 1] : -1;
+        r->device = w[0].dev;
+        r->stream = w[0].stream;
+        all.work += r->work;
+        all.busy_ns += r->busy_ns;
+        all.host_ns += r->host_ns;
+        all.sync_ns += r->sync_ns;
+        all.wait_ns += r->wait_ns;
+        all.launch_ns += r->launch_ns;
+        all.other_ns += r->other_ns;
+        if (!prof__idle_put(x, r)) return 0;
+    }
+    all.step = PROF_GPU_IDLE_ALL;
+    all.device = w[0].dev;
+    all.stream = w[0].stream;
+    return prof__idle_put(x, &all);
+}
+
+typedef struct prof__iedge { int64_t t; int any, comm, comp; } prof__iedge;
+
+static int prof__iedge_cmp(const void *pa, const void *pb) {
+    const prof__iedge *a = (const prof__iedge *)pa, *b = (const prof__iedge *)pb;
+    return (a->t > b->t) - (a->t < b->t);
+}
+
+/* A device's row for step index s (-1: outside the steps; -2: every
+   step's work at once): the unions of its work, of NCCL's kernels and of
+   compute kernels, and the time both ran, from the work's edges swept in
+   time order (e: room for 2n). */
+static void prof__idle_device(const prof__iw *w, size_t n, int32_t s, prof__iedge *e, prof_gpu_idle *r) {
+    size_t ne = 0;
+    memset(r, 0, sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        if (s != -2 && w[i].step != s) continue;
+        r->work++;
+        e[ne].t = w[i].t0, e[ne].any = 1, e[ne].comm = w[i].comm, e[ne++].comp = w[i].comp;
+        e[ne].t = w[i].t1, e[ne].any = -1, e[ne].comm = -w[i].comm, e[ne++].comp = -w[i].comp;
+    }
+    if (ne) qsort(e, ne, sizeof *e, prof__iedge_cmp);
+    int any = 0, comm = 0, comp = 0;
+    for (size_t k = 0; k < ne; k++) {
+        int64_t dt = k ? e[k].t - e[k - 1].t : 0;
+        if (any > 0) r->busy_ns += dt;
+        if (comm > 0) r->comm_ns += dt;
+        if (comp > 0) r->comp_ns += dt;
+        if (comm > 0 && comp > 0) r->overlap_ns += dt;
+        any += e[k].any, comm += e[k].comm, comp += e[k].comp;
+    }
+    r->device = n ? w[0].dev : 0;
+    r->stream = -1;
+}
+
+/* A device's rows, w[0, n) its work: each stream's, then its own. */
+static int prof__idle_dev(prof__ictx *x, const prof__iw *w, size_t n, prof__iedge *e) {
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a; b < n && w[b].stream == w[a].stream; b++) {}
+        if (!prof__idle_stream(x, w + a, b - a)) return 0;
+    }
+    for (int32_t s = -2; s < (int32_t)x->nst; s++) {
+        prof_gpu_idle r;
+        prof__idle_device(w, n, s, e, &r);
+        r.step = s == -2 ? PROF_GPU_IDLE_ALL : s == -1 ? -1 : x->num[s];
+        if (r.work && !prof__idle_put(x, &r)) return 0;
+    }
+    return 1;
+}
+
+/* ---- a step's critical path (prof_cycle_gpu_path), over the same records ---- */
+
+typedef struct prof__pend { int64_t t1; size_t i; } prof__pend;
+
+static int prof__pend_cmp(const void *pa, const void *pb) {
+    const prof__pend *a = (const prof__pend *)pa, *b = (const prof__pend *)pb;
+    if (a->t1 != b->t1) return a->t1 < b->t1 ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+typedef struct prof__pwalk {            /* what a walk reads */
+    const prof__ictx *x;
+    const prof__iw *w;
+    size_t nw;
+    const prof__pend *by_end;           /* w's ends, in time order */
+} prof__pwalk;
+
+static int64_t prof__clip(int64_t from, int64_t to, int64_t t0) {
+    if (from < t0) from = t0;
+    return to > from ? to - from : 0;
+}
+
+/* The work that ended last within [a, b], or SIZE_MAX. */
+static size_t prof__path_ended(const prof__pwalk *p, int64_t a, int64_t b) {
+    size_t lo = 0, hi = p->nw;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->by_end[mid].t1 <= b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && p->by_end[lo - 1].t1 >= a ? p->by_end[lo - 1].i : SIZE_MAX;
+}
+
+/* The last host wait of thread tid that began before t and ended by it, or NULL. */
+static const prof__isync *prof__path_sync(const prof__ictx *x, long tid, int64_t t) {
+    size_t lo = 0, hi = x->nhs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->hs[mid].tid < tid || (x->hs[mid].tid == tid && x->hs[mid].t0 < t)) lo = mid + 1;
+        else hi = mid;
+    }
+    while (lo && x->hs[lo - 1].tid == tid && x->hs[lo - 1].t1 > t) lo--;   /* inside one: the one before */
+    return lo && x->hs[lo - 1].tid == tid ? &x->hs[lo - 1] : NULL;
+}
+
+/* On thread tid at time t, going back to t0: its own time (host) back to
+   the last host wait that waited for work (one that ended inside it), the
+   wait's tail after that work (other); then *k is that work. 0: the walk
+   reached t0 on the thread. */
+static int prof__path_cpu(const prof__pwalk *p, long tid, int64_t *t, int64_t t0, size_t *k, prof_gpu_path *r) {
+    for (size_t guard = 0; *t > t0 && guard <= p->x->nhs; guard++) {
+        const prof__isync *s = prof__path_sync(p->x, tid, *t);
+        size_t g = s && s->t1 > t0 ? prof__path_ended(p, s->t0, s->t1) : SIZE_MAX;
+        if (!s || s->t1 <= t0) break;
+        if (g == SIZE_MAX) {            /* it waited for nothing: the thread's own time */
+            r->host_ns += prof__clip(s->t0, *t, t0);
+            *t = s->t0;
+            continue;
+        }
+        r->host_ns += prof__clip(s->t1, *t, t0);
+        r->other_ns += prof__clip(p->w[g].t1, s->t1, t0);
+        *t = p->w[g].t1;
+        *k = g;
+        return 1;
+    }
+    r->host_ns += prof__clip(t0, *t, t0);
+    *t = t0;
+    return 0;
+}
+
+/* Step [t0, t1] of the thread tid, walked back from its end: on the CPU
+   (prof__path_cpu), and on the GPU from work k to what it started after,
+   as its gap says (prof__idle_gap's rules): its launch call when it came
+   late (launch: from the call to the start; then the call's thread), the
+   work a stream wait held it for, else the stream's work before it (the
+   gap between: other). */
+static void prof__path_step(const prof__pwalk *p, long tid, int64_t t0, int64_t t1, prof_gpu_path *r) {
+    int64_t t = t1;
+    size_t k = SIZE_MAX;
+    for (size_t guard = 0; t > t0 && guard < 4 * (p->nw + p->x->nhs) + 8; guard++) {
+        if (k == SIZE_MAX) {
+            if (!prof__path_cpu(p, tid, &t, t0, &k, r)) return;
+            continue;
+        }
+        const prof__iw *q = &p->w[k];
+        int64_t end = t < q->t1 ? t : q->t1;
+        r->other_ns += prof__clip(end, t, t0);
+        r->gpu_ns += prof__clip(q->t0, end, t0);
+        r->work++;
+        t = q->t0 > t0 ? q->t0 : t0;
+        if (t <= t0) return;
+        const prof__iw *b = k && q[-1].dev == q->dev && q[-1].stream == q->stream ? &q[-1] : NULL;
+        const prof__isync *y = b ? prof__idle_waited(p->x, q->dev, q->stream, b->launch,
+                                                     q->launch != INT64_MIN ? q->launch : q->t0, b->t1) : NULL;
+        if (q->launch != INT64_MIN && (!b || q->launch > b->t1)) {
+            int64_t at = q->launch < t ? q->launch : t;
+            r->launch_ns += prof__clip(at, t, t0);
+            t = at;
+            tid = q->tid;
+            k = SIZE_MAX;
+        } else if (y && y->item != SIZE_MAX && p->w[y->item].t1 <= t) {
+            r->other_ns += prof__clip(p->w[y->item].t1, t, t0);
+            t = p->w[y->item].t1;
+            k = y->item;
+        } else if (b) {
+            int64_t at = b->t1 < t ? b->t1 : t;
+            r->other_ns += prof__clip(at, t, t0);
+            t = at;
+            k--;
+        } else {
+            break;
+        }
+    }
+    r->other_ns += prof__clip(t0, t, t0);   /* nothing known before it */
+}
+
+/* Every step's critical path into cy->path. 0 when memory runs out. */
+static int prof__path_build(prof__cycle *cy, const prof__ictx *x, const prof__iw *w, size_t nw, const int64_t *st,
+                            const long *tids) {
+    prof__pend *by_end = (prof__pend *)malloc((nw + 1) * sizeof *by_end);
+    prof_gpu_path *out = (prof_gpu_path *)calloc(x->nst + 1, sizeof *out);
+    if (!by_end || !out) { free(by_end); free(out); return 0; }
+    for (size_t i = 0; i < nw; i++) by_end[i].t1 = w[i].t1, by_end[i].i = i;
+    if (nw) qsort(by_end, nw, sizeof *by_end, prof__pend_cmp);
+    prof__pwalk p = { x, w, nw, by_end };
+    for (size_t s = 0; s < x->nst; s++) {
+        out[s].step = x->num[s];
+        prof__path_step(&p, tids[s], st[2 * s], st[2 * s + 1], &out[s]);
+    }
+    free(by_end);
+    cy->path = out;
+    cy->npath = x->nst;
+    return 1;
+}
+
+/* prof_cycle_gpu_idle's rows of the cycle, into cy->idle (again: the
+   clock a save refines). 0 when memory runs out. */
+static int prof__idle_build(prof__cycle *cy) {
+    size_t nst = 0, nw = 0;
+    int oom = 0;
+    free(cy->idle);
+    free(cy->path);
+    cy->idle = NULL;
+    cy->path = NULL;
+    cy->nidle = cy->npath = 0;
+    if (cy->nact <= cy->nact_api) return 1;
+    for (size_t i = 0; i < cy->n; i++) nst += cy->ev[i].kind == PROF__K_STEP;
+    int64_t *st = (int64_t *)malloc((3 * nst + 1) * sizeof *st);
+    long *tids = (long *)malloc((nst + 1) * sizeof *tids);
+    if (!st || !tids) { free(st); free(tids); return 0; }
+    for (size_t i = 0, k = 0; i < cy->n; i++)   /* one thread's steps: in time order */
+        if (cy->ev[i].kind == PROF__K_STEP) {
+            st[2 * k] = prof__tclock_ns(&cy->clk, cy->ev[i].t0);
+            st[2 * k + 1] = prof__tclock_ns(&cy->clk, cy->ev[i].t1);
+            tids[k] = cy->ev[i].th < cy->nth ? cy->th[cy->ev[i].th].tid : 0;
+            st[2 * nst + k++] = cy->ev[i].aux;
+        }
+    prof__icall *calls = NULL;
+    prof__isync *hs = NULL, *ws = NULL;
+    prof__ictx x;
+    memset(&x, 0, sizeof x);
+    x.num = st + 2 * nst;
+    x.nst = nst;
+    prof__iw *w = prof__idle_work(cy, st, nst, &nw, &calls, &oom);
+    prof__iedge *e = (prof__iedge *)malloc((2 * nw + 1) * sizeof *e);
+    x.acc = (prof_gpu_idle *)malloc((nst + 1) * sizeof *x.acc);
+    int ok = !oom && e && x.acc && prof__idle_syncs(cy, calls, w, nw, &hs, &x.nhs, &ws, &x.nws);
+    x.hs = hs;
+    x.ws = ws;
+    for (size_t a = 0, b; ok && a < nw; a = b) {
+        for (b = a; b < nw && w[b].dev == w[a].dev; b++) {}
+        ok = prof__idle_dev(&x, w + a, b - a, e);
+    }
+    if (ok && x.nout) qsort(x.out, x.nout, sizeof *x.out, prof__idle_cmp);
+    ok = ok && prof__path_build(cy, &x, w, nw, st, tids);
+    free(st); free(tids); free(calls); free(w); free(e); free(x.acc); free(hs); free(ws);
+    if (!ok) { free(x.out); return 0; }
+    cy->idle = x.out;
+    cy->nidle = x.nout;
+    return 1;
+}
+
+size_t prof_cycle_gpu_path_count(const prof_cycle *c) { return c ? c->npath : 0; }
+
+int prof_cycle_gpu_path(const prof_cycle *c, size_t i, prof_gpu_path *out) {
+    if (!c || i >= c->npath) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    *out = c->path[i];
+    return 1;
+}
+
+size_t prof_cycle_gpu_idle_count(const prof_cycle *c) { return c ? c->nidle : 0; }
+
+int prof_cycle_gpu_idle(const prof_cycle *c, size_t i, prof_gpu_idle *out) {
+    if (!c || i >= c->nidle) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    *out = c->idle[i];
+    return 1;
 }
 
 /* A thread never named: "thread <tid>", into buf[32]. */
@@ -10359,7 +10988,25 @@ __extension__ static const prof__sink prof__table_sink = {
 PROF__COLD static void prof__ctr_table(const prof__cycle *c, prof_table *out);   /* >>counters */
 static void prof__ctr_print(const prof_table *t, FILE *f);
 
-int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
+/* The footer's idle time: the cycle's rows of prof_cycle_gpu_idle for
+   every step at once. 0 when memory runs out. */
+PROF__COLD static int prof__idle_table(const prof__cycle *c, prof_table *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->nidle; i++) n += c->idle[i].step == PROF_GPU_IDLE_ALL;
+    if (!n) return 1;
+    if (!(out->idle = (prof_gpu_idle *)malloc(n * sizeof *out->idle))) return 0;
+    for (size_t i = 0; i < c->nidle; i++)
+        if (c->idle[i].step == PROF_GPU_IDLE_ALL) out->idle[out->nidle++] = c->idle[i];
+    for (size_t i = 0; i < c->npath; i++) {
+        const prof_gpu_path *p = &c->path[i];
+        out->path_ns[0] += p->host_ns, out->path_ns[1] += p->launch_ns;
+        out->path_ns[2] += p->gpu_ns, out->path_ns[3] += p->other_ns;
+    }
+    out->path_steps = c->npath;
+    return 1;
+}
+
+PROF__COLD int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table *out) {
     prof__tsink x;
     int mem = prof__mem_flags(c);
     memset(&x, 0, sizeof x);
@@ -10384,6 +11031,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
         prof__table_peaks(c, out);
         prof__en_table(c, out);
         prof__ctr_table(c, out);        /* PROF_COUNTERS */
+        ok = prof__idle_table(c, out);
         for (size_t d = 0; d < c->ngdev; d++) {
             int64_t b = prof__gdev_bound(&c->gdev[d]);
             out->gpu_bound_ns = b > out->gpu_bound_ns ? b : out->gpu_bound_ns;
@@ -10401,6 +11049,7 @@ int prof_cycle_table(const prof_cycle *c, prof_sort sort, int group, prof_table 
 }
 
 void prof_table_free(prof_table *t) {
+    free(t->idle);
     free(t->rows);
     free(t->cpu);
     memset(t, 0, sizeof *t);
@@ -10562,6 +11211,49 @@ PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c
     fputc('\n', f);
 }
 
+/* The footer's idle time: each stream's busy share of its span (from its
+   first work to its last) and its idle time by cause; each device's NCCL
+   kernels and the share of their time that compute kernels overlapped;
+   the steps' critical path, by part. */
+PROF__COLD static void prof__idle_print(const prof_table *t, FILE *f) {
+    static const char *const what[5] = { "host late", "host in a sync", "waiting on an event", "launch gaps",
+                                         "other" };
+    char a[64], b[64], c[5][64], p[5][64];
+    for (size_t i = 0; i < t->nidle; i++) {
+        const prof_gpu_idle *r = &t->idle[i];
+        if (r->stream < 0) {
+            if (!r->comm_ns) continue;
+            prof__fmt_time(a, sizeof a, (double)r->comm_ns);
+            prof__fmt_share(b, sizeof b, r->overlap_ns, r->comm_ns);
+            fprintf(f, "GPU %d NCCL kernels: %s, %s of it overlapped by compute kernels\n", r->device, a, b);
+            continue;
+        }
+        const int64_t part[5] = { r->host_ns, r->sync_ns, r->wait_ns, r->launch_ns, r->other_ns };
+        int64_t idle = part[0] + part[1] + part[2] + part[3] + part[4], span = r->busy_ns + idle;
+        prof__fmt_time(a, sizeof a, (double)r->busy_ns);
+        prof__fmt_share(b, sizeof b, r->busy_ns, span);
+        fprintf(f, "GPU %d stream %lld busy %s (%s of its span)", r->device, r->stream, a, b);
+        if (!idle) fprintf(f, ", never idle");
+        for (int k = 0, n = 0; k < 5; k++) {
+            if (!part[k]) continue;
+            prof__fmt_time(c[k], sizeof c[k], (double)part[k]);
+            prof__fmt_share(p[k], sizeof p[k], part[k], idle);
+            fprintf(f, "%s%s %s (%s)", n++ ? ", " : "; idle: ", what[k], c[k], p[k]);
+        }
+        fputc('\n', f);
+    }
+    if (!t->path_steps) return;
+    static const char *const part[4] = { "host", "launch", "GPU work", "other" };
+    int64_t sum = t->path_ns[0] + t->path_ns[1] + t->path_ns[2] + t->path_ns[3];
+    fprintf(f, "Critical path of the %zu step%s:", t->path_steps, t->path_steps == 1 ? "" : "s");
+    for (int k = 0; k < 4; k++) {
+        prof__fmt_time(a, sizeof a, (double)t->path_ns[k]);
+        prof__fmt_share(b, sizeof b, t->path_ns[k], sum);
+        fprintf(f, "%s %s %s (%s)", k ? "," : "", part[k], a, b);
+    }
+    fputc('\n', f);
+}
+
 PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) {
     prof__cols c;
     if (!t || !t->n) return;
@@ -10585,6 +11277,7 @@ PROF__COLD void prof_table_print(const prof_table *t, FILE *f, size_t max_rows) 
                     t->gpu_one_clock ? "; kernels and GPU regions on one clock" : "");
         }
     }
+    prof__idle_print(t, f);
     for (int i = 0; i < t->energy_devs; i++) {     /* PROF_ENERGY */
         const prof_energy *e = &t->energy[i];
         fprintf(f, "GPU %d energy per step: median %.3f J, p90 %.3f J, %.1f W average (%zu steps)", e->device,

@@ -620,7 +620,9 @@ def table_rows(text):
     """The data rows of a printed table, each split at runs of spaces."""
     rows = {}
     for line in text.splitlines()[3:]:
-        if line and not line.startswith(("-", "...", "Self", "Rows")):
+        if line.startswith("-"):        # the rule under the rows: the footer follows
+            break
+        if line and not line.startswith(("...", "Self", "Rows")):
             parts = re.split(r"\s{2,}", line.strip())
             rows[parts[0]] = parts
     return rows

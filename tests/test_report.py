@@ -163,7 +163,9 @@ def ops_match_table(tool, tmp, trace, dom, data):
     full on the page, cut at 55 bytes by the table); grouped by thread too."""
     for spec, rows in (("sort=self_cpu,percentiles", None), ("sort=self_cpu,group=thread,percentiles", data["ops_thread"]["rows"])):
         text = run([tool, "table", trace, spec], tmp).stdout
-        want = [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()[3:]
+        body = text.splitlines()[3:]
+        body = body[:next((i for i, line in enumerate(body) if line.startswith("-")), len(body))]  # not the footer
+        want = [re.split(r"\s{2,}", line.strip()) for line in body
                 if line and not line.startswith(("-", "Self CPU time", "Self GPU time", "Rows sum"))]
         heads = re.split(r"\s{2,}", text.splitlines()[1].strip())
         if rows is None:
@@ -355,6 +357,53 @@ def case_gpu(tool, _scen, cupti, tmp):
     dom = render(report(tool, tmp, "driver.1.json", "-o", "driver.html"), tmp, shot=False)
     launches = sum(int(r["cells"][1]) for r in dom.tables["launch-table"][1:])
     check(launches == 6, f"{launches} launches of the driver case's 6 kernels (4 by cuLaunchKernelEx)")
+
+
+def case_idle(tool, _scen, program, tmp):
+    """The GPU view's idle time is prof table's footer, cell for cell, and
+    its critical paths the run's: the idle test program's engines
+    (tests/gpu/idle_test.c) that wait on an event, synchronise, and run an
+    NCCL kernel beside compute."""
+    if not program:
+        print("report_idle skipped: no CUPTI double (CUDA's headers are not installed)")
+        sys.exit(77)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
+    for case in ("idle_sync_event", "idle_sync_host", "idle_path", "idle_nccl"):
+        p = subprocess.run([program, case, "run"], cwd=tmp, capture_output=True, text=True, timeout=120, env=env)
+        check(p.returncode == 0, f"{case}: {p.stderr}")
+        text = run([tool, "table", "idle.json"], tmp).stdout
+        foot = re.findall(r"^GPU (\d+) stream (\d+) busy (\S+) \((\S+) of its span\)(.*)$", text, re.M)
+        check(foot, f"{case}: no idle footer in\n{text}")
+        page = report(tool, tmp, "idle.json", "-o", case + ".html")
+        dom = render(page, tmp, shot=case == "idle_sync_event")
+        rows = dom.tables["idle-table"]
+        heads = rows[0]["cells"]
+        got = {(r["cells"][0], r["cells"][1]): dict(zip(heads, r["cells"])) for r in rows[1:]}
+        check(len(got) == len(foot), f"{case}: idle-table {got}, footer {foot}")
+        names = {"host late": "Host late", "host in a sync": "Host in a sync", "waiting on an event":
+                 "Waiting on an event", "launch gaps": "Launch gaps", "other": "Other"}
+        for dev, stream, busy, _share, rest in foot:
+            r = got[(dev, stream)]
+            check(r["Busy"] == busy, f"{case}: stream {stream}: busy {r['Busy']} != the footer's {busy}")
+            causes = dict((names[m[0]], m[1]) for m in re.findall(r"(host late|host in a sync|waiting on an event|"
+                                                                   r"launch gaps|other) (\S+) \(", rest))
+            for h in names.values():
+                want = causes.get(h, "0.000us")
+                check(r[h] == want, f"{case}: stream {stream}: {h} {r[h]} != the footer's {want}")
+        steps = dom.tables["idle-steps-table"][1:]
+        check(len(steps) >= 4 * len(foot), f"{case}: {len(steps)} rows per step for {len(foot)} streams")
+        want = [json.loads(line)["path"] for line in open(os.path.join(tmp, "truth.jsonl")) if '"path"' in line]
+        fmt = lambda v: f"{v / 1e6:.3f}ms" if v >= 1e6 else f"{v / 1e3:.3f}us"
+        cells = [r["cells"] for r in dom.tables["path-table"][1:]]
+        check([[c[0], c[2].split()[0], c[4].split()[0], c[6]] for c in cells] ==
+              [[str(r["step"]), fmt(r["host"]), fmt(r["gpu"]), str(r["work"])] for r in want],
+              f"{case}: path-table {cells} != the run's {want}")
+        if case == "idle_nccl":
+            m = re.search(r"GPU 0 NCCL kernels: (\S+), (\S+) of it overlapped", text)
+            ov = dom.tables["overlap-table"][1]["cells"]
+            check(m and ov[1] == m.group(1), f"{case}: overlap table {ov}, footer {m and m.group(0)}")
+        else:
+            check("overlap-table" not in dom.ids, f"{case}: an NCCL overlap table without NCCL kernels")
 
 
 def case_energy(tool, _scen, program, tmp):

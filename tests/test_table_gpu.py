@@ -149,6 +149,8 @@ def check_table(text, ev, what):
     want, self_sum = expected(ev)
     got = {}
     for line in lines[3:]:
+        if line.startswith("-"):        # the rule under the rows: the footer follows
+            break
         if not line or line.startswith(("-", "...", "Self", "Rows", "GPU times")):
             continue
         c = re.split(r"\s{2,}", line.strip())

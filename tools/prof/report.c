@@ -11,7 +11,10 @@
      operators  prof table's rows (by name, and by name and thread)
      flame      the regions merged by call path, per thread (an icicle)
      gpu        kernels by time, kernel time per CPU region, launch delays,
-                copies by direction
+                copies by direction; with kernel capture why each stream
+                sat idle, per step, NCCL's kernels against compute, each
+                step's critical path (prof table's footer:
+                prof_cycle_gpu_idle, prof_cycle_gpu_path)
      memory     allocated bytes over time per device, the peak and the
                 region at it, what was allocated and not freed
      ranks      given several traces, each rank's step times
@@ -719,6 +722,38 @@ static void put_gpu(const nest *s, extra *x) {
     free(copy);
 }
 
+/* Kernel capture's idle time, prof table's (prof_cycle_gpu_idle: the
+   analysis of the same model): each stream's and device's rows, per step
+   and for the whole trace (step -2), as [step, device, stream, work, busy,
+   host, sync, wait, launch, other, comm, comp, overlap]. */
+static void put_idle(const prof_cycle *cy) {
+    key("idle", 0);
+    put("[");
+    for (size_t i = 0; i < prof_cycle_gpu_idle_count(cy); i++) {
+        prof_gpu_idle r;
+        prof_cycle_gpu_idle(cy, i, &r);
+        const int64_t v[13] = { r.step, r.device, r.stream, (int64_t)r.work, r.busy_ns, r.host_ns, r.sync_ns,
+                                r.wait_ns, r.launch_ns, r.other_ns, r.comm_ns, r.comp_ns, r.overlap_ns };
+        put(i ? ",[" : "[");
+        put_i(v[0]);
+        put_ints(v + 1, 12);
+        put("]");
+    }
+    put("]");
+    key("path", 0);                     /* each step's critical path: [step, work, host, launch, gpu, other] */
+    put("[");
+    for (size_t i = 0; i < prof_cycle_gpu_path_count(cy); i++) {
+        prof_gpu_path r;
+        prof_cycle_gpu_path(cy, i, &r);
+        const int64_t v[6] = { r.step, (int64_t)r.work, r.host_ns, r.launch_ns, r.gpu_ns, r.other_ns };
+        put(i ? ",[" : "[");
+        put_i(v[0]);
+        put_ints(v + 1, 5);
+        put("]");
+    }
+    put("]");
+}
+
 static int mem_cmp(const void *pa, const void *pb) {
     const mem_ev *a = pa, *b = pb;
     if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
@@ -965,6 +1000,7 @@ int cmd_report(int argc, char **argv) {
         if (x.ng) {
             put(",\"gpu\":{");
             put_gpu(&s, &x);
+            put_idle(cy);
             put("}");
         }
         if (x.nm) {

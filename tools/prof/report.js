@@ -446,7 +446,51 @@ function viewGpu() {
       G.copies.map(c => [c[0], c[1], fmtBytes(c[4]), fmtNs(c[2]), c[2] ? (c[4] / c[2]).toFixed(3) + " GB/s" : "-"]),
       { id: "copies-table" }));
   }
+  if (G.idle && G.idle.length) kids.push(...idleViews(G.idle));
+  if (G.path && G.path.length) {
+    kids.push(el("h3", {}, "Critical path of each step"));
+    kids.push(el("p", { class: "note" }, "Walked back from the step's end: the host's own time back to the last " +
+      "synchronisation that waited for work, that work, and from each piece of work to what it started after: its " +
+      "launch call when that came late (launch), the work a stream wait held it for, or the stream's work before it; " +
+      "other: the gaps between."));
+    kids.push(sortableTable(["Step", "Length", "Host", "Launch", "GPU work", "Other", "Kernels on it"],
+      G.path.map(r => {
+        const len = r[2] + r[3] + r[4] + r[5];
+        return [r[0], fmtNs(len)].concat(r.slice(2, 6).map(v => `${fmtNs(v)} (${pct(v, len)})`), [r[1]]);
+      }), { id: "path-table" }));
+  }
   section("gpu", "GPU", kids);
+}
+
+/* Why each stream sat idle (prof table's footer, HTA's idle-time
+   breakdown): rows [step, device, stream, work, busy, host, sync, wait,
+   launch, other, comm, comp, overlap]; step -2 is the whole trace, stream
+   -1 a device as a whole. */
+function idleViews(rows) {
+  const causes = ["Host late", "Host in a sync", "Waiting on an event", "Launch gaps", "Other"];
+  const line = r => {
+    const idle = r.slice(5, 10).reduce((a, b) => a + b, 0);
+    return [fmtNs(r[4]), pct(r[4], r[4] + idle), fmtNs(idle)].concat(r.slice(5, 10).map(v => fmtNs(v)));
+  };
+  const all = rows.filter(r => r[0] === -2 && r[2] >= 0), steps = rows.filter(r => r[0] !== -2 && r[2] >= 0);
+  const kids = [el("h3", {}, "Why the GPU was idle, per stream"),
+    el("p", { class: "note" }, "Each gap between a stream's kernels, copies and fills, by its cause: the launch came " +
+      "after the stream ran dry (host late; host in a sync when its thread was then inside a cudaStreamSynchronize, " +
+      "cudaEventSynchronize or cudaDeviceSynchronize), under 30 us between work queued back to back (launch gaps), " +
+      "a cudaStreamWaitEvent held the stream (waiting on an event), or none of those (other). HTA's host wait is " +
+      "host late and host in a sync; its kernel wait the launch gaps; its other the rest."),
+    sortableTable(["GPU", "Stream", "Busy", "Busy %", "Idle"].concat(causes),
+      all.map(r => [r[1], r[2]].concat(line(r))), { id: "idle-table" }),
+    el("h3", {}, "Idle time per step"),
+    sortableTable(["Step", "GPU", "Stream", "Busy", "Busy %", "Idle"].concat(causes),
+      steps.map(r => [r[0] < 0 ? "(no step)" : r[0], r[1], r[2]].concat(line(r))), { id: "idle-steps-table" })];
+  const comm = rows.filter(r => r[0] === -2 && r[2] < 0 && r[10] > 0);
+  if (comm.length) {
+    kids.push(el("h3", {}, "NCCL kernels against compute (HTA's comm/comp overlap)"));
+    kids.push(sortableTable(["GPU", "NCCL kernels", "Compute kernels", "Overlap", "Overlap % of NCCL"],
+      comm.map(r => [r[1], fmtNs(r[10]), fmtNs(r[11]), fmtNs(r[12]), pct(r[12], r[10])]), { id: "overlap-table" }));
+  }
+  return kids;
 }
 
 function viewMemory() {
