@@ -14,4 +14,16 @@ static int failures;
 #define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); \
     if (!a_ || strcmp(a_, b_)) { fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_); failures++; } } while (0)
 
+/* A file's text (up to 1 MiB), in a buffer the next call reuses; NULL
+   when it cannot be opened. */
+static inline char *check_slurp(const char *path) {
+    static char buf[1 << 20];
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
 #endif

@@ -29,9 +29,12 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define ACTIVE   4
 #define SLEEPS   5
@@ -194,16 +197,6 @@ static void ready(const prof_cycle *c, void *user) {
     CHECK(has_bytes("counters.pftrace", name));
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
 static int lines_with(const char *log, const char *s) {
     int n = 0;
     for (const char *p = log; (p = strstr(p, s)) != NULL; p++) n++;
@@ -273,7 +266,7 @@ int main(void) {
     pthread_join(th, NULL);
     PROF_SHUTDOWN();
 
-    char *log = slurp("counters.log");
+    char *log = check_slurp("counters.log");
     CHECK(log != NULL);
     if (!log) return 1;
     fputs(log, stdout);

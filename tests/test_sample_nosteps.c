@@ -16,21 +16,6 @@
 
 static volatile uint64_t sink;
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *s = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 4096 + 1 > cap && !(s = (char *)realloc(s, cap = 2 * cap + 4096 + 1))) break;
-        got = fread(s + n, 1, 4096, f);
-        n += got;
-    } while (got);
-    fclose(f);
-    if (s) s[n] = 0;
-    return s;
-}
-
 static int64_t cpu_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -52,7 +37,7 @@ int main(void) {
     PROF_SHUTDOWN();
     prof_stats st;
     prof_get_stats(&st);
-    char *js = slurp("nosteps.json");
+    char *js = check_slurp("nosteps.json");
     CHECK(js != NULL);
     if (js && strstr(js, "\"refused\": 1")) {
         printf("SKIP: perf_event_open is refused here\n");
@@ -61,6 +46,5 @@ int main(void) {
     printf("%llu samples of the 200 ms region\n", (unsigned long long)st.samples);
     CHECK(st.samples >= 100);
     CHECK(st.samples_lost == 0);
-    free(js);
     return failures ? 1 : 0;
 }

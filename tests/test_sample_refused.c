@@ -9,32 +9,11 @@
 #include "../prof.h"
 #include "check.h"
 
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
+#include "refuse_perf.h"
+
+#include <stdlib.h>
 
 static volatile uint64_t sink;
-
-static int refuse_perf_event_open(void) {
-    struct sock_filter f[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-    };
-    struct sock_fprog prog = { (unsigned short)(sizeof f / sizeof f[0]), f };
-    return prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
-}
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
 
 int main(void) {
     if (!refuse_perf_event_open()) {
@@ -60,7 +39,7 @@ int main(void) {
     CHECK_EQ(st.samples, 0);
     CHECK_EQ(st.samples_lost, 0);
     CHECK_EQ(st.traces_written, 1);
-    char *log = slurp("refused.log");
+    char *log = check_slurp("refused.log");
     CHECK(log != NULL);
     if (log) {
         int lines = 0;
@@ -70,7 +49,7 @@ int main(void) {
         CHECK(strstr(log, "seccomp") != NULL);
         fputs(log, stdout);
     }
-    char *js = slurp("refused.json");
+    char *js = check_slurp("refused.json");
     CHECK(js != NULL);
     if (js) {
         size_t n = strlen(js);
