@@ -716,6 +716,9 @@ static int case_sync(void) {
     fake_event_destroy(ev);
     truth("{\"taken\": {\"syncs\": %ld, \"records\": %ld, \"enabled_after\": %d}}",
           taken(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), taken(CUPTI_ACTIVITY_KIND_CUDA_EVENT), cupti_enabled());
+    return 0;
+}
+
 /* ---- CUDA graphs attributed to capture time (the double's graph-node
    callbacks) ---- */
 #define GRAPH_MAX 16
