@@ -11,9 +11,7 @@
    Each prints "samples N" (prof_stats.samples) and "lost N", or exits 77
    where perf_event_open is refused. Built with -O1
    -fno-omit-frame-pointer -fno-inline (tests/CMakeLists.txt). */
-#ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.cpp's, linked in (tests/CMakeLists.txt) */
 #define PROF_IMPLEMENTATION
-#endif
 #include "../../prof.h"
 
 #include <dlfcn.h>
