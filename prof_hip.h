@@ -871,7 +871,7 @@ static void prof__roc_capture(int on) {
 /* Under capture a GPU region spans what was launched inside its CPU side
    (>>gpu's one clock). */
 const prof_gpu_tracer prof__roc_tracer = { "rocprofiler-sdk", prof__roc_start, prof__roc_flush, prof__roc_stop,
-                                           prof__roc_now, prof__roc_capture, NULL, NULL };
+                                           prof__roc_now, prof__roc_capture, PROF__NULLPTR, PROF__NULLPTR };
 long long prof__roc_stream_id(void *s) { return prof__roc_stream_number(s); }
 /* Capture starts with the profiler however it starts (prof.h's
    prof__gpu_autostart): lazily, at the first macro of any kind, too. Only

@@ -220,7 +220,7 @@ def case_env_messages(binary):
         "skip_first=N,wait=N,warmup=N,active=N,repeat=N with active >= 1; ignoring it",
         "prof: PROF_TABLE='sort=" + "y" * 195 + "...(5005 bytes)' is not of the form sort=self_cpu|cpu_total|"
         "cpu_avg|cpu_min|cpu_max|calls|flops|name|self_gpu|gpu_total|gpu_avg|cpu_mem|self_cpu_mem|gpu_mem|"
-        "self_gpu_mem,rows=N[,group=args|thread|args+thread|domain][,ranks=all][,percentiles]; no table",
+        "self_gpu_mem,rows=N[,group=args|thread|args+thread|domain|capture][,ranks=all][,percentiles]; no table",
     ]
     want += [
         "prof: PROF_TRIGGER_STEPS='0' is not a number of steps from 1 to 999999; using 5",
