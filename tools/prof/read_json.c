@@ -503,6 +503,27 @@ static const char *event_whole(trace *t, const char **p) {
     }
 }
 
+/* A streamed object's n-th member's key (0-based; *p after the '{' or the
+   member before): *p past the separator and the key, its span in *k; 0 at
+   the object's end, *p at its '}'. The window may move on past k. */
+static int stream_key(trace *t, const char **pp, size_t n, span *k) {
+    const doc *d = &t->d;
+    const char *p = ws_more(t, *pp);
+    *pp = p;
+    if (p < d->end && *p == '}') return 0;
+    if (n) {
+        if (p >= d->end || *p != ',') bad_json(d, p);
+        p = ws_more(t, p + 1);
+    }
+    if (p >= d->end || *p != '"') bad_json(d, p);
+    p = need(t, p);
+    k->p = p;
+    p = parse_string(d, p);
+    k->n = (size_t)(p - k->p);
+    *pp = p;
+    return 1;
+}
+
 /* PROF_SAMPLE's samples (prof_samples, an object), streamed: its samples
    may be more than the window holds. Each member but "samples" whole to
    the hook's member(), then each of samples' elements to its sample(); p
@@ -512,18 +533,8 @@ static _Thread_local const json_samples_fn *g_smp;
 static const char *walk_samples(trace *t, const char *p) {
     const doc *d = &t->d;
     p++;
-    for (size_t n = 0;; n++) {
-        p = ws_more(t, p);
-        if (p < d->end && *p == '}') return p + 1;
-        if (n) {
-            if (p >= d->end || *p != ',') bad_json(d, p);
-            p = ws_more(t, p + 1);
-        }
-        if (p >= d->end || *p != '"') bad_json(d, p);
-        p = need(t, p);
-        span k = { p, 0 };
-        p = parse_string(d, p);
-        k.n = (size_t)(p - k.p);
+    span k;
+    for (size_t n = 0; stream_key(t, &p, n, &k); n++) {
         int list = span_eq(k, "\"samples\"");
         p = ws_more(t, p);
         if (p >= d->end || *p != ':') bad_json(d, p);
@@ -552,6 +563,7 @@ static const char *walk_samples(trace *t, const char *p) {
         v.n = (size_t)(p - v.p);
         if (g_smp && g_smp->member) g_smp->member(t, k, v, g_smp->ctx);
     }
+    return p + 1;
 }
 
 /* The events of traceEvents, p past its '['; returns the byte after ']'. */
@@ -596,18 +608,8 @@ static int walk(trace *t, void (*fn)(trace *, const event *, void *), void *ctx,
     }
     if (p >= d->end) bad_json(d, p);
     p++;
-    for (size_t n = 0;; n++) {
-        p = ws_more(t, p);
-        if (p < d->end && *p == '}') break;
-        if (n) {
-            if (p >= d->end || *p != ',') bad_json(d, p);
-            p = ws_more(t, p + 1);
-        }
-        if (p >= d->end || *p != '"') bad_json(d, p);
-        p = need(t, p);
-        span k = { p, 0 };
-        p = parse_string(d, p);
-        k.n = (size_t)(p - k.p);
+    span k;
+    for (size_t n = 0; stream_key(t, &p, n, &k); n++) {
         int key = header_key(k);            /* now: the window may move on past k */
         int kept = key != H_EVENTS && key != H_DEVPROPS && key != H_SAMPLES;
         if (kept) head_key(t, k);
