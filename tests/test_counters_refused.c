@@ -45,23 +45,9 @@ int main(void) {
     }
     PROF_SHUTDOWN();
     CHECK_EQ(counters_seen, 0);
-    char *log = check_slurp("refused.log");
-    CHECK(log != NULL);
-    if (log) {
-        int lines = 0;
-        for (char *p = log; (p = strstr(p, "PROF_COUNTERS")) != NULL; p++) lines++;
-        CHECK_EQ(lines, 1);
-        CHECK(strstr(log, "prof: PROF_COUNTERS: perf_event_open is refused (") != NULL);
-        CHECK(strstr(log, "seccomp") != NULL);
-        fputs(log, stdout);
-    }
-    char *js = check_slurp("refused.json");
-    CHECK(js != NULL);
+    check_refusal_said("refused.log", "PROF_COUNTERS");
+    char *js = check_whole_json("refused.json");
     if (js) {
-        size_t n = strlen(js);
-        while (n && (js[n - 1] == '\n' || js[n - 1] == ' ')) n--;
-        CHECK(n && js[n - 1] == '}');
-        CHECK(strstr(js, "\"traceEvents\"") != NULL);
         CHECK_EQ(strstr(js, "\"ProfilerStep#2\"") != NULL, 1);
         CHECK(strstr(js, "task-clock") == NULL);
     }
