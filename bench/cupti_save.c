@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cupti_records.h"
 #include "fake_cupti.h"
 #include "fake_gpu.h"
 
@@ -50,15 +51,8 @@ static int by_value(const void *a, const void *b) {
    already run. */
 static void launch(uint32_t c) {
     int64_t t0 = cupti_now();
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    a.start = (uint64_t)t0;
-    a.end = (uint64_t)t0 + 500;
-    a.processId = (uint32_t)getpid();
-    a.threadId = (uint32_t)(uintptr_t)pthread_self();
-    a.correlationId = c;
+    CUpti_ActivityAPI a = cupti_api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, c, t0,
+                                    t0 + 500);
     emit(&a, sizeof a);
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof k);

@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "cupti_records.h"
 #include "fake_cupti.h"
 #include "fake_gpu.h"
 #include "gpu_test.h"
@@ -115,28 +116,9 @@ static void bind_cupti(void) {
 }
 
 /* CUPTI's time of a device time: the host's, on CUPTI's clock. */
-static uint64_t cupti_ts(int dev, int64_t dev_ns) {
-    return (uint64_t)(fake_gpu_host_ns(dev, dev_ns) + 0.5) + (uint64_t)FAKE_CUPTI_OFFSET_NS;
-}
-
-static uint32_t stream_id(void *stream) {
-    int dev;
-    unsigned long long id;
-    fake_stream_info(stream, &dev, &id);
-    return (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
-}
-
 /* A runtime (or driver) call's record: what the engine's thread did. */
 static void api_call(CUpti_ActivityKind kind, uint32_t cbid, uint32_t c, int64_t t0, int64_t t1) {
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof a);
-    a.kind = kind;
-    a.cbid = cbid;
-    a.start = (uint64_t)t0;
-    a.end = (uint64_t)t1;
-    a.processId = (uint32_t)getpid();
-    a.threadId = (uint32_t)(uintptr_t)pthread_self(); /* CUPTI's: pthread_self(), cut to 32 bits */
-    a.correlationId = c;
+    CUpti_ActivityAPI a = cupti_api(kind, cbid, c, t0, t1);
     emit(&a, sizeof a);
     launched++;
 }
@@ -187,7 +169,7 @@ static void launch(const char *name, void *stream, int64_t ns, int grid, int blo
     k.start = cupti_ts(dev, start);
     k.end = cupti_ts(dev, start + ns);
     k.deviceId = (uint32_t)dev;
-    k.streamId = stream_id(stream);
+    k.streamId = cupti_stream_id(stream);
     k.gridX = grid, k.gridY = 1, k.gridZ = 1;
     k.blockX = block, k.blockY = 1, k.blockZ = 1;
     k.staticSharedMemory = 1024;
@@ -235,7 +217,7 @@ static void transfer(int fill, void *stream, uint64_t bytes, int64_t ns) {
     m.start = f.start = cupti_ts(dev, start);
     m.end = f.end = cupti_ts(dev, start + ns);
     m.deviceId = f.deviceId = (uint32_t)dev;
-    m.streamId = f.streamId = stream_id(stream);
+    m.streamId = f.streamId = cupti_stream_id(stream);
     m.correlationId = f.correlationId = c;
     if (fill) emit(&f, sizeof f);
     else emit(&m, sizeof m);
@@ -426,7 +408,7 @@ static void graph_launch(void *stream) {
         k.start = cupti_ts(dev, start[i]);
         k.end = cupti_ts(dev, start[i] + ns[i]);
         k.deviceId = (uint32_t)dev;
-        k.streamId = stream_id(stream);
+        k.streamId = cupti_stream_id(stream);
         k.gridX = k.gridY = k.gridZ = 1;
         k.blockX = 256, k.blockY = k.blockZ = 1;
         k.correlationId = c;
@@ -446,7 +428,7 @@ static void graph_launch(void *stream) {
     m.start = cupti_ts(dev, start[4]);
     m.end = cupti_ts(dev, start[4] + ns[4]);
     m.deviceId = (uint32_t)dev;
-    m.streamId = stream_id(stream);
+    m.streamId = cupti_stream_id(stream);
     m.correlationId = c;
     m.graphId = 7;
     m.graphNodeId = 5;
@@ -628,19 +610,12 @@ static void record_event(void *ev, void *stream) {
     uint32_t c = ++corr, id = event_id(ev);
     int64_t t0 = cupti_now();
     fake_event_record(ev, stream);
-    CUpti_ActivityCudaEvent2 e;
-    memset(&e, 0, sizeof e);
-    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
-    e.correlationId = c;
-    e.contextId = 1;
-    e.streamId = stream_id(stream);
-    e.eventId = id;
-    e.deviceId = 0;
+    CUpti_ActivityCudaEvent2 e = cupti_event(c, stream, id);
     e.cudaEventSyncId = event_sync_id[id - 1] = ++event_sync_ids;
     emit(&e, sizeof e);
     runtime_call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t0, cupti_now());
     if (sync_recording)
-        truth("{\"record\": {\"corr\": %u, \"event\": %u, \"stream\": %u, \"done_ns\": %.0f}}", c, id, stream_id(stream),
+        truth("{\"record\": {\"corr\": %u, \"event\": %u, \"stream\": %u, \"done_ns\": %.0f}}", c, id, cupti_stream_id(stream),
               fake_gpu_host_ns(0, fake_event_done(ev)) + (double)FAKE_CUPTI_OFFSET_NS);
 }
 
@@ -658,24 +633,16 @@ static void sync_call(CUpti_ActivitySynchronizationType type, void *stream, void
     else if (type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE) done = fake_stream_sync(stream);
     else done = fake_device_sync(0);
     int64_t w1 = cupti_now();
-    CUpti_ActivitySynchronization2 y;
-    memset(&y, 0, sizeof y);
-    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    y.type = type;
-    y.start = (uint64_t)w0;
-    y.end = (uint64_t)w1;
-    y.correlationId = c;
-    y.contextId = 1;
-    y.streamId = stream ? stream_id(stream) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    y.cudaEventId = ev ? event_id(ev) : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    y.cudaEventSyncId = ev ? event_sync_id[event_id(ev) - 1] : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    CUpti_ActivitySynchronization2 y =
+        cupti_sync(type, c, w0, w1, stream, ev ? event_id(ev) : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+                   ev ? event_sync_id[event_id(ev) - 1] : CUPTI_SYNCHRONIZATION_INVALID_VALUE);
     emit(&y, sizeof y);
     runtime_call(cbid[type], c, t0, cupti_now());
     if (sync_recording)
         truth("{\"sync\": {\"name\": \"%s\", \"corr\": %u, \"call_t0\": %lld, \"t0\": %lld, \"t1\": %lld, \"stream\": %lld, "
               "\"event\": %lld, \"done_ns\": %.0f}}",
               name[type], c, (long long)t0, (long long)w0, (long long)w1,
-              stream ? (long long)stream_id(stream) : -1LL, ev ? (long long)event_id(ev) : -1LL,
+              stream ? (long long)cupti_stream_id(stream) : -1LL, ev ? (long long)event_id(ev) : -1LL,
               done ? fake_gpu_host_ns(0, done) + (double)FAKE_CUPTI_OFFSET_NS : 0.0);
 }
 
@@ -765,7 +732,7 @@ static void replay(const graph *g, void *stream) {
         k.start = cupti_ts(dev, start[i]);
         k.end = cupti_ts(dev, start[i] + g->ns[i]);
         k.deviceId = (uint32_t)dev;
-        k.streamId = stream_id(stream);
+        k.streamId = cupti_stream_id(stream);
         k.gridX = k.gridY = k.gridZ = 1;
         k.blockX = 128, k.blockY = k.blockZ = 1;
         k.correlationId = c;

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "cupti_records.h"
 #include "fake_cupti.h"
 #include "fake_gpu.h"
 #include "gpu_test.h"
@@ -58,21 +59,9 @@ static void bind_cupti(void) {
     setenv("PROF_CUPTI_LIB", FAKE_CUPTI_LIB, 1);
 }
 
-static uint64_t cupti_ts(int dev, int64_t dev_ns) {
-    return (uint64_t)(fake_gpu_host_ns(dev, dev_ns) + 0.5) + (uint64_t)FAKE_CUPTI_OFFSET_NS;
-}
-
 /* A runtime call's record, t0 to now. */
 static void call(uint32_t cbid, uint32_t c, int64_t t0) {
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = cbid;
-    a.start = (uint64_t)t0;
-    a.end = (uint64_t)cupti_now();
-    a.processId = (uint32_t)getpid();
-    a.threadId = (uint32_t)(uintptr_t)pthread_self();
-    a.correlationId = c;
+    CUpti_ActivityAPI a = cupti_api(CUPTI_ACTIVITY_KIND_RUNTIME, cbid, c, t0, cupti_now());
     emit(&a, sizeof a);
 }
 
@@ -91,9 +80,7 @@ static void launch(const char *name, void *stream, int64_t ns) {
     k.start = cupti_ts(dev, start + ramp_ns);
     k.end = cupti_ts(dev, start + ns);
     k.deviceId = (uint32_t)dev;
-    unsigned long long id;
-    fake_stream_info(stream, &dev, &id);
-    k.streamId = (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
+    k.streamId = cupti_stream_id(stream);
     k.gridX = k.gridY = k.gridZ = 1;
     k.blockX = 128, k.blockY = k.blockZ = 1;
     k.correlationId = c;
@@ -108,16 +95,7 @@ static void record(void *ev, void *stream) {
     uint32_t c = ++corr;
     int64_t t0 = cupti_now();
     fake_event_record(ev, stream);
-    CUpti_ActivityCudaEvent2 e;
-    memset(&e, 0, sizeof e);
-    e.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
-    e.correlationId = c;
-    e.contextId = 1;
-    unsigned long long id;
-    int dev;
-    fake_stream_info(stream, &dev, &id);
-    e.streamId = (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
-    e.eventId = 1;
+    CUpti_ActivityCudaEvent2 e = cupti_event(c, stream, 1);
     emit(&e, sizeof e);
     call(CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, c, t0);
 }
@@ -129,21 +107,11 @@ static void sync_on(void *stream, void *ev) {
     int64_t t0 = cupti_now(), w0 = cupti_now();
     if (ev) fake_stream_wait_event(stream, ev);
     else fake_stream_sync(stream);
-    CUpti_ActivitySynchronization2 y;
-    memset(&y, 0, sizeof y);
-    y.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-    y.type = ev ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT
-                : CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
-    y.start = (uint64_t)w0;
-    y.end = (uint64_t)cupti_now();
-    y.correlationId = c;
-    y.contextId = 1;
-    unsigned long long id;
-    int dev;
-    fake_stream_info(stream, &dev, &id);
-    y.streamId = (uint32_t)id + FAKE_CUPTI_STREAM_SHIFT;
-    y.cudaEventId = ev ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
-    y.cudaEventSyncId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+    CUpti_ActivitySynchronization2 y =
+        cupti_sync(ev ? CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT
+                      : CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+                   c, w0, cupti_now(), stream, ev ? 1 : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+                   CUPTI_SYNCHRONIZATION_INVALID_VALUE);
     emit(&y, sizeof y);
     call(ev ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020 : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
          c, t0);
