@@ -43,12 +43,16 @@ __attribute__((noinline)) long mix(long n, int salt) {
 }
 }  // namespace hot
 
-/* ms of this thread's CPU time in Kernel<long>::run, then as much in mix */
+/* ms of this thread's CPU time in Kernel<long>::run and as much in mix, in
+   turns of 10 ms each: a sampler that starts on this thread late (it opens
+   a thread's event at its next look) misses as much of one as of the other */
 static void spin_cxx(long ms) {
-    long end = cpu_ns() + ms * 1000000L;
-    while (cpu_ns() < end) sink = hot::Kernel<long>::run(50000);
-    end = cpu_ns() + ms * 1000000L;
-    while (cpu_ns() < end) sink = hot::mix(50000, 3);
+    for (long done = 0; done < ms; done += 10) {
+        long end = cpu_ns() + 10 * 1000000L;
+        while (cpu_ns() < end) sink = hot::Kernel<long>::run(50000);
+        end = cpu_ns() + 10 * 1000000L;
+        while (cpu_ns() < end) sink = hot::mix(50000, 3);
+    }
 }
 
 /* Whether the profiler's thread samples this thread yet (it opens a new
