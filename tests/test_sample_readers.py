@@ -67,6 +67,31 @@ def refused(path):
         return json.load(f)["prof_samples"]["refused"]
 
 
+def wide_frames(F, width):
+    """The flame graph's frames that report.js draws unzoomed: a child's
+    width is its parent's share by time, drawn from half a pixel up; the
+    same doubles in the same order as the page computes them."""
+    kids = [[] for _ in F]
+    for i, f in enumerate(F):
+        if f[0] >= 0:
+            kids[f[0]].append(i)
+    for k in kids:
+        k.sort(key=lambda c: -F[c][2])
+    out = []
+
+    def layout(i, w):
+        whole = max(F[i][2], sum(F[c][2] for c in kids[i]))
+        for c in kids[i]:
+            cw = w * F[c][2] / whole if whole else 0
+            if cw >= 0.5:
+                out.append(c)
+                layout(c, cw)
+    for i, f in enumerate(F):
+        if f[0] < 0:
+            layout(i, width)
+    return out
+
+
 def case_report(tool, test_sample, _split, tmp):
     if not test_report.CHROMIUM:
         print("sample_report skipped: no headless Chromium (Debian: apt-get install chromium)")
@@ -99,16 +124,28 @@ def case_report(tool, test_sample, _split, tmp):
         want = sum(n for (reg, _), n in rows.items() if reg == r)
         have = sum(f[4] for f in F if f[1] == r and not f[5])
         check(have == want, f"region {r}: {have} samples in the flame graph, {want} in the table")
-    # the page as drawn: the leaves' rectangles, native, with their counts
+    # the page as drawn: the leaves' rectangles, native, with their counts. A
+    # frame under half a pixel wide is not drawn (a sample taken in a
+    # prologue, its caller not yet on the stack, makes such a path).
     dom = test_report.render(page, tmp)
+    widths = {int(w) for w in re.findall(r'<svg width="(\d+)"[^>]*class="flame"', dom.text)}
+    check(len(widths) == 1, f"flame graphs' widths {widths}")
     drawn = {}
     for a in re.findall(r"<rect ([^>]*data-native=\"1\"[^>]*)>", dom.text):
         at = dict(re.findall(r'([\w-]+)="([^"]*)"', a))
         drawn[at["data-name"]] = drawn.get(at["data-name"], 0) + int(at["data-samples"])
+    visible = {}
+    for i in wide_frames(F, widths.pop()):
+        if F[i][5]:
+            visible[F[i][1]] = visible.get(F[i][1], 0) + F[i][4]
     for name in ("leaf60", "leaf30", "leaf10"):
-        check(drawn.get(name) == rows[("shares", name)], f"{name}: drawn with {drawn.get(name)} samples, "
-              f"not {rows[('shares', name)]}")
-    check(drawn.get("busy") == rows[("half_asleep", "busy")] + rows[("short_work", "busy")], f"busy: {drawn.get('busy')}")
+        want = rows[("shares", name)]
+        check(drawn.get(name) == visible.get(name) and visible.get(name, 0) >= 0.99 * want,
+              f"{name}: drawn with {drawn.get(name)} samples, the frames wide enough hold {visible.get(name)}, "
+              f"the table {want}")
+    busy = rows[("half_asleep", "busy")] + rows[("short_work", "busy")]
+    check(drawn.get("busy") == visible.get("busy") and visible.get("busy", 0) >= 0.99 * busy,
+          f"busy: drawn {drawn.get('busy')}, wide enough {visible.get('busy')}, the table {busy}")
     check("the native call stacks of its CPU samples" in dom.text, "the flame graph's note says nothing of samples")
     print(f"flame graph: {total} samples; leaves {[(k, got[k]) for k in leaves]}")
 
