@@ -103,6 +103,10 @@
    GPU regions: include prof_cuda.h or prof_hip.h instead (they include this
    file) for PROF_GPU_SCOPE(name, stream), PROF_GPU_BEGIN(name, stream) /
    PROF_GPU_END(stream), PROF_GPU_ALLOC(ptr, bytes) and PROF_GPU_FREE(ptr).
+   The file with PROF_IMPLEMENTATION includes the binding too; or it includes
+   prof.h alone (a C file the C compiler builds) and one file that includes
+   the binding defines PROF_GPU_IMPLEMENTATION (its part: capture's lazy
+   start, HIP's rocprofiler-sdk tracer).
 
    Names are stored as pointers: pass string literals or strings that outlive
    the trace; PROF_SCOPE_DYN(str) and prof_intern(s, n) copy a name made at
@@ -815,6 +819,10 @@ PROF__FN void prof_gpu_graph_node(uint64_t node, uint64_t original) PROF__OFF()
 PROF__FN void prof_gpu_attach(const prof_gpu_api *api) PROF__OFF()
 /* One line, as prof.h says things (PROF_LOG, "prof: " before it). */
 PROF__FN void prof_gpu_say(const char *line) PROF__OFF()
+/* Whether kernel capture is asked for: the resolved option once the
+   profiler started, else PROF_CUPTI / PROF_KERNELS as the environment has
+   them (a binding's tool hook may ask before PROF_INIT). */
+PROF__FN int prof_gpu_kernels_asked(void) PROF__OFF(return 0;)
 
 /* >>api-model's GPU side: a saved trace's GPU records into a model, which
    the table then reads as it reads the recorder's (GPU columns, a row per
@@ -4497,8 +4505,8 @@ static void prof__act_start_locked(const prof_gpu_api *api) {
     if (!prof__g.conf.cupti || prof__act.tracer) return;
     if (!api->tracer) {
         prof__msg("%s: kernel capture is asked for (PROF_KERNELS), which this build lacks (CUDA: CUPTI's headers; "
-                  "HIP: the file with PROF_IMPLEMENTATION includes prof_hip.h); GPU regions are still timed by "
-                  "events", api->name);
+                  "HIP: a file with PROF_IMPLEMENTATION or PROF_GPU_IMPLEMENTATION includes prof_hip.h); GPU regions "
+                  "are still timed by events", api->name);
         return;
     }
     prof__gnodes_make();                /* before the tracer's graph-node callbacks can come */
@@ -4874,7 +4882,8 @@ void prof_gpu_attach(const prof_gpu_api *api) {
 
 /* Kernel capture starts with the profiler, whatever starts it (PROF_INIT,
    or lazily the first macro of any kind): the file with PROF_IMPLEMENTATION
-   that includes prof_cuda.h or prof_hip.h defines prof__gpu_autostart,
+   (or PROF_GPU_IMPLEMENTATION) that includes prof_cuda.h or prof_hip.h
+   defines prof__gpu_autostart,
    which attaches its runtime. Without it (that file includes prof.h alone)
    capture waits for a GPU region or a PROF_INIT where a binding is
    included, which one line says. Run after a lazy init, or at the first
@@ -4889,7 +4898,8 @@ static void prof__gpu_autostart_due(void) {
     if (prof__gpu_autostart) prof__gpu_autostart();
     else if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) == 0 && prof__g.conf.cupti)
         prof__msg("kernel capture (PROF_CUPTI / PROF_KERNELS) starts at the first GPU region or PROF_INIT in a file "
-                  "that includes prof_cuda.h or prof_hip.h: the file with PROF_IMPLEMENTATION includes neither");
+                  "that includes prof_cuda.h or prof_hip.h: no file with PROF_IMPLEMENTATION or PROF_GPU_IMPLEMENTATION "
+                  "includes one");
 }
 
 /* The drained pairs (prof__gpu.res) placed on the CPU clock through the
@@ -12934,10 +12944,11 @@ PROF__COLD static void prof__log_open(const char *log) {
     }
 }
 
-/* Kernel capture asked for (prof_hip.h's tool hook asks, maybe before
-   PROF_INIT): the resolved option once inited, else PROF_CUPTI / PROF_KERNELS
-   read by the table's own reader, without a word (init says it). */
-__attribute__((unused)) static int prof__kernels_asked(void) {
+/* Kernel capture asked for (>>api-gpu; prof_hip.h's tool hook asks, maybe
+   before PROF_INIT): the resolved option once inited, else PROF_CUPTI /
+   PROF_KERNELS read by the table's own reader, without a word (init says
+   it). */
+int prof_gpu_kernels_asked(void) {
     int k = 0;
     if (__atomic_load_n(&prof__g.inited, __ATOMIC_ACQUIRE)) return prof__g.conf.cupti;
     prof__opt_bool("PROF_CUPTI", &k, "", NULL);

@@ -5,6 +5,10 @@
    prof.h's PROF_GPU_* macros (>>api-gpu) to libcudart, which the engine links
    already, and adds prof_cudaMalloc / prof_cudaFree: cudaMalloc and cudaFree
    that also record. Stream ids need CUDA 12.0, a stream's device 12.8.
+   Its own part of the implementation (capture's lazy start) goes with
+   PROF_IMPLEMENTATION, or, where prof.h's implementation is a C file of
+   its own (not built by nvcc), into the one file that defines
+   PROF_GPU_IMPLEMENTATION and includes prof_cuda.h.
    PROF_ENERGY reads NVML's energy counters (loaded with dlopen). */
 #ifndef PROF_CUDA_H
 #define PROF_CUDA_H
@@ -759,10 +763,11 @@ PROF__GPU_RUNTIME(cuda, "CUDA", cudaError_t, cudaStream_t, cudaEvent_t, PROF__CU
 #undef PROF_INIT
 #define PROF_INIT(cfg) (prof_init(cfg), prof_gpu_attach(&prof__cuda_api))
 
-/* In the implementation's file, capture starts with the profiler however it
-   starts: lazily, at the first macro of any kind, too (prof.h's
-   prof__gpu_autostart). */
-#ifdef PROF_IMPLEMENTATION
+/* In the implementation's file (or the one file that defines
+   PROF_GPU_IMPLEMENTATION, where prof.h's implementation is in a file of
+   its own), capture starts with the profiler however it starts: lazily, at
+   the first macro of any kind, too (prof.h's prof__gpu_autostart). */
+#if defined(PROF_IMPLEMENTATION) || defined(PROF_GPU_IMPLEMENTATION)
 void prof__gpu_autostart(void) { prof_gpu_attach(&prof__cuda_api); }
 #endif
 

@@ -5,7 +5,10 @@
    defines the platform; a plain C or C++ compiler gets AMD's. HIP has no
    stream ids: streams are numbered here, 0 for the default one. Kernel
    capture (PROF_KERNELS=1) goes through rocprofiler-sdk, whose tracer lives
-   in the file that defines PROF_IMPLEMENTATION: include prof_hip.h there.
+   in the file that defines PROF_IMPLEMENTATION: include prof_hip.h there, or
+   define PROF_GPU_IMPLEMENTATION in one file that includes prof_hip.h (the
+   tracer alone; prof.h's implementation then in a file of its own, which
+   a C compiler may build rather than hipcc).
    PROF_ENERGY reads AMD SMI's energy counters (loaded with dlopen). */
 #ifndef PROF_HIP_H
 #define PROF_HIP_H
@@ -219,7 +222,8 @@ static inline void prof__hip_early(void) {
    paths) and rocprofiler_force_configure is handed that same function. An
    SDK that is absent, older than 0.4 or already configured by another tool
    (rocprofv3, Kineto) is said in one line; GPU regions go on. */
-#if defined(PROF_IMPLEMENTATION) && !defined(PROF__ROC_DONE) && !defined(__HIP_DEVICE_COMPILE__)
+#if (defined(PROF_IMPLEMENTATION) || defined(PROF_GPU_IMPLEMENTATION)) && !defined(PROF__ROC_DONE) && \
+    !defined(__HIP_DEVICE_COMPILE__)
 #define PROF__ROC_DONE                  /* (host code only: hipcc's device pass leaves it out) */
 #include <dlfcn.h>
 #include <link.h>
@@ -752,7 +756,7 @@ static int prof__roc_initialize(void (*fini)(prof__roc_client), void *data) {
 /* Whether kernel capture is asked for: by the environment (the SDK may come
    while HIP starts, before PROF_INIT), by the config, or by starting it. */
 static int prof__roc_asked(void) {
-    return prof__kernels_asked() || __atomic_load_n(&prof__roc.asked, __ATOMIC_ACQUIRE);
+    return prof_gpu_kernels_asked() || __atomic_load_n(&prof__roc.asked, __ATOMIC_ACQUIRE);
 }
 
 prof__roc_tool *rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t priority,
@@ -808,7 +812,7 @@ static int prof__roc_force(void) {
 
 /* PROF_INIT in a file with prof_hip.h, before it makes any HIP call. */
 void prof__roc_early(void) {
-    if (prof__g.conf.cupti && !__atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE)) prof__roc_force();
+    if (prof_gpu_kernels_asked() && !__atomic_load_n(&prof__roc.configured, __ATOMIC_ACQUIRE)) prof__roc_force();
 }
 
 /* Capture starts (under prof.h's lock, HIP started): configured already when
@@ -878,7 +882,7 @@ long long prof__roc_stream_id(void *s) { return prof__roc_stream_number(s); }
    PROF_INIT knows that HIP has not started yet (prof__roc_early); a lazy
    start configures the SDK late, and says so. */
 void prof__gpu_autostart(void) { prof_gpu_attach(&prof__hip_api); }
-#endif /* PROF_IMPLEMENTATION */
+#endif /* PROF_IMPLEMENTATION || PROF_GPU_IMPLEMENTATION */
 
 #else /* disabled: the macros are prof.h's, the wrappers the runtime's calls */
 

@@ -89,14 +89,17 @@ def describe(entry, args, root):
 
 def custom_compiles(build):
     """custom commands (Makefile generator) that run a compiler CMake does not
-    know, with -DPROF_ENABLE on their line: not in the database, counted
-    apart (examples/: train_mlp_hip by hipcc). Normal rules take their
-    defines from flags.make, so only such commands spell them here."""
+    know, with -DPROF_ENABLE on their line and not -DPROF__IMPLEMENTED
+    (which links the suite's): not in the database, counted apart
+    (examples/: train_mlp_hip by hipcc, outside the suite). Normal rules
+    take their defines from flags.make, so only such commands spell them
+    here."""
     found = []
     for mk in sorted(glob.glob(os.path.join(build, "**", "CMakeFiles", "*.dir", "build.make"), recursive=True)):
         with open(mk) as f:
             for line in f:
-                if line.startswith("\t") and "-DPROF_ENABLE" in line and COMPILER.search(line):
+                if line.startswith("\t") and "-DPROF_ENABLE" in line and COMPILER.search(line) and \
+                        "-DPROF__IMPLEMENTED" not in line:
                     found.append(os.path.basename(os.path.dirname(mk))[:-len(".dir")])
     return found
 

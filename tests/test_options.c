@@ -117,11 +117,11 @@ static void spellings(void) {
     setenv("PROF_CUPTI", "1", 1);
     resolve(&c);
     CHECK(prof__g.conf.cupti == 0, "PROF_CUPTI=1 PROF_KERNELS=0: kernels %d", prof__g.conf.cupti);
-    CHECK(prof__kernels_asked() == 0, "before init, PROF_CUPTI=1 PROF_KERNELS=0: asked");
+    CHECK(prof_gpu_kernels_asked() == 0, "before init, PROF_CUPTI=1 PROF_KERNELS=0: asked");
     unsetenv("PROF_KERNELS");
-    CHECK(prof__kernels_asked() == 1, "before init, PROF_CUPTI=1: not asked");
+    CHECK(prof_gpu_kernels_asked() == 1, "before init, PROF_CUPTI=1: not asked");
     unsetenv("PROF_CUPTI");
-    CHECK(prof__kernels_asked() == 0, "before init, nothing set: asked");
+    CHECK(prof_gpu_kernels_asked() == 0, "before init, nothing set: asked");
     c.cupti = 0;
     c.kernels = 1;
     resolve(&c);
