@@ -2,8 +2,12 @@
    for real, with no double. The main thread's steps each hold a region
    that spins SPIN_MS of its CPU time then sleeps SLEEP_MS, SLEEPS times:
    its task-clock per window is its CPU time as the thread measures it
-   (within 10% and 5 ms: the reads are made at the steps' hand-off, so an
-   edge of the window runs that late), its waiting (the steps' wall time
+   (within 10% and 5 ms). The reads are made at the steps' hand-off, on the
+   profiler's thread, as late as a loaded machine runs it: so the main
+   thread sleeps 100 ms where a window opens (the first read falls in the
+   sleep, which costs no CPU) and waits for the window's save after its
+   last step (the last read made), and what it counts does not depend on
+   the machine's speed. Its waiting (the steps' wall time
    minus task-clock) at least 80% of its sleeps, and, with this machine's
    load, on-CPU against wall time the ratio the thread measures (within
    0.1). Its context switches are at least its sleeps (those of the steps
@@ -148,9 +152,28 @@ static int has_bytes(const char *path, const char *s) {
     return 0;
 }
 
+static void ready_cycle(const prof_cycle *c);
+
 static void ready(const prof_cycle *c, void *user) {
     (void)user;
-    saved++;
+    ready_cycle(c);
+    __atomic_add_fetch(&saved, 1, __ATOMIC_RELEASE);   /* what it read, the main thread's now */
+}
+
+/* After a window's last step: until its save (its last reads made), 60 s
+   at most (then the count of saves fails). */
+static void wait_saved(int n) {
+    struct timespec ts = { 0, 1000000 };
+    for (int i = 0; i < 60000 && __atomic_load_n(&saved, __ATOMIC_ACQUIRE) < n; i++) nanosleep(&ts, NULL);
+}
+
+/* Where a window opens: its first reads land in a sleep. */
+static void sleep_edge(void) {
+    struct timespec ts = { 0, 100000000 };
+    nanosleep(&ts, NULL);
+}
+
+static void ready_cycle(const prof_cycle *c) {
     if (prof_cycle_index(c) == 2) {     /* the second window: the main thread's task-clock */
         char name[64];
         snprintf(name, sizeof name, "tid %ld task-clock (ms)", main_tid);
@@ -228,10 +251,14 @@ int main(void) {
             PROF_STEP();
             continue;
         }
-        if (s == ACTIVE + 2) cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
+        if (s == ACTIVE + 2) {          /* the second window's first step */
+            cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
+            sleep_edge();
+        }
         if (s == 1) {                   /* the window's first step */
             cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
             wall0 = clock_of(CLOCK_MONOTONIC);
+            sleep_edge();
         }
         half_asleep();
         pthread_mutex_lock(&mu);
@@ -258,6 +285,8 @@ int main(void) {
         }
         if (s == 2 * ACTIVE + 1) cpu_second = clock_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         PROF_STEP();
+        if (s == ACTIVE) wait_saved(1);
+        if (s == 2 * ACTIVE + 1) wait_saved(2);
     }
     pthread_mutex_lock(&mu);
     quit = 1;
