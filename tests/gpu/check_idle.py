@@ -24,8 +24,9 @@ truth.jsonl (each row of prof_cycle_gpu_idle). Checked:
   * each step's critical path (prof_cycle_gpu_path) is exactly the walk
     its comment describes, here over idle.json's events, and sums to the
     step; the host's own time is >= 90% of it where the host never waits
-    for the GPU; where the host waits for each kernel, every one of them is
-    on it (idle_path: a step's three producers and the consumer the
+    for the GPU; where the host synchronises after each kernel, every
+    kernel it waited for (that ended inside its wait, as the trace shows)
+    is on it, and no other (idle_path: a step's three producers and the consumer the
     host waited for, through the stream's wait for the last producer);
   * prof table of idle.json and of idle.pftrace prints the live footer;
   * HTA (the readers' venv) on idle.json: get_idle_time_breakdown's
@@ -53,7 +54,8 @@ def ns(us):
 
 
 def expected(trace):
-    """The breakdown's rows, from the trace's events: {(step, stream): row}."""
+    """The breakdown's rows, from the trace's events: {(step, stream): row};
+    the critical paths; {step: how many pieces of work its host waited for}."""
     ev = trace["traceEvents"]
     steps = sorted((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]) + 1, int(e["name"][13:]), e["tid"])
                    for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
@@ -134,7 +136,13 @@ def expected(trace):
             r["comm"] = union([w for w in ws if w["comm"]])
             r["comp"] = union([w for w in ws if w["comp"]])
             r["overlap"] = r["comm"] + r["comp"] - union([w for w in ws if w["comm"] or w["comp"]])
-    return rows, paths(work, host_syncs, waits, steps)
+    # the work each step's host waited for: what ended inside one of its
+    # thread's host waits (a kernel done before its wait began was not waited for)
+    waited = {}
+    for w in work:
+        if any(y["tid"] == w["tid"] and y["t0"] <= w["t1"] <= y["t1"] for y in host_syncs):
+            waited[w["step"]] = waited.get(w["step"], 0) + 1
+    return rows, paths(work, host_syncs, waits, steps), waited
 
 
 def clip(a, b, t0):
@@ -291,17 +299,22 @@ def main():
             path.append(d["path"])
     with open("idle.json") as f:
         trace = json.load(f)
-    want, want_path = expected(trace)
+    want, want_path, waited = expected(trace)
     check(path == want_path, f"{case}: critical paths {path} != the trace's {want_path}")
     parts = {c: sum(r[c] for r in path) for c in ("host", "launch", "gpu", "other")}
     # where the host waits for the GPU, the work it waited for is on the
     # path, every piece of it (how long the host took to see it done is the
     # machine's: not asserted); where it never waits, the host's own time is
     # at least 90% of the path (its sleeps, which a loaded machine only lengthens)
-    if case == "idle_sync_host":        # each step's five kernels, each waited for
-        check([r["work"] for r in path] == [5] * 4, f"{case}: the paths' work {path}")
+    if case == "idle_sync_host":        # each step's five kernels, each synchronised: on the path, each the
+        # host waited for (a host late to its wait, past the kernel's end, did not wait: off the path)
+        check([r["work"] for r in path] == [waited.get(r["step"], 0) for r in path] and
+              sum(r["work"] for r in path) > 0,
+              f"{case}: the paths' work {path}, the kernels waited for {waited}")
     elif case == "idle_path":           # each step's three producers, then the last consumer, which the host waited for
-        check([r["work"] for r in path] == [4] * 4, f"{case}: the paths' work {path}")
+        # (where it did: a host late to its wait finds it done, and its step's path is its own time)
+        check([r["work"] for r in path] == [4 if waited.get(r["step"]) else 0 for r in path] and
+              sum(r["work"] for r in path) > 0, f"{case}: the paths' work {path}, the work waited for {waited}")
     else:
         check(max(parts, key=parts.get) == "host", f"{case}: the critical path's largest part is not host: {parts}")
         check(parts["host"] >= 0.9 * sum(parts.values()), f"{case}: critical path {parts}")
