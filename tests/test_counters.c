@@ -1,29 +1,28 @@
-/* PROF_COUNTERS: each thread's CPU counters per recorded step (>>counters),
-   for real, with no double. The main thread's steps each hold a region
-   that spins SPIN_MS of its CPU time then sleeps SLEEP_MS, SLEEPS times:
-   its task-clock per window is its CPU time as the thread measures it
-   (within 10% and 5 ms). The reads are made at the steps' hand-off, on the
-   profiler's thread, as late as a loaded machine runs it: so the main
-   thread sleeps 100 ms where a window opens (the first read falls in the
-   sleep, which costs no CPU) and waits for the window's save after its
-   last step (the last read made), and what it counts does not depend on
-   the machine's speed. Its waiting (the steps' wall time
-   minus task-clock) at least 80% of its sleeps, and, with this machine's
-   load, on-CPU against wall time the ratio the thread measures (within
-   0.1). Its context switches are at least its sleeps (those of the steps
-   after the first: the window's first read starts as late as the
-   hand-off). A second thread touches PAGES fresh pages in each step: its
-   page faults, each step, are at least that; so are those of a thread
-   that lives inside one step (its one value, read after it exited). A
-   fork's child leaves the parent's counters as they were. A second window
-   counts from its own start: the 200 ms of CPU the main thread spends in
-   the step between the windows are in neither. The values are counter
-   tracks of their thread in both formats and the table's footer; a name
-   prof.h does not know is one line and the others go on; a counter the
-   machine lacks (no PMU here: cycles, instructions) is one line each.
-   `prof table` reads both traces back with the same footer.
-   Exit 77 where the kernel refuses perf_event_open (test_counters_refused
-   covers the line that says so). */
+/* PROF_COUNTERS: each thread's CPU counters per recorded step
+   (>>counters), for real, with no double. The main thread's steps each
+   hold a region that spins SPIN_MS of its CPU time then sleeps SLEEP_MS,
+   SLEEPS times: its task-clock per window is its CPU time as the thread
+   measures it (within 10% and 5 ms). The reads are made at the steps'
+   hand-off, on the profiler's thread, as late as a loaded machine runs it:
+   so the main thread sleeps 100 ms where a window opens (the first read
+   falls in the sleep, which costs no CPU) and waits for the window's save
+   after its last step (the last read made), and what it counts does not
+   depend on the machine's speed. Its waiting (the steps' wall time minus
+   task-clock) at least 80% of its sleeps, and, with this machine's load,
+   on-CPU against wall time the ratio the thread measures (within 0.1). Its
+   context switches are at least its sleeps (those of the steps after the
+   first: the window's first read starts as late as the hand-off). A second
+   thread touches PAGES fresh pages in each step: its page faults, each
+   step, are at least that; so are those of a thread that lives inside one
+   step (its one value, read after it exited). A fork's child leaves the
+   parent's counters as they were. A second window counts from its own
+   start: the 200 ms of CPU the main thread spends in the step between the
+   windows are in neither. The values are counter tracks of their thread in
+   both formats and the table's footer; a name prof.h does not know is one
+   line and the others go on; a counter the machine lacks (no PMU here:
+   cycles, instructions) is one line each. `prof table` reads both traces
+   back with the same footer. Exit 77 where the kernel refuses
+   perf_event_open (test_counters_refused covers the line that says so). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE                 /* MAP_ANONYMOUS */
 #ifndef PROF_TEST_SHARED_IMPL   /* else tests/impl.c's, linked in (tests/CMakeLists.txt) */
@@ -152,27 +151,8 @@ static int has_bytes(const char *path, const char *s) {
     return 0;
 }
 
-static void ready_cycle(const prof_cycle *c);
-
-static void ready(const prof_cycle *c, void *user) {
-    (void)user;
-    ready_cycle(c);
-    __atomic_add_fetch(&saved, 1, __ATOMIC_RELEASE);   /* what it read, the main thread's now */
-}
-
-/* After a window's last step: until its save (its last reads made), 60 s
-   at most (then the count of saves fails). */
-static void wait_saved(int n) {
-    struct timespec ts = { 0, 1000000 };
-    for (int i = 0; i < 60000 && __atomic_load_n(&saved, __ATOMIC_ACQUIRE) < n; i++) nanosleep(&ts, NULL);
-}
-
-/* Where a window opens: its first reads land in a sleep. */
-static void sleep_edge(void) {
-    struct timespec ts = { 0, 100000000 };
-    nanosleep(&ts, NULL);
-}
-
+/* A saved window, on the profiler's thread: its counters' values, its
+   table and its traces (the second window: the main thread's task-clock). */
 static void ready_cycle(const prof_cycle *c) {
     if (prof_cycle_index(c) == 2) {     /* the second window: the main thread's task-clock */
         char name[64];
@@ -218,6 +198,25 @@ static void ready_cycle(const prof_cycle *c) {
     CHECK(prof_cycle_write_trace(c, "counters.pftrace"));
     CHECK(has_bytes("counters.json", name));
     CHECK(has_bytes("counters.pftrace", name));
+}
+
+static void ready(const prof_cycle *c, void *user) {
+    (void)user;
+    ready_cycle(c);
+    __atomic_add_fetch(&saved, 1, __ATOMIC_RELEASE);   /* what it read, the main thread's now */
+}
+
+/* After a window's last step: until its save (its last reads made), 60 s
+   at most (then the count of saves fails). */
+static void wait_saved(int n) {
+    struct timespec ts = { 0, 1000000 };
+    for (int i = 0; i < 60000 && __atomic_load_n(&saved, __ATOMIC_ACQUIRE) < n; i++) nanosleep(&ts, NULL);
+}
+
+/* Where a window opens: its first reads land in a sleep. */
+static void sleep_edge(void) {
+    struct timespec ts = { 0, 100000000 };
+    nanosleep(&ts, NULL);
 }
 
 static int lines_with(const char *log, const char *s) {

@@ -26,8 +26,9 @@ truth.jsonl (each row of prof_cycle_gpu_idle). Checked:
     step; the host's own time is >= 90% of it where the host never waits
     for the GPU; where the host synchronises after each kernel, every
     kernel it waited for (that ended inside its wait, as the trace shows)
-    is on it, and no other (idle_path: a step's three producers and the consumer the
-    host waited for, through the stream's wait for the last producer);
+    is on it, and no other (idle_path: a step's three producers and the
+    consumer the host waited for, through the stream's wait for the last
+    producer);
   * prof table of idle.json and of idle.pftrace prints the live footer;
   * HTA (the readers' venv) on idle.json: get_idle_time_breakdown's
     host_wait (our host + sync), kernel_wait (launch) and other (wait +
@@ -304,15 +305,15 @@ def main():
     parts = {c: sum(r[c] for r in path) for c in ("host", "launch", "gpu", "other")}
     # where the host waits for the GPU, the work it waited for is on the
     # path, every piece of it (how long the host took to see it done is the
-    # machine's: not asserted); where it never waits, the host's own time is
-    # at least 90% of the path (its sleeps, which a loaded machine only lengthens)
-    if case == "idle_sync_host":        # each step's five kernels, each synchronised: on the path, each the
-        # host waited for (a host late to its wait, past the kernel's end, did not wait: off the path)
+    # machine's: not asserted; a host late to its wait, the work done, did
+    # not wait, and its path there is its own time); where it never waits,
+    # the host's own time is at least 90% of the path (its sleeps, which a
+    # loaded machine only lengthens)
+    if case == "idle_sync_host":        # each step's five kernels, each synchronised after
         check([r["work"] for r in path] == [waited.get(r["step"], 0) for r in path] and
               sum(r["work"] for r in path) > 0,
               f"{case}: the paths' work {path}, the kernels waited for {waited}")
     elif case == "idle_path":           # each step's three producers, then the last consumer, which the host waited for
-        # (where it did: a host late to its wait finds it done, and its step's path is its own time)
         check([r["work"] for r in path] == [4 if waited.get(r["step"]) else 0 for r in path] and
               sum(r["work"] for r in path) > 0, f"{case}: the paths' work {path}, the work waited for {waited}")
     else:
