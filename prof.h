@@ -4883,12 +4883,12 @@ void prof_gpu_attach(const prof_gpu_api *api) {
 /* Kernel capture starts with the profiler, whatever starts it (PROF_INIT,
    or lazily the first macro of any kind): the file with PROF_IMPLEMENTATION
    (or PROF_GPU_IMPLEMENTATION) that includes prof_cuda.h or prof_hip.h
-   defines prof__gpu_autostart,
-   which attaches its runtime. Without it (that file includes prof.h alone)
-   capture waits for a GPU region or a PROF_INIT where a binding is
-   included, which one line says. Run after a lazy init, or at the first
-   event after prof_init (PROF_INIT of prof_cuda.h or prof_hip.h attaches
-   at once, and HIP's before HIP starts), outside prof__lock. */
+   defines prof__gpu_autostart, which attaches its runtime. Without it (no
+   such file includes a binding) capture waits for a GPU region or a
+   PROF_INIT where a binding is included, which one line says. Run after a
+   lazy init, or at the first event after prof_init (PROF_INIT of
+   prof_cuda.h or prof_hip.h attaches at once, and HIP's before HIP
+   starts), outside prof__lock. */
 PROF_API void prof__gpu_autostart(void) __attribute__((weak));
 static int prof__gpu_auto;              /* atomic: init asked for it, not yet done */
 
