@@ -387,7 +387,9 @@ PROF__FN void prof_shutdown(void) PROF__OFF()
 PROF__FN void prof_step(void) PROF__OFF()
 /* Waits until the profiler's thread has done what the steps so far handed
    it: the traces of the cycles saved by then are written (and their
-   trace-ready handlers have returned). The steps themselves never wait.
+   trace-ready handlers have returned), and the reads a window's edge asks
+   for are made (PROF_COUNTERS, PROF_ENERGY, PROF_SAMPLE's events: counting
+   from the window's start). The steps themselves never wait.
    1 when done; 0 if it did not finish within a minute, or at once inside
    a trace-ready handler, whose own cycle is being written (said on stderr). */
 PROF__FN int prof_flush(void) PROF__OFF(return 1;)
@@ -2039,6 +2041,7 @@ static uint64_t prof__now(void) {
 
 static void prof__init_locked(const prof_config *cfg);
 static void prof__gpu_autostart_due(void);
+static void prof__wk_thread_locked(void);
 
 static prof__thread *prof__register(void) {
     prof__thread *th = (prof__thread *)calloc(1, sizeof *th);
@@ -2064,6 +2067,7 @@ static prof__thread *prof__register(void) {
         prof__tls.top = th->open;
         prof__tls.last = th->open + PROF__OPEN_MAX;
     }
+    prof__wk_thread_locked();           /* its counters and sampling from now */
     pthread_mutex_unlock(&prof__lock);
     pthread_setspecific(prof__g.rec.key, th);
     prof__self = th;
@@ -13156,8 +13160,10 @@ static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a jo
 static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
 /* Under prof__lock: what the profiler's thread polls between jobs changed
    since it last looked (a window's edge: PROF_ENERGY's opening read,
-   PROF_SAMPLE's events), so it looks again before it waits. */
-static int prof__wk_kick;
+   PROF_SAMPLE's events, PROF_COUNTERS's), so it looks again before it
+   waits; polls_due stays set until a round of polls has seen it
+   (prof_flush waits for that too). prof__wk_kick_locked sets both. */
+static int prof__wk_kick, prof__wk_polls_due;
 static pthread_cond_t prof__wk_idle = PTHREAD_COND_INITIALIZER;    /* the queue emptied */
 static struct {
     prof__job q[PROF__JOBS];            /* under prof__lock: the queue, the running one first */
@@ -13167,6 +13173,20 @@ static struct {
     pthread_t thread;
     int running;                        /* atomic: the thread exists */
 } prof__wk;
+
+/* Under prof__lock: a window's edge for what the profiler's thread polls. */
+static void prof__wk_kick_locked(void) {
+    prof__wk_kick = 1;
+    if (__atomic_load_n(&prof__wk.running, __ATOMIC_RELAXED)) prof__wk_polls_due = 1;
+    pthread_cond_signal(&prof__wk_cv);
+}
+
+/* Under prof__lock: a thread registered. PROF_COUNTERS and PROF_SAMPLE
+   open its events at once, not at their next look (prof_flush in the
+   thread waits for them). */
+static void prof__wk_thread_locked(void) {
+    if (prof__ctr_on() || prof__smp_on()) prof__wk_kick_locked();
+}
 
 /* Hands j to the profiler's thread, under prof__lock. 0: there is none (a
    trace-ready handler wanted at the step, or it could not start), and the
@@ -13243,8 +13263,7 @@ static void prof__job_run_here(prof__job *j) {
 static void prof__en_wake_locked(void) {
     if (!prof__g.conf.energy) return;
     __atomic_store_n(&prof__en_open, 1, __ATOMIC_RELAXED);
-    prof__wk_kick = 1;
-    pthread_cond_signal(&prof__wk_cv);
+    prof__wk_kick_locked();
 }
 
 static void *prof__wk_run(void *arg) {
@@ -13278,6 +13297,10 @@ static void *prof__wk_run(void *arg) {
                 if (cn >= 0 && (ns < 0 || cn < ns)) ns = cn;
             }
             if (prof__wk_kick) continue;    /* a window opened or closed meanwhile: look again */
+            if (prof__wk_polls_due) {   /* every edge so far looked at */
+                prof__wk_polls_due = 0;
+                pthread_cond_broadcast(&prof__wk_idle);
+            }
             if (ns < 0) {
                 pthread_cond_wait(&prof__wk_cv, &prof__lock);
                 continue;
@@ -13303,6 +13326,8 @@ static void *prof__wk_run(void *arg) {
         __atomic_store_n(&prof__g.rec.pending, --prof__wk.n, __ATOMIC_RELAXED);
         if (!prof__wk.n) pthread_cond_broadcast(&prof__wk_idle);
     }
+    prof__wk_polls_due = 0;             /* stopped: nothing more is polled */
+    pthread_cond_broadcast(&prof__wk_idle);
     pthread_mutex_unlock(&prof__lock);
     prof__en_thread_stop();             /* a knot past the last step, for shutdown's save */
     return NULL;
@@ -13322,8 +13347,8 @@ PROF__COLD static void prof__wk_start(void) {
 /* Until the queue is empty, or `until` (CLOCK_REALTIME) has passed; under
    prof__lock. The jobs left. */
 static unsigned prof__wk_wait_locked(const struct timespec *until) {
-    while (prof__wk.n && pthread_cond_timedwait(&prof__wk_idle, &prof__lock, until) == 0) {}
-    return prof__wk.n;
+    while ((prof__wk.n || prof__wk_polls_due) && pthread_cond_timedwait(&prof__wk_idle, &prof__lock, until) == 0) {}
+    return prof__wk.n + (unsigned)prof__wk_polls_due;
 }
 
 static struct timespec prof__wk_deadline(void) {
@@ -13355,6 +13380,7 @@ static void prof__wk_forget(void) {
     __atomic_store_n(&prof__g.rec.pending, 0, __ATOMIC_RELAXED);
     prof__wk.n = 0;
     prof__wk.busy = 0;
+    prof__wk_polls_due = 0;
     pthread_mutex_init(&prof__wk_lock, NULL);
 }
 
@@ -13471,10 +13497,7 @@ static void prof__ctr_step_locked(int64_t step, int prev, int next) {
         prof__ctr.want = want;
         kick = 1;
     }
-    if (kick) {
-        prof__wk_kick = 1;
-        pthread_cond_signal(&prof__wk_cv);
-    }
+    if (kick) prof__wk_kick_locked();
 }
 
 #ifdef PROF__PERF_CTR
@@ -14253,8 +14276,7 @@ static void prof__smp_follow_locked(int want) {
         prof__smp_apply(want);
         pthread_mutex_unlock(&prof__smp.lock);
     }
-    prof__wk_kick = 1;
-    pthread_cond_signal(&prof__wk_cv);
+    prof__wk_kick_locked();
 }
 
 /* Around a fork, under prof__lock: no drain is halfway through the list. */

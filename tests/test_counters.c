@@ -4,10 +4,10 @@
    SLEEPS times: its task-clock per window is its CPU time as the thread
    measures it (within 10% and 5 ms). The reads are made at the steps'
    hand-off, on the profiler's thread, as late as a loaded machine runs it:
-   so the main thread sleeps 100 ms where a window opens (the first read
-   falls in the sleep, which costs no CPU) and waits for the window's save
-   after its last step (the last read made), and what it counts does not
-   depend on the machine's speed. Its waiting (the steps' wall time minus
+   so the main thread waits in prof_flush where a window opens (its first
+   read made) and after its last step (the last read made, the window
+   saved), and what it counts does not depend on the machine's speed. Its
+   waiting (the steps' wall time minus
    task-clock) at least 80% of its sleeps, and, with this machine's load,
    on-CPU against wall time the ratio the thread measures (within 0.1). Its
    context switches are at least its sleeps (those of the steps after the
@@ -99,15 +99,14 @@ static void *toucher(void *arg) {
 }
 
 /* A thread inside one step: it waits for the profiler's thread to open its
-   counters (it looks every 10 ms inside a window), touches PAGES pages and
-   exits. */
+   counters (prof_flush: they open when it registers), touches PAGES pages
+   and exits. */
 static long short_tid;
 static void *short_lived(void *arg) {
     (void)arg;
     PROF_THREAD_NAME("short_lived");
     short_tid = (long)syscall(SYS_gettid);
-    struct timespec ts = { 0, 100000000 };
-    nanosleep(&ts, NULL);
+    CHECK(prof_flush());
     PROF_SCOPE("touch");
     long page = sysconf(_SC_PAGESIZE);
     char *p = (char *)mmap(NULL, (size_t)(PAGES * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -203,20 +202,7 @@ static void ready_cycle(const prof_cycle *c) {
 static void ready(const prof_cycle *c, void *user) {
     (void)user;
     ready_cycle(c);
-    __atomic_add_fetch(&saved, 1, __ATOMIC_RELEASE);   /* what it read, the main thread's now */
-}
-
-/* After a window's last step: until its save (its last reads made), 60 s
-   at most (then the count of saves fails). */
-static void wait_saved(int n) {
-    struct timespec ts = { 0, 1000000 };
-    for (int i = 0; i < 60000 && __atomic_load_n(&saved, __ATOMIC_ACQUIRE) < n; i++) nanosleep(&ts, NULL);
-}
-
-/* Where a window opens: its first reads land in a sleep. */
-static void sleep_edge(void) {
-    struct timespec ts = { 0, 100000000 };
-    nanosleep(&ts, NULL);
+    saved++;                            /* the main thread reads it after prof_flush */
 }
 
 static int lines_with(const char *log, const char *s) {
@@ -250,14 +236,10 @@ int main(void) {
             PROF_STEP();
             continue;
         }
-        if (s == ACTIVE + 2) {          /* the second window's first step */
-            cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
-            sleep_edge();
-        }
-        if (s == 1) {                   /* the window's first step */
+        if (s == 1 || s == ACTIVE + 2) {    /* a window's first step: from its first read */
+            CHECK(prof_flush());
             cpu0 = clock_of(CLOCK_THREAD_CPUTIME_ID);
             wall0 = clock_of(CLOCK_MONOTONIC);
-            sleep_edge();
         }
         half_asleep();
         pthread_mutex_lock(&mu);
@@ -284,8 +266,7 @@ int main(void) {
         }
         if (s == 2 * ACTIVE + 1) cpu_second = clock_of(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         PROF_STEP();
-        if (s == ACTIVE) wait_saved(1);
-        if (s == 2 * ACTIVE + 1) wait_saved(2);
+        if (s == ACTIVE || s == 2 * ACTIVE + 1) CHECK(prof_flush());   /* to its last read: saved */
     }
     pthread_mutex_lock(&mu);
     quit = 1;
