@@ -55,6 +55,8 @@
      >>flight       the flight recorder: a ring of steps, dumps
      >>watch        the watchdog: a hang's report and dump
      >>steps        PROF_STEP and shutdown: what drives the rest
+     >>internals    what a unit with PROF_INTERNALS calls in the implementation
+                    (the suite's tests, the prof tool: not API)
 
    USE
      In exactly one C or C++ file:
@@ -197,6 +199,8 @@
    link error (prof__emit_slow_tsc against prof__emit_slow_mono), not a
    trace of garbage. -DPROF_ZLIB (with -lz, in the implementation's unit)
    gzips .json.gz traces with zlib instead of prof.h's own deflate.
+   PROF_INTERNALS is prof.h's own (its tests, the prof tool, >>internals):
+   not API, and no engine's business.
 
    PLATFORMS  Linux with GCC or Clang, C99/C11 and C++11/17 (strict or gnu
    dialects). Timestamps: invariant TSC on x86-64, the generic timer on
@@ -1470,8 +1474,37 @@ static inline void *prof__gpu_lib_load(const prof__gpu_dl *dl, const char *path,
      prof__nvtx_lock      the NVTX domain's creation (>>events): nothing under it
    prof__lock, prof__stream.lock and prof__en_lock are never held together.
    A crash's report only tries prof__lock, for 100 ms at most (>>process). */
-#if PROF__ENABLED && defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
+/* PROF_INTERNALS: the implementation's own types, and the state and
+   functions it shares with the suite's tests and the prof tool, which read
+   it from inside (PROF__SHARED). In the unit that compiles the
+   implementation it gives those hidden external names; in a unit without
+   PROF_IMPLEMENTATION it declares them, with no code, and that unit links
+   an implementation compiled with PROF_INTERNALS. Not for engines: none of
+   it is API. Each section keeps its shared part beside its code, outside
+   the "#if PROF__BODIES" spans that hold everything else. */
+#if PROF__ENABLED && !defined(PROF__IMPL_SEEN) && \
+    ((defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)) || defined(PROF_INTERNALS))
+#define PROF__IMPL_SEEN
+#if defined(PROF_IMPLEMENTATION) && !defined(PROF__IMPLEMENTED)
 #define PROF__IMPLEMENTED
+#define PROF__BODIES 1
+#else
+#define PROF__BODIES 0
+#endif
+#ifdef PROF_INTERNALS
+#define PROF__SHARED __attribute__((visibility("hidden")))
+#define PROF__SHARED_DEF                /* defines what a PROF__SHARED declaration named */
+#else
+#define PROF__SHARED static
+#define PROF__SHARED_DEF static
+#endif
+#if PROF__BODIES                        /* a shared variable: defined here, or declared */
+#define PROF__SHARED_VAR PROF__SHARED
+#define PROF__VAR_INIT(...) = __VA_ARGS__
+#else
+#define PROF__SHARED_VAR extern PROF__SHARED
+#define PROF__VAR_INIT(...)
+#endif
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1737,7 +1770,7 @@ typedef struct prof__thread {
 /* Schedule actions, as torch.profiler.ProfilerAction. */
 enum { PROF__NONE, PROF__WARMUP, PROF__RECORD, PROF__RECORD_AND_SAVE };
 
-static struct {
+PROF__SHARED_VAR struct prof__state {
     int inited, shut;                   /* under prof__lock; inited also read atomically */
     int disabled;                       /* recording off: the user's word or an unchosen rank */
     prof__opts opt;                     /* the options as the table's readers left them (>>env) */
@@ -1826,16 +1859,17 @@ static struct {
     } who;
     prof_stats stats;
 } prof__g;                              /* zero is the state before init */
+PROF__SHARED_VAR pthread_mutex_t prof__lock PROF__VAR_INIT(PTHREAD_MUTEX_INITIALIZER);
+PROF__SHARED_VAR FILE *prof__logf;     /* PROF_LOG's file, NULL: stderr (prof__log) */
+
+#if PROF__BODIES
 
 /* Where the profiler speaks: stderr, or PROF_LOG's file. Never stdout, which
    is the engine's (generated text, results). Atomic: read without the lock. */
-static FILE *prof__logf;
 static FILE *prof__log(void) {
     FILE *f = __atomic_load_n(&prof__logf, __ATOMIC_ACQUIRE);
     return f ? f : stderr;
 }
-static pthread_mutex_t prof__lock = PTHREAD_MUTEX_INITIALIZER;
-
 unsigned char prof__on = 1;             /* 1 before init: the first event inits */
 __thread prof__tls_t prof__tls PROF__TLS_MODEL;
 static __thread prof__thread *prof__self;
@@ -1867,8 +1901,10 @@ PROF__COLD __attribute__((format(printf, 1, 2))) static void prof__msg(const cha
    bytes escaped (\\n, \\xNN) so the message stays one line, and a long value
    cut to its first 200 bytes with its length said, so the explanation after
    it is never lost. Into buf[PROF__QUOTE]. */
+#endif /* PROF__BODIES */
 #define PROF__QUOTE 256
-static const char *prof__q(const char *s, char *buf) {
+#if PROF__BODIES
+PROF__SHARED const char *prof__q(const char *s, char *buf) {
     static const char hex[] = "0123456789abcdef";
     size_t n = strlen(s), o = 0, i = 0;
     for (; i < n && o < 200; i++) {
@@ -1982,11 +2018,16 @@ static double prof__ns_per_tick(void) {
 /* The calibration as ticks are converted with it: ns per tick in 32.32
    fixed point, or a double where there is no 128-bit product. A writer reads
    it once per trace (one scale for the file, and no atomic load per event). */
+#endif /* PROF__BODIES */
 #ifdef __SIZEOF_INT128__
 typedef uint64_t prof__scale;
-static prof__scale prof__scale_now(void) { return __atomic_load_n(&prof__g.clk.ns_per_tick_q32, __ATOMIC_RELAXED); }
 #else
 typedef double prof__scale;
+#endif
+#if PROF__BODIES
+#ifdef __SIZEOF_INT128__
+static prof__scale prof__scale_now(void) { return __atomic_load_n(&prof__g.clk.ns_per_tick_q32, __ATOMIC_RELAXED); }
+#else
 static prof__scale prof__scale_now(void) { return prof__ns_per_tick(); }
 #endif
 
@@ -1999,12 +2040,14 @@ static int64_t prof__tick_ns_by(uint64_t tick, prof__scale s) {
 #endif
 }
 
-static int64_t prof__tick_ns(uint64_t tick) { return prof__tick_ns_by(tick, prof__scale_now()); }
+PROF__SHARED int64_t prof__tick_ns(uint64_t tick) { return prof__tick_ns_by(tick, prof__scale_now()); }
 
+#endif /* PROF__BODIES */
 /* A writer's clock, read once per trace: ns = off + (tick - tick0) * scale,
    the offset already holding the shift to the trace's own origin. Kept in
    the writer, so converting a tick is a subtraction, a product and an add. */
 typedef struct prof__tclock { uint64_t tick0; int64_t off; prof__scale scale; } prof__tclock;
+#if PROF__BODIES
 
 /* ts counts ns from baseTimeNanoseconds, a whole second of the wall clock
    just before init: small values keep the readers' doubles exact. ns since
@@ -2868,7 +2911,7 @@ size_t prof_leaks(prof_leak *out, size_t max) {
 }
 
 /* torch's _format_memory: "%.2f Gb", "Mb", "Kb" (powers of 1024), or "N b". */
-static void prof__fmt_mem(char *o, size_t cap, int64_t b) {
+PROF__SHARED void prof__fmt_mem(char *o, size_t cap, int64_t b) {
     uint64_t a = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
     if (a >= 1073741824u) snprintf(o, cap, "%.2f Gb", (double)b / 1073741824.0);
     else if (a >= 1048576u) snprintf(o, cap, "%.2f Mb", (double)b / 1048576.0);
@@ -2947,7 +2990,9 @@ static int prof__cur_action(void) {
    may hold a step ("step=1200" or "1200"): then every rank records from
    that step (or, in flight mode, dumps the ring up to it), whenever each
    notices the file, so that their traces hold the same steps. */
+#endif /* PROF__BODIES */
 enum { PROF__TRIG_NONE, PROF__TRIG_SIGNAL, PROF__TRIG_FILE };
+#if PROF__BODIES
 
 static struct {
     int fired;                          /* atomic: SIGUSR2 came */
@@ -3089,6 +3134,7 @@ static void prof__trigger_fire(int64_t at) {
 
 /* ---- >>collect  a cycle's records, taken without stopping threads ------- */
 
+#endif /* PROF__BODIES */
 /* Kernel capture's two readings of both clocks (>>gpu): the tracer's and
    ours, at a window's start and at its save, each within half its ticks. */
 typedef struct prof__aclk {
@@ -3141,6 +3187,7 @@ typedef struct prof__cycle {
     const char *reason;                 /* a flight recorder's dump: why ("slow_step"), else NULL */
     int64_t reason_step;                /*   and at which step; its first step */
     int64_t first_step;
+    long pid;                           /* the process its trace names; 0: this one (prof__trace_pid) */
     struct prof__ecy *en;               /* PROF_ENERGY: the knots around its steps (>>energy) */
     struct prof__scy *smp;              /* PROF_SAMPLE: its CPU samples (>>sample) */
 } prof__cycle;
@@ -3178,13 +3225,16 @@ typedef struct prof__scy {              /* a saved cycle's samples (prof__cycle.
 #define PROF__FIRST_CHILD 0x80000000u   /* prof__cycle.first: its parent begins where it does */
 #define PROF__FIRST_MAX   0x7fffffffu   /*   the rest: the record its subtree begins at, */
 #define PROF__LONE        PROF__FIRST_MAX /* or: a plain region alone (prof__analyse) */
+#if PROF__BODIES
 
 /* The cycle's clock: the recorder's calibration now. Set when it is
    collected, and again when it is saved, after the calibration's last
    refinement: every sink converts its ticks with it. */
 static int prof__idle_build(prof__cycle *cy);
 
-static void prof__cycle_clock(prof__cycle *cy) {
+static long prof__trace_pid(const prof__cycle *cy) { return cy->pid ? cy->pid : (long)getpid(); }
+
+PROF__SHARED void prof__cycle_clock(prof__cycle *cy) {
     cy->clk = prof__tclock_now(prof__trace_shift());
     cy->base_ns = prof__trace_base();
     if (cy->parent && !prof__idle_build(cy)) cy->oom = 1;  /* analysed: its idle time on this clock */
@@ -3464,7 +3514,7 @@ static void prof__snap_free_dead(void) {
    The caller holds prof__wk_lock, not prof__lock: that is taken only to
    read the registry at the start and to change it at the end, so threads
    refill, register and step while records are copied. */
-__attribute__((noinline)) static void prof__collect(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
+__attribute__((noinline)) PROF__SHARED void prof__collect(prof__cycle *cy, uint64_t t_from, uint64_t t_to) {
     prof__ev *spill = NULL;
     size_t nspill = 0, spillcap = 0;
     int oom = 0;
@@ -3557,7 +3607,7 @@ static void prof__step0_covers(prof__cycle *cy) {
 }
 
 /* What prof__analyse left in the cycle. */
-static void prof__analysis_free(prof__cycle *cy) {
+PROF__SHARED void prof__analysis_free(prof__cycle *cy) {
     free(cy->parent);
     free(cy->first);
     free(cy->track);
@@ -3611,6 +3661,7 @@ static void prof__cycle_free(prof__cycle *cy) {
    accumulate. Under kernel capture no event is recorded at all (>>gpu's
    one clock). */
 
+#endif /* PROF__BODIES */
 #define PROF__GPU_RING0    256u         /* pairs in flight per thread, at first */
 #define PROF__GPU_RING_MAX 65536u       /* ... growing up to this, then dropping */
 #define PROF__GPU_STACK    64
@@ -3686,12 +3737,6 @@ typedef struct prof__gev {              /* a saved GPU region, CPU clock in ns *
    holds */
 struct prof__gdev_info { int dev; prof_gpu_props props; int64_t unc_ns, drift_ns, marked_ns; };
 
-/* How far a device's GPU times may sit from their true place on the CPU
-   clock, as measured: the anchors' half-bracket, or the tracer's readings'
-   when kernel capture spanned them (kernels and regions then share that
-   error). */
-static int64_t prof__gdev_bound(const struct prof__gdev_info *d) { return d->marked_ns > 0 ? d->marked_ns : d->unc_ns; }
-
 typedef struct prof__gdev {
     void *stream;                       /* private, idle: anchors only */
     void *probe[PROF__GPU_PROBES];
@@ -3702,7 +3747,7 @@ typedef struct prof__gdev {
     prof_gpu_props props;
 } prof__gdev;
 
-static struct {
+PROF__SHARED_VAR struct prof__gpu_state {
     const prof_gpu_api *api;
     int state;                          /* atomic: 0 not started, 1 on, 2 off */
     uint32_t corr;                      /* atomic: last correlation id */
@@ -3717,6 +3762,13 @@ static struct {
     int said_capture;                   /* atomic: a region inside stream capture was said */
     uint64_t relaxed_pt;                /* the profiler's thread whose capture mode is relaxed */
 } prof__gpu;
+#if PROF__BODIES
+
+/* How far a device's GPU times may sit from their true place on the CPU
+   clock, as measured: the anchors' half-bracket, or the tracer's readings'
+   when kernel capture spanned them (kernels and regions then share that
+   error). */
+static int64_t prof__gdev_bound(const struct prof__gdev_info *d) { return d->marked_ns > 0 ? d->marked_ns : d->unc_ns; }
 
 /* The first failure turns GPU timing off for the run, with one message. */
 static void prof__gpu_fail(const prof_gpu_api *api, const char *call, int err) {
@@ -4320,7 +4372,7 @@ static int prof__gpu_resolve(const prof__gpair *p) {
    pairs go unread and leaving later ones for their step and window, as if
    drained at the step itself; then tops up the events made ahead. On the
    profiler's thread. */
-static void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
+PROF__SHARED void prof__gpu_drain(uint32_t gen, int wait, uint64_t until) {
     const prof_gpu_api *api = prof__gpu.api;
     if (__atomic_load_n(&prof__gpu.state, __ATOMIC_ACQUIRE) != 1) return;
     prof__gpu_relax(api);
@@ -4415,11 +4467,13 @@ static int prof__gpu_find(const uint32_t *corrs, size_t n, uint32_t c) {
    record belongs to is decided on the tracer's own clock, read at the steps
    themselves, not through that mapping: a launch made just after a step
    began stays in it however wide the readings were. */
+#endif /* PROF__BODIES */
 typedef struct prof__gact {             /* a saved activity, on the CPU clock */
     prof_gpu_activity a;
     uint64_t t0, t1;                    /* ticks */
     long tid;                           /* runtime call: its thread in the trace */
 } prof__gact;
+#if PROF__BODIES
 
 static pthread_mutex_t prof__act_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -5865,7 +5919,7 @@ static uint32_t *prof__tracks(const prof__cycle *cy, int separate);
 static int prof__labels(prof__cycle *cy);
 static uint32_t *prof__corrs(const prof__cycle *cy, int what, size_t *n, int *oom);
 
-static int prof__analyse(prof__cycle *cy) {
+PROF__SHARED int prof__analyse(prof__cycle *cy) {
     uint32_t *par = (uint32_t *)malloc((cy->n + 1) * sizeof *par);
     uint32_t *wait = (uint32_t *)malloc((cy->n + 1) * sizeof *wait);
     size_t nw = 0;
@@ -7573,8 +7627,10 @@ void prof_cycle_free(prof_cycle *c) {
 
 /* Writes through a 1 MiB buffer with slack behind it, so an event's fixed-size
    pieces are stored with whole-word copies and one space check per event. */
+#endif /* PROF__BODIES */
 #define PROF__WBUF  (1u << 20)
 #define PROF__SLACK 4096u
+#if PROF__BODIES
 
 /* ---- >>gzip  sink: gzip for .json.gz, no zlib -------------------------- */
 
@@ -8039,6 +8095,7 @@ static int prof__is_gz(const char *path) {
    extensions that ask for it, its default file, whether cycles stream into
    one file (parts written as steps go, >>output), its writer. A path whose
    extension no row has is JSON's, the first row. */
+#endif /* PROF__BODIES */
 #define PROF__FORMATS(X)                                                                                   \
     X(JSON,     "json",     ".json",    "",                "prof_trace_{pid}.json",    0, prof__write_json)    \
     X(GZ,       "json.gz",  ".json.gz", ".gz",             "prof_trace_{pid}.json.gz", 0, prof__write_json_gz) \
@@ -8047,16 +8104,21 @@ static int prof__is_gz(const char *path) {
 enum { PROF__FORMATS(PROF__FMT_ENUM) PROF__NFMT };
 /* A writer: the cycle to path; as_ops: see prof__write_trace_as; *nev: events written. */
 typedef int prof__writer_fn(const struct prof__cycle *cy, const char *path, int as_ops, size_t *nev);
-#define PROF__FMT_DECL(id, name, ext, ext2, file, streams, writer) static prof__writer_fn writer;
-PROF__FORMATS(PROF__FMT_DECL)
-#define PROF__FMT_ROW(id, name, ext, ext2, file, streams, writer) { name, { ext, ext2 }, file, streams, writer },
-static const struct prof__format {
+struct prof__format {
     const char *name, *ext[2], *file;
     int streams;
     prof__writer_fn *write;
-} prof__fmt[PROF__NFMT] = { PROF__FORMATS(PROF__FMT_ROW) };
+};
+#ifdef PROF_INTERNALS
+extern PROF__SHARED const struct prof__format prof__fmt[PROF__NFMT];
+#endif
+#if PROF__BODIES
+#define PROF__FMT_DECL(id, name, ext, ext2, file, streams, writer) static prof__writer_fn writer;
+PROF__FORMATS(PROF__FMT_DECL)
+#define PROF__FMT_ROW(id, name, ext, ext2, file, streams, writer) { name, { ext, ext2 }, file, streams, writer },
+PROF__SHARED_DEF const struct prof__format prof__fmt[PROF__NFMT] = { PROF__FORMATS(PROF__FMT_ROW) };
 
-static int prof__path_format(const char *path) {
+PROF__SHARED int prof__path_format(const char *path) {
     size_t n = strlen(path);
     for (int i = PROF__NFMT - 1; i > 0; i--)
         for (int k = 0; k < 2; k++) {
@@ -8098,6 +8160,7 @@ PROF__COLD static int prof__spec_format(const char *s, void *out) {
    derives from one (its escaped form, an interning id) is kept in a table
    keyed by the pointer, open addressing, two values per slot (one line of
    the table holds the key and both). */
+#endif /* PROF__BODIES */
 typedef struct prof__nslot {
     const char *key;
     uint32_t off, len;
@@ -8110,7 +8173,7 @@ typedef struct prof__names {
 
 typedef struct prof__w {
     FILE *f;
-    prof__gz *gz;                       /* .json.gz: compressed as it is flushed */
+    struct prof__gz *gz;                /* .json.gz: compressed as it is flushed */
     char *buf;
     size_t n;
     int errnum;                         /* errno of the first failed write */
@@ -8119,8 +8182,9 @@ typedef struct prof__w {
     char *arena;
     size_t an, acap;
 } prof__w;
+#if PROF__BODIES
 
-static void prof__w_flush(prof__w *w) {
+PROF__SHARED void prof__w_flush(prof__w *w) {
     const void *p = w->buf;
     size_t n = w->n;
     if (n && w->gz) {
@@ -8169,7 +8233,7 @@ PROF__INLINE char *prof__w_room(prof__w *w, size_t need) {
     return w->buf + w->n;
 }
 
-static void prof__w_put(prof__w *w, const char *s, size_t n) {
+PROF__SHARED void prof__w_put(prof__w *w, const char *s, size_t n) {
     while (n) {
         size_t k = n < PROF__WBUF ? n : PROF__WBUF;
         memcpy(prof__w_room(w, k), s, k);
@@ -8211,7 +8275,7 @@ static char *prof__fmt_i64(char *o, int64_t v) {
 }
 
 /* Nanoseconds as microseconds with 3 decimals: exact, and what Kineto writes. */
-static char *prof__fmt_us(char *o, int64_t ns) {
+PROF__SHARED char *prof__fmt_us(char *o, int64_t ns) {
     uint64_t v = (uint64_t)ns;
     if (ns < 0) { *o++ = '-'; v = (uint64_t)0 - v; }
     uint32_t frac = (uint32_t)(v % 1000);
@@ -8222,7 +8286,7 @@ static char *prof__fmt_us(char *o, int64_t ns) {
     return o + 4;
 }
 
-static void prof__w_i64(prof__w *w, int64_t v) {
+PROF__SHARED void prof__w_i64(prof__w *w, int64_t v) {
     w->n = (size_t)(prof__fmt_i64(prof__w_room(w, 32), v) - w->buf);
 }
 
@@ -8337,7 +8401,7 @@ static void prof__w_name(prof__w *w, const char *p) {
 }
 
 /* A one-off string (path, process name): escaped, written, not cached. */
-static void prof__w_str(prof__w *w, const char *s) {
+PROF__SHARED void prof__w_str(prof__w *w, const char *s) {
     size_t start = w->an;
     prof__escape(w, s);
     if (w->err) return;
@@ -8345,7 +8409,7 @@ static void prof__w_str(prof__w *w, const char *s) {
     w->an = start;
 }
 
-static void prof__w_free(prof__w *w) {
+PROF__SHARED void prof__w_free(prof__w *w) {
     free(w->buf); prof__names_free(&w->nm); free(w->arena);
 }
 
@@ -9197,7 +9261,7 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
     t.cy = cy;
     t.xhead = as_ops ? op_head : PROF__X_HEAD;
     t.xlen = as_ops ? sizeof PROF__X_HEAD_OP - 1 : sizeof PROF__X_HEAD - 1;
-    t.pid = t.cpu_pid = (long)getpid();
+    t.pid = t.cpu_pid = prof__trace_pid(cy);
     t.x.ms_ns = (uint64_t)-1 - 1000000; /* no millisecond formatted yet */
     for (int i = 0; i < 1000; i++) {
         char *d = t.tab3 + 4 * i;
@@ -9261,10 +9325,12 @@ __attribute__((noinline)) static int prof__write_trace_as(const prof__cycle *cy,
    writer on them (its state a prof__pf), prof__pf_sink_* the callbacks the
    walk drives. */
 
+#endif /* PROF__BODIES */
 #define PROF__PB_VARINT 0u
 #define PROF__PB_I64    1u
 #define PROF__PB_LEN    2u
 #define PROF__PB_TAG(field, type) (((uint64_t)(field) << 3) | (type))
+#if PROF__BODIES
 
 /* Perfetto's field numbers (protos/perfetto/trace/...) */
 enum {
@@ -9293,7 +9359,7 @@ enum {
 #define PROF__PF_SLANES   0x78000000u   /* + stream index * 16 + lane */
 #define PROF__LANES       16            /* overlap tracks per thread or stream */
 
-static unsigned char *prof__pb_varint(unsigned char *o, uint64_t v) {
+PROF__SHARED unsigned char *prof__pb_varint(unsigned char *o, uint64_t v) {
     while (v >= 0x80) { *o++ = (unsigned char)(v | 0x80); v >>= 7; }
     *o++ = (unsigned char)v;
     return o;
@@ -9308,25 +9374,27 @@ static size_t prof__pb_vlen(uint64_t v) {
 /* A message under construction in a growable buffer: a TrackEvent, a
    TrackDescriptor, whatever a packet holds. Length-delimited fields inside it
    are written whole (their length known first), so nothing moves. */
+#endif /* PROF__BODIES */
 typedef struct prof__pb {
     unsigned char *b;
     size_t n, cap;
     int err;
 } prof__pb;
+#if PROF__BODIES
 
-static unsigned char *prof__pb_room(prof__pb *m, size_t need) {
+PROF__SHARED unsigned char *prof__pb_room(prof__pb *m, size_t need) {
     unsigned char *b = (unsigned char *)prof__grow(m->b, &m->cap, m->n + need, 1);
     if (!b) { m->err = 1; return NULL; }
     m->b = b;
     return b + m->n;
 }
 
-static void prof__pb_uint(prof__pb *m, uint32_t field, uint64_t v) {
+PROF__SHARED void prof__pb_uint(prof__pb *m, uint32_t field, uint64_t v) {
     unsigned char *o = prof__pb_room(m, 24);
     if (o) m->n = (size_t)(prof__pb_varint(prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_VARINT)), v) - m->b);
 }
 
-static void prof__pb_fixed64(prof__pb *m, uint32_t field, uint64_t v) {
+PROF__SHARED void prof__pb_fixed64(prof__pb *m, uint32_t field, uint64_t v) {
     unsigned char *o = prof__pb_room(m, 24);
     if (!o) return;
     o = prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_I64));
@@ -9335,7 +9403,7 @@ static void prof__pb_fixed64(prof__pb *m, uint32_t field, uint64_t v) {
 }
 
 /* A length-delimited field: bytes, a string, or a message built in another prof__pb. */
-static void prof__pb_bytes(prof__pb *m, uint32_t field, const void *p, size_t len) {
+PROF__SHARED void prof__pb_bytes(prof__pb *m, uint32_t field, const void *p, size_t len) {
     unsigned char *o = prof__pb_room(m, len + 24);
     if (!o) return;
     o = prof__pb_varint(prof__pb_varint(o, PROF__PB_TAG(field, PROF__PB_LEN)), len);
@@ -9367,7 +9435,7 @@ static void prof__pb_str(prof__pb *m, uint32_t field, const char *s) {
 }
 
 /* Appends sub as field `field` of m, and empties sub for reuse. */
-static void prof__pb_sub(prof__pb *m, uint32_t field, prof__pb *sub) {
+PROF__SHARED void prof__pb_sub(prof__pb *m, uint32_t field, prof__pb *sub) {
     prof__pb_bytes(m, field, sub->b, sub->n);
     m->err |= sub->err;
     sub->n = 0;
@@ -9384,6 +9452,7 @@ typedef struct prof__pf {               /* Perfetto-writing context */
     prof__tclock clk;                   /* ticks -> trace ns (REALTIME) */
     int64_t base;                       /* baseTimeNanoseconds */
     uint64_t uuid0;
+    long pid;                           /* the trace's process (prof__trace_pid) */
     prof__names names, keys;            /* event names, argument keys: pointer -> off:
                                            iid, len: the sequence last told it */
     uint32_t iids;                      /* interning ids handed out */
@@ -9954,7 +10023,7 @@ static void prof__pf_sink_thread(void *s, const prof__cycle *cy, const prof__wth
     if (!p->told[th->lead]) {           /* its track, before its first event: alike-named threads
                                            share the first one's, which the walk may reach last */
         p->told[th->lead] = 1;
-        prof__pb_uint(&p->d2, 1, (uint64_t)getpid());     /* ThreadDescriptor.pid */
+        prof__pb_uint(&p->d2, 1, (uint64_t)p->pid);       /* ThreadDescriptor.pid */
         prof__pb_uint(&p->d2, 2, (uint64_t)th->tid);      /* .tid: the lead's */
         prof__pb_str(&p->d2, 5, cy->label[th->lead]);      /* .thread_name */
         prof__pf_track(p, p->uuid0 + PROF__PF_THREAD + th->lead, p->uuid0 + PROF__PF_PROCESS, NULL, 4);
@@ -10072,7 +10141,7 @@ static void prof__pf_sink_act(void *s, const prof__cycle *cy, const prof__gact *
         char name[64];
         uint64_t uuid = p->uuid0 + PROF__PF_ACTS + p->act_tracks++;
         if (api) {
-            prof__pb_uint(&p->d2, 1, (uint64_t)getpid());   /* a track of the thread's */
+            prof__pb_uint(&p->d2, 1, (uint64_t)p->pid);     /* a track of the thread's */
             prof__pb_uint(&p->d2, 2, (uint64_t)g->tid);
             prof__pb_str(&p->d2, 5, label);
             snprintf(name, sizeof name, "%s runtime", prof__gpu.api ? prof__gpu.api->name : "CUDA");
@@ -10229,7 +10298,7 @@ static void prof__pf_head(prof__pf *p, const char *path) {
     prof__pf_packet(p, m);
     prof__pf_attrs(p, path, p->cy->dropped, p->cy->clipped);
     char comm[96];
-    prof__pb_uint(d2, 1, (uint64_t)getpid());           /* ProcessDescriptor.pid */
+    prof__pb_uint(d2, 1, (uint64_t)p->pid);             /* ProcessDescriptor.pid */
     prof__pb_str(d2, 6, prof__process_name(comm, sizeof comm)); /* .process_name */
     prof__pb_str(d2, 8, "CPU");                         /* .process_labels */
     prof__pf_track(p, p->uuid0 + PROF__PF_PROCESS, 0, NULL, 3);
@@ -10243,8 +10312,9 @@ static int prof__pf_open(prof__pf *p, const prof__cycle *cy, const char *path, c
     p->base = cy->base_ns;
     p->clk = cy->clk;
     p->clk.off += p->base;              /* REALTIME ns, not since the base */
+    p->pid = prof__trace_pid(cy);
     /* uuids of different ranks' and runs' traces differ: merged, they do not clash */
-    p->uuid0 = prof__mix64((uint64_t)getpid() ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
+    p->uuid0 = prof__mix64((uint64_t)p->pid ^ (uint64_t)(prof__g.who.rank + 1) << 32 ^ (uint64_t)prof__g.clk.wall0);
     p->uuid0 = (p->uuid0 | 1ull << 63) & ~(uint64_t)0xffffffffu;
     if (!(p->w.f = prof__out_open(path, tmp, cap, "trace"))) return 0;
     p->w.buf = (char *)malloc(PROF__WBUF + PROF__SLACK);
@@ -10420,7 +10490,7 @@ static void prof__pf_samples(prof__pf *p, const prof__cycle *cy) {
     prof__pf_sequence(p, p->uuid0 + PROF__PF_PROCESS);
     prof__pf_mappings(p, sc);
     int64_t shift = prof__trace_shift() + p->base;      /* CLOCK_MONOTONIC to the trace's REALTIME ns */
-    uint64_t pid = (uint64_t)getpid();
+    uint64_t pid = (uint64_t)p->pid;
     for (size_t i = 0; i < sc->n && !p->w.err; i++) {
         const prof__sample *s = &sc->s[i];
         uint32_t cs = prof__pf_stack(p, &t, sc, i);
@@ -10497,7 +10567,7 @@ static int prof__write_pftrace(const prof__cycle *cy, const char *path, int as_o
 
 /* Writes the cycle to path in format fmt (PROF__FMT_*); as_ops: see
    prof__write_trace_as. */
-static int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fmt, int as_ops, size_t *nev) {
+PROF__SHARED int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fmt, int as_ops, size_t *nev) {
     return prof__fmt[fmt].write(cy, path, as_ops, nev);
 }
 
@@ -10736,7 +10806,7 @@ PROF__COLD int prof_cycle_memory_peak(const prof_cycle *c, int device, int64_t *
 
 /* "prof: cycle 1 peak CPU memory 3.25 Mb at 'forward' (step 9)", a line per
    device with memory events, after the table. */
-PROF__COLD static void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
+PROF__COLD PROF__SHARED void prof__mem_print_peaks(const prof__cycle *c, FILE *f) {
     unsigned char seen[PROF__MEM_CODES] = { 0 };
     for (size_t i = 0; i < c->n; i++)
         if (prof__mem_total(c, i)) seen[c->ev[i].aux < PROF__MEM_CODES ? c->ev[i].aux : 0] = 1;
@@ -10867,7 +10937,7 @@ static const struct { const char *part; double tflops, gbps; } prof__gpu_peaks[]
 
 /* The table's peaks: the config's, else the cycle's GPU's when it is one
    the list knows (the same for every device of the cycle). */
-PROF__COLD static void prof__table_peaks(const prof__cycle *c, prof_table *out) {
+PROF__COLD PROF__SHARED void prof__table_peaks(const prof__cycle *c, prof_table *out) {
     out->peak_tflops = prof__g.conf.peak_tflops;
     out->peak_gbps = prof__g.conf.peak_gbps;
     if (!c->ngdev || (out->peak_tflops > 0 && out->peak_gbps > 0)) return;
@@ -11070,7 +11140,7 @@ void prof_table_free(prof_table *t) {
 }
 
 /* torch's _format_time: microseconds below 1 ms, ms below 1 s, else s. */
-PROF__COLD static void prof__fmt_time(char *o, size_t cap, double ns) {
+PROF__COLD PROF__SHARED void prof__fmt_time(char *o, size_t cap, double ns) {
     if (ns >= 1e9) snprintf(o, cap, "%.3fs", ns / 1e9);
     else if (ns >= 1e6) snprintf(o, cap, "%.3fms", ns / 1e6);
     else snprintf(o, cap, "%.3fus", ns / 1e3);
@@ -11082,7 +11152,7 @@ PROF__COLD static void prof__fmt_share(char *o, size_t cap, int64_t ns, int64_t 
 }
 
 /* torch cuts a name at max - 3 characters and adds "..."; never mid-UTF-8. */
-static const char *prof__cut(char *buf, const char *s, size_t max) {
+PROF__SHARED const char *prof__cut(char *buf, const char *s, size_t max) {
     size_t n = strlen(s), cut = max - 3;
     if (n < cut) return s;
     while (cut && ((unsigned char)s[cut] & 0xC0) == 0x80) cut--;
@@ -11095,6 +11165,7 @@ static const char *prof__cut(char *buf, const char *s, size_t max) {
    two spaces after each, widths 12 but Name (longest + 4, at most 55),
    Thread (at most 32) and Args (at most 80), which stands where torch puts
    Input Shapes; FLOPs scaled by the smallest count, as torch does. */
+#endif /* PROF__BODIES */
 #define PROF__NAME_W   55
 #define PROF__ARGS_W   80
 #define PROF__THREAD_W 32
@@ -11110,8 +11181,9 @@ typedef struct prof__cols {
     char flops_head[16];
     char rule[512];
 } prof__cols;
+#if PROF__BODIES
 
-PROF__COLD static void prof__table_cols(const prof_table *t, prof__cols *c) {
+PROF__COLD PROF__SHARED void prof__table_cols(const prof_table *t, prof__cols *c) {
     static const char *const flop_units[] = { "FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs" };
     static const char *const base[8] = { "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                                          "CPU time avg", "CPU min", "CPU max" };
@@ -11164,7 +11236,7 @@ PROF__COLD static void prof__table_cols(const prof_table *t, prof__cols *c) {
 }
 
 /* One row's line. */
-PROF__COLD static void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f) {
+PROF__COLD PROF__SHARED void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f) {
     static const double flop_scale[] = { 1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15 };
     char cell[PROF__MAX_COLS][64], nbuf[PROF__NAME_W + 1], abuf[PROF__ARGS_W + 1], tbuf[PROF__THREAD_W + 1];
     const char *v[PROF__MAX_COLS];
@@ -11547,7 +11619,7 @@ PROF__COLD int prof_cycle_write_stacks(const prof_cycle *c, const char *path) {
 static __thread const char *prof__fl_reason;
 static __thread int64_t prof__fl_step;
 
-PROF__COLD static int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
+PROF__COLD PROF__SHARED int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what) {
     char ext_tmpl[PROF__PATH + 64], ins[64] = "";
     size_t n = 0, cap = PROF__PATH;
     if (cycle >= 0) {                   /* what goes before a trace's extension */
@@ -12458,6 +12530,7 @@ PROF__COLD static void prof__claim_copy(void) {
    segment, which dl_iterate_phdr lists and strip keeps. Nothing runs in
    the program for it: no library, no cost. -DPROF_PRIVATE copies carry
    none (a plugin's own profiler stays its own). */
+#endif /* PROF__BODIES */
 #define PROF__TOOL_MAGIC   0x544f4f4cu  /* "LOOT" little-endian: a table, not garbage */
 #define PROF__TOOL_VERSION 1u
 typedef struct prof__tool {
@@ -12475,6 +12548,7 @@ typedef struct prof__tool {
     void (*say)(const char *line);                 /* one line, as prof.h says its own */
     int copy;                           /* filled by nobody: 0 (room for later) */
 } prof__tool;
+#if PROF__BODIES
 
 static void prof__tool_region(const char *name, uint64_t t0, uint64_t t1) {
     prof__push(PROF__K_REGION, name, t0, t1, 0);
@@ -12496,7 +12570,9 @@ PROF__COLD static void prof__tool_say(const char *line) { prof__msg("%s", line);
 /* A global of C linkage (a C++ compiler would mangle an internal name, or
    drop it), hidden: exported by no object, and so the note's distance to it
    is fixed by the link, with no dynamic relocation. */
+#endif /* PROF__BODIES */
 extern __attribute__((visibility("hidden"))) const prof__tool prof__tool_table;
+#if PROF__BODIES
 __attribute__((used)) const prof__tool prof__tool_table = {
     PROF__TOOL_MAGIC, PROF__TOOL_VERSION, sizeof(prof__tool), &prof__on, prof__now,
     prof__tool_region, prof__tool_instant, prof_arg_int, prof_arg_str, prof_intern,
@@ -12544,7 +12620,7 @@ PROF__COLD static int prof__set_path(char *dst, const char *var, const char *val
 }
 
 /* Parses a whole non-negative number; 0 if absent or malformed. */
-PROF__COLD static int prof__parse_uint(const char *s, long *out) {
+PROF__COLD PROF__SHARED int prof__parse_uint(const char *s, long *out) {
     char *end;
     if (!s || *s < '0' || *s > '9') return 0;   /* strtol would take " +64" */
     errno = 0;
@@ -12575,7 +12651,7 @@ PROF__COLD static int prof__kv_next(char **cur, char **key, char **val) {
 
 /* "skip_first=3,wait=5,warmup=1,active=3,repeat=1": missing keys are 0;
    active >= 1 and wait + warmup + active must fit an int. */
-PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
+PROF__COLD PROF__SHARED int prof__parse_schedule(const char *s, prof_schedule *out) {
     prof_schedule r = { 0, 0, 0, 0, 0 };
     char buf[256], *cur = buf, *key, *val;
     int k;
@@ -12599,8 +12675,8 @@ PROF__COLD static int prof__parse_schedule(const char *s, prof_schedule *out) {
 /* The PROF_TABLE spec: "sort=self_cpu,rows=10[,group=args|thread|args+thread|domain]", any order, any subset; the rest
    stays at sort=self_cpu, rows=0 (all), no grouping. "1" takes every
    default. torch's sort_by spellings are accepted too. */
-PROF__COLD static int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
-                                  int *all_ranks) {
+PROF__COLD PROF__SHARED int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
+                                                   int *all_ranks) {
     static const struct { const char *name; prof_sort sort; } sorts[] = {
         { "self_cpu", PROF_SORT_SELF_CPU },   { "self_cpu_time_total", PROF_SORT_SELF_CPU },
         { "cpu_total", PROF_SORT_CPU_TOTAL }, { "cpu_time_total", PROF_SORT_CPU_TOTAL },
@@ -12691,7 +12767,7 @@ PROF__COLD static void prof__rank_from_env(void) {
 
 /* Whether `rank` is in a PROF_RANKS list such as "0,2-3" (or "all");
    -1 if the list is malformed. */
-PROF__COLD static int prof__rank_in(const char *list, int rank) {
+PROF__COLD PROF__SHARED int prof__rank_in(const char *list, int rank) {
     if (!*list || !strcmp(list, "all")) return 1;
     int hit = 0;
     for (const char *p = list; *p;) {
@@ -12962,7 +13038,7 @@ int prof_gpu_kernels_asked(void) {
 
 /* Init, part 1: the options from their defaults, the config and the
    environment (the table), the rules that relate them, then prof__g.conf. */
-PROF__COLD static void prof__resolve_config(const prof_config *cfg) {
+PROF__COLD PROF__SHARED void prof__resolve_config(const prof_config *cfg) {
     prof_config folded = *cfg, *c = &folded;   /* the deprecated spellings, honoured */
     if (c->cupti) c->kernels = 1;
     if (c->keep_signals && !c->signals) c->signals = PROF_OFF;
@@ -13156,7 +13232,7 @@ static void prof__smp_job_start(void);
 static int prof__ctr_on(void);
 static int64_t prof__ctr_poll(void);
 
-static pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
+PROF__SHARED pthread_mutex_t prof__wk_lock = PTHREAD_MUTEX_INITIALIZER;  /* while a job runs */
 static pthread_cond_t prof__wk_cv = PTHREAD_COND_INITIALIZER;      /* a job was queued */
 /* Under prof__lock: what the profiler's thread polls between jobs changed
    since it last looked (a window's edge: PROF_ENERGY's opening read,
@@ -13990,6 +14066,7 @@ static void prof__ctr_print(const prof_table *t, FILE *f) {
 #endif
 #endif
 
+#endif /* PROF__BODIES */
 #define PROF__SMP_HZ_MAX 20000
 
 typedef struct prof__smp_th {           /* a sampled thread (profiler's thread, under prof__smp.lock) */
@@ -14000,7 +14077,7 @@ typedef struct prof__smp_th {           /* a sampled thread (profiler's thread, 
     size_t map_bytes;
 } prof__smp_th;
 
-static struct {
+PROF__SHARED_VAR struct prof__smp_state {
     pthread_mutex_t lock;               /* the profiler's thread's, or a fork's (under prof__lock); nothing under it */
     int state;                          /* 0: not started; 1: sampling; -1: refused or off (said) */
     int want;                           /* atomic, set by the steps under prof__lock: a window records */
@@ -14023,8 +14100,9 @@ static struct {
     int maps_due;                       /* a window opened: the mappings to be read again */
     int maps_stale;                     /* a sample holds an address in none of them */
     int64_t maps_ns;                    /* when they were last read (CLOCK_MONOTONIC) */
-} prof__smp = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0, { 0 },
-                NULL, 0, 0, { { 0, 0 } }, 0, 0, 0, 0 };
+} prof__smp PROF__VAR_INIT({ PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, 0, NULL, 0, 0, 0, 0, 0,
+                                { 0 }, NULL, 0, 0, { { 0, 0 } }, 0, 0, 0, 0 });
+#if PROF__BODIES
 
 static void prof__smp_maps_check(size_t from, int force);
 
@@ -14181,7 +14259,7 @@ static int prof__smp_gone(const prof__smp_th *t) {
 
 /* Every ring drained; the threads that exited closed after it. Under
    prof__smp.lock. */
-static void prof__smp_drain_all(void) {
+PROF__SHARED void prof__smp_drain_all(void) {
     size_t k = 0, from = prof__smp.ns;
     for (size_t i = 0; i < prof__smp.nt; i++) {
         prof__smp_th *t = &prof__smp.t[i];
@@ -14327,7 +14405,7 @@ static void prof__smp_job_start(void) {}
 static void prof__smp_forget(void) { prof__smp_state(-1); }
 static void prof__smp_fork_lock(int lock) { (void)lock; }
 static void prof__smp_stop(void) {}
-static void prof__smp_drain_all(void) {}
+PROF__SHARED void prof__smp_drain_all(void) {}
 static void prof__smp_maps_check(size_t from, int force) { (void)from; (void)force; }
 #endif
 
@@ -15549,12 +15627,73 @@ void prof_get_stats(prof_stats *out) {
     pthread_mutex_unlock(&prof__lock);
 }
 
+#endif /* PROF__BODIES */
+
+/* ---- >>internals  what the suite's tests and the prof tool link -------- */
+
+/* With PROF_INTERNALS, the functions a unit without the implementation
+   calls in it, by section (the state they share, prof__g and the rest, is
+   declared beside its code, outside the bodies). */
+#ifdef PROF_INTERNALS
+/* in >>impl */
+PROF__SHARED const char *prof__q(const char *s, char *buf);
+/* in >>clock */
+PROF__SHARED int64_t prof__tick_ns(uint64_t tick);
+/* in >>memory */
+PROF__SHARED void prof__fmt_mem(char *o, size_t cap, int64_t b);
+/* in >>collect */
+PROF__SHARED void prof__cycle_clock(prof__cycle *cy);
+PROF__SHARED void prof__collect(prof__cycle *cy, uint64_t t_from, uint64_t t_to);
+PROF__SHARED void prof__analysis_free(prof__cycle *cy);
+/* in >>gpu */
+PROF__SHARED void prof__gpu_drain(uint32_t gen, int wait, uint64_t until);
+/* in >>analysis */
+PROF__SHARED int prof__analyse(prof__cycle *cy);
+/* in >>write */
+PROF__SHARED int prof__path_format(const char *path);
+PROF__SHARED void prof__w_flush(prof__w *w);
+PROF__SHARED void prof__w_put(prof__w *w, const char *s, size_t n);
+PROF__SHARED char *prof__fmt_us(char *o, int64_t ns);
+PROF__SHARED void prof__w_i64(prof__w *w, int64_t v);
+PROF__SHARED void prof__w_str(prof__w *w, const char *s);
+PROF__SHARED void prof__w_free(prof__w *w);
+/* in >>perfetto */
+PROF__SHARED unsigned char *prof__pb_varint(unsigned char *o, uint64_t v);
+PROF__SHARED unsigned char *prof__pb_room(prof__pb *m, size_t need);
+PROF__SHARED void prof__pb_uint(prof__pb *m, uint32_t field, uint64_t v);
+PROF__SHARED void prof__pb_fixed64(prof__pb *m, uint32_t field, uint64_t v);
+PROF__SHARED void prof__pb_bytes(prof__pb *m, uint32_t field, const void *p, size_t len);
+PROF__SHARED void prof__pb_sub(prof__pb *m, uint32_t field, prof__pb *sub);
+PROF__SHARED int prof__write_trace_fmt(const prof__cycle *cy, const char *path, int fmt, int as_ops, size_t *nev);
+/* in >>memreport */
+PROF__SHARED void prof__mem_print_peaks(const prof__cycle *c, FILE *f);
+PROF__SHARED void prof__table_peaks(const prof__cycle *c, prof_table *out);
+/* in >>rows */
+PROF__SHARED void prof__fmt_time(char *o, size_t cap, double ns);
+PROF__SHARED const char *prof__cut(char *buf, const char *s, size_t max);
+PROF__SHARED void prof__table_cols(const prof_table *t, prof__cols *c);
+PROF__SHARED void prof__table_line(const prof_table *t, const prof__cols *c, const prof_row *r, FILE *f);
+/* in >>output */
+PROF__SHARED int prof__expand_path(char *out, const char *tmpl, int cycle, const char *what);
+/* in >>env */
+PROF__SHARED int prof__parse_schedule(const char *s, prof_schedule *out);
+PROF__SHARED int prof__parse_uint(const char *s, long *out);
+PROF__SHARED int prof__parse_table_spec(const char *spec, prof_sort *sort, size_t *rows, int *group_by_args,
+                                        int *all_ranks);
+PROF__SHARED int prof__rank_in(const char *list, int rank);
+PROF__SHARED void prof__resolve_config(const prof_config *cfg);
+/* in >>worker */
+extern PROF__SHARED pthread_mutex_t prof__wk_lock;
+/* in >>sample */
+PROF__SHARED void prof__smp_drain_all(void);
+#endif /* PROF_INTERNALS */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #pragma GCC diagnostic pop
 #endif
 
-#endif /* PROF_IMPLEMENTATION */
+#endif /* PROF_IMPLEMENTATION || PROF_INTERNALS */
 
 /*
 MIT License

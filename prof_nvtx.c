@@ -6,8 +6,9 @@
    on the thread that made them, nested in the regions around them.
 
    Build: the CMake target prof_nvtx, or by hand from the repository root:
-     cc -std=c11 -O2 -fPIC -shared -I. -I/usr/local/cuda/include \
-        -o libprof_nvtx.so prof_nvtx.c -lpthread -ldl
+     cc -std=c11 -O2 -fPIC -shared -fvisibility=hidden -I. -I/usr/local/cuda/include \
+        -o libprof_nvtx.so prof_nvtx.c tools/impl_private.c -lpthread -ldl
+   (its copy of prof.h is tools/impl_private.c's, which the prof tool links too)
    (NVTX3's headers only: the CUDA toolkit's include/nvtx3, or NVIDIA/NVTX.)
 
    WHICH RECORDER. Every copy of prof.h's implementation carries an ELF
@@ -46,9 +47,9 @@
    region record, plus one per argument. */
 #define _GNU_SOURCE                     /* dl_iterate_phdr, dladdr, realpath */
 #define PROF_ENABLE 1
-#define PROF_IMPLEMENTATION
 #define PROF_PRIVATE                    /* our copy: used only when the program has none */
 #define PROF_TLS_DYNAMIC                /* a dlopen()ed library: no static TLS */
+#define PROF_INTERNALS                  /* prof__tool; the copy is tools/impl_private.c */
 #include "prof.h"
 
 #define NVTX_NO_IMPL                    /* the types; the tool implements the calls */

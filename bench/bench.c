@@ -19,7 +19,11 @@
    and adds instruction counts from callgrind, which are exact and repeatable
    on a shared machine where nanoseconds are not. */
 #define _GNU_SOURCE                    /* RUSAGE_THREAD: page faults of the recording thread */
+#ifdef PROF_TEST_SHARED_IMPL           /* in the suite: its implementation, entered from here */
+#define PROF_INTERNALS
+#else
 #define PROF_IMPLEMENTATION
+#endif
 #include "prof.h"
 
 #include <pthread.h>

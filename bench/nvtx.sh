@@ -10,8 +10,8 @@ source "$(dirname "$0")/common.sh"
 nvtx_inc=${CUDA_HOME:-/usr/local/cuda}/include
 $cc -std=c11 -O2 -g -Wall -Wextra -DPROF_ENABLE -isystem "$nvtx_inc" -I"$root" "$root/bench/nvtx.c" \
   -o "$out/bench_nvtx_tool" -lpthread -ldl
-$cc -std=c11 -O2 -g -Wall -Wextra -fPIC -shared -isystem "$nvtx_inc" -I"$root" "$root/prof_nvtx.c" \
-  -o "$out/libprof_nvtx.so" -lpthread -ldl
+$cc -std=c11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -isystem "$nvtx_inc" -I"$root" \
+  "$root/prof_nvtx.c" "$root/tools/impl_private.c" -o "$out/libprof_nvtx.so" -lpthread -ldl
 cd "$out"
 lib=$out/libprof_nvtx.so
 n=1000000

@@ -4,7 +4,7 @@
    before init too; the rules between options; the formats' table (default
    files, extensions). Calls prof__resolve_config itself: no init. */
 #define _POSIX_C_SOURCE 200809L         /* setenv, unsetenv */
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__resolve_config, prof__g; the suite's implementation */
 #include "prof.h"
 
 #include <stdio.h>

@@ -11,7 +11,7 @@
    where the kernel refuses perf_event_open (test_sample_refused covers the
    line that says so). */
 #define _POSIX_C_SOURCE 200809L
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__smp; the suite's implementation */
 #include "../prof.h"
 #include "check.h"
 

@@ -3,7 +3,7 @@
    the printed table's text and the folded stack lines are checked exactly.
    The clock is set to 1 tick = 1 ns, so the records' ticks are nanoseconds. */
 #define PROF_ENABLE 1
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__cycle, the table's parts; the suite's implementation */
 #include "prof.h"
 
 #include <stdio.h>

@@ -10,13 +10,11 @@
    file and where. A deliberate change of format regenerates them:
        GOLDEN_UPDATE=1 ./test_writers    (from its scratch directory)
    The pid and the clock are fixed; the process name is the test's. */
-#include <unistd.h>
-#include <stdlib.h>
-#define getpid() ((pid_t)4242)          /* before the implementation: its pid in every trace */
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__cycle, the writers; the suite's implementation */
 #include "prof.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static prof__ev EV[256];
@@ -25,6 +23,10 @@ static void R(uint32_t kind, uint32_t th, const char *name, uint64_t t0, uint64_
     prof__ev *e = &EV[NEV++];
     e->name = name; e->t0 = t0; e->t1 = t1; e->kind = kind; e->aux = aux; e->th = th;
 }
+/* PROF_BYTES's key, as an engine's file holds it: its own pointer, never
+   the implementation's literal "bytes" (which names a copy's bytes), in
+   every build (a linker may merge two literals, never an array) */
+static const char BYTES[] = "bytes";
 static uint64_t dbl(double v) { uint64_t u; memcpy(&u, &v, 8); return u; }
 
 static void build(prof__cycle *cy, int gpu) {
@@ -35,7 +37,7 @@ static void build(prof__cycle *cy, int gpu) {
     R(PROF__K_ARG_INT, 0, "M", 2100, 64, 0);
     R(PROF__K_ARG_STR, 0, "dtype", 2200, (uint64_t)(uintptr_t)"f32", 0);
     R(PROF__K_ARG_INT, 0, "flops", 2300, 1000000, 0);
-    R(PROF__K_ARG_INT, 0, "bytes", 2300, 4096, 0);
+    R(PROF__K_ARG_INT, 0, BYTES, 2300, 4096, 0);
     R(PROF__K_MEM, 0, (const char *)(uintptr_t)0x1000, 2400, 4096, 0);
     R(PROF__K_MEM_TOTAL, 0, NULL, 2400, 4096, 0);
     R(PROF__K_REGION, 0, "matmul", 2000, 9000, 0);
@@ -75,6 +77,7 @@ static void build(prof__cycle *cy, int gpu) {
     cy->ev = EV; cy->n = cy->cap = NEV;
     cy->th = th; cy->nth = 4;
     cy->index = 2;
+    cy->pid = 4242;                     /* the pid its traces name */
     cy->dropped = 3;
     cy->clipped = 1;
     cy->until = 40000;

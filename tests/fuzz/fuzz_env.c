@@ -26,12 +26,14 @@
                       line, shorter than PROF__QUOTE.
 
    Build (tests/fuzz/CMakeLists.txt does this under PROF_SANITIZE=address,...):
-     clang -g -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_env.c -lpthread
+     clang -g -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_env.c tools/impl_private.c -lpthread
    Messages the parsers print (prof__msg) go to /dev/null unless
    PROF_FUZZ_VERBOSE is set. */
 #define _POSIX_C_SOURCE 200809L   /* strnlen under -std=c11 */
 #define PROF_ENABLE 1
-#define PROF_IMPLEMENTATION   /* the parsers are static: they are in this file now */
+#define PROF_PRIVATE          /* as tools/impl_private.c, the copy it links (instrumented as */
+#define PROF_TLS_DYNAMIC      /* this file is: the fuzzer sees the parsers' branches) */
+#define PROF_INTERNALS        /* the parsers */
 #include "prof.h"
 
 #include <limits.h>

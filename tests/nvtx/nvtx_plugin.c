@@ -1,7 +1,7 @@
 /* nvtx_plugin: a library with prof.h inside (a public copy, as a Python
    extension holds one), calling fake_nccl inside its region. nvtx_host
-   loads it RTLD_LOCAL: libprof_nvtx.so finds its prof.h by its note. */
-#define PROF_IMPLEMENTATION
+   loads it RTLD_LOCAL: libprof_nvtx.so finds its prof.h by its note. The
+   copy is the suite's C one (prof_impl_c), position-independent. */
 #include "prof.h"
 
 #include <stddef.h>

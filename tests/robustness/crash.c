@@ -1,9 +1,10 @@
 /* A crash prints what the crashing thread is inside (and the other threads,
    when the profiler's lock is free), then the previous handler runs: the
-   engine's, with the signal's own siginfo, or the default action. This file
-   has its own implementation, built with POSIX features, so prof.h installs
-   its handler with sigaction and sits in front of any handler (signals.c
-   covers strict C, where it takes only signals left at the default).
+   engine's, with the signal's own siginfo, or the default action. It links
+   the implementation built with POSIX features, so prof.h installs its
+   handler with sigaction and sits in front of any handler (signals.c
+   covers strict C, where it takes only signals left at the default), and
+   reads its lock through PROF_INTERNALS.
 
    crash nested    the main thread faults inside train_step > forward >
                    layer_3 (a PROF_SCOPE_DYN) > matmul, while a loader
@@ -17,7 +18,7 @@
                    own threads do for moments): the report waits for it
    Prints "sanitized" and exits where a sanitizer owns SIGSEGV. */
 #define _POSIX_C_SOURCE 200809L
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__lock */
 #include "prof.h"
 #include "sanitized.h"
 

@@ -1,6 +1,8 @@
-/* A plugin with its own copy of prof.h (PROF_IMPLEMENTATION, built with
-   -DPROF_PRIVATE so its symbols stay its own), loaded by dlclose.c. */
-#define PROF_IMPLEMENTATION
+/* A plugin with its own copy of prof.h, private (-DPROF_PRIVATE: its
+   symbols stay its own; the project's copy, tools/impl_private.c), loaded
+   by dlclose.c and plugins.c. */
+#define PROF_PRIVATE
+#define PROF_TLS_DYNAMIC
 #include "prof.h"
 
 void plugin_work(int n);

@@ -11,7 +11,7 @@
    Each prints "samples N" (prof_stats.samples) and "lost N", or exits 77
    where perf_event_open is refused. Built with -O1
    -fno-omit-frame-pointer -fno-inline (tests/CMakeLists.txt). */
-#define PROF_IMPLEMENTATION
+#define PROF_INTERNALS                  /* prof__smp; the suite's implementation */
 #include "../../prof.h"
 
 #include <dlfcn.h>

@@ -1,12 +1,15 @@
-/* prof_link.c - the one file of `prof` that holds prof.h's implementation
-   (compiled in, never started: the tool records nothing). The model the
+/* prof_link.c - the one file of `prof` that reaches into prof.h's
+   implementation (tools/impl_private.c, linked in, never started: the tool
+   records nothing). The model the
    readers rebuild a trace into and the table are prof.h's public API
    (>>api-model, >>api-cycle); what the merge and diff share with prof.h's
    writers beyond it (the time and name formats of its table, its buffered
    writer, its protobuf encoder) is named here as tool.h's tool_* functions,
    the only use of prof.h's private names in the tool. */
 #define PROF_ENABLE 1
-#define PROF_IMPLEMENTATION
+#define PROF_PRIVATE                    /* as tools/impl_private.c, the copy it links */
+#define PROF_TLS_DYNAMIC
+#define PROF_INTERNALS
 #include "prof.h"
 
 #include "tool.h"
@@ -116,7 +119,8 @@ tool_out *tool_out_new(FILE *f) {
 void tool_out_put(tool_out *o, const void *s, size_t n) { prof__w_put(&o->w, (const char *)s, n); }
 void tool_out_i64(tool_out *o, int64_t v) { prof__w_i64(&o->w, v); }
 void tool_out_us(tool_out *o, int64_t ns) {
-    o->w.n = (size_t)(prof__fmt_us(prof__w_room(&o->w, 32), ns) - o->w.buf);
+    char us[64];                        /* prof__fmt_us copies whole words: room behind */
+    prof__w_put(&o->w, us, (size_t)(prof__fmt_us(us, ns) - us));
 }
 void tool_out_json_str(tool_out *o, const char *s) { prof__w_str(&o->w, s); }
 
