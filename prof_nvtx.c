@@ -46,11 +46,8 @@
    and keeps its thread's depth (bench/nvtx.md). Inside, a range is one
    region record, plus one per argument. */
 #define _GNU_SOURCE                     /* dl_iterate_phdr, dladdr, realpath */
-#define PROF_ENABLE 1
-#define PROF_PRIVATE                    /* our copy: used only when the program has none */
-#define PROF_TLS_DYNAMIC                /* a dlopen()ed library: no static TLS */
-#define PROF_INTERNALS                  /* prof__tool; the copy is tools/impl_private.c */
-#include "prof.h"
+#include "tools/impl_private.h"      /* our copy, private: used only when the program has none;
+                                           general-dynamic TLS for a dlopen()ed library; prof__tool */
 
 #define NVTX_NO_IMPL                    /* the types; the tool implements the calls */
 #include <nvtx3/nvToolsExt.h>

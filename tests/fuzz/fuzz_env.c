@@ -30,11 +30,8 @@
    Messages the parsers print (prof__msg) go to /dev/null unless
    PROF_FUZZ_VERBOSE is set. */
 #define _POSIX_C_SOURCE 200809L   /* strnlen under -std=c11 */
-#define PROF_ENABLE 1
-#define PROF_PRIVATE          /* as tools/impl_private.c, the copy it links (instrumented as */
-#define PROF_TLS_DYNAMIC      /* this file is: the fuzzer sees the parsers' branches) */
-#define PROF_INTERNALS        /* the parsers */
-#include "prof.h"
+#include "../../tools/impl_private.h"   /* the parsers, in the copy it links (instrumented as
+                                              this file is: the fuzzer sees their branches) */
 
 #include <limits.h>
 #include <stdint.h>

@@ -1,9 +1,7 @@
 /* A plugin with its own copy of prof.h, private (-DPROF_PRIVATE: its
    symbols stay its own; the project's copy, tools/impl_private.c), loaded
    by dlclose.c and plugins.c. */
-#define PROF_PRIVATE
-#define PROF_TLS_DYNAMIC
-#include "prof.h"
+#include "../../tools/impl_private.h"
 
 void plugin_work(int n);
 

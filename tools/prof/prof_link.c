@@ -6,11 +6,7 @@
    writers beyond it (the time and name formats of its table, its buffered
    writer, its protobuf encoder) is named here as tool.h's tool_* functions,
    the only use of prof.h's private names in the tool. */
-#define PROF_ENABLE 1
-#define PROF_PRIVATE                    /* as tools/impl_private.c, the copy it links */
-#define PROF_TLS_DYNAMIC
-#define PROF_INTERNALS
-#include "prof.h"
+#include "../impl_private.h"
 
 #include "tool.h"
 
